@@ -1,0 +1,100 @@
+"""discover: which files of a checkout the build indexes, and what each one is."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+# The folders that hold the layers of the seed document. third_party and build outputs are never indexed.
+DEFAULT_SCOPE = ("torch", "aten", "c10", "tools", "torchgen", "functorch")
+INSTALLED_SCOPE = ("torch", "torchgen")
+ALWAYS_EXCLUDED = {"third_party", "build", ".git", "__pycache__", "node_modules", ".eggs"}
+# In a source checkout these hold copies made by a build, not sources.
+SOURCE_BUILD_OUTPUTS = ("torch/include", "torch/lib", "torch/share", "torch/bin")
+
+PYTHON_EXT = {".py": "python", ".pyi": "python"}
+CPP_EXT = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c": "cpp", ".h": "cpp", ".hpp": "cpp",
+           ".cu": "cuda", ".cuh": "cuda"}
+REGISTRIES = {"native_functions.yaml", "derivatives.yaml"}
+# Folders whose C++ belongs to the CUDA layer even in .cpp files (cuDNN and cuBLAS wrappers live there).
+CUDA_FOLDERS = {"cuda", "cudnn", "miopen", "hip"}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # relative, "/"-separated
+    language: str  # python, cpp, cuda, yaml, template
+    layer: str  # python, cpp, cuda, registry, codegen
+    module: str | None
+    size: int
+    mtime_ns: int
+
+    @property
+    def parsed(self) -> bool:
+        return self.language != "template"
+
+
+def classify(rel: str) -> tuple[str, str] | None:
+    """(language, layer) of a relative path, or None when the build does not index it."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if name in REGISTRIES:
+        return "yaml", "registry"
+    ext = os.path.splitext(name)[1]
+    if "templates" in parts[:-1] and ext in CPP_EXT | {".py": 1, ".pyi": 1, ".yaml": 1}:
+        return "template", "codegen"  # codegen templates: ${placeholders}, not compilable sources
+    if ext in PYTHON_EXT:
+        return "python", "python"
+    language = CPP_EXT.get(ext)
+    if language is None:
+        return None
+    if language == "cuda" or CUDA_FOLDERS.intersection(parts[:-1]):
+        return language, "cuda"
+    return language, "cpp"
+
+
+def module_name(rel: str) -> str | None:
+    if not rel.endswith((".py", ".pyi")):
+        return None
+    parts = rel.rsplit(".", 1)[0].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _excluded(rel: str, excludes: tuple[str, ...]) -> bool:
+    return any(rel == e or rel.startswith(e + "/") for e in excludes)
+
+
+def discover(root: Path, scope: tuple[str, ...], excludes: tuple[str, ...] = (),
+             warn=lambda msg: None) -> list[SourceFile]:
+    """Walk the scope folders (relative to root); symlinked folders are not followed (no loops)."""
+    out: list[SourceFile] = []
+    for top in scope:
+        base = root / top
+        if base.is_file():
+            _add(root, top, out, warn)
+            continue
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base, onerror=lambda e: warn(f"{e.filename}: {e.strerror}")):
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            dirnames[:] = sorted(d for d in dirnames if d not in ALWAYS_EXCLUDED and not d.endswith(".egg-info")
+                                 and not _excluded(f"{rel_dir}/{d}", excludes))
+            for name in sorted(filenames):
+                rel = f"{rel_dir}/{name}"
+                if not _excluded(rel, excludes):
+                    _add(root, rel, out, warn)
+    return out
+
+
+def _add(root: Path, rel: str, out: list[SourceFile], warn) -> None:
+    kind = classify(rel)
+    if kind is None:
+        return
+    try:
+        st = os.stat(root / rel)
+    except OSError as exc:  # a dangling symlink or a file that vanished
+        warn(f"{rel}: {exc.strerror}; skipped")
+        return
+    out.append(SourceFile(rel, kind[0], kind[1], module_name(rel), st.st_size, st.st_mtime_ns))

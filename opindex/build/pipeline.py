@@ -1,0 +1,222 @@
+"""build: discover -> parse/extract (worker processes) -> store -> link, into a file that replaces the index only
+when complete. Rebuilds re-extract only files whose content changed (size+mtime, then SHA-1)."""
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import os
+import sqlite3
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__, schema
+from ..model import OpindexError
+from . import checkout as co
+from .discover import SourceFile, discover
+from .progress import Progress
+from .store import Writer
+from .workers import FileResult, work
+
+
+@dataclass
+class BuildReport:
+    db: Path
+    checkout: co.Checkout
+    pytorch_version: str | None
+    files_by_layer: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+    parsed: int = 0
+    reused: int = 0
+    removed: int = 0
+    up_to_date: bool = False
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+def _lock(db: Path):
+    db.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(db.with_name(f".{db.name}.lock"), "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise OpindexError(f"{db}: another `opindex build` is writing this index; wait for it to finish") from None
+    return fh
+
+
+def _clean_stale_temps(db: Path) -> None:
+    """A build killed before its rename leaves its temporary file; we hold the lock, so none is in use."""
+    for stale in db.parent.glob(f".{db.name}.build-*"):
+        stale.unlink(missing_ok=True)
+
+
+def _previous(db: Path, ck: co.Checkout) -> dict[str, tuple[int, int, str]] | None:
+    """The files of the current index when it can be updated in place of a cold build."""
+    if not db.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            from ..db import schema_version
+            if schema_version(con) != schema.SCHEMA_VERSION:
+                return None
+            meta = dict(con.execute("SELECT key, value FROM meta"))
+            if (meta.get("checkout_root") != str(ck.root) or meta.get("scope") != _scope_text(ck)
+                    or meta.get("opindex_version") != __version__):
+                return None
+            return {p: (s, m, h) for p, s, m, h in con.execute("SELECT path, size, mtime_ns, sha1 FROM files")}
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return None  # not a usable index: a cold build replaces it
+
+
+def _scope_text(ck: co.Checkout) -> str:
+    return f"include={','.join(ck.scope)}; exclude={','.join(ck.excludes)}"
+
+
+def _batches(tasks: list[tuple[SourceFile, str | None]], jobs: int) -> list[list]:
+    """Batches of about equal bytes, big files first, so two workers finish together."""
+    tasks = sorted(tasks, key=lambda t: -t[0].size)
+    target = max(sum(t[0].size for t in tasks) // (jobs * 16), 1)
+    batches, cur, size = [], [], 0
+    for t in tasks:
+        cur.append(t)
+        size += t[0].size
+        if size >= target or len(cur) >= 64:
+            batches.append(cur)
+            cur, size = [], 0
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def _run_workers(root: Path, tasks, jobs: int):
+    batches = _batches(tasks, jobs)
+    if jobs <= 1 or len(batches) <= 1:
+        for batch in batches:
+            yield from work(str(root), batch)
+        return
+    import multiprocessing as mp
+    from functools import partial
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with ctx.Pool(jobs) as pool:
+        for results in pool.imap_unordered(partial(work, str(root)), batches):
+            yield from results
+
+
+def build(ck: co.Checkout, db: Path, jobs: int | None = None, log=print, progress: bool = True) -> BuildReport:
+    start = time.monotonic()
+    jobs = jobs or os.cpu_count() or 1
+    version = co.pytorch_version(ck.root)
+    report = BuildReport(db=db, checkout=ck, pytorch_version=version)
+    warn = report.warnings.append
+    lock = _lock(db)
+    try:
+        _clean_stale_temps(db)
+        sources = discover(ck.root, ck.scope, ck.excludes, warn)
+        if not sources:
+            raise OpindexError(f"{ck.root}: nothing to index under {', '.join(ck.scope)} "
+                               f"(is this a PyTorch checkout?)")
+        report.files_by_layer = dict(Counter(s.layer for s in sources))
+        previous = _previous(db, ck)
+        tasks, same = _plan(sources, previous)
+        removed = sorted(set(previous or ()) - {s.path for s in sources})
+        report.reused, report.removed = len(same), len(removed)
+        if previous is not None and not tasks and not removed:
+            report.up_to_date = True
+            report.rows = _row_counts(db)
+            report.seconds = time.monotonic() - start
+            return report
+        writer = Writer(db, base=db if previous is not None else None)
+        try:
+            writer.forget(removed)
+            _load(writer, ck.root, tasks, jobs, report, progress, warn)
+            report.rows = writer.counts()
+            writer.finish(_checkout_row(ck, version), _meta(ck, version, start))
+        except BaseException:
+            writer.abort()
+            raise
+    finally:
+        lock.close()
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _plan(sources, previous):
+    """Files to (re)extract, with the old hash to compare against; files whose stat is unchanged are kept."""
+    tasks, same = [], []
+    for src in sources:
+        old = previous.get(src.path) if previous else None
+        if old is not None and old[0] == src.size and old[1] == src.mtime_ns:
+            same.append(src)
+        else:
+            tasks.append((src, old[2] if old else None))
+    return tasks, same
+
+
+def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, show: bool, warn) -> None:
+    """Stream worker results into the writer; then drop the previous rows of the files that really changed."""
+    bar = Progress(len(tasks), "indexing", enabled=show)
+    changed: list[str] = []
+    try:
+        for result in _run_workers(root, tasks, jobs):
+            bar.advance()
+            if result.unchanged:
+                writer.touch_file(result.source)
+                continue
+            changed.append(result.source.path)
+            _store(writer, result, warn)
+            report.parsed += 1
+    finally:
+        bar.close()
+    writer.forget(changed)
+
+
+def _store(writer: Writer, result: FileResult, warn) -> None:
+    facts, path = result.facts, result.source.path
+    errors, message = facts.parse_errors, facts.message
+    if result.registry is not None:
+        entries, warnings = result.registry
+        for w in warnings:
+            warn(w)
+        errors = len(warnings)
+        if path.endswith("native_functions.yaml"):
+            writer.add_native_functions(path, entries)
+        else:
+            writer.add_derivatives(path, entries)
+    else:
+        writer.add_facts(facts.rows)
+    if message:
+        warn(f"{path}: {message}")
+    writer.add_file(result.source, result.sha1, errors, message)
+
+
+def _row_counts(db: Path) -> dict[str, int]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
+                for t in schema.metadata.sorted_tables}
+    finally:
+        con.close()
+
+
+def _checkout_row(ck: co.Checkout, version: str | None) -> dict:
+    return {"root": str(ck.root), "kind": ck.kind, "pytorch_version": version,
+            "git_commit": co.git_commit(ck.root), "built_at": _now()}
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _meta(ck: co.Checkout, version: str | None, start: float) -> dict[str, str]:
+    meta = {"checkout_root": str(ck.root), "checkout_kind": ck.kind, "pytorch_version": version or "",
+            "git_commit": co.git_commit(ck.root) or "", "built_at": _now(),
+            "build_seconds": f"{time.monotonic() - start:.2f}", "opindex_version": __version__,
+            "schema_version": schema.SCHEMA_VERSION, "scope": _scope_text(ck),
+            "installed_torch_version": co.installed_torch_version() or ""}
+    return meta

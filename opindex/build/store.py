@@ -1,0 +1,161 @@
+"""store: write facts into a temporary SQLite file, in one transaction, then move it over the index.
+
+Why SQLite's own driver here: the build is a bulk load (executemany of plain tuples), where the driver's speed is
+the point; the tables themselves come from the SQLAlchemy schema, so the same DDL serves PostgreSQL.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.schema import CreateIndex, CreateTable
+
+from .. import schema
+from ..schema import FACT_COLUMNS, PER_FILE_TABLES, REGISTRY_TABLES
+
+_DIALECT = sqlite_dialect.dialect()
+CHECKOUT_ID = 1  # one checkout per database file for now; every row still carries it
+
+
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+class Writer:
+    """Holds the temporary file. ``commit`` publishes it; ``abort`` removes it. The old index is never touched."""
+
+    def __init__(self, target: Path, base: Path | None):
+        self.target = target
+        self.temp = target.with_name(f".{target.name}.build-{os.getpid()}")
+        self.fresh = base is None
+        if base is not None:
+            shutil.copyfile(base, self.temp)  # incremental: start from the previous index
+        elif self.temp.exists():
+            self.temp.unlink()
+        self.con = sqlite3.connect(self.temp, isolation_level=None)
+        # A private file until the rename: no journal, no syncs until the end (then one fsync).
+        for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-262144",
+                       "locking_mode=EXCLUSIVE"):
+            self.con.execute(f"PRAGMA {pragma}")
+        self.con.execute("BEGIN")
+        if self.fresh:
+            for table in schema.metadata.sorted_tables:  # indexes come after the load: faster
+                self.con.execute(str(CreateTable(table).compile(dialect=_DIALECT)))
+        self._fact_sql = {t: _insert_sql(t, FACT_COLUMNS[t] + ("checkout_id",)) for t in PER_FILE_TABLES}
+        # Rows present before this build: forget() deletes only these, so it may run after the new rows went in.
+        self._old_max = {t: self._max_id(t) for t in PER_FILE_TABLES + REGISTRY_TABLES + ["files"]}
+        self._next_id = {t: self._old_max[t] + 1 for t in REGISTRY_TABLES + ["files"]}
+
+    def _max_id(self, table: str) -> int:
+        return self.con.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+
+    def _take_ids(self, table: str, n: int) -> int:
+        first = self._next_id[table]
+        self._next_id[table] += n
+        return first
+
+    # -- per file --------------------------------------------------------------------------------------------
+    def forget(self, paths: list[str]) -> None:
+        """Delete the previous index's rows that came from these files (changed or removed)."""
+        if not paths:
+            return
+        self.con.execute("CREATE TEMP TABLE IF NOT EXISTS gone (path TEXT PRIMARY KEY)")
+        self.con.execute("DELETE FROM gone")
+        self.con.executemany("INSERT OR IGNORE INTO gone VALUES (?)", [(p,) for p in paths])
+        for table in PER_FILE_TABLES + REGISTRY_TABLES[::-1]:
+            self.con.execute(f"DELETE FROM {table} WHERE id <= ? AND file IN (SELECT path FROM gone)",
+                             (self._old_max[table],))
+        self.con.execute("DELETE FROM files WHERE id <= ? AND path IN (SELECT path FROM gone)",
+                         (self._old_max["files"],))
+
+    def add_file(self, src, sha1: str, parse_errors: int, message: str | None) -> None:
+        self.con.execute(
+            "INSERT INTO files (id, checkout_id, path, language, layer, module, size, mtime_ns, sha1, parse_errors,"
+            " message) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (self._take_ids("files", 1), CHECKOUT_ID, src.path, src.language, src.layer, src.module, src.size,
+             src.mtime_ns, sha1, parse_errors, message))
+
+    def touch_file(self, src) -> None:
+        """Same content, new stat: remember the new mtime so the next rebuild need not hash it again."""
+        self.con.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (src.size, src.mtime_ns, src.path))
+
+    def add_facts(self, rows: dict[str, list[tuple]]) -> None:
+        for table, tuples in rows.items():
+            if tuples:
+                self.con.executemany(self._fact_sql[table], [t + (CHECKOUT_ID,) for t in tuples])
+
+    def add_native_functions(self, path: str, entries) -> None:
+        first = self._take_ids("native_functions", len(entries))
+        fns, rows, loops = [], [], []
+        for i, e in enumerate(entries):
+            fid = first + i
+            fns.append((fid, CHECKOUT_ID, e.name, e.overload, e.full_name, e.schema, e.variants, e.structured,
+                        e.structured_delegate, e.structured_inherits, e.python_module, e.tags, e.autogen,
+                        e.category_override, e.ufunc_inner_loop, e.is_out, path, e.line))
+            rows += [(CHECKOUT_ID, fid, e.full_name, key, kernel, implicit, path, line)
+                     for key, kernel, implicit, line in e.dispatch]
+            loops += [(CHECKOUT_ID, fid, e.full_name, key, loop, dtypes, path, line)
+                      for key, loop, dtypes, line in e.ufunc_loops]
+        self.con.executemany(f"INSERT INTO native_functions VALUES ({','.join('?' * 18)})", fns)
+        self.con.executemany(
+            "INSERT INTO native_dispatch (checkout_id, native_function_id, function, dispatch_key, kernel, implicit,"
+            " file, line) VALUES (?,?,?,?,?,?,?,?)", rows)
+        self.con.executemany(
+            "INSERT INTO native_ufunc_loops (checkout_id, native_function_id, function, ufunc_key, loop, dtypes,"
+            " file, line) VALUES (?,?,?,?,?,?,?,?)", loops)
+
+    def add_derivatives(self, path: str, entries) -> None:
+        first = self._take_ids("derivatives", len(entries))
+        ders, formulas = [], []
+        for i, e in enumerate(entries):
+            did = first + i
+            ders.append((did, CHECKOUT_ID, e.name, e.overload, e.full_name, e.schema, e.output_differentiability,
+                         e.dispatch, path, e.line))
+            formulas += [(CHECKOUT_ID, did, e.full_name, *f, path) for f in e.formulas]
+        self.con.executemany(f"INSERT INTO derivatives VALUES ({','.join('?' * 10)})", ders)
+        self.con.executemany(
+            "INSERT INTO derivative_formulas (checkout_id, derivative_id, function, dispatch_key, inputs, formula,"
+            " is_forward, uses_result, uses_grads, line, file) VALUES (?,?,?,?,?,?,?,?,?,?,?)", formulas)
+
+    # -- finishing -------------------------------------------------------------------------------------------
+    def finish(self, checkout_row: dict, meta: dict[str, str]) -> None:
+        if self.fresh:
+            for table in schema.metadata.sorted_tables:
+                for index in table.indexes:
+                    self.con.execute(str(CreateIndex(index).compile(dialect=_DIALECT)))
+            self.con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
+            self.con.execute("INSERT INTO alembic_version VALUES (?)", (schema.SCHEMA_VERSION,))
+        for name in schema.VIEWS:
+            self.con.execute(f"DROP VIEW IF EXISTS {name}")
+        for name, sql in schema.VIEWS.items():
+            self.con.execute(f"CREATE VIEW {name} AS {sql}")
+        from .. import link
+        link.derive(self.con)
+        self.con.execute("DELETE FROM checkouts")
+        self.con.execute("INSERT INTO checkouts (id, root, kind, pytorch_version, git_commit, built_at) "
+                         "VALUES (:id, :root, :kind, :pytorch_version, :git_commit, :built_at)",
+                         {"id": CHECKOUT_ID, **checkout_row})
+        self.con.execute("DELETE FROM meta")
+        self.con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+        self.con.execute("COMMIT")
+        self.con.execute("PRAGMA journal_mode=DELETE")
+        self.con.close()
+        fd = os.open(self.temp, os.O_RDONLY)
+        try:
+            os.fsync(fd)  # the data is on disk before the rename makes it the index
+        finally:
+            os.close(fd)
+        os.replace(self.temp, self.target)
+
+    def counts(self) -> dict[str, int]:
+        return {t.name: self.con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
+                for t in schema.metadata.sorted_tables}
+
+    def abort(self) -> None:
+        try:
+            self.con.close()
+        finally:
+            self.temp.unlink(missing_ok=True)

@@ -1,0 +1,25 @@
+"""extract: one source file in, plain rows out (tuples in schema.FACT_COLUMNS order).
+
+Each language has its own module and its tree-sitter patterns in queries/*.scm; this module only routes.
+Extractors never raise on bad input: a file that cannot be read or parsed yields what could be found plus a message.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FileFacts:
+    rows: dict[str, list[tuple]] = field(default_factory=dict)
+    parse_errors: int = 0
+    message: str | None = None
+
+
+def extract(path: str, data: bytes, language: str, module: str | None) -> FileFacts:
+    if language in ("cpp", "cuda"):
+        from . import cpp
+        return cpp.extract(path, data, language)
+    if language == "python":
+        from . import python
+        return python.extract(path, data, module)
+    return FileFacts()

@@ -1,0 +1,167 @@
+"""native_functions.yaml -> native_functions, native_dispatch and native_ufunc_loops rows.
+
+Rules follow torchgen's model (torchgen/model.py, NativeFunction.from_yaml), which a test uses as the oracle:
+- "CPU, CUDA: add_out" is one row per key;
+- an entry with neither dispatch: nor structured_delegate: gets an implicit CompositeImplicitAutograd row whose
+  kernel is the C++ API name (base name, plus _out for out= overloads);
+- variants defaults to "function".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import yaml_lines
+from .yaml_lines import KEY_LINES, LINE
+
+_UFUNC = re.compile(r"^\s*(\w+)\s*(?:\((.*)\))?\s*$")
+
+
+@dataclass
+class NativeEntry:
+    name: str
+    overload: str
+    schema: str
+    variants: str
+    structured: bool
+    structured_delegate: str | None
+    structured_inherits: str | None
+    python_module: str | None
+    tags: str | None
+    autogen: str | None
+    category_override: str | None
+    ufunc_inner_loop: str | None
+    is_out: bool
+    line: int
+    dispatch: list[tuple[str, str, bool, int]] = field(default_factory=list)  # key, kernel, implicit, line
+    ufunc_loops: list[tuple[str, str, str | None, int]] = field(default_factory=list)  # key, loop, dtypes, line
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+
+def split_func_name(schema: str) -> tuple[str, str]:
+    """'add.Tensor(Tensor self, ...) -> Tensor' -> ('add', 'Tensor')."""
+    head = schema.split("(", 1)[0].strip()
+    name, _, overload = head.partition(".")
+    return name, overload
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+def arguments_text(schema: str) -> str:
+    start = schema.find("(")
+    depth = 0
+    for i in range(start, len(schema)):
+        if schema[i] == "(":
+            depth += 1
+        elif schema[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return schema[start + 1:i]
+    return schema[start + 1:]
+
+
+def is_out_fn(schema: str) -> bool:
+    """An out= overload: a kwarg-only argument annotated as written-to, e.g. `*, Tensor(a!) out`."""
+    kwarg_only = False
+    for arg in split_top_level(arguments_text(schema)):
+        if arg == "*":
+            kwarg_only = True
+        elif kwarg_only and "!" in arg.split(" ")[0]:
+            return True
+    return False
+
+
+def _as_list_text(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return ", ".join(p.strip() for p in str(value).split(","))
+
+
+def parse_entry(raw: dict) -> NativeEntry:
+    schema = raw["func"]
+    if not isinstance(schema, str) or "(" not in schema:
+        raise ValueError("func: is not an operator schema")
+    name, overload = split_func_name(schema)
+    out = is_out_fn(schema)
+    ufunc = raw.get("ufunc_inner_loop")
+    entry = NativeEntry(
+        name=name, overload=overload, schema=schema,
+        variants=_as_list_text(raw.get("variants")) or "function",
+        structured=bool(raw.get("structured", False)),
+        structured_delegate=raw.get("structured_delegate"),
+        structured_inherits=raw.get("structured_inherits"),
+        python_module=raw.get("python_module"),
+        tags=_as_list_text(raw.get("tags")),
+        autogen=_as_list_text(raw.get("autogen")),
+        category_override=raw.get("category_override"),
+        ufunc_inner_loop="; ".join(f"{k}: {v}" for k, v in yaml_lines.strip(ufunc).items()) if ufunc else None,
+        is_out=out, line=raw[LINE],
+    )
+    dispatch = raw.get("dispatch")
+    if dispatch:
+        if not isinstance(dispatch, dict):
+            raise ValueError("dispatch: is not a mapping")
+        for keys, kernel in yaml_lines.strip(dispatch).items():
+            line = dispatch[KEY_LINES].get(keys, dispatch[LINE])
+            for key in str(keys).split(","):
+                entry.dispatch.append((key.strip(), str(kernel), False, line))
+    elif entry.structured_delegate is None:
+        kernel = name + ("_out" if out else "")
+        entry.dispatch.append(("CompositeImplicitAutograd", kernel, True, entry.line))
+    if ufunc:
+        for key, text in yaml_lines.strip(ufunc).items():
+            m = _UFUNC.match(str(text))
+            loop, dtypes = (m.group(1), m.group(2)) if m else (str(text), None)
+            entry.ufunc_loops.append((key, loop, dtypes, ufunc[KEY_LINES].get(key, ufunc[LINE])))
+    return entry
+
+
+def parse(text: bytes, path: str) -> tuple[list[NativeEntry], list[str]]:
+    """Entries plus warnings ("file:line: message") for entries that could not be read.
+
+    A file that is not YAML at all raises SourceError naming the line.
+    """
+    from ..model import SourceError, Location
+
+    try:
+        data = yaml_lines.load(text)
+    except Exception as exc:  # yaml.YAMLError and decoding errors
+        import yaml
+        line = yaml_lines.error_line(exc) if isinstance(exc, yaml.YAMLError) else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SourceError(Location(path, line), f"malformed YAML: {problem}") from None
+    if data is None:
+        return [], []
+    if not isinstance(data, list):
+        raise SourceError(Location(path, 1), "expected a list of entries")
+    entries, warnings = [], []
+    for raw in data:
+        if not isinstance(raw, dict) or "func" not in raw:
+            line = raw.get(LINE, 1) if isinstance(raw, dict) else 1
+            warnings.append(f"{path}:{line}: entry without func: skipped")
+            continue
+        try:
+            entries.append(parse_entry(raw))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            warnings.append(f"{path}:{raw[LINE]}: {exc}; entry skipped")
+    return entries, warnings

@@ -1,0 +1,42 @@
+"""The database contract that SQL users read.
+
+Every table carries ``checkout_id`` so one database can later hold several checkouts; paths are relative to the
+checkout root ("/"-separated), line numbers are 1-based. Each column has a ``comment``: ``opindex schema`` and the
+README's schema section are generated from these comments, so the documentation cannot drift from the code.
+
+Fact tables (one row per thing found in one file) are filled by the extractors; their column order, minus ``id``
+and ``checkout_id``, is the tuple order extractors emit (see ``FACT_COLUMNS``). Nothing here is SQLite-specific:
+the same tables can live on PostgreSQL.
+"""
+from __future__ import annotations
+
+from .core import metadata, checkouts, meta, files
+from .registry import native_functions, native_dispatch, native_ufunc_loops, derivatives, derivative_formulas
+from .code import symbols, calls
+from .cpp import (macros, dispatch_stubs, dispatch_registrations, stub_calls, kernel_launches,
+                  library_calls, type_dispatches)
+from .python import class_bases, module_state, python_imports, python_bridges, decompositions
+from .views import VIEWS
+
+# Tables whose rows come from one source file each: rebuilt per file, deleted by file on re-index.
+PER_FILE_TABLES = [
+    "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls", "kernel_launches",
+    "library_calls", "type_dispatches", "class_bases", "module_state", "python_imports", "python_bridges",
+    "decompositions",
+]
+# Registry tables are filled from the two YAML files; rows of the formulas/dispatch tables point at their entry.
+REGISTRY_TABLES = ["native_functions", "native_dispatch", "native_ufunc_loops", "derivatives", "derivative_formulas"]
+
+_SKIP = {"id", "checkout_id"}
+FACT_COLUMNS: dict[str, tuple[str, ...]] = {
+    name: tuple(c.name for c in metadata.tables[name].columns if c.name not in _SKIP) for name in PER_FILE_TABLES
+}
+
+SCHEMA_VERSION = "0001"  # the alembic head revision this code writes
+
+__all__ = ["metadata", "FACT_COLUMNS", "PER_FILE_TABLES", "REGISTRY_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
+    "checkouts", "meta", "files", "native_functions", "native_dispatch", "native_ufunc_loops", "derivatives",
+    "derivative_formulas", "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls",
+    "kernel_launches", "library_calls", "type_dispatches", "class_bases", "module_state", "python_imports",
+    "python_bridges", "decompositions",
+]

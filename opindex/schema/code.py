@@ -1,0 +1,49 @@
+"""Facts shared by the C++, CUDA and Python layers: definitions and call sites."""
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text
+
+from .core import metadata, checkout_fk, file_line
+
+symbols = Table(
+    "symbols", metadata,
+    Column("id", Integer, primary_key=True, comment="symbol id"),
+    checkout_fk(),
+    *file_line(),
+    Column("end_line", Integer, nullable=False, comment="1-based last line of the definition"),
+    Column("language", String(16), nullable=False, comment="python, cpp or cuda"),
+    Column("kind", String(24), nullable=False,
+           comment="C++/CUDA: function, method, global_kernel (__global__), device_function (__device__), "
+                   "meta_func (TORCH_META_FUNC), precompute_meta_func, impl_func (TORCH_IMPL_FUNC), class, struct; "
+                   "Python: class, function, method"),
+    Column("name", Text, nullable=False,
+           comment="the unqualified name; for TORCH_META_FUNC(x)/TORCH_IMPL_FUNC(x) it is x, the YAML kernel name"),
+    Column("qualified_name", Text, nullable=False,
+           comment="C++: at::native::relu, at::native::structured_add_out (TORCH_IMPL_FUNC); "
+                   "Python: dotted module path, torch.nn.modules.rnn.LSTM.forward"),
+    Column("scope", Text, nullable=False, comment="enclosing namespaces/classes (C++ ::, Python .), '' at top level"),
+    Column("signature", Text, comment="the parameter list as written, whitespace collapsed"),
+    Column("is_template", Boolean, nullable=False, comment="C++ template definition"),
+    Column("from_macro", Text, comment="the #define it was expanded from (same file), else NULL"),
+    Index("ix_symbols_name", "name"),
+    Index("ix_symbols_qualified_name", "qualified_name"),
+    comment="Definitions: C++/CUDA functions, methods, kernels, structured kernels, classes; Python classes and defs.",
+)
+
+calls = Table(
+    "calls", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    *file_line(),
+    Column("language", String(16), nullable=False, comment="python, cpp or cuda"),
+    Column("caller", Text, nullable=False,
+           comment="qualified name of the enclosing function (symbols.qualified_name), '' at file level"),
+    Column("callee", Text, nullable=False, comment="the called name, unqualified (clamp_min, linear)"),
+    Column("qualifier", Text, nullable=False,
+           comment="what stands before it as written: 'at', 'at::native', 'at::cuda::blas', 'F', 'torch._C._nn'; "
+                   "for a method call the receiver text (self, input, iter); '' for a bare call"),
+    Column("is_method", Boolean, nullable=False, comment="a method call (obj.f(...) / obj->f(...))"),
+    Index("ix_calls_callee", "callee"),
+    Index("ix_calls_caller", "caller"),
+    comment="Call sites inside function bodies.",
+)

@@ -1,0 +1,111 @@
+"""C++ (ATen) and CUDA facts: dispatch stubs, registrations, GPU launches, library calls."""
+from __future__ import annotations
+
+from sqlalchemy import Column, Index, Integer, String, Table, Text
+
+from .core import metadata, checkout_fk, file_line
+from .code import symbols, calls  # noqa: F401  (re-exported; shared with Python)
+
+
+def _caller() -> Column:
+    return Column("caller", Text, nullable=False,
+                  comment="qualified name of the enclosing function, '' at file level")
+
+
+def _from_macro() -> Column:
+    return Column("from_macro", Text, comment="the #define it was expanded from (same file), else NULL")
+
+
+macros = Table(
+    "macros", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("name", Text, nullable=False, comment="macro name"),
+    Column("parameters", Text, comment="parameter list of a function-like macro, else NULL"),
+    Column("body", Text, nullable=False, comment="replacement text, continuation lines joined"),
+    Index("ix_macros_name", "name"),
+    comment="#define directives (C++/CUDA): the REGISTER_*DISPATCH family is read from here.",
+)
+
+dispatch_stubs = Table(
+    "dispatch_stubs", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("stub", Text, nullable=False, comment="stub name (add_stub)"),
+    Column("action", String(8), nullable=False, comment="declare (DECLARE_DISPATCH) or define (DEFINE_DISPATCH)"),
+    Column("fn_type", Text, comment="the function-pointer type of DECLARE_DISPATCH, else NULL"),
+    _from_macro(),
+    Index("ix_dispatch_stubs_stub", "stub"),
+    comment="DECLARE_DISPATCH(fn_type, stub) and DEFINE_DISPATCH(stub) sites.",
+)
+
+dispatch_registrations = Table(
+    "dispatch_registrations", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("stub", Text, nullable=False, comment="stub name"),
+    Column("kernel", Text, comment="registered function as written, & removed (add_kernel); NULL for "
+                                   "REGISTER_NO_CPU_DISPATCH"),
+    Column("macro", Text, nullable=False, comment="REGISTER_DISPATCH, REGISTER_CUDA_DISPATCH, ..."),
+    Column("device", String(16), nullable=False,
+           comment="CPU, CUDA, HIP, MPS, XPU, PrivateUse1; a plain REGISTER_DISPATCH takes it from where the file "
+                   "is compiled (native/cpu/** CPU; .cu, cuda/, cudnn/, miopen/ CUDA; mps/ MPS ...)"),
+    Column("cpu_capability", Text, comment="AVX2, AVX512, VSX, ZVECTOR, SVE256, ... for per-ISA forms, else NULL"),
+    _from_macro(),
+    Index("ix_dispatch_registrations_stub", "stub"),
+    Index("ix_dispatch_registrations_kernel", "kernel"),
+    comment="REGISTER_*DISPATCH sites: which function a stub runs on a device.",
+)
+
+stub_calls = Table(
+    "stub_calls", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("stub", Text, nullable=False, comment="stub name (add_stub)"),
+    Column("device_arg", Text, comment="the first argument as written (iter.device_type(), kCUDA)"),
+    _caller(),
+    Index("ix_stub_calls_stub", "stub"),
+    Index("ix_stub_calls_caller", "caller"),
+    comment="Calls of a dispatch stub: stub(device, ...).",
+)
+
+kernel_launches = Table(
+    "kernel_launches", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("kernel", Text, nullable=False,
+           comment="the __global__ kernel launched with <<<>>>; for launcher calls the launcher (gpu_kernel)"),
+    Column("kind", String(16), nullable=False,
+           comment="chevron (k<<<...>>>), tensor_iterator (gpu_kernel & friends), cub, thrust"),
+    Column("template_args", Text, comment="template arguments as written (<scalar_t>), else NULL"),
+    Column("config", Text, comment="launch configuration inside <<< >>> as written, else NULL"),
+    _caller(),
+    Index("ix_kernel_launches_kernel", "kernel"),
+    Index("ix_kernel_launches_caller", "caller"),
+    comment="GPU launches: <<<>>> sites, TensorIterator launchers, cub::/thrust:: algorithms.",
+)
+
+library_calls = Table(
+    "library_calls", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("library", String(16), nullable=False,
+           comment="cudnn, cublas, cufft, cusolver, cusparse, cub, thrust, mkldnn, mkl, miopen"),
+    Column("function", Text, nullable=False, comment="the called name as written (cudnnRNNForward, "
+                                                     "at::cuda::blas::gemm)"),
+    _caller(),
+    Index("ix_library_calls_caller", "caller"),
+    comment="Calls into vendor libraries, classified.",
+)
+
+type_dispatches = Table(
+    "type_dispatches", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("macro", Text, nullable=False, comment="AT_DISPATCH_FLOATING_TYPES_AND2, ..."),
+    Column("dtypes", Text, nullable=False, comment="the dtype family: the macro name after AT_DISPATCH_"),
+    Column("name", Text, comment="the name string argument (\"my_op_cuda\"), unquoted, else NULL"),
+    _caller(),
+    Index("ix_type_dispatches_caller", "caller"),
+    comment="AT_DISPATCH_* sites.",
+)

@@ -1,0 +1,76 @@
+"""Python-layer facts: classes' bases, module state, imports, bridges into C++, decompositions."""
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text
+
+from .core import metadata, checkout_fk, file_line
+
+class_bases = Table(
+    "class_bases", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("class_name", Text, nullable=False, comment="qualified name of the class (symbols.qualified_name)"),
+    Column("base", Text, nullable=False, comment="the base as written (Module, nn.Module, RNNBase)"),
+    Column("position", Integer, nullable=False, comment="0-based position in the bases list"),
+    Index("ix_class_bases_class", "class_name"),
+    comment="Base classes of Python classes, as written; resolved across files by the query layer.",
+)
+
+module_state = Table(
+    "module_state", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("class_name", Text, nullable=False, comment="qualified name of the class"),
+    Column("name", Text, nullable=False, comment="attribute or parameter name"),
+    Column("kind", String(16), nullable=False,
+           comment="init_param (an __init__ parameter), parameter (Parameter / register_parameter), "
+                   "buffer (register_buffer)"),
+    Index("ix_module_state_class", "class_name"),
+    comment="What an nn.Module takes in __init__ and the parameters and buffers it registers.",
+)
+
+python_imports = Table(
+    "python_imports", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("module", Text, nullable=False, comment="the importing module (torch.nn.functional)"),
+    Column("name", Text, nullable=False, comment="the name bound in that module (F, _VF, relu, *)"),
+    Column("target", Text, nullable=False,
+           comment="the absolute dotted thing it names (torch.nn.functional, torch._VF, torch._C._nn.linear)"),
+    Column("kind", String(8), nullable=False,
+           comment="import, from (from x import y), alias (a module-level name = dotted.name assignment), "
+                   "all (a name listed in __all__; target is the module's own name)"),
+    Index("ix_python_imports_module_name", "module", "name"),
+    comment="Module-level names bound by imports, aliases and __all__: the re-exports name resolution follows.",
+)
+
+python_bridges = Table(
+    "python_bridges", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("caller", Text, nullable=False, comment="qualified name of the enclosing def, '' at module level"),
+    Column("kind", String(16), nullable=False,
+           comment="VF (_VF.x), variable_functions (torch._C._VariableFunctions.x), c_namespace "
+                   "(torch._C._nn.x and _fft/_linalg/_special/_nested/_sparse), torch_ops (torch.ops.aten.x), "
+                   "torch (torch.x(...)), tensor_method (arg.x(...))"),
+    Column("namespace", Text, nullable=False, comment="_VF, _VariableFunctions, _nn, _fft, ..., aten, torch, Tensor"),
+    Column("op", Text, nullable=False, comment="the operator name reached (lstm, linear, relu)"),
+    Column("overload", Text, comment="the overload for torch.ops.aten.x.overload, else NULL"),
+    Column("text", Text, nullable=False, comment="the callee as written (_VF.lstm, torch.ops.aten.mm.default)"),
+    Index("ix_python_bridges_caller", "caller"),
+    Index("ix_python_bridges_op", "op"),
+    comment="Python calls that cross into C++, classified.",
+)
+
+decompositions = Table(
+    "decompositions", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("op", Text, nullable=False, comment="the aten operator covered (addmm)"),
+    Column("overload", Text, comment="its overload (default, out, Tensor), NULL when the packet is named"),
+    Column("kind", String(16), nullable=False,
+           comment="decomposition (@register_decomposition), reference (torch/_refs), meta (meta registration)"),
+    Column("function", Text, nullable=False, comment="qualified name of the Python def implementing it"),
+    Index("ix_decompositions_op", "op"),
+    comment="Python decompositions, references and meta functions, with the ops they cover.",
+)
