@@ -1,0 +1,39 @@
+"""Shared fixtures: the bundled sample_checkout, built once per session into a temporary index."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_checkout"
+
+
+@pytest.fixture(scope="session")
+def sample_db(tmp_path_factory) -> Path:
+    from opindex.api import build
+    db = tmp_path_factory.mktemp("index") / "sample.sqlite"
+    build(str(SAMPLE), db, jobs=1)
+    return db
+
+
+@pytest.fixture(scope="session")
+def ix(sample_db):
+    from opindex.api import Index
+    with Index(sample_db) as index:
+        yield index
+
+
+@pytest.fixture
+def sample_copy(tmp_path) -> Path:
+    """A writable copy of the sample checkout, for tests that change files."""
+    dest = tmp_path / "checkout"
+    shutil.copytree(SAMPLE, dest)
+    return dest
+
+
+def real_checkout() -> Path | None:
+    path = os.environ.get("OPINDEX_REAL_CHECKOUT")
+    return Path(path) if path and Path(path).is_dir() else None
