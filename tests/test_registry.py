@@ -18,8 +18,11 @@ def test_dispatch_rows_split_per_key(ix):
 
 
 def test_implicit_composite_rows(ix):
-    rows = q(ix, "SELECT function, kernel FROM native_dispatch WHERE implicit ORDER BY function")
-    assert rows == [("linear", "linear"), ("lstm.input", "lstm"), ("softmax.int", "softmax")]
+    rows = q(ix, "SELECT function, dispatch_key, kernel FROM native_dispatch WHERE implicit ORDER BY function, 2")
+    assert rows == [("linear", "CompositeImplicitAutograd", "linear"),
+                    ("lstm.input", "CompositeImplicitAutograd", "lstm"),
+                    ("mul.out", "CPU", "ufunc_mul_CPU"), ("mul.out", "CUDA", "ufunc_mul_CUDA"),
+                    ("softmax.int", "CompositeImplicitAutograd", "softmax")]
     # WHERE NOT implicit is exactly what the file writes: 3+2+2+1+3+1+1+2+1+1+3+2+3
     assert q(ix, "SELECT count(*) FROM native_dispatch WHERE NOT implicit") == [(25,)]
 

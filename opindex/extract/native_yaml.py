@@ -4,6 +4,8 @@ Rules follow torchgen's model (torchgen/model.py, NativeFunction.from_yaml), whi
 - "CPU, CUDA: add_out" is one row per key;
 - an entry with neither dispatch: nor structured_delegate: gets an implicit CompositeImplicitAutograd row whose
   kernel is the C++ API name (base name, plus _out for out= overloads);
+- an entry with ufunc_inner_loop: gets implicit CPU and CUDA rows for the kernels ufunc codegen writes
+  (ufunc_add_CPU, ufunc_add_CUDA);
 - variants defaults to "function".
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from . import yaml_lines
 from .yaml_lines import KEY_LINES, LINE
 
+UFUNC_DISPATCH_KEYS = ("CPU", "CUDA")  # the keys torchgen's ufunc codegen generates kernels for
 _UFUNC = re.compile(r"^\s*(\w+)\s*(?:\((.*)\))?\s*$")
 
 
@@ -129,6 +132,7 @@ def parse_entry(raw: dict) -> NativeEntry:
         kernel = name + ("_out" if out else "")
         entry.dispatch.append(("CompositeImplicitAutograd", kernel, True, entry.line))
     if ufunc:
+        entry.dispatch += [(key, f"ufunc_{name}_{key}", True, entry.line) for key in UFUNC_DISPATCH_KEYS]
         for key, text in yaml_lines.strip(ufunc).items():
             m = _UFUNC.match(str(text))
             loop, dtypes = (m.group(1), m.group(2)) if m else (str(text), None)

@@ -39,8 +39,9 @@ native_dispatch = Table(
     Column("dispatch_key", Text, nullable=False, comment="CPU, CUDA, CompositeImplicitAutograd, SparseCPU, ..."),
     Column("kernel", Text, nullable=False, comment="C++ kernel name as written (add_out, at::native::foo)"),
     Column("implicit", Boolean, nullable=False,
-           comment="true for the CompositeImplicitAutograd row given to an entry with neither dispatch: nor "
-                   "structured_delegate; WHERE NOT implicit gives exactly the rows written in the file"),
+           comment="true for rows torchgen derives that the file does not write: the CompositeImplicitAutograd "
+                   "row of an entry with neither dispatch: nor structured_delegate, and the CPU/CUDA rows "
+                   "(ufunc_add_CPU) of a ufunc_inner_loop entry; WHERE NOT implicit gives exactly the rows written"),
     *file_line(),
     Index("ix_native_dispatch_fn", "native_function_id"),
     Index("ix_native_dispatch_kernel", "kernel"),
