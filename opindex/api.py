@@ -7,7 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from .db import connect_readonly, resolve_db
-from .model import OpindexError
+from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexError, Registration, Stub,
+                    Symbol)
 
 
 def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, installed: bool = False,
@@ -50,6 +51,83 @@ class Index:
             return rows
         return pd.DataFrame(rows)
 
+    # -- cross-layer ----------------------------------------------------------------------------------------------
+    def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
+              backward: bool = False):
+        """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel)."""
+        from .lookup import trace
+        return trace(self.con, name, device=device, depth=depth, up=up, backward=backward, root=self.meta.get(
+            "checkout_root"))
+
+    def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200) -> list[Symbol]:
+        """Definitions named `name` (exact name or qualified name; `*` and `?` wildcards)."""
+        op = "GLOB" if any(c in name for c in "*?[") else "="
+        sql = (f"SELECT s.*, f.layer FROM symbols s JOIN files f ON f.path = s.file "
+               f"WHERE (s.name {op} :n OR s.qualified_name {op} :n)")
+        params = {"n": name, "limit": limit}
+        if kind:
+            sql += " AND s.kind = :kind"
+            params["kind"] = kind
+        if layer:
+            sql += " AND f.layer = :layer"
+            params["layer"] = layer
+        sql += " ORDER BY s.qualified_name, s.file, s.line LIMIT :limit"
+        return [_symbol(r) for r in self.rows(sql, params)]
+
+    def op(self, name: str) -> list[NativeFunction]:
+        """native_functions.yaml entries: exact full name (add.out, aten::add.Tensor) or every overload of a name."""
+        n = name.removeprefix("aten::")
+        entries = self.rows("SELECT * FROM native_functions WHERE full_name = :n ORDER BY line", {"n": n}) or \
+            self.rows("SELECT * FROM native_functions WHERE name = :n ORDER BY line", {"n": n})
+        out = []
+        for e in entries:
+            rows = self.rows("SELECT * FROM native_dispatch WHERE native_function_id = :id ORDER BY line, "
+                             "dispatch_key", {"id": e["id"]})
+            out.append(NativeFunction(e["full_name"], e["schema"], e["variants"], bool(e["structured"]),
+                                      e["structured_delegate"], Location(e["file"], e["line"]),
+                                      tuple(DispatchRow(r["dispatch_key"], r["kernel"], bool(r["implicit"]),
+                                                        Location(r["file"], r["line"])) for r in rows)))
+        return out
+
+    def stub(self, name: str) -> Stub | None:
+        decls = self.rows("SELECT * FROM dispatch_stubs WHERE stub = :n ORDER BY action, file, line", {"n": name})
+        regs = self.rows("SELECT * FROM dispatch_registrations WHERE stub = :n ORDER BY device, file, line",
+                         {"n": name})
+        calls = self.rows("SELECT * FROM stub_calls WHERE stub = :n ORDER BY file, line", {"n": name})
+        if not (decls or regs or calls):
+            return None
+        return Stub(name, tuple(Location(d["file"], d["line"]) for d in decls),
+                    tuple(CallSite(c["caller"], name, c["device_arg"] or "", Location(c["file"], c["line"]))
+                          for c in calls),
+                    tuple(Registration(r["stub"], r["kernel"], r["macro"], r["device"], Location(r["file"], r["line"]))
+                          for r in regs))
+
+    def callers(self, name: str, limit: int = 500) -> list[CallSite]:
+        """Call sites of `name` (unqualified callee name, or a qualified C++/Python name's last part)."""
+        callee = _last(name)
+        return [_call(r) for r in self.rows("SELECT * FROM calls WHERE callee = :n ORDER BY file, line LIMIT :l",
+                                            {"n": callee, "l": limit})]
+
+    def callees(self, name: str, limit: int = 500) -> list[CallSite]:
+        """What the function `name` calls (its qualified name, or a bare name matching one definition)."""
+        quals = [name] if ("::" in name or "." in name) else [
+            r["qualified_name"] for r in self.rows("SELECT DISTINCT qualified_name FROM symbols WHERE name = :n",
+                                                   {"n": name})]
+        out = []
+        for qn in quals:
+            out += [_call(r) for r in self.rows("SELECT * FROM calls WHERE caller = :c ORDER BY file, line LIMIT :l",
+                                                {"c": qn, "l": limit})]
+        return out
+
+    def kernels(self, op: str | None = None) -> list[dict]:
+        """GPU launches; with `op`, only those reached by that op's trace (device cuda)."""
+        if op is None:
+            return self.rows("SELECT kernel, kind, template_args, config, caller, file, line FROM kernel_launches "
+                             "ORDER BY file, line")
+        t = self.trace(op, device="cuda")
+        return [{"kernel": h.name, "kind": h.kind, "file": h.file, "line": h.line} for h in t.hops
+                if h.layer in ("cuda", "library") and not h.absent]
+
     # -- facts about the index ------------------------------------------------------------------------------
     @property
     def meta(self) -> dict[str, str]:
@@ -79,3 +157,16 @@ class Index:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _symbol(r: dict) -> Symbol:
+    return Symbol(r["name"], r["qualified_name"], r["kind"], r["language"], Location(r["file"], r["line"]),
+                  r.get("signature"))
+
+
+def _call(r: dict) -> CallSite:
+    return CallSite(r["caller"], r["callee"], r["qualifier"], Location(r["file"], r["line"]))
+
+
+def _last(name: str) -> str:
+    return name.replace("::", ".").split(".")[-1]

@@ -149,3 +149,162 @@ def stats(db, fmt):
     from .api import Index
     with Index(db) as ix:
         _emit(ix.stats(), fmt)
+
+
+def _flat(records) -> list[dict]:
+    """Typed records -> rows: a Location becomes file and line columns."""
+    import dataclasses
+    out = []
+    for r in records:
+        row = {}
+        for f in dataclasses.fields(r):
+            v = getattr(r, f.name)
+            if f.name == "location":
+                row["file"], row["line"] = v.file, v.line
+            elif isinstance(v, tuple):
+                row[f.name] = len(v)
+            else:
+                row[f.name] = v
+        out.append(row)
+    return out
+
+
+@main.command()
+@click.argument("name")
+@click.option("--device", type=click.Choice(["cuda", "cpu", "mps", "all"]), default="cuda", show_default=True,
+              help="Which dispatch rows and registrations to follow.")
+@click.option("--depth", type=click.IntRange(0, 5), default=1, show_default=True,
+              help="How many times to follow a C++ kernel's calls of other ops back into their YAML entries.")
+@click.option("--up", is_flag=True, default=None, help="Bottom-up: from a kernel or stub up to the Python surface "
+              "(automatic for __global__ kernels, registered kernel functions and stubs).")
+@click.option("--backward", is_flag=True, help="Also trace the ops the backward formulas call.")
+@click.option("--context", type=click.IntRange(0, 50), default=2, show_default=True,
+              help="Source lines shown after each hop in text output (0: none).")
+@click.option("--json", "fmt", flag_value="json", help="The documented JSON shape (file and line on every hop).")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Markdown (nested list and summary table).")
+@click.option("--dot", "fmt", flag_value="dot", help="Graphviz dot.")
+@click.option("--mermaid", "fmt", flag_value="mermaid", help="Mermaid flowchart.")
+@db_option
+@_fail_cleanly
+def trace(name, device, depth, up, backward, context, fmt, db):
+    """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
+    registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
+
+    NAME can be nn.LSTM, torch.nn.LSTM, F.relu, torch.relu, relu, Tensor.add_, aten::add.Tensor, add.out,
+    at::native::relu, a kernel function, a stub or a __global__ kernel.
+    """
+    from .api import Index
+    with Index(db) as ix:
+        t = ix.trace(name, device=device, depth=depth, up=up, backward=backward)
+    if not t.hops:
+        click.echo(t.to_text(), err=True, nl=False)
+        sys.exit(2)
+    out = {"json": t.to_json, "markdown": t.to_markdown, "dot": t.to_dot, "mermaid": t.to_mermaid}.get(fmt)
+    click.echo(out() if out else t.to_text(context=context), nl=False)
+    if fmt == "json":
+        click.echo()
+
+
+@main.command()
+@click.argument("name")
+@click.option("--kind", default=None, help="function, method, impl_func, global_kernel, class, ...")
+@click.option("--layer", default=None, help="python, cpp or cuda.")
+@db_option
+@output_options
+@_fail_cleanly
+def find(name, kind, layer, db, fmt):
+    """Definitions named NAME (name or qualified name; * and ? wildcards)."""
+    from .api import Index
+    with Index(db) as ix:
+        _emit(_flat(ix.find(name, kind=kind, layer=layer)), fmt)
+
+
+@main.command()
+@click.argument("name")
+@db_option
+@output_options
+@_fail_cleanly
+def callers(name, db, fmt):
+    """Call sites of NAME."""
+    from .api import Index
+    with Index(db) as ix:
+        _emit(_flat(ix.callers(name)), fmt)
+
+
+@main.command()
+@click.argument("name")
+@db_option
+@output_options
+@_fail_cleanly
+def callees(name, db, fmt):
+    """What the function NAME calls."""
+    from .api import Index
+    with Index(db) as ix:
+        _emit(_flat(ix.callees(name)), fmt)
+
+
+@main.command()
+@click.argument("name")
+@db_option
+@output_options
+@_fail_cleanly
+def op(name, db, fmt):
+    """The native_functions.yaml entry (or every overload of NAME) and its dispatch rows, one row per row."""
+    from .api import Index
+    with Index(db) as ix:
+        rows = []
+        for e in ix.op(name):
+            base = {"function": e.full_name, "structured": e.structured, "structured_delegate": e.structured_delegate,
+                    "variants": e.variants, "entry": str(e.location)}
+            rows += [{**base, "dispatch_key": d.dispatch_key, "kernel": d.kernel, "implicit": d.implicit}
+                     for d in e.dispatch] or [{**base, "dispatch_key": None, "kernel": None, "implicit": None}]
+        if not rows:
+            raise click.ClickException(f"no native_functions.yaml entry named {name}")
+        _emit(rows, fmt)
+
+
+@main.command()
+@click.argument("name")
+@db_option
+@output_options
+@_fail_cleanly
+def stub(name, db, fmt):
+    """A dispatch stub: declaration, callers, and registrations per device."""
+    from .api import Index
+    with Index(db) as ix:
+        s = ix.stub(name)
+    if s is None:
+        raise click.ClickException(f"no dispatch stub named {name}")
+    rows = [{"what": "declared/defined", "device": None, "name": name, "file": d.file, "line": d.line}
+            for d in s.declarations]
+    rows += [{"what": "called", "device": c.qualifier, "name": c.caller, "file": c.location.file,
+              "line": c.location.line} for c in s.callers]
+    rows += [{"what": f"registered ({r.macro})", "device": r.device, "name": r.kernel, "file": r.location.file,
+              "line": r.location.line} for r in s.registrations]
+    _emit(rows, fmt)
+
+
+@main.command()
+@click.option("--op", "op_name", default=None, metavar="NAME", help="Only the GPU code this op's trace reaches.")
+@db_option
+@output_options
+@_fail_cleanly
+def kernels(op_name, db, fmt):
+    """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the library calls of an op."""
+    from .api import Index
+    with Index(db) as ix:
+        _emit(ix.kernels(op_name), fmt)
+
+
+@main.command()
+@db_option
+@click.option("--to", "revision", default="head", show_default=True, help="Target schema revision.")
+@click.option("--downgrade", is_flag=True, help="Go down to --to instead of up.")
+@_fail_cleanly
+def migrate(db, revision, downgrade):
+    """Upgrade an index built by an older opindex to this version's schema, keeping its data."""
+    from .db import resolve_db
+    from .migrate import run
+    path = resolve_db(db)
+    run(path, revision, downgrade=downgrade)
+    click.echo(f"{path}: schema at {revision}", err=True)

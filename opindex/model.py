@@ -28,3 +28,60 @@ class SourceError(OpindexError):
         self.location = location
         self.message = message
         super().__init__(f"{location}: {message}")
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A definition (C++/CUDA function, kernel, structured kernel, class; Python class or def)."""
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    location: Location
+    signature: str | None = None
+
+
+@dataclass(frozen=True)
+class DispatchRow:
+    dispatch_key: str
+    kernel: str
+    implicit: bool
+    location: Location
+
+
+@dataclass(frozen=True)
+class NativeFunction:
+    """A native_functions.yaml entry with its dispatch rows."""
+    full_name: str
+    schema: str
+    variants: str
+    structured: bool
+    structured_delegate: str | None
+    location: Location
+    dispatch: tuple[DispatchRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class Registration:
+    stub: str
+    kernel: str | None
+    macro: str
+    device: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class CallSite:
+    caller: str
+    callee: str
+    qualifier: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class Stub:
+    """A dispatch stub: where it is declared/defined, who calls it, what each device registers."""
+    name: str
+    declarations: tuple[Location, ...]
+    callers: tuple[CallSite, ...]
+    registrations: tuple[Registration, ...]

@@ -1,0 +1,178 @@
+"""query: small, indexed lookups the trace and the listing commands are built from.
+
+Every function takes an sqlite3 connection and bound parameters; none formats user text into SQL. Results are
+plain dicts (column -> value).
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+
+# Dispatch keys that serve every device when the entry has no row of the device's own (dispatcher precedence).
+COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+DEVICE_KEYS = {"cuda": ("CUDA",), "cpu": ("CPU",), "mps": ("MPS",), "xpu": ("XPU",), "hip": ("HIP",)}
+# dispatch_registrations.device per --device
+REGISTRATION_DEVICES = {"cuda": ("CUDA",), "cpu": ("CPU",), "mps": ("MPS",), "xpu": ("XPU",), "hip": ("HIP",)}
+DEVICES = ("cuda", "cpu", "mps", "all")
+CPP_LANGUAGES = ("cpp", "cuda")
+DEFINITION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function", "meta_func",
+                    "precompute_meta_func")
+
+
+def rows(con: sqlite3.Connection, sql: str, params=()) -> list[dict]:
+    cur = con.execute(sql, params)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+# -- registry -----------------------------------------------------------------------------------------------
+def native_by_full_name(con, full_name: str) -> list[dict]:
+    return rows(con, "SELECT * FROM native_functions WHERE full_name = ? ORDER BY line", (full_name,))
+
+
+def native_by_name(con, name: str) -> list[dict]:
+    return rows(con, "SELECT * FROM native_functions WHERE name = ? ORDER BY line", (name,))
+
+
+def native_for_cpp_api(con, api_name: str) -> list[dict]:
+    """The entries an `at::name(...)` call reaches: name, name_out -> .out overloads, name_symint -> name."""
+    base = re.sub(r"_symint$", "", api_name)
+    found = native_by_name(con, base)
+    if found:
+        return [f for f in found if not f["is_out"]] or found
+    m = re.match(r"(.+?)_(out|outf)$", base)
+    if m:
+        return [f for f in native_by_name(con, m.group(1)) if f["is_out"]]
+    return []
+
+
+def dispatch_rows(con, native_function_id: int) -> list[dict]:
+    return rows(con, "SELECT * FROM native_dispatch WHERE native_function_id = ? ORDER BY line, dispatch_key",
+                (native_function_id,))
+
+
+def rows_for_device(dispatch: list[dict], device: str) -> list[dict]:
+    """The rows the dispatcher would use on `device`: the device's own, else the composite ones (in precedence)."""
+    if device == "all":
+        return dispatch
+    own = [r for r in dispatch if r["dispatch_key"] in DEVICE_KEYS[device]]
+    if own:
+        return own
+    for key in COMPOSITE_KEYS:
+        found = [r for r in dispatch if r["dispatch_key"] == key]
+        if found:
+            return found
+    return []
+
+
+def derivatives_of(con, native: dict) -> list[dict]:
+    found = rows(con, "SELECT * FROM derivatives WHERE full_name = ?", (native["full_name"],))
+    return found
+
+
+def formulas(con, derivative_id: int) -> list[dict]:
+    return rows(con, "SELECT * FROM derivative_formulas WHERE derivative_id = ? ORDER BY line", (derivative_id,))
+
+
+def ufunc_loops(con, native_function_id: int) -> list[dict]:
+    return rows(con, "SELECT * FROM native_ufunc_loops WHERE native_function_id = ? ORDER BY line",
+                (native_function_id,))
+
+
+# -- C++ ----------------------------------------------------------------------------------------------------
+def cpp_definitions(con, kernel: str, prefer_layer: str | None = None) -> list[dict]:
+    """Definitions a YAML kernel name (or C++ name) refers to, best first.
+
+    `at::native::foo` matches qualified names; a bare name matches symbols.name. Ranking prefers at::native,
+    ATen's native/ folder, and the layer asked for (cuda for a CUDA kernel)."""
+    params = (kernel, kernel) if "::" in kernel else (kernel, "")
+    found = rows(con, f"""
+        SELECT s.*, f.layer FROM symbols s JOIN files f ON f.path = s.file AND f.checkout_id = s.checkout_id
+        WHERE (s.qualified_name = ? OR s.name = ?) AND s.language IN ('cpp', 'cuda')
+          AND s.kind IN ({','.join('?' * len(DEFINITION_KINDS))})""", params + DEFINITION_KINDS)
+
+    def rank(s):
+        return (0 if s["qualified_name"] in (f"at::native::{kernel}", kernel) else 1,
+                0 if s["kind"] == "impl_func" else 1,
+                0 if prefer_layer and s["layer"] == prefer_layer else 1,
+                0 if "/native/" in s["file"] else 1,
+                1 if "/quantized/" in s["file"] or "/vec" in s["file"] else 0,
+                s["file"], s["line"])
+    return sorted(found, key=rank)
+
+
+def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
+    return rows(con, f"SELECT * FROM symbols WHERE name = ? AND language IN ({','.join('?' * len(languages))}) "
+                     f"ORDER BY file, line", (name, *languages))
+
+
+def calls_in(con, caller: str, file: str | None = None) -> list[dict]:
+    if file is None:
+        return rows(con, "SELECT * FROM calls WHERE caller = ? ORDER BY file, line", (caller,))
+    return rows(con, "SELECT * FROM calls WHERE caller = ? AND file = ? ORDER BY line", (caller, file))
+
+
+def in_function(con, table: str, caller: str, file: str) -> list[dict]:
+    assert table in ("stub_calls", "kernel_launches", "library_calls", "type_dispatches")  # our names only
+    return rows(con, f"SELECT * FROM {table} WHERE caller = ? AND file = ? ORDER BY line", (caller, file))
+
+
+def stub_declarations(con, stub: str) -> list[dict]:
+    return rows(con, "SELECT * FROM dispatch_stubs WHERE stub = ? ORDER BY action, file, line", (stub,))
+
+
+def registrations(con, stub: str, device: str = "all") -> list[dict]:
+    found = rows(con, "SELECT * FROM dispatch_registrations WHERE stub = ? ORDER BY device, file, line", (stub,))
+    if device == "all":
+        return found
+    return [r for r in found if r["device"] in REGISTRATION_DEVICES[device]]
+
+
+def stub_callers(con, stub: str) -> list[dict]:
+    return rows(con, "SELECT * FROM stub_calls WHERE stub = ? ORDER BY file, line", (stub,))
+
+
+def callers_of(con, name: str) -> list[dict]:
+    return rows(con, "SELECT * FROM calls WHERE callee = ? ORDER BY file, line", (name,))
+
+
+def launches_of(con, kernel: str) -> list[dict]:
+    return rows(con, "SELECT * FROM kernel_launches WHERE kernel = ? ORDER BY file, line", (kernel,))
+
+
+def enclosing_definition(con, qualified_name: str, file: str) -> dict | None:
+    found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? ORDER BY line LIMIT 1",
+                 (qualified_name, file))
+    return found[0] if found else None
+
+
+def kernels_registered_as(con, function_name: str) -> list[dict]:
+    return rows(con, "SELECT * FROM dispatch_registrations WHERE kernel = ? OR kernel = ? ORDER BY file, line",
+                (function_name, f"at::native::{function_name}"))
+
+
+def dispatch_rows_with_kernel(con, kernel: str) -> list[dict]:
+    return rows(con, """SELECT d.*, n.full_name FROM native_dispatch d JOIN native_functions n
+                        ON n.id = d.native_function_id WHERE d.kernel = ? OR d.kernel = ? ORDER BY d.line""",
+                (kernel, f"at::native::{kernel}"))
+
+
+def delegating_entries(con, full_name: str) -> list[dict]:
+    return rows(con, "SELECT * FROM native_functions WHERE structured_delegate = ? ORDER BY line", (full_name,))
+
+
+# -- Python -------------------------------------------------------------------------------------------------
+def bridges_to(con, op: str) -> list[dict]:
+    return rows(con, "SELECT * FROM python_bridges WHERE op = ? ORDER BY file, line", (op,))
+
+
+def decompositions_of(con, op: str) -> list[dict]:
+    return rows(con, "SELECT * FROM decompositions WHERE op = ? ORDER BY kind, file, line", (op,))
+
+
+def codegen_files(con, names: tuple[str, ...]) -> list[dict]:
+    """Generator scripts and templates by file name (layouts move between releases; names are stable)."""
+    found = rows(con, "SELECT path, layer FROM files WHERE layer IN ('codegen', 'python') AND ("
+                      + " OR ".join("path LIKE ?" for _ in names) + ") ORDER BY path",
+                 tuple(f"%/{n}" for n in names))
+    return found

@@ -1,0 +1,107 @@
+"""A trace as text: the chain as an ASCII flow diagram, the full tree, each hop with source, a summary table."""
+from __future__ import annotations
+
+from ..trace import Hop, Trace
+from .source import snippet
+
+_MAX_CHAINS = 1
+
+
+def render(t: Trace, context: int = 2) -> str:
+    if not t.hops:
+        lines = [t.message or f"nothing found for {t.query!r}"]
+        lines += [f"  {c}" for c in t.candidates]
+        return "\n".join(lines) + "\n"
+    out = [f"opindex trace {t.query}   ({'bottom-up' if t.direction == 'up' else 'top-down'}, device "
+           f"{t.device}, depth {t.depth})", ""]
+    out += ["Chain", ""] + flow(t) + [""]
+    out += ["Tree", ""] + tree(t) + [""]
+    absent = [h for h in t.hops if h.absent]
+    if absent:
+        out += ["Absent in this checkout", ""] + [f"  - {h.name}" for h in absent] + [""]
+    if context > 0:
+        out += ["Layers", ""] + layers(t, context) + [""]
+    out += ["Summary", ""] + summary(t)
+    return "\n".join(out) + "\n"
+
+
+def _path(t: Trace, hop: Hop) -> list[Hop]:
+    path = [hop]
+    while path[-1].parent is not None:
+        path.append(t.hops[path[-1].parent])
+    return path[::-1]
+
+
+def main_chain(t: Trace) -> list[Hop]:
+    """Root to the deepest device end (launch/library call), else to the deepest hop."""
+    ends = t.ends() if t.direction == "down" else [h for h in t.hops if h.layer in ("python", "bridge")]
+    pool = ends or [h for h in t.hops if not h.absent] or t.hops
+    best = max(pool, key=lambda h: (len(_path(t, h)), -h.id)) if t.direction == "down" and not ends else pool[0]
+    if ends and t.direction == "down":
+        best = ends[0]
+    return [h for h in _path(t, best) if h.kind not in ("calls_op",) or True]
+
+
+def flow(t: Trace) -> list[str]:
+    chain = main_chain(t)
+    width = max(len(_box(h)) for h in chain)
+    out = []
+    for i, h in enumerate(chain):
+        label = _box(h)
+        out.append(f"  +{'-' * (width + 2)}+")
+        out.append(f"  | {label.ljust(width)} |  {_where(h)}")
+        out.append(f"  +{'-' * (width + 2)}+")
+        if i < len(chain) - 1:
+            out += [f"  {' ' * (width // 2 + 2)}|", f"  {' ' * (width // 2 + 2)}v"]
+    return out
+
+
+def _box(h: Hop) -> str:
+    name = h.name if len(h.name) <= 70 else h.name[:67] + "..."
+    return f"[{h.layer}] {name}"
+
+
+def _where(h: Hop) -> str:
+    return f"{h.file}:{h.line}" if h.file and h.line else ""
+
+
+def tree(t: Trace) -> list[str]:
+    out: list[str] = []
+
+    def walk(hop: Hop, prefix: str, last: bool, top: bool) -> None:
+        branch = "" if top else ("└─ " if last else "├─ ")
+        mark = "✗ " if hop.absent else ""
+        where = f"  {_where(hop)}" if _where(hop) else ""
+        out.append(f"  {prefix}{branch}{mark}[{hop.layer}] {hop.name}{where}")
+        kids = t.children(hop.id)
+        child_prefix = prefix if top else prefix + ("   " if last else "│  ")
+        for i, k in enumerate(kids):
+            walk(k, child_prefix, i == len(kids) - 1, False)
+
+    for r in t.roots():
+        walk(r, "", True, True)
+    return out
+
+
+def layers(t: Trace, context: int) -> list[str]:
+    out = []
+    for h in t.hops:
+        if h.absent or not h.file or not h.line:
+            continue
+        out.append(f"  [{h.layer}] {h.name} — {h.file}:{h.line}")
+        if h.detail:
+            out.append(f"      {h.detail}")
+        out += [f"    {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
+        out.append("")
+    return out
+
+
+def summary(t: Trace) -> list[str]:
+    rows = [(h.layer, _where(h), h.name) for h in t.hops if not h.absent and h.file]
+    if not rows:
+        return ["  (no located hops)"]
+    w0 = max(len("layer"), *(len(r[0]) for r in rows))
+    w1 = max(len("file"), *(len(r[1]) for r in rows))
+    out = [f"  {'layer'.ljust(w0)}  {'file'.ljust(w1)}  function", f"  {'-' * w0}  {'-' * w1}  {'-' * 8}"]
+    out += [f"  {a.ljust(w0)}  {b.ljust(w1)}  {c}" for a, b, c in rows]
+    return out

@@ -1,0 +1,477 @@
+"""walk: build a Trace top-down (Python -> YAML -> C++ -> stubs -> CUDA -> backward) over the index.
+
+The walk is general: it follows the facts (bridges, dispatch rows, definitions, stub calls, registrations,
+launches, op calls) and knows no op by name. Fan-out is capped so a trace on a real tree stays small and fast.
+"""
+from __future__ import annotations
+
+import re
+
+from . import query as q
+from .trace import Hop, Trace
+
+MAX_DEFINITIONS = 2  # C++ definitions shown per kernel name
+MAX_OVERLOADS = 4  # native entries shown per bridged name
+LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for launches/stubs/op calls
+MAX_HOPS = 400
+# Hops that make a followed C++ helper worth showing.
+_INTERESTING = {"stub", "registration", "cuda", "library", "native"}
+_NOT_OPS = {"empty", "empty_like", "zeros", "ones", "scalar_tensor", "tensor"}  # allocation, not the algorithm
+
+
+class Walker:
+    def __init__(self, con, trace: Trace, backward: bool = False):
+        self.con, self.trace = con, trace
+        self.device, self.depth, self.backward = trace.device, trace.depth, backward
+        self.seen_native: set[int] = set()
+        self.seen_cpp: set[tuple[str, str]] = set()
+        self.seen_stub: set[str] = set()
+
+    # -- bookkeeping --------------------------------------------------------------------------------------------
+    def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
+            absent=False) -> Hop:
+        hop = Hop(len(self.trace.hops), parent.id if parent else None, layer, kind, name, file, line, detail, absent)
+        self.trace.hops.append(hop)
+        return hop
+
+    def full(self) -> bool:
+        return len(self.trace.hops) >= MAX_HOPS
+
+    def _prune(self, mark: int, keep_if=_INTERESTING) -> bool:
+        """Drop hops added since `mark` unless one of them is interesting; True when kept."""
+        if any(h.layer in keep_if for h in self.trace.hops[mark:]):
+            return True
+        del self.trace.hops[mark:]
+        return False
+
+    # -- Python ---------------------------------------------------------------------------------------------------
+    def python_class(self, cls: dict, parent: Hop | None = None, label: str | None = None) -> Hop:
+        hop = self.add(parent, "python", "class", label or cls["qualified_name"], cls["file"], cls["line"],
+                       f"class {cls['name']}{_bases_text(self.con, cls)}")
+        forward = _find_method(self.con, cls, "forward")
+        if forward is None:
+            self.add(hop, "python", "note", "no forward() in this class or its bases", absent=True)
+            return hop
+        fwd = self.add(hop, "python", "forward", forward["qualified_name"], forward["file"], forward["line"],
+                       f"def forward{forward.get('signature') or '(...)'}")
+        self.python_body(forward, fwd, python_depth=2)
+        return hop
+
+    def python_function(self, fn: dict, parent: Hop | None = None, label: str | None = None) -> Hop:
+        hop = self.add(parent, "python", "function", label or fn["qualified_name"], fn["file"], fn["line"],
+                       f"def {fn['name']}{fn.get('signature') or '(...)'}")
+        self.python_body(fn, hop, python_depth=2)
+        return hop
+
+    def python_body(self, fn: dict, parent: Hop, python_depth: int) -> None:
+        bridges = q.rows(self.con, "SELECT * FROM python_bridges WHERE caller = ? AND file = ? ORDER BY line",
+                         (fn["qualified_name"], fn["file"]))
+        for b in bridges:
+            self.bridge(b, parent)
+        if python_depth <= 0:
+            return
+        module = fn["qualified_name"].rsplit(".", 1)[0]
+        for call in q.rows(self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' "
+                                     "ORDER BY line", (fn["qualified_name"], fn["file"])):
+            target = follow_python(self.con, _module_of(self.con, fn), call["qualifier"], call["callee"])
+            if target is None or self.full():
+                continue
+            kind, obj = target
+            mark = len(self.trace.hops)
+            if kind == "def" and obj["qualified_name"] != fn["qualified_name"] and not obj["qualified_name"].startswith(module + "._"):
+                hop = self.add(parent, "python", "calls", obj["qualified_name"], obj["file"], obj["line"],
+                               f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
+                self.python_body(obj, hop, python_depth - 1)
+                self._prune(mark + 1, keep_if={"bridge"}) or self._prune(mark, keep_if={"bridge"})
+            elif kind == "bridge":
+                self.bridge({**obj, "file": call["file"], "line": call["line"]}, parent)
+
+    def bridge(self, b: dict, parent: Hop) -> None:
+        hop = self.add(parent, "bridge", b["kind"], b["text"], b["file"], b["line"], _bridge_detail(b))
+        entries = bridged_entries(self.con, b)
+        if not entries:
+            self.add(hop, "native", "note", f"no native_functions.yaml entry named {b['op']}", absent=True)
+        for entry in entries[:MAX_OVERLOADS]:
+            self.native(entry, hop)
+
+    # -- YAML -----------------------------------------------------------------------------------------------------
+    def native(self, entry: dict, parent: Hop | None, depth: int | None = None) -> Hop:
+        depth = self.depth if depth is None else depth
+        hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
+                       entry["schema"])
+        if entry["id"] in self.seen_native:
+            hop.detail = "(shown above)"
+            return hop
+        self.seen_native.add(entry["id"])
+        target = entry
+        if entry["structured_delegate"]:
+            found = q.native_by_full_name(self.con, entry["structured_delegate"])
+            if not found:
+                self.add(hop, "native", "note", f"structured_delegate {entry['structured_delegate']} not found",
+                         absent=True)
+                return hop
+            target = found[0]
+            hop = self.add(hop, "native", "structured_delegate", f"aten::{target['full_name']}", target["file"],
+                           target["line"], f"structured_delegate: {target['full_name']} holds the kernels")
+            self.seen_native.add(target["id"])
+        self.dispatch(target, hop, depth)
+        return hop
+
+    def dispatch(self, entry: dict, parent: Hop, depth: int) -> None:
+        all_rows = q.dispatch_rows(self.con, entry["id"])
+        chosen = q.rows_for_device(all_rows, self.device)
+        for loop in q.ufunc_loops(self.con, entry["id"]):
+            self.ufunc_loop(loop, parent)
+        if not chosen:
+            keys = ", ".join(sorted({r["dispatch_key"] for r in all_rows})) or "none"
+            self.add(parent, "dispatch", "note", f"no {self.device.upper()} kernel for {entry['full_name']} "
+                     f"(dispatch keys: {keys})", absent=True)
+            return
+        by_kernel: dict[str, list[str]] = {}
+        for r in chosen:
+            by_kernel.setdefault(r["kernel"], []).append(r["dispatch_key"])
+        for kernel, keys in by_kernel.items():
+            row = next(r for r in chosen if r["kernel"] == kernel)
+            implicit = " (implicit: no dispatch: entry)" if row["implicit"] else ""
+            hop = self.add(parent, "dispatch", ", ".join(keys), f"{', '.join(keys)}: {kernel}", row["file"],
+                           row["line"], f"dispatch {', '.join(keys)}: {kernel}{implicit}")
+            if kernel.startswith("ufunc_"):
+                self.add(hop, "codegen", "ufunc", f"{kernel} is generated by torchgen's ufunc codegen "
+                         "(torchgen/dest/ufunc.py) from the ufunc_inner_loop entries above")
+                continue
+            self.kernel_definitions(kernel, hop, depth, prefer_layer="cuda" if "CUDA" in keys else "cpp")
+
+    def ufunc_loop(self, loop: dict, parent: Hop) -> None:
+        defs = [s for s in q.symbols_named(self.con, loop["loop"]) if "/ufunc/" in s["file"]]
+        if defs:
+            d = defs[0]
+            self.add(parent, "cpp", "ufunc_inner_loop", f"{loop['ufunc_key']}: {d['qualified_name']}", d["file"],
+                     d["line"], f"ufunc_inner_loop {loop['ufunc_key']}: {loop['loop']} ({loop['dtypes'] or ''})")
+        else:
+            self.add(parent, "cpp", "ufunc_inner_loop", f"{loop['ufunc_key']}: {loop['loop']}", loop["file"],
+                     loop["line"], "no definition found under native/ufunc/", absent=True)
+
+    # -- C++ ------------------------------------------------------------------------------------------------------
+    def kernel_definitions(self, kernel: str, parent: Hop, depth: int, prefer_layer: str) -> None:
+        defs = q.cpp_definitions(self.con, kernel, prefer_layer)
+        if not defs:
+            self.add(parent, "cpp", "note", f"no C++ definition of {kernel} in this checkout", absent=True)
+            return
+        best = [d for d in defs if d["qualified_name"] == defs[0]["qualified_name"]][:MAX_DEFINITIONS]
+        for d in best:
+            self.cpp(d, parent, depth, LOCAL_DEPTH)
+
+    def cpp(self, d: dict, parent: Hop, depth: int, local_depth: int, kind: str | None = None) -> Hop | None:
+        key = (d["qualified_name"], d["file"])
+        hop = self.add(parent, "cpp", kind or d["kind"], d["qualified_name"], d["file"], d["line"],
+                       _cpp_detail(d))
+        if key in self.seen_cpp:
+            hop.detail = "(shown above)"
+            return hop
+        self.seen_cpp.add(key)
+        if d["kind"] == "global_kernel":
+            hop.layer = "cuda"
+        self.body(d, hop, depth, local_depth)
+        return hop
+
+    def body(self, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
+        caller, file = d["qualified_name"], d["file"]
+        for t in q.in_function(self.con, "type_dispatches", caller, file)[:2]:
+            self.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
+                     f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
+        for s in q.in_function(self.con, "stub_calls", caller, file):
+            self.stub(s, hop)
+        for launch in q.in_function(self.con, "kernel_launches", caller, file):
+            self.launch(launch, hop)
+        for lib in q.in_function(self.con, "library_calls", caller, file):
+            self.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
+                     f"{lib['library']} call")
+        self.calls(d, hop, depth, local_depth)
+
+    def calls(self, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
+        seen_ops: set[str] = set()
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"]):
+            if self.full():
+                return
+            qual, name = call["qualifier"], call["callee"]
+            if qual in ("at", "at::_ops") and not call["is_method"]:
+                if name in seen_ops or name in _NOT_OPS:
+                    continue
+                seen_ops.add(name)
+                entries = q.native_for_cpp_api(self.con, name)
+                if entries:
+                    self.op_call(call, entries, hop, depth)
+                continue
+            if call["is_method"] or qual.startswith(("at::cuda", "c10", "std", "TORCH")):
+                continue
+            if local_depth > 0 and name not in seen_ops:
+                seen_ops.add(name)
+                self.local_call(call, d, hop, depth, local_depth)
+
+    def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int) -> None:
+        head = self.add(hop, "native", "calls_op", f"at::{call['callee']}", call["file"], call["line"],
+                        f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer")
+        if depth <= 0:
+            head.detail += " (raise --depth to follow)"
+            return
+        for e in entries[:2]:
+            self.native(e, head, depth - 1)
+
+    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
+        """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): shown only if it leads on."""
+        defs = [s for s in q.symbols_named(self.con, call["callee"])
+                if s["kind"] in ("function", "method", "impl_func", "global_kernel")]
+        if not defs:
+            return
+        same_file = [s for s in defs if s["file"] == d["file"]]
+        if not same_file and len(defs) > 3:
+            return  # a common name with many definitions: not a helper of this kernel
+        target = (same_file or defs)[0]
+        if (target["qualified_name"], target["file"]) in self.seen_cpp:
+            return
+        mark = len(self.trace.hops)
+        self.cpp(target, hop, depth, local_depth - 1, kind="calls")
+        if not self._prune(mark + 1):
+            self.seen_cpp.discard((target["qualified_name"], target["file"]))
+            del self.trace.hops[mark:]
+
+    def stub(self, s: dict, parent: Hop) -> None:
+        hop = self.add(parent, "stub", "stub_call", s["stub"], s["file"], s["line"],
+                       f"{s['stub']}({s['device_arg'] or ''}, ...)")
+        if s["stub"] in self.seen_stub:
+            hop.detail += " (shown above)"
+            return
+        self.seen_stub.add(s["stub"])
+        decl = [r for r in q.stub_declarations(self.con, s["stub"]) if r["action"] == "declare"]
+        if decl:
+            hop.detail += f"; declared {decl[0]['file']}:{decl[0]['line']}"
+        regs = q.registrations(self.con, s["stub"], self.device)
+        if not regs:
+            others = sorted({r["device"] for r in q.registrations(self.con, s["stub"], "all")})
+            self.add(hop, "registration", "note", f"stub {s['stub']} has no {self.device.upper()} registration "
+                     f"in this checkout" + (f" (registered for: {', '.join(others)})" if others else ""),
+                     absent=True)
+            return
+        shown = set()
+        for r in regs:
+            if (r["kernel"], r["cpu_capability"]) in shown:
+                continue
+            shown.add((r["kernel"], r["cpu_capability"]))
+            self.registration(r, hop)
+
+    def registration(self, r: dict, parent: Hop) -> None:
+        cap = f" [{r['cpu_capability']}]" if r.get("cpu_capability") else ""
+        macro = f" (expanded from {r['from_macro']})" if r.get("from_macro") else ""
+        if r["kernel"] is None:
+            self.add(parent, "registration", r["macro"], f"{r['device']}: no kernel", r["file"], r["line"],
+                     f"{r['macro']}({r['stub']}): no {r['device']} implementation{macro}", absent=True)
+            return
+        hop = self.add(parent, "registration", r["macro"], f"{r['device']}{cap}: {r['kernel']}", r["file"],
+                       r["line"], f"{r['macro']}({r['stub']}, {r['kernel']}){macro}")
+        name = r["kernel"].split("::")[-1].split("<")[0]
+        defs = [s for s in q.symbols_named(self.con, name) if s["kind"] in ("function", "method")]
+        same = [s for s in defs if s["file"] == r["file"]] or defs
+        if not same:
+            self.add(hop, "cpp", "note", f"no definition of {r['kernel']} found", absent=True)
+            return
+        self.cpp(same[0], hop, 0, LOCAL_DEPTH, kind="registered_kernel")
+
+    def launch(self, launch: dict, parent: Hop) -> None:
+        if launch["kind"] == "chevron":
+            targs = launch.get("template_args") or ""
+            hop = self.add(parent, "cuda", "launch", f"{launch['kernel']}{targs}<<<{launch['config'] or ''}>>>",
+                           launch["file"], launch["line"], "kernel launch")
+            kernels = [s for s in q.symbols_named(self.con, launch["kernel"]) if s["kind"] == "global_kernel"]
+            same = [s for s in kernels if s["file"] == launch["file"]] or kernels
+            if same:
+                k = same[0]
+                self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
+                         _cpp_detail(k))
+        else:
+            self.add(parent, "cuda", launch["kind"], launch["kernel"], launch["file"], launch["line"],
+                     f"{launch['kind']} launch via {launch['kernel']}")
+
+    # -- backward, decompositions, codegen -------------------------------------------------------------------------
+    def backward_of(self, entry: dict, parent: Hop) -> None:
+        ders = q.derivatives_of(self.con, entry)
+        if not ders:
+            self.add(parent, "backward", "note", f"no derivatives.yaml entry for {entry['full_name']}"
+                     + (" (autograd through its composite kernel)" if _is_composite(self.con, entry) else ""),
+                     absent=True)
+            return
+        for der in ders:
+            hop = self.add(parent, "backward", "derivative", f"derivatives.yaml: {der['full_name']}", der["file"],
+                           der["line"], der["schema"])
+            for f in q.formulas(self.con, der["id"]):
+                label = "forward (JVP)" if f["is_forward"] else "grad"
+                fh = self.add(hop, "backward", "formula", f"{f['inputs']}: {f['formula']}", f["file"], f["line"],
+                              f"{label} formula" + (f" [{f['dispatch_key']}]" if f["dispatch_key"] != "Default"
+                                                     else ""))
+                if self.backward and not f["is_forward"]:
+                    for op in backward_ops(self.con, f["formula"])[:3]:
+                        self.native(op, fh, 0)
+
+    def decompositions(self, entry: dict, parent: Hop) -> None:
+        for d in q.decompositions_of(self.con, entry["name"]):
+            if d["overload"] and entry["overload"] and d["overload"] not in (entry["overload"], "default"):
+                continue
+            self.add(parent, "decomposition", d["kind"], d["function"], d["file"], d["line"],
+                     f"{d['kind']} of aten.{d['op']}{'.' + d['overload'] if d['overload'] else ''}")
+
+    def codegen(self, entry: dict, parent: Hop) -> None:
+        """Where the op's generated bindings come from (read these instead of building PyTorch)."""
+        variants = entry["variants"]
+        names = ["native_functions.py", "register_dispatch_key.py", "gen.py"]
+        if "method" in variants:
+            names.append("python_variable_methods.cpp")
+        if "function" in variants:
+            names.append("python_torch_functions.cpp" if not entry["python_module"]
+                         else f"python_{entry['python_module']}_functions.cpp")
+        if q.derivatives_of(self.con, entry):
+            names += ["VariableType.cpp", "Functions.cpp", "gen_variable_type.py"]
+        if entry["ufunc_inner_loop"]:
+            names.append("ufunc.py")
+        for f in q.codegen_files(self.con, tuple(names)):
+            what = "template" if f["layer"] == "codegen" else "generator"
+            self.add(parent, "codegen", what, f["path"], f["path"], 1, f"{what} for {entry['full_name']}")
+
+
+# -- helpers --------------------------------------------------------------------------------------------------------
+def bridged_entries(con, b: dict) -> list[dict]:
+    """The native_functions.yaml entries a Python bridge reaches."""
+    op, kind = b["op"], b["kind"]
+    if kind == "torch_ops":
+        overload = b.get("overload")
+        if overload and overload != "default":
+            return q.native_by_full_name(con, f"{op}.{overload}")
+        found = q.native_by_full_name(con, op)
+        return found or q.native_by_name(con, op)
+    entries = q.native_by_name(con, op)
+    if kind == "tensor_method":
+        entries = [e for e in entries if "method" in e["variants"]]
+    elif kind == "c_namespace":
+        ns = b["namespace"].lstrip("_")
+        entries = [e for e in entries if (e["python_module"] or "") == ns] or entries
+    else:
+        entries = [e for e in entries if "function" in e["variants"]] or entries
+    non_out = [e for e in entries if not e["is_out"]]
+    return non_out or entries
+
+
+def backward_ops(con, formula: str) -> list[dict]:
+    out, seen = [], set()
+    for name in re.findall(r"\b([A-Za-z_]\w*)\s*\(", formula):
+        if name in seen:
+            continue
+        seen.add(name)
+        found = q.native_for_cpp_api(con, name)
+        if found:
+            out.append(found[0])
+    return out
+
+
+def follow_python(con, module: str | None, qualifier: str, callee: str, limit: int = 6):
+    """Resolve a call written in `module` (F.relu, torch._C._nn.linear, helper) to ("def", symbol) or
+    ("bridge", {kind, namespace, op, text}), through the module's imports and aliases."""
+    dotted = f"{qualifier}.{callee}" if qualifier else callee
+    if qualifier in ("self", "cls") or module is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    imp = q.rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = ? AND kind != 'all' LIMIT 1",
+                 (module, head))
+    full = (imp[0]["target"] + ("." + rest if rest else "")) if imp else (
+        dotted if head in ("torch",) else f"{module}.{dotted}")
+    for _ in range(limit):
+        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
+                            "AND kind IN ('function', 'method') ORDER BY file LIKE '%.pyi', line LIMIT 1", (full,))
+        if found:
+            return "def", found[0]
+        binding = _c_binding(full)
+        if binding:
+            return "bridge", binding
+        parent, _, last = full.rpartition(".")
+        alias = q.rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = ? AND kind != 'all' "
+                            "LIMIT 1", (parent, last))
+        if not alias or alias[0]["target"] == full:
+            return None
+        full = alias[0]["target"]
+    return None
+
+
+_C_NAMESPACES = {"_nn", "_fft", "_linalg", "_special", "_nested", "_sparse"}
+
+
+def _c_binding(full: str) -> dict | None:
+    parts = full.split(".")
+    if parts[:2] == ["torch", "_VF"] and len(parts) == 3:
+        return {"kind": "VF", "namespace": "_VF", "op": parts[2], "overload": None, "text": full}
+    if parts[:3] == ["torch", "_C", "_VariableFunctions"] and len(parts) == 4:
+        return {"kind": "variable_functions", "namespace": "_VariableFunctions", "op": parts[3], "overload": None,
+                "text": full}
+    if parts[:2] == ["torch", "_C"] and len(parts) == 4 and parts[2] in _C_NAMESPACES:
+        return {"kind": "c_namespace", "namespace": parts[2], "op": parts[3], "overload": None, "text": full}
+    return None
+
+
+def _module_of(con, fn: dict) -> str | None:
+    found = q.rows(con, "SELECT module FROM files WHERE path = ?", (fn["file"],))
+    return found[0]["module"] if found else None
+
+
+def _find_method(con, cls: dict, name: str, limit: int = 8) -> dict | None:
+    """`name` defined on the class or, first found, on its bases (resolved by name across files)."""
+    todo, seen = [cls], set()
+    while todo and limit > 0:
+        limit -= 1
+        c = todo.pop(0)
+        if c["qualified_name"] in seen:
+            continue
+        seen.add(c["qualified_name"])
+        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' LIMIT 1",
+                       (f"{c['qualified_name']}.{name}",))
+        if found:
+            return found[0]
+        todo += _base_classes(con, c)
+    return None
+
+
+def _base_classes(con, cls: dict) -> list[dict]:
+    out = []
+    for b in q.rows(con, "SELECT base FROM class_bases WHERE class_name = ? ORDER BY position",
+                    (cls["qualified_name"],)):
+        last = b["base"].split("[")[0].split(".")[-1]
+        cands = q.rows(con, "SELECT * FROM symbols WHERE name = ? AND kind = 'class' AND language = 'python' "
+                            "ORDER BY file = ? DESC, file LIKE 'torch/nn/%' DESC, file", (last, cls["file"]))
+        if cands:
+            out.append(cands[0])
+    return out
+
+
+def _bases_text(con, cls: dict) -> str:
+    bases = [b["base"] for b in q.rows(con, "SELECT base FROM class_bases WHERE class_name = ? ORDER BY position",
+                                       (cls["qualified_name"],))]
+    return f"({', '.join(bases)})" if bases else ""
+
+
+def _dotted(call: dict) -> str:
+    return f"{call['qualifier']}.{call['callee']}" if call["qualifier"] else call["callee"]
+
+
+def _bridge_detail(b: dict) -> str:
+    names = {"VF": "_VF bridge into the dispatcher", "variable_functions": "torch._C._VariableFunctions binding",
+             "c_namespace": f"torch._C.{b.get('namespace', '')} binding", "torch_ops": "torch.ops.aten operator",
+             "torch": "torch.* function bound from native_functions.yaml",
+             "tensor_method": "Tensor method bound from native_functions.yaml"}
+    return names.get(b["kind"], b["kind"])
+
+
+def _cpp_detail(d: dict) -> str:
+    head = {"impl_func": "TORCH_IMPL_FUNC", "meta_func": "TORCH_META_FUNC", "global_kernel": "__global__",
+            "precompute_meta_func": "TORCH_PRECOMPUTE_META_FUNC"}.get(d["kind"], d["kind"])
+    macro = f", expanded from {d['from_macro']}" if d.get("from_macro") else ""
+    return f"{head} {d['name']}{d.get('signature') or ''}{macro}"
+
+
+def _is_composite(con, entry: dict) -> bool:
+    keys = {r["dispatch_key"] for r in q.dispatch_rows(con, entry["id"])}
+    return "CompositeImplicitAutograd" in keys

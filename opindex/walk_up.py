@@ -1,0 +1,110 @@
+"""walk_up: build a Trace bottom-up, from a __global__ kernel, a kernel function or a stub up to the
+registrations, the stub's callers, the native functions whose kernels reach them, and their Python surfaces."""
+from __future__ import annotations
+
+from . import query as q
+from .trace import Hop
+from .walk import Walker, _cpp_detail
+
+MAX_CALLERS = 6
+MAX_BRIDGES = 8
+
+
+class UpWalker(Walker):
+    def global_kernel(self, k: dict, parent: Hop | None = None) -> Hop:
+        hop = self.add(parent, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
+                       _cpp_detail(k))
+        launches = q.launches_of(self.con, k["name"])
+        if not launches:
+            self.add(hop, "cuda", "note", f"no <<<>>> launch of {k['name']} found", absent=True)
+        for launch in launches[:MAX_CALLERS]:
+            lh = self.add(hop, "cuda", "launch", f"{launch['kernel']}<<<{launch['config'] or ''}>>>",
+                          launch["file"], launch["line"], f"launched in {launch['caller'] or 'file scope'}")
+            self.up_function(launch["caller"], launch["file"], lh, budget=4)
+        return hop
+
+    def function(self, d: dict, parent: Hop | None = None) -> Hop:
+        return self.up_function(d["qualified_name"], d["file"], parent, budget=4)
+
+    def up_function(self, qualified_name: str, file: str, parent: Hop | None, budget: int) -> Hop | None:
+        if not qualified_name or self.full():
+            return None
+        d = q.enclosing_definition(self.con, qualified_name, file)
+        if d is None:
+            return self.add(parent, "cpp", "note", f"{qualified_name} (no definition indexed)", file, None,
+                            absent=True)
+        key = (qualified_name, file)
+        hop = self.add(parent, "cpp", d["kind"], qualified_name, d["file"], d["line"], _cpp_detail(d))
+        if key in self.seen_cpp:
+            hop.detail = "(shown above)"
+            return hop
+        self.seen_cpp.add(key)
+        name = d["name"]
+        regs = q.kernels_registered_as(self.con, name)
+        rows = q.dispatch_rows_with_kernel(self.con, name)
+        for r in regs[:MAX_CALLERS]:
+            rh = self.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
+                          f"{r['macro']}({r['stub']}, {r['kernel']})")
+            self.stub_up(r["stub"], rh, budget - 1)
+        for r in rows[:MAX_CALLERS]:
+            dh = self.add(hop, "dispatch", r["dispatch_key"], f"{r['dispatch_key']}: {r['kernel']}", r["file"],
+                          r["line"], f"kernel of aten::{r['full_name']}")
+            self.native_up(r["native_function_id"], dh)
+        if not regs and not rows and budget > 0:
+            callers = [c for c in q.callers_of(self.con, name) if c["language"] in ("cpp", "cuda") and c["caller"]]
+            same = [c for c in callers if c["file"] == file] or callers
+            for c in same[:MAX_CALLERS]:
+                self.up_function(c["caller"], c["file"], hop, budget - 1)
+        return hop
+
+    def stub_up(self, stub: str, parent: Hop | None, budget: int) -> Hop:
+        hop = self.add(parent, "stub", "stub", stub)
+        if stub in self.seen_stub:
+            hop.detail = "(shown above)"
+            return hop
+        self.seen_stub.add(stub)
+        decl = q.stub_declarations(self.con, stub)
+        if decl:
+            hop.file, hop.line = decl[0]["file"], decl[0]["line"]
+            hop.detail = f"DECLARE_DISPATCH({decl[0]['fn_type'] or ''}, {stub})" if decl[0]["action"] == "declare" \
+                else f"DEFINE_DISPATCH({stub})"
+        if parent is None:  # started from the stub: show where it runs on each device
+            for r in q.registrations(self.con, stub, "all"):
+                self.add(hop, "registration", r["macro"], f"{r['device']}: {r['kernel'] or 'no kernel'}",
+                         r["file"], r["line"], f"{r['macro']}({stub}, {r['kernel'] or ''})")
+        callers = q.stub_callers(self.con, stub)
+        if not callers:
+            self.add(hop, "cpp", "note", f"no call of {stub} found", absent=True)
+        for c in callers[:MAX_CALLERS]:
+            ch = self.add(hop, "stub", "stub_call", f"{stub}({c['device_arg'] or ''}, ...)", c["file"], c["line"],
+                          f"called in {c['caller']}")
+            self.up_function(c["caller"], c["file"], ch, budget)
+        return hop
+
+    def native_up(self, native_function_id: int, parent: Hop) -> None:
+        entry = q.rows(self.con, "SELECT * FROM native_functions WHERE id = ?", (native_function_id,))[0]
+        hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
+                       entry["schema"])
+        if entry["id"] in self.seen_native:
+            hop.detail = "(shown above)"
+            return
+        self.seen_native.add(entry["id"])
+        targets = [entry] + q.delegating_entries(self.con, entry["full_name"])
+        for e in targets[1:]:
+            self.add(hop, "native", "structured_delegate", f"aten::{e['full_name']}", e["file"], e["line"],
+                     f"structured_delegate: {entry['full_name']}")
+        for e in targets:
+            self.python_surfaces(e, hop)
+
+    def python_surfaces(self, entry: dict, parent: Hop) -> None:
+        variants = entry["variants"]
+        ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
+        if "function" in variants:
+            self.add(parent, "python", "binding", f"{ns}.{entry['name']}", entry["file"], entry["line"],
+                     f"bound from variants: function of {entry['full_name']}")
+        if "method" in variants:
+            self.add(parent, "python", "binding", f"Tensor.{entry['name']}", entry["file"], entry["line"],
+                     f"bound from variants: method of {entry['full_name']}")
+        for b in q.bridges_to(self.con, entry["name"])[:MAX_BRIDGES]:
+            self.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"], b["line"],
+                     "Python caller")
