@@ -36,3 +36,24 @@ def text() -> str:
     for name in VIEWS:
         out.append(f"view {name}: {VIEW_DOCS.get(name, '')}")
     return "\n".join(out) + "\n"
+
+
+def update_readme(path: str) -> bool:
+    """Replace the README's generated schema section (between the markers); True when it changed."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    if BEGIN in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        new = head + markdown().rstrip("\n") + tail
+    else:
+        new = text.replace("SCHEMA_PLACEHOLDER", markdown().rstrip("\n"))
+    if new != text:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(new)
+    return new != text
+
+
+if __name__ == "__main__":  # python -m opindex.schema.doc README.md
+    import sys
+    print("updated" if update_readme(sys.argv[1] if len(sys.argv) > 1 else "README.md") else "unchanged")

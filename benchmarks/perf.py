@@ -1,0 +1,202 @@
+"""Build and query speed, side by side with the floor (tree-sitter parsing alone) and the baselines (ctags, rg, grep).
+
+    python benchmarks/perf.py CHECKOUT [--out benchmarks/results/perf.json] [--skip-baselines]
+
+Everything runs in one go on the same files and machine, so the ratios hold on a noisy machine. The checkout is
+changed for the one-file rebuild (a comment line appended to one .cu and one .py file) and restored after.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OPS = ["relu", "add", "mm", "nn.LSTM", "F.layer_norm", "F.softmax", "F.cross_entropy", "F.conv2d", "nn.Linear",
+       "F.gelu"]
+
+
+def run(cmd: list[str], env=None) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (KiB, the process and the workers it waited for) and stderr of one command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{err[-2000:]}")
+    return seconds, usage.ru_maxrss, err
+
+
+def floor(root: Path) -> tuple[float, int, int]:
+    """tree-sitter parsing every file the build indexes, one process, nothing else."""
+    import tree_sitter as ts
+    import tree_sitter_cpp
+    import tree_sitter_cuda
+    import tree_sitter_python
+    from opindex.build.checkout import resolve
+    from opindex.build.discover import discover
+    ck = resolve(str(root))
+    files = [s for s in discover(ck.root, ck.scope, ck.excludes) if s.language in ("python", "cpp", "cuda")]
+    parsers = {"python": ts.Parser(ts.Language(tree_sitter_python.language())),
+               "cpp": ts.Parser(ts.Language(tree_sitter_cpp.language())),
+               "cuda": ts.Parser(ts.Language(tree_sitter_cuda.language()))}
+    datas = [(s.language, (ck.root / s.path).read_bytes()) for s in files]  # read first: time parsing only
+    start = time.perf_counter()
+    for language, data in datas:
+        parsers[language].parse(data)
+    return time.perf_counter() - start, len(files), sum(len(d) for _, d in datas)
+
+
+def touch(path: Path, suffix: bytes) -> bytes:
+    original = path.read_bytes()
+    path.write_bytes(original + suffix)
+    return original
+
+
+def pick(root: Path, ext: str, under: str) -> Path:
+    for p in sorted((root / under).rglob(f"*{ext}")):
+        if p.is_file() and p.stat().st_size > 1000:
+            return p
+    raise SystemExit(f"no {ext} file under {under}")
+
+
+def trace_inprocess(db: Path, ops: list[str], repeat: int) -> dict:
+    from opindex.api import Index
+    times, ends = [], {}
+    with Index(db) as ix:
+        for name in ops:
+            for i in range(repeat):
+                start = time.perf_counter()
+                t = ix.trace(name)
+                times.append(time.perf_counter() - start)
+            ends[name] = [f"{h.layer}:{h.name}" for h in t.ends()][:4] or [t.message or "no device code reached"]
+    times.sort()
+    return {"p50_ms": 1000 * statistics.median(times), "p95_ms": 1000 * times[int(0.95 * (len(times) - 1))],
+            "ends": ends}
+
+
+def grep_sequence(root: Path, op: str, tool: str) -> list[list[str]]:
+    """The seed document's greps for one op (Python, YAML, C++, registrations, CUDA, autograd)."""
+    name = op.split(".")[-1]
+    low = name.lower()
+    rec = ["rg", "-n"] if tool == "rg" else ["grep", "-rn"]
+    one = ["rg", "-n"] if tool == "rg" else ["grep", "-n"]
+    nf = "aten/src/ATen/native/native_functions.yaml"
+    return [rec + [f"class {name}", "torch/nn/modules/"], one + [f"def {low}", "torch/nn/functional.py"],
+            one + [f"func:.*{low}", nf], rec + [f"{low}\\b", "aten/src/ATen/native/"],
+            rec + [f"REGISTER_DISPATCH.*{low}", "aten/src/ATen/native/"],
+            rec + [f"__global__.*{low}", "aten/src/ATen/native/cuda/"],
+            rec + [f"cudnn.*{low}", "aten/src/ATen/native/cudnn/"],
+            one + [f"name:.*{low}", "tools/autograd/derivatives.yaml"]]
+
+
+def time_greps(root: Path, tool: str) -> float:
+    if shutil.which(tool) is None:
+        return float("nan")
+    start = time.perf_counter()
+    for op in OPS:
+        for cmd in grep_sequence(root, op, tool):
+            subprocess.run(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def ctags(root: Path, scope: tuple[str, ...], out: Path) -> float:
+    if shutil.which("ctags") is None:
+        return float("nan")
+    folders = [s for s in scope if (root / s).exists()]
+    start = time.perf_counter()
+    subprocess.run(["ctags", "-R", "-f", str(out), "--exclude=third_party", "--exclude=build", *folders], cwd=root,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkout")
+    ap.add_argument("--out", default="benchmarks/results/perf.json")
+    ap.add_argument("--repeat", type=int, default=10, help="in-process traces per op")
+    ap.add_argument("--skip-baselines", action="store_true")
+    args = ap.parse_args()
+    root = Path(args.checkout).resolve()
+    work = Path(tempfile.mkdtemp(prefix="opindex-perf-"))
+    opindex = [sys.executable, "-m", "opindex"]
+    res: dict = {"checkout": str(root), "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count()}
+
+    res["floor_s"], res["files"], res["bytes"] = floor(root)
+    for jobs in (1, 2):
+        db = work / f"cold{jobs}.sqlite"
+        res[f"cold_jobs{jobs}_s"], res[f"cold_jobs{jobs}_rss_kib"], _ = run(
+            opindex + ["build", str(root), "--db", str(db), "--jobs", str(jobs), "-q"])
+    db = work / "cold2.sqlite"
+    res["rebuild_nochange_s"], _, _ = run(opindex + ["build", str(root), "--db", str(db), "-q"])
+    cu, py = pick(root, ".cu", "aten"), pick(root, ".py", "torch/nn")
+    originals = {cu: touch(cu, b"\n// opindex benchmark\n"), py: touch(py, b"\n# opindex benchmark\n")}
+    try:
+        res["rebuild_two_files_s"], _, _ = run(opindex + ["build", str(root), "--db", str(db), "-q"])
+    finally:
+        for path, data in originals.items():
+            path.write_bytes(data)
+    run(opindex + ["build", str(root), "--db", str(db), "-q"])  # back to the checkout as it is
+    res["db_mib"] = db.stat().st_size / 2**20
+    from opindex.api import Index
+    with Index(db) as ix:
+        res["rows"] = {r["what"][5:-1]: r["value"] for r in ix.stats() if r["what"].startswith("rows[")}
+
+    res["trace"] = trace_inprocess(db, OPS, args.repeat)
+    cli = [run(opindex + ["trace", op, "--db", str(db), "--context", "0"])[0] for op in OPS]
+    res["trace_cli_p50_s"] = statistics.median(cli)
+    res["trace_cli_max_s"] = max(cli)
+    res["help_s"] = statistics.median(run(opindex + ["--help"])[0] for _ in range(5))
+
+    if not args.skip_baselines:
+        from opindex.build.discover import DEFAULT_SCOPE
+        res["ctags_s"] = ctags(root, DEFAULT_SCOPE, work / "tags")
+        res["rg_ten_ops_s"] = time_greps(root, "rg")
+        res["grep_ten_ops_s"] = time_greps(root, "grep")
+    shutil.rmtree(work, ignore_errors=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(res, indent=2))
+    print(table(res))
+
+
+def table(r: dict) -> str:
+    f = r["floor_s"]
+    rows = [
+        ("tree-sitter parse floor (1 process)", f"{f:.1f} s", "1.00x", f"{r['files']} files, "
+         f"{r['bytes'] / 2**20:.0f} MB"),
+        ("opindex build cold --jobs 1", f"{r['cold_jobs1_s']:.1f} s", f"{r['cold_jobs1_s'] / f:.2f}x",
+         f"peak RSS {r['cold_jobs1_rss_kib'] / 1024:.0f} MB"),
+        ("opindex build cold --jobs 2", f"{r['cold_jobs2_s']:.1f} s", f"{r['cold_jobs2_s'] / f:.2f}x",
+         f"peak RSS {r['cold_jobs2_rss_kib'] / 1024:.0f} MB (target <= 1.5x)"),
+        ("rebuild, nothing changed", f"{r['rebuild_nochange_s']:.2f} s", "", "target <= 2 s"),
+        ("rebuild, one .cu + one .py changed", f"{r['rebuild_two_files_s']:.2f} s", "", "target <= 3 s"),
+        ("trace in-process p50 / p95", f"{r['trace']['p50_ms']:.0f} / {r['trace']['p95_ms']:.0f} ms", "",
+         "target p50 <= 50 ms"),
+        ("trace as a CLI process (p50 / max)", f"{r['trace_cli_p50_s']:.2f} / {r['trace_cli_max_s']:.2f} s", "",
+         "target <= 0.6 s"),
+        ("opindex --help", f"{r['help_s']:.2f} s", "", "target <= 0.3 s"),
+        ("database size", f"{r['db_mib']:.0f} MB", "", "target <= 250 MB"),
+    ]
+    if "ctags_s" in r:
+        rows += [("universal-ctags -R (same folders)", f"{r['ctags_s']:.1f} s", f"{r['ctags_s'] / f:.2f}x", ""),
+                 ("seed greps for 10 ops, rg", f"{r['rg_ten_ops_s']:.1f} s", "", "80 commands"),
+                 ("seed greps for 10 ops, grep -rn", f"{r['grep_ten_ops_s']:.1f} s", "", "80 commands")]
+    w = [max(len(x[i]) for x in rows) for i in range(4)]
+    out = [f"checkout {r['checkout']}  ({r['date']}, {r['cpus']} CPUs)", ""]
+    out += ["  ".join(c.ljust(w[i]) for i, c in enumerate(row)).rstrip() for row in rows]
+    out += ["", "rows: " + ", ".join(f"{k} {v}" for k, v in r["rows"].items())]
+    out += ["", "trace ends:"] + [f"  {k}: {', '.join(v)}" for k, v in r["trace"]["ends"].items()]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()
