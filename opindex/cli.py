@@ -113,6 +113,8 @@ def _summary(report, err) -> None:
     rows = ", ".join(f"{k} {v}" for k, v in report.rows.items() if k not in ("meta", "checkouts"))
     err(f"rows:     {rows}")
     err(f"PyTorch:  {report.pytorch_version or 'version unknown'}")
+    if report.absent:
+        err(f"absent:   {', '.join(report.absent)} (traces stop where these would be)")
     err(f"done in {report.seconds:.1f} s")
 
 

@@ -34,6 +34,24 @@ class BuildReport:
     up_to_date: bool = False
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)  # layers this checkout lacks
+
+
+def absent_layers(sources: list[SourceFile]) -> list[str]:
+    """What a trace cannot reach here (an installed wheel ships headers, no .cpp/.cu)."""
+    exts = {os.path.splitext(s.path)[1] for s in sources}
+    names = {os.path.basename(s.path) for s in sources}
+    out = []
+    if not exts & {".cpp", ".cc", ".cxx", ".c"}:
+        out.append("C++ sources (.cpp)")
+    if not exts & {".cu", ".cuh"}:
+        out.append("CUDA sources (.cu)")
+    if not exts & {".py"}:
+        out.append("Python sources (.py)")
+    for registry in ("native_functions.yaml", "derivatives.yaml"):
+        if registry not in names:
+            out.append(registry)
+    return out
 
 
 def _lock(db: Path):
@@ -122,6 +140,7 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, log=print, progres
             raise OpindexError(f"{ck.root}: nothing to index under {', '.join(ck.scope)} "
                                f"(is this a PyTorch checkout?)")
         report.files_by_layer = dict(Counter(s.layer for s in sources))
+        report.absent = absent_layers(sources)
         previous = _previous(db, ck)
         tasks, same = _plan(sources, previous)
         removed = sorted(set(previous or ()) - {s.path for s in sources})
@@ -131,19 +150,29 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, log=print, progres
             report.rows = _row_counts(db)
             report.seconds = time.monotonic() - start
             return report
-        writer = Writer(db, base=db if previous is not None else None)
+        try:
+            writer = Writer(db, base=db if previous is not None else None)
+        except (sqlite3.Error, OSError) as exc:
+            raise OpindexError(f"{db.parent}: cannot write the index there ({_reason(exc)})") from None
         try:
             writer.forget(removed)
             _load(writer, ck.root, tasks, jobs, report, progress, warn)
             report.rows = writer.counts()
-            writer.finish(_checkout_row(ck, version), _meta(ck, version, start))
-        except BaseException:
+            writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent))
+        except BaseException as exc:
             writer.abort()
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise OpindexError(f"{db}: the build could not be written ({_reason(exc)}); "
+                                   f"the previous index is unchanged") from None
             raise
     finally:
         lock.close()
     report.seconds = time.monotonic() - start
     return report
+
+
+def _reason(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def _plan(sources, previous):
@@ -213,10 +242,11 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-def _meta(ck: co.Checkout, version: str | None, start: float) -> dict[str, str]:
+def _meta(ck: co.Checkout, version: str | None, start: float, absent: list[str]) -> dict[str, str]:
     meta = {"checkout_root": str(ck.root), "checkout_kind": ck.kind, "pytorch_version": version or "",
             "git_commit": co.git_commit(ck.root) or "", "built_at": _now(),
             "build_seconds": f"{time.monotonic() - start:.2f}", "opindex_version": __version__,
             "schema_version": schema.SCHEMA_VERSION, "scope": _scope_text(ck),
-            "installed_torch_version": co.installed_torch_version() or ""}
+            "installed_torch_version": co.installed_torch_version() or "",
+            "absent_layers": ", ".join(absent)}
     return meta

@@ -72,6 +72,8 @@ class Writer:
                          (self._old_max["files"],))
 
     def add_file(self, src, sha1: str, parse_errors: int, message: str | None) -> None:
+        if not self.fresh:  # the old row goes now (paths are unique); its facts go in forget()
+            self.con.execute("DELETE FROM files WHERE path = ? AND id <= ?", (src.path, self._old_max["files"]))
         self.con.execute(
             "INSERT INTO files (id, checkout_id, path, language, layer, module, size, mtime_ns, sha1, parse_errors,"
             " message) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
