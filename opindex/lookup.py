@@ -57,6 +57,8 @@ def _python(con, name: str) -> list[Target]:
         if sym:
             kind = "python_class" if sym[0]["kind"] == "class" else "python_function"
             out.append(Target(kind, r.qualified_name, sym[0]))
+    if any(t.kind == "python_binding" for t in out):  # a .pyi signature is the binding, not a wrapper
+        out = [t for t in out if t.kind == "python_binding" or not t.obj["file"].endswith(".pyi")]
     return _dedupe(out)
 
 
@@ -119,6 +121,9 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
         t.message = f"{name!r} is ambiguous; name one of the candidates"
         return t
     walker = (UpWalker if bottom_up else Walker)(con, t, backward=backward)
+    if all(x.kind == "python_binding" for x in targets):
+        _walk_binding(walker, name, [x.obj for x in targets])
+        return t
     for target in targets:
         if bottom_up:
             _walk_up(walker, target)
@@ -144,13 +149,7 @@ def _walk_down(w, target: Target, name: str) -> None:
     if target.kind == "native":
         hop = w.native(target.obj, None)
         _tail(w, target.obj, hop)
-    elif target.kind == "python_binding":
-        entry = target.obj
-        hop = w.add(None, "python", "binding", name, entry["file"], entry["line"],
-                    f"no Python wrapper: bound from variants: {entry['variants']} of {entry['full_name']}")
-        for e in _overloads(w.con, entry):
-            nh = w.native(e, hop)
-            _tail(w, e, nh)
+        w.surfaces(target.obj, hop)
     elif target.kind == "python_class":
         hop = w.python_class(target.obj, None, target.label)
         _tails_below(w, hop)
@@ -165,17 +164,23 @@ def _walk_down(w, target: Target, name: str) -> None:
                   f"{r['dispatch_key']} kernel of {entry['full_name']}")
 
 
-def _overloads(con, entry: dict) -> list[dict]:
-    """torch.add reaches every non-out overload that binds it (add.Tensor, add.Scalar)."""
-    variant = "method" if entry["variants"] == "method" else "function"
-    same = [e for e in q.native_by_name(con, entry["name"]) if variant in e["variants"] and not e["is_out"]]
-    return same[:4] or [entry]
+def _walk_binding(w, name: str, entries: list[dict]) -> None:
+    """torch.add / Tensor.add_: no Python def; every non-out overload the variants bind is walked."""
+    entries = [e for e in entries if not e["is_out"]] or entries
+    first = entries[0]
+    variants = sorted({v.strip() for e in entries for v in e["variants"].split(",")})
+    hop = w.add(None, "python", "binding", name, first["file"], first["line"],
+                f"no Python wrapper: bound from variants: {', '.join(variants)} of "
+                f"{', '.join(e['full_name'] for e in entries)}")
+    for e in entries[:4]:
+        nh = w.native(e, hop)
+        _tail(w, e, nh)
 
 
 def _tails_below(w, hop) -> None:
     """Backward, decompositions and codegen of the ops a Python surface reaches directly."""
     for h in list(w.trace.hops):
-        if h.layer == "native" and h.kind == "entry" and _bridge_parent(w, h):
+        if h.layer == "native" and h.kind == "entry" and _bridge_parent(w, h) and h.detail != "(shown above)":
             entry = q.native_by_full_name(w.con, h.name.removeprefix("aten::"))
             if entry:
                 _tail(w, entry[0], h)

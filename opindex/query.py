@@ -66,7 +66,11 @@ def rows_for_device(dispatch: list[dict], device: str) -> list[dict]:
 
 
 def derivatives_of(con, native: dict) -> list[dict]:
+    """The derivatives.yaml entry of an op; an in-place op (add_.Tensor) uses its functional's (add.Tensor)."""
     found = rows(con, "SELECT * FROM derivatives WHERE full_name = ?", (native["full_name"],))
+    if not found and native["name"].endswith("_") and not native["name"].endswith("__"):
+        functional = native["name"][:-1] + (f".{native['overload']}" if native["overload"] else "")
+        found = rows(con, "SELECT * FROM derivatives WHERE full_name = ?", (functional,))
     return found
 
 
@@ -171,8 +175,9 @@ def decompositions_of(con, op: str) -> list[dict]:
 
 
 def codegen_files(con, names: tuple[str, ...]) -> list[dict]:
-    """Generator scripts and templates by file name (layouts move between releases; names are stable)."""
-    found = rows(con, "SELECT path, layer FROM files WHERE layer IN ('codegen', 'python') AND ("
-                      + " OR ".join("path LIKE ?" for _ in names) + ") ORDER BY path",
-                 tuple(f"%/{n}" for n in names))
-    return found
+    """Generator scripts (under torchgen/ or tools/) and templates, by file name: layouts move between releases,
+    these names do not."""
+    return rows(con, "SELECT path, layer FROM files WHERE (layer = 'codegen' OR (layer = 'python' AND "
+                     "(path LIKE 'torchgen/%' OR path LIKE 'tools/%'))) AND ("
+                     + " OR ".join("path LIKE ?" for _ in names) + ") ORDER BY layer, path",
+                tuple(f"%/{n}" for n in names))

@@ -66,8 +66,11 @@ class Walker:
     def python_body(self, fn: dict, parent: Hop, python_depth: int) -> None:
         bridges = q.rows(self.con, "SELECT * FROM python_bridges WHERE caller = ? AND file = ? ORDER BY line",
                          (fn["qualified_name"], fn["file"]))
+        seen = set()
         for b in bridges:
-            self.bridge(b, parent)
+            if (b["line"], b["op"], b["overload"]) not in seen:
+                seen.add((b["line"], b["op"], b["overload"]))
+                self.bridge(b, parent)
         if python_depth <= 0:
             return
         module = fn["qualified_name"].rsplit(".", 1)[0]
@@ -103,18 +106,19 @@ class Walker:
             hop.detail = "(shown above)"
             return hop
         self.seen_native.add(entry["id"])
-        target = entry
-        if entry["structured_delegate"]:
-            found = q.native_by_full_name(self.con, entry["structured_delegate"])
-            if not found:
-                self.add(hop, "native", "note", f"structured_delegate {entry['structured_delegate']} not found",
-                         absent=True)
-                return hop
-            target = found[0]
-            hop = self.add(hop, "native", "structured_delegate", f"aten::{target['full_name']}", target["file"],
-                           target["line"], f"structured_delegate: {target['full_name']} holds the kernels")
-            self.seen_native.add(target["id"])
-        self.dispatch(target, hop, depth)
+        if not entry["structured_delegate"]:
+            self.dispatch(entry, hop, depth)
+            return hop
+        found = q.native_by_full_name(self.con, entry["structured_delegate"])
+        if not found:
+            self.add(hop, "native", "note", f"structured_delegate {entry['structured_delegate']} not found",
+                     absent=True)
+            return hop
+        target = found[0]
+        delegate = self.add(hop, "native", "structured_delegate", f"aten::{target['full_name']}", target["file"],
+                            target["line"], f"structured_delegate: {target['full_name']} holds the kernels")
+        self.seen_native.add(target["id"])
+        self.dispatch(target, delegate, depth)
         return hop
 
     def dispatch(self, entry: dict, parent: Hop, depth: int) -> None:
@@ -321,7 +325,7 @@ class Walker:
     def codegen(self, entry: dict, parent: Hop) -> None:
         """Where the op's generated bindings come from (read these instead of building PyTorch)."""
         variants = entry["variants"]
-        names = ["native_functions.py", "register_dispatch_key.py", "gen.py"]
+        names = ["native_functions.py", "register_dispatch_key.py", "gen.py", "RegisterDispatchKey.cpp"]
         if "method" in variants:
             names.append("python_variable_methods.cpp")
         if "function" in variants:
@@ -331,9 +335,29 @@ class Walker:
             names += ["VariableType.cpp", "Functions.cpp", "gen_variable_type.py"]
         if entry["ufunc_inner_loop"]:
             names.append("ufunc.py")
-        for f in q.codegen_files(self.con, tuple(names)):
+        found = q.codegen_files(self.con, tuple(names))
+        if not found:
+            return
+        head = self.add(parent, "codegen", "bindings", f"generated bindings of {entry['full_name']}",
+                        detail="read these instead of building: the generators and the templates they fill")
+        for f in found:
             what = "template" if f["layer"] == "codegen" else "generator"
-            self.add(parent, "codegen", what, f["path"], f["path"], 1, f"{what} for {entry['full_name']}")
+            self.add(head, "codegen", what, f["path"], f["path"], 1, f"{what} for {entry['full_name']}")
+
+    def surfaces(self, entry: dict, parent: Hop) -> None:
+        """The Python code that reaches this op directly, and the bindings its variants create."""
+        bridges = [b for b in q.bridges_to(self.con, entry["name"])
+                   if entry in bridged_entries(self.con, b) or b["kind"] == "torch_ops"][:6]
+        ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
+        bound = [f"{ns}.{entry['name']}"] * ("function" in entry["variants"]) + \
+            [f"Tensor.{entry['name']}"] * ("method" in entry["variants"])
+        if not bridges and not bound:
+            return
+        head = self.add(parent, "python", "surfaces", f"Python surfaces of {entry['full_name']}",
+                        detail=f"bound as {', '.join(bound)}" if bound else "")
+        for b in bridges:
+            self.add(head, "python", "caller", f"{b['caller'] or b['file']} -> {b['text']}", b["file"], b["line"],
+                     _bridge_detail(b))
 
 
 # -- helpers --------------------------------------------------------------------------------------------------------
@@ -382,13 +406,14 @@ def follow_python(con, module: str | None, qualifier: str, callee: str, limit: i
     full = (imp[0]["target"] + ("." + rest if rest else "")) if imp else (
         dotted if head in ("torch",) else f"{module}.{dotted}")
     for _ in range(limit):
-        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
-                            "AND kind IN ('function', 'method') ORDER BY file LIKE '%.pyi', line LIMIT 1", (full,))
-        if found:
-            return "def", found[0]
-        binding = _c_binding(full)
+        binding = _c_binding(full)  # before defs: a .pyi signature of a C binding is not Python code
         if binding:
             return "bridge", binding
+        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
+                            "AND kind IN ('function', 'method') AND file NOT LIKE '%.pyi' ORDER BY line LIMIT 1",
+                       (full,))
+        if found:
+            return "def", found[0]
         parent, _, last = full.rpartition(".")
         alias = q.rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = ? AND kind != 'all' "
                             "LIMIT 1", (parent, last))

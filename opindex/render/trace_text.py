@@ -32,14 +32,20 @@ def _path(t: Trace, hop: Hop) -> list[Hop]:
     return path[::-1]
 
 
+_TAIL_LAYERS = ("backward", "decomposition", "codegen")
+
+
 def main_chain(t: Trace) -> list[Hop]:
-    """Root to the deepest device end (launch/library call), else to the deepest hop."""
-    ends = t.ends() if t.direction == "down" else [h for h in t.hops if h.layer in ("python", "bridge")]
-    pool = ends or [h for h in t.hops if not h.absent] or t.hops
-    best = max(pool, key=lambda h: (len(_path(t, h)), -h.id)) if t.direction == "down" and not ends else pool[0]
-    if ends and t.direction == "down":
-        best = ends[0]
-    return [h for h in _path(t, best) if h.kind not in ("calls_op",) or True]
+    """Root to the first device end (launch/library call) top-down, or to the first Python surface bottom-up;
+    without one, to the deepest hop on the forward path (backward/decomposition/codegen are side branches)."""
+    if t.direction == "down":
+        ends = t.ends()
+    else:
+        ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
+    if ends:
+        return _path(t, ends[0])
+    pool = [h for h in t.hops if not h.absent and h.layer not in _TAIL_LAYERS] or t.hops
+    return _path(t, max(pool, key=lambda h: (len(_path(t, h)), -h.id)))
 
 
 def flow(t: Trace) -> list[str]:
@@ -71,7 +77,7 @@ def tree(t: Trace) -> list[str]:
     def walk(hop: Hop, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")
         mark = "✗ " if hop.absent else ""
-        where = f"  {_where(hop)}" if _where(hop) else ""
+        where = f"  {_where(hop)}" if _where(hop) and hop.name != hop.file else ""
         out.append(f"  {prefix}{branch}{mark}[{hop.layer}] {hop.name}{where}")
         kids = t.children(hop.id)
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")

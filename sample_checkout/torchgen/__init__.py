@@ -1,0 +1,1 @@
+"""opindex sample: the code generator package."""
