@@ -84,23 +84,29 @@ def ufunc_loops(con, native_function_id: int) -> list[dict]:
 
 
 # -- C++ ----------------------------------------------------------------------------------------------------
-def cpp_definitions(con, kernel: str, prefer_layer: str | None = None) -> list[dict]:
-    """Definitions a YAML kernel name (or C++ name) refers to, best first.
+KERNEL_KINDS = ("function", "impl_func")  # what a dispatch row can name: free functions, TORCH_IMPL_FUNC
 
-    `at::native::foo` matches qualified names; a bare name matches symbols.name. Ranking prefers at::native,
-    ATen's native/ folder, and the layer asked for (cuda for a CUDA kernel)."""
-    params = (kernel, kernel) if "::" in kernel else (kernel, "")
+
+def cpp_definitions(con, kernel: str, prefer_layer: str | None = None) -> list[dict]:
+    """Definitions a YAML kernel name refers to, best first.
+
+    `at::native::foo` matches qualified names; a bare name matches symbols.name. Kernels are free functions or
+    TORCH_IMPL_FUNCs (never methods such as Vectorized::relu); at::native and ATen's native/ folder come first,
+    then the layer asked for (cuda for a CUDA kernel); tests and vectorization headers only as a last resort."""
+    bare = kernel.split("::")[-1]
     found = rows(con, f"""
         SELECT s.*, f.layer FROM symbols s JOIN files f ON f.path = s.file AND f.checkout_id = s.checkout_id
-        WHERE (s.qualified_name = ? OR s.name = ?) AND s.language IN ('cpp', 'cuda')
-          AND s.kind IN ({','.join('?' * len(DEFINITION_KINDS))})""", params + DEFINITION_KINDS)
+        WHERE s.name = ? AND s.language IN ('cpp', 'cuda') AND s.kind IN {KERNEL_KINDS}""", (bare,))
+    if "::" in kernel:
+        found = [s for s in found if s["qualified_name"] == kernel] or found
+    native = [s for s in found if "::native" in s["scope"] or "/native/" in s["file"]]
+    found = native or [s for s in found if "/test/" not in s["file"] and "/vec" not in s["file"]]
 
     def rank(s):
-        return (0 if s["qualified_name"] in (f"at::native::{kernel}", kernel) else 1,
+        return (0 if s["qualified_name"] == f"at::native::{bare}" else 1,
                 0 if s["kind"] == "impl_func" else 1,
                 0 if prefer_layer and s["layer"] == prefer_layer else 1,
-                0 if "/native/" in s["file"] else 1,
-                1 if "/quantized/" in s["file"] or "/vec" in s["file"] else 0,
+                1 if "/quantized/" in s["file"] or "/sparse/" in s["file"] else 0,
                 s["file"], s["line"])
     return sorted(found, key=rank)
 

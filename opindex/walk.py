@@ -10,7 +10,6 @@ import re
 from . import query as q
 from .trace import Hop, Trace
 
-MAX_DEFINITIONS = 2  # C++ definitions shown per kernel name
 MAX_OVERLOADS = 4  # native entries shown per bridged name
 LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for launches/stubs/op calls
 MAX_HOPS = 400
@@ -161,9 +160,10 @@ class Walker:
         if not defs:
             self.add(parent, "cpp", "note", f"no C++ definition of {kernel} in this checkout", absent=True)
             return
-        best = [d for d in defs if d["qualified_name"] == defs[0]["qualified_name"]][:MAX_DEFINITIONS]
-        for d in best:
-            self.cpp(d, parent, depth, LOCAL_DEPTH)
+        hop = self.cpp(defs[0], parent, depth, LOCAL_DEPTH)
+        if len(defs) > 1 and hop is not None:
+            others = ", ".join(f"{d['file']}:{d['line']}" for d in defs[1:4])
+            hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(defs) > 4 else ''})"
 
     def cpp(self, d: dict, parent: Hop, depth: int, local_depth: int, kind: str | None = None) -> Hop | None:
         key = (d["qualified_name"], d["file"])
@@ -193,7 +193,12 @@ class Walker:
         self.calls(d, hop, depth, local_depth)
 
     def calls(self, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
-        seen_ops: set[str] = set()
+        # A launcher (gpu_kernel, launch_vectorized_kernel) is where device code starts: its own body is
+        # TensorIterator machinery shared by every op, so it is shown as the launch and not walked into.
+        launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"])
+        if any(r["kind"] == "tensor_iterator" for r in launches):
+            local_depth = 0  # device code reached through TensorIterator: the rest is shared launch machinery
+        seen_ops: set[str] = {r["kernel"] for r in launches}
         for call in q.calls_in(self.con, d["qualified_name"], d["file"]):
             if self.full():
                 return
@@ -347,7 +352,12 @@ class Walker:
     def surfaces(self, entry: dict, parent: Hop) -> None:
         """The Python code that reaches this op directly, and the bindings its variants create."""
         bridges = [b for b in q.bridges_to(self.con, entry["name"])
-                   if entry in bridged_entries(self.con, b) or b["kind"] == "torch_ops"][:6]
+                   if entry in bridged_entries(self.con, b) or b["kind"] == "torch_ops"]
+        # The public surfaces first (torch/nn), then the rest; a method call on a name is only a guess
+        bridges.sort(key=lambda b: (not b["file"].startswith("torch/nn/"), b["kind"] == "tensor_method",
+                                    b["file"].startswith(("functorch/benchmarks", "torch/testing")), b["file"]))
+        unique = {(b["caller"], b["text"]): b for b in reversed(bridges)}
+        bridges = [b for b in bridges if unique[(b["caller"], b["text"])] is b][:6]
         ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
         bound = [f"{ns}.{entry['name']}"] * ("function" in entry["variants"]) + \
             [f"Tensor.{entry['name']}"] * ("method" in entry["variants"])
