@@ -137,4 +137,4 @@ def test_installed_build_reports_missing_layers(tmp_path):
     assert report.checkout.root == installed_torch_root().resolve()
     assert report.rows["native_functions"] > 2000
     assert report.rows["derivatives"] > 500
-    assert report.absent == ["C++ sources (.cpp)", "CUDA sources (.cu)"]
+    assert report.absent == ["ATen C++ sources (native/*.cpp)", "ATen CUDA sources (native/**/*.cu)"]

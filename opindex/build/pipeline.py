@@ -38,19 +38,17 @@ class BuildReport:
 
 
 def absent_layers(sources: list[SourceFile]) -> list[str]:
-    """What a trace cannot reach here (an installed wheel ships headers, no .cpp/.cu)."""
-    exts = {os.path.splitext(s.path)[1] for s in sources}
+    """What a trace cannot reach here: an installed wheel ships headers, not ATen's .cpp/.cu kernels."""
+    native = {os.path.splitext(s.path)[1] for s in sources if "/native/" in s.path}
     names = {os.path.basename(s.path) for s in sources}
     out = []
-    if not exts & {".cpp", ".cc", ".cxx", ".c"}:
-        out.append("C++ sources (.cpp)")
-    if not exts & {".cu", ".cuh"}:
-        out.append("CUDA sources (.cu)")
-    if not exts & {".py"}:
+    if not native & {".cpp", ".cc", ".cxx"}:
+        out.append("ATen C++ sources (native/*.cpp)")
+    if not native & {".cu", ".cuh"}:
+        out.append("ATen CUDA sources (native/**/*.cu)")
+    if not any(s.path.endswith(".py") for s in sources):
         out.append("Python sources (.py)")
-    for registry in ("native_functions.yaml", "derivatives.yaml"):
-        if registry not in names:
-            out.append(registry)
+    out += [registry for registry in ("native_functions.yaml", "derivatives.yaml") if registry not in names]
     return out
 
 
