@@ -15,6 +15,9 @@ LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for
 MAX_HOPS = 400
 # Hops that make a followed C++ helper worth showing.
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
+_DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
+MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
+MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
 _NOT_OPS = {"empty", "empty_like", "zeros", "ones", "scalar_tensor", "tensor"}  # allocation, not the algorithm
 
 
@@ -25,6 +28,8 @@ class Walker:
         self.seen_native: set[int] = set()
         self.seen_cpp: set[tuple[str, str]] = set()
         self.seen_stub: set[str] = set()
+        self.nest = 0
+        self.unexpanded: dict[int, int] = {}
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
@@ -91,6 +96,9 @@ class Walker:
     def bridge(self, b: dict, parent: Hop) -> None:
         hop = self.add(parent, "bridge", b["kind"], b["text"], b["file"], b["line"], _bridge_detail(b))
         entries = bridged_entries(self.con, b)
+        if not entries and b["kind"] == "tensor_method":
+            del self.trace.hops[hop.id:]  # x.dim(), x.size(): a method of the Python object, not an op
+            return
         if not entries:
             self.add(hop, "native", "note", f"no native_functions.yaml entry named {b['op']}", absent=True)
         for entry in entries[:MAX_OVERLOADS]:
@@ -218,13 +226,39 @@ class Walker:
                 self.local_call(call, d, hop, depth, local_depth)
 
     def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int) -> None:
+        """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
+        code; a composite callee does not use up --depth (its work is in the ops it calls)."""
+        if depth <= 0 or self.nest >= MAX_NEST:
+            if self.unexpanded.get(hop.id, 0) < MAX_UNEXPANDED:
+                self.unexpanded[hop.id] = self.unexpanded.get(hop.id, 0) + 1
+                self.add(hop, "native", "calls_op", f"at::{call['callee']}", call["file"], call["line"],
+                         f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (raise --depth to follow)")
+            return
+        mark, saved = len(self.trace.hops), self._snapshot()
         head = self.add(hop, "native", "calls_op", f"at::{call['callee']}", call["file"], call["line"],
                         f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer")
-        if depth <= 0:
-            head.detail += " (raise --depth to follow)"
-            return
-        for e in entries[:2]:
-            self.native(e, head, depth - 1)
+        self.nest += 1
+        try:
+            for e in entries[:2]:
+                self.native(e, head, depth if self.composite(e) else depth - 1)
+        finally:
+            self.nest -= 1
+        if not self._prune(mark, keep_if=_DEVICE_LAYERS):
+            self._restore(saved)
+
+    def composite(self, entry: dict) -> bool:
+        """True when `device` runs this op through a Composite* kernel (no kernel of the device's own)."""
+        if entry["structured_delegate"]:
+            found = q.native_by_full_name(self.con, entry["structured_delegate"])
+            entry = found[0] if found else entry
+        rows = q.rows_for_device(q.dispatch_rows(self.con, entry["id"]), self.device)
+        return bool(rows) and all(r["dispatch_key"] in q.COMPOSITE_KEYS for r in rows)
+
+    def _snapshot(self):
+        return set(self.seen_native), set(self.seen_cpp), set(self.seen_stub)
+
+    def _restore(self, saved) -> None:
+        self.seen_native, self.seen_cpp, self.seen_stub = (set(x) for x in saved)
 
     def local_call(self, call: dict, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
         """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): shown only if it leads on."""
