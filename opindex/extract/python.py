@@ -1,8 +1,406 @@
-"""Python extraction (placeholder until the Python layer lands)."""
+"""Python extraction: one .py/.pyi file -> symbols, calls, class_bases, module_state, python_imports,
+python_bridges and decompositions rows.
+
+The patterns live in queries/python-*.scm (one compiled Query, run once per file by a QueryCursor in C). Each
+pattern ends with a role capture (@def, @call, @import ...); this module groups the matches by role and turns them
+into rows. Nesting comes from byte ranges, not recursion: scopes (class and def bodies) are sorted by start, each
+knows its parent, and the innermost scope of any position is a bisect plus a short walk up the parents.
+Bad input never raises: ERROR/MISSING nodes are counted, and facts that start inside an ERROR node are dropped.
+"""
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+from collections import defaultdict
+from pathlib import Path
+
+import tree_sitter as ts
+import tree_sitter_python as tsp
+
+from ..schema import FACT_COLUMNS
 from . import FileFacts
+from .python_rules import (absolute_import, aten_op, classify, collapse, is_dotted, is_tensor_method_name,
+                           normalize, package_of, string_value)
+
+QUERIES = Path(__file__).with_name("queries")
+LANGUAGE = "python"
+
+# Tuples below are built in these orders; a schema change that moves a column must fail here, not corrupt rows.
+_EXPECTED = {
+    "symbols": ("file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope", "signature",
+                "is_template", "from_macro"),
+    "calls": ("file", "line", "language", "caller", "callee", "qualifier", "is_method"),
+    "class_bases": ("file", "line", "class_name", "base", "position"),
+    "module_state": ("file", "line", "class_name", "name", "kind"),
+    "python_imports": ("file", "line", "module", "name", "target", "kind"),
+    "python_bridges": ("file", "line", "caller", "kind", "namespace", "op", "overload", "text"),
+    "decompositions": ("file", "line", "op", "overload", "kind", "function"),
+}
+assert all(FACT_COLUMNS[t] == cols for t, cols in _EXPECTED.items()), "python extractor: schema columns moved"
+
+_ROLE = re.compile(r"@([A-Za-z_]\w*)")
+_loaded: tuple | None = None
+
+
+def _setup():
+    """The language, parser and compiled queries: built once per process."""
+    global _loaded
+    if _loaded is None:
+        lang = ts.Language(tsp.language())
+        source = "\n".join(p.read_text() for p in sorted(QUERIES.glob("python-*.scm")))
+        query = ts.Query(lang, source)
+        raw = source.encode()
+        roles = [_role(raw[query.start_byte_for_pattern(i):query.end_byte_for_pattern(i)].decode())
+                 for i in range(query.pattern_count)]
+        errors = ts.Query(lang, "(ERROR) @error (MISSING) @missing")
+        _loaded = (ts.Parser(lang), query, roles, errors)
+    return _loaded
+
+
+def _role(pattern: str) -> str:
+    """A pattern's role: the first part of its last capture, @def or @call.name (comments are skipped)."""
+    code = "\n".join(line for line in pattern.splitlines() if not line.lstrip().startswith(";"))
+    return _ROLE.findall(code)[-1]
 
 
 def extract(path: str, data: bytes, module: str | None) -> FileFacts:
-    return FileFacts()
+    parser, query, roles, error_query = _setup()
+    try:
+        tree = parser.parse(data)
+    except Exception as exc:  # noqa: BLE001 - never raise on input
+        return FileFacts(message=f"tree-sitter could not parse: {exc}")
+    root = tree.root_node
+    errors, broken = 0, []
+    if root.has_error:
+        caps = ts.QueryCursor(error_query).captures(root)
+        errors = len(caps.get("error", ())) + len(caps.get("missing", ()))
+        broken = _merge([(n.start_byte, n.end_byte) for n in caps.get("error", ())])
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for index, caps in ts.QueryCursor(query).matches(root):
+        groups[roles[index]].append(caps)
+    facts = _FileExtraction(path, module or "", broken).run(groups)
+    return FileFacts(rows=facts, parse_errors=errors,
+                     message=f"{errors} syntax error node(s): facts inside them skipped" if errors else None)
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return [(s, e) for s, e in out]
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _line(node) -> int:
+    return node.start_point[0] + 1
+
+
+class _Scope:
+    __slots__ = ("start", "end", "qn", "path", "kind", "name", "line", "parent", "params_node", "_params")
+
+    def __init__(self, start, end, qn, path, kind, name, line, parent, params_node):
+        self.start, self.end, self.qn, self.path, self.kind, self.name = start, end, qn, path, kind, name
+        self.line = line
+        self.parent, self.params_node, self._params = parent, params_node, None
+
+    def params(self) -> list[tuple[str, str | None, int]]:
+        """(name, annotation text or None, line) of each parameter, in order."""
+        if self._params is None:
+            self._params = _parameters(self.params_node) if self.params_node is not None else []
+        return self._params
+
+
+def _parameters(node) -> list[tuple[str, str | None, int]]:
+    out = []
+    for p in node.named_children:
+        t = p.type
+        if t == "identifier":
+            out.append((_text(p), None, _line(p)))
+        elif t in ("typed_parameter", "typed_default_parameter", "default_parameter"):
+            name = p.child_by_field_name("name") or p.named_children[0]
+            if name.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                name = name.named_children[0] if name.named_children else name
+            ann = p.child_by_field_name("type")
+            out.append((_text(name), _text(ann) if ann is not None else None, _line(p)))
+        elif t in ("list_splat_pattern", "dictionary_splat_pattern") and p.named_children:
+            out.append((_text(p.named_children[0]), None, _line(p)))
+    return out
+
+
+class _FileExtraction:
+    def __init__(self, path: str, module: str, broken: list[tuple[int, int]]):
+        self.path, self.module = path, module
+        self.is_package = path.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+        self.package = package_of(module, self.is_package)
+        self.broken, self.broken_starts = broken, [s for s, _ in broken]
+        self.scopes: list[_Scope] = []
+        self.starts: list[int] = []
+        self.def_at: dict[int, _Scope] = {}
+        self.top_names: set[str] = set()
+        self.names: dict[str, str] = {}  # module-level bindings: name -> absolute dotted target
+        self.local_names: dict[str, str] = {}  # bindings by imports inside defs (used only to classify calls)
+        self.all_names: set[str] = set()
+        self.rows: dict[str, list[tuple]] = {t: [] for t in _EXPECTED}
+
+    # -- positions ---------------------------------------------------------------------------------------------
+    def _in_error(self, pos: int) -> bool:
+        if not self.broken:
+            return False
+        i = bisect_right(self.broken_starts, pos) - 1
+        return i >= 0 and pos < self.broken[i][1]
+
+    def _innermost(self, pos: int) -> int:
+        i = bisect_right(self.starts, pos) - 1
+        scopes = self.scopes
+        while i >= 0 and scopes[i].end <= pos:
+            i = scopes[i].parent
+        return i
+
+    def _enclosing_class(self, i: int) -> _Scope | None:
+        while i >= 0 and self.scopes[i].kind != "class":
+            i = self.scopes[i].parent
+        return self.scopes[i] if i >= 0 else None
+
+    # -- the passes ----------------------------------------------------------------------------------------------
+    def run(self, groups: dict[str, list[dict]]) -> dict[str, list[tuple]]:
+        self._definitions(groups.get("class", []), groups.get("def", []))
+        self._bindings(groups)
+        self._all(groups.get("all", []))
+        self._calls(groups.get("call", []))
+        self._state(groups.get("parameter", []), groups.get("registered", []))
+        self._decompositions(groups.get("register", []))
+        return self.rows
+
+    def _definitions(self, classes: list[dict], defs: list[dict]) -> None:
+        items = [(c["class"][0], "class", c) for c in classes] + [(d["def"][0], "def", d) for d in defs]
+        items.sort(key=lambda it: it[0].start_byte)
+        symbols, bases_rows = self.rows["symbols"], self.rows["class_bases"]
+        for node, role, caps in items:
+            if self._in_error(node.start_byte):
+                continue
+            parent = self._innermost(node.start_byte)
+            outer = self.scopes[parent] if parent >= 0 else None
+            name = _text(caps[f"{role}.name"][0])
+            path = f"{outer.path}.{name}" if outer else name
+            qn = f"{self.module}.{path}" if self.module else path
+            body = caps[f"{role}.body"][0]
+            if role == "class":
+                kind, signature, params = "class", None, None
+            else:
+                kind = "method" if outer is not None and outer.kind == "class" else "function"
+                params = caps["def.params"][0]
+                signature = collapse(_text(params))
+            line = _line(node)
+            symbols.append((self.path, line, node.end_point[0] + 1, LANGUAGE, kind, name, qn,
+                            outer.path if outer else "", signature, False, None))
+            scope = _Scope(body.start_byte, body.end_byte, qn, path, kind, name, line, parent, params)
+            self.scopes.append(scope)
+            self.starts.append(body.start_byte)
+            self.def_at[node.start_byte] = scope
+            if outer is None:
+                self.top_names.add(name)
+            if role == "class" and "class.bases" in caps:
+                position = 0
+                for base in caps["class.bases"][0].named_children:
+                    if base.type in ("keyword_argument", "comment", "dictionary_splat", "list_splat"):
+                        continue
+                    bases_rows.append((self.path, _line(base), qn, collapse(_text(base)), position))
+                    position += 1
+            if kind == "method" and name == "__init__":
+                state = self.rows["module_state"]
+                for pname, _ann, pline in scope.params()[1:]:
+                    state.append((self.path, pline, outer.qn, pname, "init_param"))
+
+    def _resolve(self, dotted: str, local: bool = True) -> str | None:
+        """The absolute dotted name a written dotted name stands for, through this module's bindings;
+        with local=False a name defined by this module's own defs and classes resolves to None."""
+        head, _, rest = dotted.partition(".")
+        base = self.names.get(head) or self.local_names.get(head)
+        if base is None:
+            if head in self.top_names:
+                if not local:
+                    return None
+                base = f"{self.module}.{head}" if self.module else head
+            elif head == "torch":
+                base = "torch"
+            elif head == "aten":  # the decomposition files' alias, when it was bound in a way we cannot see
+                base = "torch.ops.aten"
+            else:
+                return None
+        return normalize(f"{base}.{rest}" if rest else base)
+
+    def _bindings(self, groups: dict[str, list[dict]]) -> None:
+        items = [(c[role][0].start_byte, role, c) for role in ("import", "from", "star", "alias")
+                 for c in groups.get(role, [])]
+        items.sort(key=lambda it: it[0])
+        imports, bridges = self.rows["python_imports"], self.rows["python_bridges"]
+        for pos, role, caps in items:
+            if self._in_error(pos):
+                continue
+            top = self._innermost(pos) < 0
+            if role == "alias" and not top:
+                continue
+            line = _line(caps[role][0])
+            if role == "import":
+                written = _text(caps["import.module"][0])
+                if "import.alias" in caps:
+                    name, target, bound = _text(caps["import.alias"][0]), written, None
+                else:
+                    name, target = written, written
+                    bound = written.partition(".")[0]  # `import a.b` binds a
+                self._bind(top, bound or name, bound or target)
+                kind = "import"
+            elif role in ("from", "star"):
+                base = absolute_import(self.package, collapse(_text(caps[f"{role}.module"][0])))
+                if role == "star":
+                    name, target = "*", base
+                else:
+                    written = _text(caps["from.name"][0])
+                    name = _text(caps["from.alias"][0]) if "from.alias" in caps else written
+                    target = f"{base}.{written}" if base else written
+                    self._bind(top, name, target)
+                kind = "from"
+            else:
+                name = _text(caps["alias.name"][0])
+                value = _text(caps["alias.value"][0])
+                target = self._resolve(value) if name != "__all__" and is_dotted(value) else None
+                if target is None:
+                    continue
+                self.names[name] = target
+                kind = "alias"
+                bridge = classify(target) if self._resolve(value, local=False) else None
+                if bridge is not None:
+                    bridges.append((self.path, line, "", *bridge, value))
+            if top:
+                imports.append((self.path, line, self.module, name, target, kind))
+
+    def _bind(self, top: bool, name: str, target: str) -> None:
+        if top:
+            self.names[name] = target
+        else:
+            self.local_names.setdefault(name, target)
+
+    def _all(self, matches: list[dict]) -> None:
+        rows = self.rows["python_imports"]
+        for caps in matches:
+            node = caps["all"][0]
+            if self._in_error(node.start_byte) or self._innermost(node.start_byte) >= 0:
+                continue
+            value = caps["all.value"][0]
+            items = [value] if value.type == "string" else value.named_children
+            for item in items:
+                name = string_value(_text(item)) if item.type == "string" else None
+                if name:
+                    self.all_names.add(name)
+                    rows.append((self.path, _line(item), self.module, name, self.module, "all"))
+
+    def _calls(self, matches: list[dict]) -> None:
+        calls, bridges, path = self.rows["calls"], self.rows["python_bridges"], self.path
+        names, local_names, scopes = self.names, self.local_names, self.scopes
+        check_errors = bool(self.broken)
+        for caps in matches:
+            name_node = caps["call.name"][0]
+            obj = caps.get("call.object")
+            first = obj[0] if obj else name_node  # where the call starts
+            pos = first.start_byte
+            if check_errors and self._in_error(pos):
+                continue
+            i = self._innermost(pos)
+            caller = scopes[i].qn if i >= 0 else ""
+            callee = name_node.text.decode("utf-8", "replace")
+            line = first.start_point[0] + 1
+            if obj is None:
+                calls.append((path, line, LANGUAGE, caller, callee, "", False))
+                target = self._resolve(callee, local=False) if callee in names or callee in local_names else None
+                bridge = classify(target) if target else None
+                if bridge is not None:
+                    bridges.append((path, line, caller, *bridge, callee))
+                continue
+            qualifier = first.text.decode("utf-8", "replace")
+            if " " in qualifier or "\n" in qualifier or "\t" in qualifier:
+                qualifier = collapse(qualifier)
+            dotted = is_dotted(qualifier)
+            head = qualifier.partition(".")[0] if dotted else ""
+            bound = dotted and (head in names or head in local_names or head == "torch")
+            calls.append((path, line, LANGUAGE, caller, callee, qualifier, not bound))
+            if bound:
+                text = f"{qualifier}.{callee}"
+                target = self._resolve(text, local=False)
+                bridge = classify(target) if target else None
+            elif dotted and "." not in qualifier:
+                text = f"{qualifier}.{callee}"
+                bridge = self._tensor_method(i, qualifier, callee)
+            else:
+                continue
+            if bridge is not None:
+                bridges.append((path, line, caller, *bridge, text))
+
+    def _tensor_method(self, i: int, receiver: str, method: str):
+        """receiver.method(...) where receiver is a parameter of the enclosing def that may be a Tensor."""
+        if i < 0 or not is_tensor_method_name(method):
+            return None
+        scope = self.scopes[i]
+        if scope.kind == "class":
+            return None
+        params = scope.params()
+        for k, (name, annotation, _line_) in enumerate(params):
+            if name != receiver:
+                continue
+            if k == 0 and scope.kind == "method":
+                owner = self.scopes[scope.parent]
+                if owner.name != "Tensor":  # self of any other class is not a Tensor
+                    return None
+            if annotation is not None and "Tensor" not in annotation:
+                return None
+            return "tensor_method", "Tensor", method, None
+        return None
+
+    def _state(self, parameters: list[dict], registered: list[dict]) -> None:
+        state = self.rows["module_state"]
+        for role, matches in (("parameter", parameters), ("registered", registered)):
+            for caps in matches:
+                node = caps[role][0]
+                if self._in_error(node.start_byte):
+                    continue
+                owner = self._enclosing_class(self._innermost(node.start_byte))
+                if owner is None:
+                    continue
+                if role == "parameter":
+                    name, kind = _text(caps["parameter.name"][0]), "parameter"
+                else:
+                    name = string_value(_text(caps["registered.name"][0]))
+                    kind = "buffer" if _text(caps["registered.method"][0]) == "register_buffer" else "parameter"
+                if name:
+                    state.append((self.path, _line(node), owner.qn, name, kind))
+
+    def _decompositions(self, matches: list[dict]) -> None:
+        rows = self.rows["decompositions"]
+        in_refs = self.module == "torch._refs" or self.module.startswith("torch._refs.")
+        registered: set[str] = set()
+        for caps in matches:
+            scope = self.def_at.get(caps["register.def"][0].start_byte)
+            if scope is None:
+                continue
+            func = _text(caps["register.func"][0]).rpartition(".")[2]
+            kind = "meta" if func == "register_meta" else "reference" if in_refs else "decomposition"
+            ops = caps["register.ops"][0]
+            items = ops.named_children if ops.type in ("list", "tuple") else [ops]
+            line = _line(caps["register.def"][0])
+            for item in items:
+                text = collapse(_text(item))
+                target = self._resolve(text) if is_dotted(text) else None
+                op = aten_op(target) if target else None
+                if op is not None:
+                    rows.append((self.path, line, op[0], op[1], kind, scope.qn))
+                    registered.add(scope.qn)
+        if in_refs:
+            for scope in self.scopes:
+                if (scope.parent < 0 and scope.kind == "function" and scope.name in self.all_names
+                        and scope.qn not in registered):
+                    rows.append((self.path, scope.line, scope.name, None, "reference", scope.qn))

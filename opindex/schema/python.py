@@ -23,8 +23,8 @@ module_state = Table(
     Column("class_name", Text, nullable=False, comment="qualified name of the class"),
     Column("name", Text, nullable=False, comment="attribute or parameter name"),
     Column("kind", String(16), nullable=False,
-           comment="init_param (an __init__ parameter), parameter (Parameter / register_parameter), "
-                   "buffer (register_buffer)"),
+           comment="init_param (an __init__ parameter, self excluded), parameter (self.x = Parameter(...) or "
+                   "self.register_parameter('x', ...) in any method), buffer (self.register_buffer('x', ...))"),
     Index("ix_module_state_class", "class_name"),
     comment="What an nn.Module takes in __init__ and the parameters and buffers it registers.",
 )
@@ -34,29 +34,42 @@ python_imports = Table(
     Column("id", Integer, primary_key=True, comment="row id"),
     checkout_fk(), *file_line(),
     Column("module", Text, nullable=False, comment="the importing module (torch.nn.functional)"),
-    Column("name", Text, nullable=False, comment="the name bound in that module (F, _VF, relu, *)"),
+    Column("name", Text, nullable=False,
+           comment="the name bound in that module (F, _VF, relu; * for `from x import *`; the dotted path as "
+                   "written for a plain `import a.b`)"),
     Column("target", Text, nullable=False,
            comment="the absolute dotted thing it names (torch.nn.functional, torch._VF, torch._C._nn.linear)"),
     Column("kind", String(8), nullable=False,
-           comment="import, from (from x import y), alias (a module-level name = dotted.name assignment), "
+           comment="import, from (from x import y; relative imports made absolute), alias (a module-level "
+                   "`name = dotted.name` or `name = _add_docstr(dotted.name, ...)` assignment), "
                    "all (a name listed in __all__; target is the module's own name)"),
     Index("ix_python_imports_module_name", "module", "name"),
-    comment="Module-level names bound by imports, aliases and __all__: the re-exports name resolution follows.",
+    comment="Module-level names bound by imports, aliases and __all__ (imports inside if/try blocks count; imports "
+            "inside defs do not): the re-exports name resolution follows.",
 )
 
 python_bridges = Table(
     "python_bridges", metadata,
     Column("id", Integer, primary_key=True, comment="row id"),
     checkout_fk(), *file_line(),
-    Column("caller", Text, nullable=False, comment="qualified name of the enclosing def, '' at module level"),
-    Column("kind", String(16), nullable=False,
+    Column("caller", Text, nullable=False,
+           comment="qualified name of the enclosing def (or class body), '' at module level: a module-level alias "
+                   "to C++ (linear = _add_docstr(torch._C._nn.linear, ...)) is a bridge with caller ''"),
+    Column("kind", String(24), nullable=False,
            comment="VF (_VF.x), variable_functions (torch._C._VariableFunctions.x), c_namespace "
-                   "(torch._C._nn.x and _fft/_linalg/_special/_nested/_sparse), torch_ops (torch.ops.aten.x), "
-                   "torch (torch.x(...)), tensor_method (arg.x(...))"),
-    Column("namespace", Text, nullable=False, comment="_VF, _VariableFunctions, _nn, _fft, ..., aten, torch, Tensor"),
+                   "(torch._C._nn.x and _fft/_linalg/_special/_nested/_sparse), torch_ops (torch.ops.<ns>.x, "
+                   "torch.ops.<ns>.x.overload), torch (torch.x(...) with x lowercase and not a Python helper such "
+                   "as no_grad or device), tensor_method (p.x(...) where p is a parameter of the enclosing def "
+                   "not annotated as a non-Tensor; a method's self only inside class Tensor). Names resolve through the "
+                   "file's imports and aliases (`from torch import _VF`, `aten = torch.ops.aten`); "
+                   "has_torch_function/handle_torch_function plumbing is never a bridge"),
+    Column("namespace", Text, nullable=False,
+           comment="_VF, _VariableFunctions, _nn, _fft, ..., the torch.ops namespace (aten, prims, ...), torch, "
+                   "Tensor"),
     Column("op", Text, nullable=False, comment="the operator name reached (lstm, linear, relu)"),
-    Column("overload", Text, comment="the overload for torch.ops.aten.x.overload, else NULL"),
-    Column("text", Text, nullable=False, comment="the callee as written (_VF.lstm, torch.ops.aten.mm.default)"),
+    Column("overload", Text, comment="the overload for torch.ops.<ns>.x.overload, else NULL"),
+    Column("text", Text, nullable=False,
+           comment="the callee as written (_VF.lstm, torch.ops.aten.mm.default, input.softmax)"),
     Index("ix_python_bridges_caller", "caller"),
     Index("ix_python_bridges_op", "op"),
     comment="Python calls that cross into C++, classified.",
@@ -69,8 +82,11 @@ decompositions = Table(
     Column("op", Text, nullable=False, comment="the aten operator covered (addmm)"),
     Column("overload", Text, comment="its overload (default, out, Tensor), NULL when the packet is named"),
     Column("kind", String(16), nullable=False,
-           comment="decomposition (@register_decomposition), reference (torch/_refs), meta (meta registration)"),
-    Column("function", Text, nullable=False, comment="qualified name of the Python def implementing it"),
+           comment="decomposition (@register_decomposition outside torch/_refs), reference (a module-level def in "
+                   "torch/_refs/**: registered by @register_decomposition there, or listed in its module's "
+                   "__all__, then op is the def's name), meta (@register_meta)"),
+    Column("function", Text, nullable=False,
+           comment="qualified name of the Python def implementing it; line is that def's line"),
     Index("ix_decompositions_op", "op"),
     comment="Python decompositions, references and meta functions, with the ops they cover.",
 )

@@ -1,0 +1,313 @@
+"""Name resolution over a built index: what `nn.LSTM`, `F.relu`, `torch.relu` or `Tensor.add_` names.
+
+A name is followed the way Python would follow it, but over the index's facts instead of imports at run time:
+symbols (definitions), python_imports (imports, aliases, `from x import *` and `__all__`), class_bases (inherited
+members), and, when no Python definition exists, the native_functions entries whose `variants` bind the name
+(torch.x and torch._VF.x -> variants function; Tensor.x -> variants method; torch._C._nn.x -> python_module nn;
+torch.ops.aten.x.overload -> that overload). A definition found in a .pyi stub is a binding of C++, so the
+native entries are added to it. Names only ever reach SQL as bound parameters.
+"""
+from __future__ import annotations
+
+import sqlite3
+import weakref
+from dataclasses import dataclass
+
+from .extract.python_rules import C_NAMESPACES, normalize
+
+# Conventional spellings (import torch.nn.functional as F; from torch import nn, Tensor; aten = torch.ops.aten).
+CONVENTIONS = {"F": "torch.nn.functional", "nn": "torch.nn", "Tensor": "torch.Tensor", "aten": "torch.ops.aten"}
+MODULE_CLASS = "torch.nn.modules.module.Module"
+_TENSOR_CLASSES = ("torch.Tensor", "torch._tensor.Tensor", "torch._C.TensorBase", "torch._C._TensorBase")
+_MAX_DEPTH = 24
+
+
+@dataclass(frozen=True)
+class Resolution:
+    kind: str  # python_class | python_function | native_function
+    qualified_name: str  # torch.nn.modules.rnn.LSTM, or aten::add.Tensor for a native function
+    file: str
+    line: int
+    via: tuple[str, ...]  # each name followed, first the one asked for: ('nn.LSTM', 'torch.nn.LSTM', ...)
+    stub: bool = False  # a definition in a .pyi file (a signature of a C++ binding, not Python code)
+
+    @property
+    def how(self) -> str:
+        return " -> ".join(self.via)
+
+
+@dataclass(frozen=True)
+class Bridge:
+    file: str
+    line: int
+    caller: str
+    kind: str
+    namespace: str
+    op: str
+    overload: str | None
+    text: str
+
+
+_modules_cache: "weakref.WeakKeyDictionary[sqlite3.Connection, frozenset[str]]" = weakref.WeakKeyDictionary()
+
+
+def _modules(con: sqlite3.Connection) -> frozenset[str]:
+    try:
+        return _modules_cache[con]
+    except (KeyError, TypeError):
+        pass
+    mods = frozenset(r[0] for r in con.execute("SELECT DISTINCT module FROM files WHERE module IS NOT NULL"))
+    try:
+        _modules_cache[con] = mods
+    except TypeError:
+        pass
+    return mods
+
+
+def _rows(con, sql: str, params: tuple) -> list[tuple]:
+    return [tuple(r) for r in con.execute(sql, params).fetchall()]
+
+
+class _Resolver:
+    def __init__(self, con: sqlite3.Connection):
+        self.con = con
+        self.modules = _modules(con)
+        self.active: set[str] = set()  # names being looked up further up the stack (import cycles)
+
+    # -- Python definitions ---------------------------------------------------------------------------------------
+    def symbols(self, qn: str) -> list[tuple]:
+        return _rows(self.con, "SELECT kind, qualified_name, file, line FROM symbols "
+                               "WHERE qualified_name = ? AND language = 'python' ORDER BY file, line", (qn,))
+
+    def lookup(self, dotted: str, via: tuple[str, ...], depth: int = 0) -> list[Resolution]:
+        dotted = normalize(dotted)
+        if depth > _MAX_DEPTH or dotted in self.active:
+            return []
+        self.active.add(dotted)
+        try:
+            return self._lookup(dotted, via, depth)
+        finally:
+            self.active.discard(dotted)
+
+    def _lookup(self, dotted: str, via: tuple[str, ...], depth: int) -> list[Resolution]:
+        found = [Resolution("python_class" if k == "class" else "python_function", q, f, l, via, f.endswith(".pyi"))
+                 for k, q, f, l in self.symbols(dotted)]
+        if found:
+            if any(r.stub for r in found):
+                found += self.natives(dotted, via)
+            return found
+        parts = dotted.split(".")
+        for k in range(len(parts) - 1, 0, -1):  # the longest prefix that is a module
+            module = ".".join(parts[:k])
+            if module not in self.modules:
+                continue
+            member, rest = parts[k], parts[k + 1:]
+            out = self.through_module(module, member, rest, via, depth)
+            if out:
+                return out
+            break
+        out = self.inherited(parts, via, depth)
+        return out or self.natives(dotted, via)
+
+    def through_module(self, module: str, member: str, rest: list[str], via, depth) -> list[Resolution]:
+        tail = "".join(f".{p}" for p in rest)
+        out: list[Resolution] = []
+        for (target,) in _rows(self.con, "SELECT target FROM python_imports WHERE module = ? AND name = ? "
+                                         "AND kind IN ('import', 'from', 'alias') ORDER BY line", (module, member)):
+            nxt = target + tail
+            out += self.lookup(nxt, via + (nxt,), depth + 1)
+            if out:
+                return out
+        for (source,) in _rows(self.con, "SELECT target FROM python_imports WHERE module = ? AND name = '*' "
+                                         "ORDER BY line", (module,)):
+            if self.star_exports(source, member):
+                nxt = f"{source}.{member}{tail}"
+                out += self.lookup(nxt, via + (nxt,), depth + 1)
+                if out:
+                    return out
+        return out
+
+    def star_exports(self, source: str, member: str) -> bool:
+        """Whether `from source import *` binds member: its __all__ when it has one, else any public name."""
+        listed = _rows(self.con, "SELECT name = ? FROM python_imports WHERE module = ? AND kind = 'all'",
+                       (member, source))
+        return any(r[0] for r in listed) if listed else not member.startswith("_")
+
+    def inherited(self, parts: list[str], via, depth) -> list[Resolution]:
+        """C.member where C is a class without that member: the member of its bases, nearest first."""
+        if len(parts) < 2:
+            return []
+        owner, member = ".".join(parts[:-1]), parts[-1]
+        classes = [r for r in self.lookup(owner, via + (owner,), depth + 1) if r.kind == "python_class"]
+        for cls in classes:
+            for base in self.bases(cls.qualified_name, depth):
+                nxt = f"{base}.{member}"
+                out = self.lookup(nxt, via + (nxt,), depth + 1)
+                if out:
+                    return out
+            if cls.qualified_name in _TENSOR_CLASSES or owner in _TENSOR_CLASSES:
+                return self.native_rows("method", member, None, via + (f"Tensor.{member}",))
+        if owner in _TENSOR_CLASSES and not classes:
+            return self.native_rows("method", member, None, via + (f"Tensor.{member}",))
+        return []
+
+    def bases(self, class_qn: str, depth: int = 0) -> list[str]:
+        """Qualified names of a class's direct bases, resolved in the module that defines the class."""
+        out = []
+        for base, file in _rows(self.con, "SELECT base, file FROM class_bases WHERE class_name = ? ORDER BY position",
+                                (class_qn,)):
+            for r in self.in_module(self.module_of(file), base, depth + 1):
+                if r.kind == "python_class" and r.qualified_name not in out:
+                    out.append(r.qualified_name)
+        return out
+
+    def module_of(self, file: str) -> str:
+        row = self.con.execute("SELECT module FROM files WHERE path = ?", (file,)).fetchone()
+        return (row[0] or "") if row else ""
+
+    def in_module(self, module: str, written: str, depth: int = 0) -> list[Resolution]:
+        """What a name written inside a module means: its imports and aliases, its own defs, else absolute."""
+        head, _, rest = written.partition(".")
+        tail = f".{rest}" if rest else ""
+        row = self.con.execute("SELECT target FROM python_imports WHERE module = ? AND name = ? "
+                               "AND kind IN ('import', 'from', 'alias') ORDER BY line LIMIT 1",
+                               (module, head)).fetchone()
+        if row:
+            nxt = row[0] + tail
+            return self.lookup(nxt, (written, nxt), depth)
+        local = f"{module}.{written}" if module else written
+        out = self.lookup(local, (written, local), depth)
+        return out or self.lookup(written, (written,), depth)
+
+    # -- native functions ---------------------------------------------------------------------------------------
+    def natives(self, dotted: str, via) -> list[Resolution]:
+        parts = normalize(dotted).split(".")
+        if parts[0] != "torch" or len(parts) < 2:
+            return []
+        n = len(parts)
+        if n == 2 or (n == 3 and parts[1] == "_VF") or (n == 4 and parts[1:3] == ["_C", "_VariableFunctions"]):
+            return self.native_rows("function", parts[-1], None, via)
+        if n == 4 and parts[1] == "_C" and parts[2] in C_NAMESPACES:
+            return self.native_rows("module", parts[3], parts[2][1:], via)
+        if n == 4 and parts[1] == "_C" and parts[2] in ("TensorBase", "_TensorBase"):
+            return self.native_rows("method", parts[3], None, via)
+        if n in (4, 5) and parts[1:3] == ["ops", "aten"]:
+            overload = None if n == 4 else ("" if parts[4] == "default" else parts[4])
+            return self.native_rows("overload", parts[3], overload, via)
+        return []
+
+    def native_rows(self, how: str, name: str, extra: str | None, via) -> list[Resolution]:
+        if how == "function":
+            sql = ("SELECT full_name, file, line FROM native_functions WHERE name = ? AND python_module IS NULL "
+                   "AND variants LIKE '%function%' ORDER BY line")
+            params: tuple = (name,)
+        elif how == "method":
+            sql = "SELECT full_name, file, line FROM native_functions WHERE name = ? AND variants LIKE '%method%' " \
+                  "ORDER BY line"
+            params = (name,)
+        elif how == "module":
+            sql = "SELECT full_name, file, line FROM native_functions WHERE name = ? AND python_module = ? ORDER BY line"
+            params = (name, extra)
+        elif extra is None:  # torch.ops.aten.x: the overload packet, every overload
+            sql, params = "SELECT full_name, file, line FROM native_functions WHERE name = ? ORDER BY line", (name,)
+        else:
+            sql = "SELECT full_name, file, line FROM native_functions WHERE name = ? AND overload = ? ORDER BY line"
+            params = (name, extra)
+        step = f"native_functions ({'variants: ' + how if how in ('function', 'method') else how})"
+        return [Resolution("native_function", f"aten::{full}", file, line, via + (step,))
+                for full, file, line in _rows(self.con, sql, params)]
+
+
+def _start(con: sqlite3.Connection, name: str, modules: frozenset[str]) -> list[str]:
+    """The absolute spellings to try for a name as a user writes it."""
+    name = name.strip().replace("::", ".")
+    if name.startswith("aten."):
+        name = "torch.ops." + name
+    head, _, rest = name.partition(".")
+    tail = f".{rest}" if rest else ""
+    out = []
+    if head in CONVENTIONS and head not in modules:
+        out.append(CONVENTIONS[head] + tail)
+    out.append(name)
+    if head != "torch":
+        out.append(f"torch.{name}")
+    return list(dict.fromkeys(out))
+
+
+def resolve(con: sqlite3.Connection, name: str) -> list[Resolution]:
+    """Every definition a name written by a user reaches: Python classes/defs, or the native functions it binds."""
+    r = _Resolver(con)
+    for start in _start(con, name, r.modules):
+        via = (name,) if start == name else (name, start)
+        found = r.lookup(start, via)
+        if found:
+            return list(dict.fromkeys(found))
+    return []
+
+
+def is_module(con: sqlite3.Connection, class_qualified_name: str) -> bool:
+    """Whether a class is torch.nn.Module or derives from it, through bases written in any file."""
+    r = _Resolver(con)
+    todo, seen = [class_qualified_name], set()
+    while todo:
+        cls = todo.pop()
+        if cls == MODULE_CLASS:
+            return True
+        if cls in seen:
+            continue
+        seen.add(cls)
+        todo.extend(r.bases(cls))
+    return False
+
+
+def bridges_of(con: sqlite3.Connection, qualified_name: str) -> list[Bridge]:
+    """The python_bridges rows of a def (its calls into C++), or of a module-level alias such as
+    `linear = _add_docstr(torch._C._nn.linear, ...)`. A name that is not a qualified def is resolved first."""
+    sql = ("SELECT file, line, caller, kind, namespace, op, overload, text FROM python_bridges WHERE caller = ? "
+           "ORDER BY file, line")
+    rows = _rows(con, sql, (qualified_name,))
+    if rows:
+        return [Bridge(*row) for row in rows]
+    module, _, name = qualified_name.rpartition(".")
+    alias = _rows(con, "SELECT file, line FROM python_imports WHERE module = ? AND name = ? AND kind = 'alias'",
+                  (module, name))
+    out = []
+    for file, line in alias:
+        out += [Bridge(*row) for row in _rows(
+            con, "SELECT file, line, caller, kind, namespace, op, overload, text FROM python_bridges "
+                 "WHERE file = ? AND line = ? AND caller = ''", (file, line))]
+    if out or _rows(con, "SELECT 1 FROM symbols WHERE qualified_name = ? LIMIT 1", (qualified_name,)):
+        return out
+    for res in resolve(con, qualified_name):
+        if res.kind == "python_function" and res.qualified_name != qualified_name:
+            out += bridges_of(con, res.qualified_name)
+    if not out:  # a name that resolves through an alias (F.linear -> linear = _add_docstr(...))
+        r = _Resolver(con)
+        for start in _start(con, qualified_name, r.modules):
+            mod, _, member = start.rpartition(".")
+            for m, n in _alias_chain(con, r, mod, member):
+                out += bridges_of(con, f"{m}.{n}") if (m, n) != (module, name) else []
+            if out:
+                break
+    return list(dict.fromkeys(out))
+
+
+def _alias_chain(con, r: _Resolver, module: str, member: str, depth: int = 0) -> list[tuple[str, str]]:
+    """(module, name) of the module-level alias a re-exported name ends at (torch.nn.functional, linear)."""
+    if depth > _MAX_DEPTH or module not in r.modules:
+        return []
+    rows = _rows(con, "SELECT target, kind FROM python_imports WHERE module = ? AND name = ? "
+                      "AND kind IN ('from', 'alias', 'import')", (module, member))
+    for target, kind in rows:
+        if kind == "alias":
+            return [(module, member)]
+        mod, _, name = target.rpartition(".")
+        out = _alias_chain(con, r, mod, name, depth + 1)
+        if out:
+            return out
+    for (source,) in _rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = '*'", (module,)):
+        if r.star_exports(source, member):
+            out = _alias_chain(con, r, source, member, depth + 1)
+            if out:
+                return out
+    return []
