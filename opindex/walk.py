@@ -72,14 +72,16 @@ class Walker:
                          (fn["qualified_name"], fn["file"]))
         seen = set()
         for b in bridges:
-            if (b["line"], b["op"], b["overload"]) not in seen:
-                seen.add((b["line"], b["op"], b["overload"]))
+            if (b["line"], b["op"]) not in seen:
+                seen.add((b["line"], b["op"]))
                 self.bridge(b, parent)
         if python_depth <= 0:
             return
         module = fn["qualified_name"].rsplit(".", 1)[0]
         for call in q.rows(self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' "
                                      "ORDER BY line", (fn["qualified_name"], fn["file"])):
+            if (call["line"], call["callee"]) in seen:
+                continue  # already shown as a bridge
             target = follow_python(self.con, _module_of(self.con, fn), call["qualifier"], call["callee"])
             if target is None or self.full():
                 continue
@@ -192,7 +194,7 @@ class Walker:
             self.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
                      f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
         for s in q.in_function(self.con, "stub_calls", caller, file):
-            self.stub(s, hop)
+            self.stub(s, hop, depth)
         for launch in q.in_function(self.con, "kernel_launches", caller, file):
             self.launch(launch, hop)
         for lib in q.in_function(self.con, "library_calls", caller, file):
@@ -278,7 +280,7 @@ class Walker:
             self.seen_cpp.discard((target["qualified_name"], target["file"]))
             del self.trace.hops[mark:]
 
-    def stub(self, s: dict, parent: Hop) -> None:
+    def stub(self, s: dict, parent: Hop, depth: int) -> None:
         hop = self.add(parent, "stub", "stub_call", s["stub"], s["file"], s["line"],
                        f"{s['stub']}({s['device_arg'] or ''}, ...)")
         if s["stub"] in self.seen_stub:
@@ -300,9 +302,9 @@ class Walker:
             if (r["kernel"], r["cpu_capability"]) in shown:
                 continue
             shown.add((r["kernel"], r["cpu_capability"]))
-            self.registration(r, hop)
+            self.registration(r, hop, depth)
 
-    def registration(self, r: dict, parent: Hop) -> None:
+    def registration(self, r: dict, parent: Hop, depth: int) -> None:
         cap = f" [{r['cpu_capability']}]" if r.get("cpu_capability") else ""
         macro = f" (expanded from {r['from_macro']})" if r.get("from_macro") else ""
         if r["kernel"] is None:
@@ -317,7 +319,7 @@ class Walker:
         if not same:
             self.add(hop, "cpp", "note", f"no definition of {r['kernel']} found", absent=True)
             return
-        self.cpp(same[0], hop, 0, LOCAL_DEPTH, kind="registered_kernel")
+        self.cpp(same[0], hop, depth, LOCAL_DEPTH, kind="registered_kernel")
 
     def launch(self, launch: dict, parent: Hop) -> None:
         if launch["kind"] == "chevron":

@@ -81,13 +81,22 @@ def _previous(db: Path, ck: co.Checkout) -> dict[str, tuple[int, int, str]] | No
                 return None
             meta = dict(con.execute("SELECT key, value FROM meta"))
             if (meta.get("checkout_root") != str(ck.root) or meta.get("scope") != _scope_text(ck)
-                    or meta.get("opindex_version") != __version__):
+                    or meta.get("opindex_version") != __version__ or not _same_tables(con)):
                 return None
             return {p: (s, m, h) for p, s, m, h in con.execute("SELECT path, size, mtime_ns, sha1 FROM files")}
         finally:
             con.close()
     except sqlite3.DatabaseError:
         return None  # not a usable index: a cold build replaces it
+
+
+def _same_tables(con: sqlite3.Connection) -> bool:
+    """The index's columns are this code's (a development build may differ under the same version)."""
+    for table in schema.metadata.sorted_tables:
+        have = [r[1] for r in con.execute(f"PRAGMA table_info({table.name})")]
+        if have != [c.name for c in table.columns]:
+            return False
+    return True
 
 
 def _scope_text(ck: co.Checkout) -> str:
