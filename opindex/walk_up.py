@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import query as q
 from .trace import Hop
-from .walk import Walker, _cpp_detail
+from .walk import Walker, _cpp_detail, bridged_entries
 
 MAX_CALLERS = 6
 MAX_BRIDGES = 8
@@ -40,24 +40,27 @@ class UpWalker(Walker):
             return hop
         self.seen_cpp.add(key)
         name = d["name"]
-        regs = q.kernels_registered_as(self.con, name)
+        # a registration names a function of its own file (LayerNormKernelImpl exists once per device)
+        regs = [r for r in q.kernels_registered_as(self.con, name) if r["file"] == d["file"]]
         rows = q.dispatch_rows_with_kernel(self.con, name)
         for r in regs[:MAX_CALLERS]:
             rh = self.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
                           f"{r['macro']}({r['stub']}, {r['kernel']})")
-            self.stub_up(r["stub"], rh, budget - 1)
+            self.stub_up(r["stub"], rh, budget - 1, device=r["device"])
         for r in rows[:MAX_CALLERS]:
             dh = self.add(hop, "dispatch", r["dispatch_key"], f"{r['dispatch_key']}: {r['kernel']}", r["file"],
                           r["line"], f"kernel of aten::{r['full_name']}")
             self.native_up(r["native_function_id"], dh)
-        if not regs and not rows and budget > 0:
-            callers = [c for c in q.callers_of(self.con, name) if c["language"] in ("cpp", "cuda") and c["caller"]]
-            same = [c for c in callers if c["file"] == file] or callers
-            for c in same[:MAX_CALLERS]:
+        if budget > 0:
+            callers = [c for c in q.callers_of(self.con, name) if c["language"] in ("cpp", "cuda") and c["caller"]
+                       and c["caller"] != qualified_name]
+            same = [c for c in callers if c["file"] == file]
+            # callers in other files only when nothing else leads up (common names are called everywhere)
+            for c in (same or ([] if regs or rows else callers))[:MAX_CALLERS]:
                 self.up_function(c["caller"], c["file"], hop, budget - 1)
         return hop
 
-    def stub_up(self, stub: str, parent: Hop | None, budget: int) -> Hop:
+    def stub_up(self, stub: str, parent: Hop | None, budget: int, device: str | None = None) -> Hop:
         hop = self.add(parent, "stub", "stub", stub)
         if stub in self.seen_stub:
             hop.detail = "(shown above)"
@@ -72,16 +75,38 @@ class UpWalker(Walker):
             for r in q.registrations(self.con, stub, "all"):
                 self.add(hop, "registration", r["macro"], f"{r['device']}: {r['kernel'] or 'no kernel'}",
                          r["file"], r["line"], f"{r['macro']}({stub}, {r['kernel'] or ''})")
-        callers = q.stub_callers(self.con, stub)
+        every = q.stub_callers(self.con, stub)
+        callers = [c for c in every if _may_reach(c["device_arg"], device)]
         if not callers:
-            self.add(hop, "cpp", "note", f"no call of {stub} found", absent=True)
+            why = f" for {device} (called with {', '.join(sorted({c['device_arg'] for c in every}))} only)" \
+                if every else ""
+            self.add(hop, "cpp", "note", f"no call of {stub} found{why}", absent=True)
         for c in callers[:MAX_CALLERS]:
             ch = self.add(hop, "stub", "stub_call", f"{stub}({c['device_arg'] or ''}, ...)", c["file"], c["line"],
                           f"called in {c['caller']}")
             self.up_function(c["caller"], c["file"], ch, budget)
         return hop
 
-    def native_up(self, native_function_id: int, parent: Hop) -> None:
+    def op_callers(self, entry: dict, parent: Hop, budget: int) -> None:
+        """Composite kernels that call this op through at:: (layer_norm calls at::native_layer_norm)."""
+        if budget <= 0:
+            return
+        names = (entry["name"], f"{entry['name']}_symint")
+        callers = q.rows(self.con, "SELECT DISTINCT caller, file FROM calls WHERE callee IN (?, ?) AND "
+                                   "qualifier = 'at' AND language IN ('cpp', 'cuda') AND caller != '' "
+                                   "ORDER BY file LIMIT 8", names)
+        for c in callers:
+            d = q.enclosing_definition(self.con, c["caller"], c["file"])
+            if d is None:
+                continue
+            for r in q.dispatch_rows_with_kernel(self.con, d["name"])[:2]:
+                if r["dispatch_key"] not in q.COMPOSITE_KEYS:
+                    continue
+                ch = self.add(parent, "cpp", "op_caller", d["qualified_name"], d["file"], d["line"],
+                              f"{r['dispatch_key']} kernel of aten::{r['full_name']} calls at::{entry['name']}")
+                self.native_up(r["native_function_id"], ch, budget - 1)
+
+    def native_up(self, native_function_id: int, parent: Hop, budget: int = 2) -> None:
         entry = q.rows(self.con, "SELECT * FROM native_functions WHERE id = ?", (native_function_id,))[0]
         hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
                        entry["schema"])
@@ -93,18 +118,41 @@ class UpWalker(Walker):
         for e in targets[1:]:
             self.add(hop, "native", "structured_delegate", f"aten::{e['full_name']}", e["file"], e["line"],
                      f"structured_delegate: {entry['full_name']}")
+        self.python_surfaces(targets, hop)
         for e in targets:
-            self.python_surfaces(e, hop)
+            self.op_callers(e, hop, budget)
 
-    def python_surfaces(self, entry: dict, parent: Hop) -> None:
-        variants = entry["variants"]
-        ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
-        if "function" in variants:
-            self.add(parent, "python", "binding", f"{ns}.{entry['name']}", entry["file"], entry["line"],
-                     f"bound from variants: function of {entry['full_name']}")
-        if "method" in variants:
-            self.add(parent, "python", "binding", f"Tensor.{entry['name']}", entry["file"], entry["line"],
-                     f"bound from variants: method of {entry['full_name']}")
-        for b in q.bridges_to(self.con, entry["name"])[:MAX_BRIDGES]:
-            self.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"], b["line"],
-                     "Python caller")
+    def python_surfaces(self, entries: list[dict], parent: Hop) -> None:
+        """Bindings the entries' variants create (torch.x, Tensor.x) and the Python code that calls them."""
+        seen: set[str] = set()
+        for entry in entries:
+            ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
+            for variant, name in (("function", f"{ns}.{entry['name']}"), ("method", f"Tensor.{entry['name']}")):
+                if variant in entry["variants"] and name not in seen and not entry["is_out"]:
+                    seen.add(name)
+                    self.add(parent, "python", "binding", name, entry["file"], entry["line"],
+                             f"bound from variants: {variant} of {entry['full_name']}")
+        for entry in entries:
+            bridges = [b for b in q.bridges_to(self.con, entry["name"]) if entry in bridged_entries(self.con, b)]
+            bridges.sort(key=lambda b: (not b["file"].startswith("torch/nn/"), b["kind"] == "tensor_method",
+                                        b["file"]))
+            for b in bridges:
+                key = f"{b['caller']}:{b['text']}"
+                if key in seen or len(seen) > MAX_BRIDGES + 2:
+                    continue
+                seen.add(key)
+                self.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
+                         b["line"], "Python caller")
+
+
+_DEVICE_LITERALS = {"kCPU": "CPU", "kCUDA": "CUDA", "kMPS": "MPS", "kXPU": "XPU", "kHIP": "HIP",
+                    "DeviceType::CPU": "CPU", "DeviceType::CUDA": "CUDA", "c10::DeviceType::CPU": "CPU",
+                    "c10::DeviceType::CUDA": "CUDA", "at::kCPU": "CPU", "at::kCUDA": "CUDA"}
+
+
+def _may_reach(device_arg: str | None, device: str | None) -> bool:
+    """A stub call with a literal device (kCPU) only reaches that device's registration."""
+    if device is None or not device_arg:
+        return True
+    literal = _DEVICE_LITERALS.get(device_arg.strip())
+    return literal is None or literal == device
