@@ -357,11 +357,15 @@ class Walker:
                         self.native(op, fh, 0)
 
     def decompositions(self, entry: dict, parent: Hop) -> None:
+        """Python decompositions, references and meta functions of the op (one hop per function)."""
+        covered: dict[tuple, list[str]] = {}
         for d in q.decompositions_of(self.con, entry["name"]):
             if d["overload"] and entry["overload"] and d["overload"] not in (entry["overload"], "default"):
                 continue
-            self.add(parent, "decomposition", d["kind"], d["function"], d["file"], d["line"],
-                     f"{d['kind']} of aten.{d['op']}{'.' + d['overload'] if d['overload'] else ''}")
+            covered.setdefault((d["kind"], d["function"], d["file"], d["line"]), []).append(
+                f"aten.{d['op']}{'.' + d['overload'] if d['overload'] else ''}")
+        for (kind, function, file, line), ops in covered.items():
+            self.add(parent, "decomposition", kind, function, file, line, f"{kind} of {', '.join(ops)}")
 
     def codegen(self, entry: dict, parent: Hop) -> None:
         """Where the op's generated bindings come from (read these instead of building PyTorch)."""

@@ -97,8 +97,9 @@ class UpWalker(Walker):
                                    "ORDER BY file LIMIT 8", names)
         for c in callers:
             d = q.enclosing_definition(self.con, c["caller"], c["file"])
-            if d is None:
+            if d is None or (d["qualified_name"], d["file"]) in self.seen_cpp:
                 continue
+            self.seen_cpp.add((d["qualified_name"], d["file"]))
             for r in q.dispatch_rows_with_kernel(self.con, d["name"])[:2]:
                 if r["dispatch_key"] not in q.COMPOSITE_KEYS:
                     continue
