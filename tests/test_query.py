@@ -1,0 +1,175 @@
+"""The query layer and its CLI twin on the sample: trace outputs, listing commands, the notebook API."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from opindex.cli import main
+from opindex.model import Location
+
+
+def cli(db, *args):
+    return CliRunner().invoke(main, [*args, "--db", str(db)])
+
+
+def test_trace_json_shape(sample_db):
+    result = cli(sample_db, "trace", "nn.LSTM", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert set(data) == {"query", "direction", "device", "depth", "hops", "candidates", "message"}
+    assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)
+    hops = data["hops"]
+    assert set(hops[0]) == {"id", "parent", "layer", "kind", "name", "file", "line", "detail", "absent"}
+    assert [h["id"] for h in hops] == list(range(len(hops)))
+    assert all(h["parent"] is None or h["parent"] < h["id"] for h in hops)
+    assert all(h["file"] and h["line"] for h in hops if not h["absent"] and h["layer"] not in ("codegen",))
+    cudnn = [h for h in hops if h["layer"] == "library"]
+    assert [h["name"] for h in cudnn] == ["cudnnCreateTensorDescriptor", "cudnnSetTensorNdDescriptor",
+                                         "cudnnGetRNNWorkspaceSize", "cudnnRNNForward"]
+    assert {h["file"] for h in cudnn} == {"aten/src/ATen/native/cudnn/RNN.cpp"}
+
+
+def test_trace_text_has_chain_tree_layers_and_summary(sample_db):
+    out = cli(sample_db, "trace", "relu").output
+    for section in ("Chain", "Tree", "Layers", "Summary"):
+        assert f"\n{section}\n" in out
+    chain = out.split("\nChain\n")[1].split("\nTree\n")[0]
+    assert chain.index("[native] aten::relu") < chain.index("[stub] clamp_min_scalar_stub") < \
+        chain.index("[cuda] gpu_kernel")
+    # a few lines of source under each located hop, read from the checkout
+    assert "    8 | Tensor relu(const Tensor& self) {" in out
+    assert "gpu_kernel(iter, [=] GPU_LAMBDA" in out
+
+
+def test_trace_pictures(ix):
+    t = ix.trace("mm")
+    dot = t.to_dot()
+    assert dot.startswith("digraph trace {") and dot.rstrip().endswith("}")
+    import re
+    assert len(re.findall(r"^  n\d+ -> n\d+;$", dot, re.M)) == len([h for h in t.hops if h.parent is not None])
+    mermaid = t.to_mermaid()
+    assert mermaid.startswith("flowchart TD")
+    assert "at::cuda::blas::gemm" in mermaid
+    md = t.to_markdown()
+    assert md.startswith("### opindex trace `mm`")
+    assert "| library | `aten/src/ATen/native/cuda/Blas.cpp:10` | `at::cuda::blas::gemm` |" in md
+    assert t._repr_markdown_() == md
+    assert t._repr_html_().startswith("<pre>")
+
+
+def test_trace_names_people_type(ix):
+    roots = {}
+    for name in ("nn.LSTM", "torch.nn.LSTM", "torch.nn.modules.rnn.LSTM", "F.relu", "torch.nn.functional.relu",
+                 "torch.relu", "relu", "Tensor.add_", "aten::add.Tensor", "add.out", "at::native::relu",
+                 "add_kernel_cuda", "clamp_min_scalar_stub", "cunn_SoftMaxForward"):
+        t = ix.trace(name)
+        assert t.hops, (name, t.message)
+        roots[name] = (t.direction, t.hops[0].layer, t.hops[0].name)
+    assert roots["nn.LSTM"] == roots["torch.nn.LSTM"] == roots["torch.nn.modules.rnn.LSTM"] == (
+        "down", "python", roots["nn.LSTM"][2])
+    assert roots["F.relu"][1:] == ("python", "F.relu") or roots["F.relu"][2].endswith("functional.relu")
+    assert roots["relu"] == ("down", "native", "aten::relu")
+    assert roots["torch.relu"][:2] == ("down", "python")
+    assert roots["aten::add.Tensor"] == ("down", "native", "aten::add.Tensor")
+    assert roots["add.out"] == ("down", "native", "aten::add.out")
+    assert roots["at::native::relu"] == ("down", "cpp", "at::native::relu")
+    assert roots["add_kernel_cuda"][:2] == ("up", "cpp")
+    assert roots["clamp_min_scalar_stub"] == ("up", "stub", "clamp_min_scalar_stub")
+    assert roots["cunn_SoftMaxForward"][:2] == ("up", "cuda")
+
+
+def test_trace_says_what_is_absent(ix):
+    t = ix.trace("relu", device="mps")
+    assert [h.name for h in t.hops if h.absent] == ["no C++ definition of relu_mps in this checkout"]
+    t = ix.trace("torch.add")
+    assert t.hops[0].detail.startswith("no Python wrapper: bound from variants: function, method of add.Tensor")
+
+
+def test_unknown_name_suggests(sample_db):
+    result = cli(sample_db, "trace", "rellu")
+    assert result.exit_code == 2
+    assert "'rellu' is not a Python name, op, C++ function, stub or kernel in this index; did you mean: relu" \
+        in result.output
+
+
+def test_ambiguous_name_lists_candidates(ix):
+    t = ix.trace("add")  # add.Tensor and add.Scalar are overloads of one op: walked together, not ambiguous
+    assert [h.name for h in t.roots()] == ["aten::add.Tensor", "aten::add.Scalar"]
+
+
+def test_device_all_and_depth_zero(ix):
+    t = ix.trace("relu", device="all", depth=0)
+    rows = [h.name for h in t.hops if h.layer == "dispatch"]
+    assert rows == ["CPU, CUDA: relu", "MPS: relu_mps"]
+    assert [h.detail for h in t.hops if h.kind == "calls_op"] == [
+        "calls the op clamp_min (raise --depth to follow)"]
+
+
+def test_backward_flag_traces_backward_ops(ix):
+    t = ix.trace("relu", backward=True)
+    formula = next(h for h in t.hops if h.kind == "formula" and h.name.startswith("self:"))
+    assert [h.name for h in t.children(formula.id)] == ["aten::threshold_backward"]
+
+
+def test_listing_commands(sample_db):
+    assert json.loads(cli(sample_db, "find", "relu", "--layer", "cpp", "--json").output) == [
+        {"name": "relu", "qualified_name": "at::native::relu", "kind": "function", "language": "cpp",
+         "file": "aten/src/ATen/native/Activation.cpp", "line": 8,
+         "signature": "(const Tensor& self)"}]
+    op = json.loads(cli(sample_db, "op", "relu", "--json").output)
+    assert [(r["dispatch_key"], r["kernel"]) for r in op] == [("CPU", "relu"), ("CUDA", "relu"), ("MPS", "relu_mps")]
+    stub = cli(sample_db, "stub", "add_stub", "--csv").output.splitlines()
+    assert stub[0] == "what,device,name,file,line"
+    assert "registered (REGISTER_DISPATCH),CUDA,add_kernel_cuda,aten/src/ATen/native/cuda/BinaryAddKernel.cu,23" \
+        in stub
+    callers = json.loads(cli(sample_db, "callers", "at::clamp_min", "--json").output)
+    assert ("at::native::relu", "aten/src/ATen/native/Activation.cpp", 10) in {
+        (c["caller"], c["file"], c["line"]) for c in callers}
+    callees = json.loads(cli(sample_db, "callees", "at::native::relu", "--json").output)
+    assert ("clamp_min", "at") in {(c["callee"], c["qualifier"]) for c in callees}
+    kernels = json.loads(cli(sample_db, "kernels", "--op", "F.layer_norm", "--json").output)
+    assert [k["kernel"] for k in kernels if k["kind"] == "global_kernel"] == [
+        "__global__ at::native::RowwiseMomentsCUDAKernel", "__global__ at::native::LayerNormForwardCUDAKernel"]
+    stats = json.loads(cli(sample_db, "stats", "--json").output)
+    assert {"what": "rows[native_functions]", "value": 22} in stats
+
+
+def test_unknown_stub_and_op_are_errors(sample_db):
+    assert cli(sample_db, "stub", "nope_stub").exit_code == 1
+    assert cli(sample_db, "op", "nope_op").output == "Error: no native_functions.yaml entry named nope_op\n"
+
+
+def test_views(ix):
+    assert ix.rows("SELECT function, dispatch_key, definition FROM op_kernels WHERE function = 'clamp_min.out' "
+                   "ORDER BY dispatch_key") == [
+        {"function": "clamp_min.out", "dispatch_key": "CPU", "definition": "at::native::structured_clamp_min_out"},
+        {"function": "clamp_min.out", "dispatch_key": "CUDA", "definition": "at::native::structured_clamp_min_out"}]
+    assert ix.rows("SELECT stub, device, kernel FROM stub_kernels WHERE stub = 'lstm_cudnn_stub' ORDER BY device") \
+        == [{"stub": "lstm_cudnn_stub", "device": "CPU", "kernel": None},
+            {"stub": "lstm_cudnn_stub", "device": "CUDA", "kernel": "lstm_cudnn"}]
+    assert ix.rows("SELECT function, stub FROM op_stubs WHERE function = 'add.out' AND dispatch_key = 'CUDA'") == [
+        {"function": "add.out", "stub": "add_stub"}]
+    launches = ix.rows("SELECT kernel, caller, line FROM kernel_launch_sites ORDER BY line")
+    assert {"kernel": "at::native::RowwiseMomentsCUDAKernel", "caller": "at::native::LayerNormKernelImplInternal",
+            "line": 35} in launches
+    assert ix.rows("SELECT inputs FROM op_backward WHERE function = 'relu' ORDER BY line") == [
+        {"inputs": "self"}, {"inputs": "result"}]
+
+
+def test_typed_records(ix):
+    [relu] = ix.op("relu")
+    assert relu.location == Location("aten/src/ATen/native/native_functions.yaml", 4)
+    assert [(d.dispatch_key, d.kernel, d.implicit) for d in relu.dispatch] == [
+        ("CPU", "relu", False), ("CUDA", "relu", False), ("MPS", "relu_mps", False)]
+    stub = ix.stub("lstm_cudnn_stub")
+    assert sorted((r.device, r.kernel, r.macro) for r in stub.registrations) == [
+        ("CPU", None, "REGISTER_NO_CPU_DISPATCH"), ("CUDA", "lstm_cudnn", "REGISTER_CUDA_DISPATCH")]
+    assert [str(c.location) for c in stub.callers] == ["aten/src/ATen/native/RNN.cpp:25"]
+
+
+def test_sql_returns_dataframe_with_pandas(ix):
+    import pandas as pd
+    df = ix.sql("SELECT kernel FROM native_dispatch WHERE function = :f ORDER BY kernel", f="relu")
+    assert isinstance(df, pd.DataFrame)
+    assert list(df["kernel"]) == ["relu", "relu", "relu_mps"]
