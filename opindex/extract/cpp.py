@@ -1,8 +1,369 @@
-"""C++ and CUDA extraction (placeholder until the C++ layer lands)."""
+"""C++ and CUDA extraction: definitions, calls, dispatch stubs and registrations, GPU launches, library calls.
+
+One tree-sitter parse per file (tree-sitter-cuda's grammar for .cpp and .cu alike: it is tree-sitter-cpp plus
+`__global__` and `k<<<...>>>`, and leaves fewer files with ERROR nodes on PyTorch), one run of the combined
+queries/cpp-*.scm, and a generic loop that turns captures into rows. The enclosing function of a site is found by
+bisecting the sorted function ranges, never by walking the tree.
+
+Rules that decide rows (the README repeats them):
+- A stub call is a non-method call whose callee ends in `_stub`, or is declared/defined as a stub in the same file,
+  or whose first argument is a device (kCPU, DeviceType::CUDA, x.device().type(), iter.device_type(),
+  device_type()). The query layer joins stub_calls.stub with dispatch_stubs.stub across files.
+- A plain REGISTER_DISPATCH takes its device from the file's path (cpp_names.device_from_path).
+- Macro invocations (DECLARE/DEFINE/REGISTER_*DISPATCH, AT_DISPATCH_*) are found by name and confirmed against the
+  tree, so they survive the ERROR regions of unexpanded macros; #define bodies are macros, not sites.
+- Same-file function-like macros that define or register things are expanded at each invocation
+  (cpp_macros); their facts carry the invocation line and from_macro.
+- ALL_CAPS callees are macros (TORCH_CHECK), not calls; calls outside function bodies are not recorded; a method
+  call's receiver text is cut at 120 characters (it can be a whole lambda).
+"""
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+from pathlib import Path
+
+import tree_sitter as ts
+import tree_sitter_cuda
+
 from . import FileFacts
+from . import cpp_names as names
+from .cpp_macros import Macro, MacroTable, arguments, collapse, macro_body
+
+_QUERIES = Path(__file__).parent / "queries"
+_ENGINE: tuple | None = None
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_IDENT = re.compile(r"^[A-Za-z_][\w:]*$")
+_SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
+_MAX_RECEIVER = 120
+_SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
+
+
+def _engine():
+    """(parser, query): all queries/cpp-*.scm as one query, so each tree is walked once; built once per process."""
+    global _ENGINE
+    if _ENGINE is None:
+        lang = ts.Language(tree_sitter_cuda.language())
+        source = "\n".join(p.read_text() for p in sorted(_QUERIES.glob("cpp-*.scm")))
+        _ENGINE = (ts.Parser(lang), ts.Query(lang, source))
+    return _ENGINE
+
+
+def strip_templates(text: str) -> str:
+    """`at::cuda::blas::gemm<float>` -> `at::cuda::blas::gemm` (nested <> too); spaces dropped."""
+    text = text.replace(" ", "").replace("\n", "")
+    if "operator" in text:
+        return text
+    while "<" in text:
+        new = _TEMPLATE_ARGS.sub("", text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+class _Unit:
+    """One parsed text: the file itself, or one macro expansion inside it."""
+
+    def __init__(self, data: bytes, tree, line: int | None = None, end_line: int | None = None,
+                 from_macro: str | None = None, scope: tuple[str, ...] = (), caller: str = ""):
+        self.data, self.root = data, tree.root_node
+        self.matches = ts.QueryCursor(_engine()[1]).matches(self.root)
+        self.line, self.end_line, self.from_macro = line, end_line, from_macro
+        self.scope, self.outer_caller = scope, caller
+        self.starts: list[int] = []
+        self.ranges: list[tuple[int, int, str]] = []
+
+    def line_of(self, node) -> int:
+        return self.line or node.start_point[0] + 1
+
+    def caller(self, pos: int) -> str:
+        i = bisect_right(self.starts, pos) - 1
+        while i >= 0:
+            start, end, name = self.ranges[i]
+            if pos < end:
+                return name
+            i -= 1
+        return self.outer_caller
+
+
+class _File:
+    def __init__(self, path: str, language: str):
+        self.path, self.language = path, language
+        self.rows: dict[str, list[tuple]] = {t: [] for t in (
+            "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls",
+            "kernel_launches", "library_calls", "type_dispatches")}
+        self.stubs: set[str] = set()
+
+    # -- definitions ---------------------------------------------------------------------------------------
+    def definitions(self, u: _Unit) -> None:
+        functions = []
+        for _, caps in u.matches:
+            for role in ("function", "class", "struct"):
+                if role in caps:
+                    row = self._definition(u, role, caps)
+                    if row:
+                        self.rows["symbols"].append(row)
+                        if role == "function":
+                            node = caps[role][0]
+                            functions.append((node.start_byte, node.end_byte, row[6]))
+                    break
+        functions.sort()
+        u.ranges = functions
+        u.starts = [f[0] for f in functions]
+
+    def _definition(self, u: _Unit, role: str, caps) -> tuple | None:
+        node, name_node = caps[role][0], caps[role + ".name"][0]
+        scope, in_class = _scope(node)
+        scope = list(u.scope) + scope
+        signature = None
+        if role != "function":
+            kind, parts = role, strip_templates(_text(name_node)).split("::")
+        elif name_node.type == "function_declarator":  # TORCH_IMPL_FUNC(add_out)(...) {
+            macro = name_node.child_by_field_name("declarator")
+            kind = names.STRUCTURED.get(_text(macro)) if macro is not None else None
+            args = name_node.child_by_field_name("parameters")
+            if kind is None or args is None:
+                return None
+            words = [w for w in re.split(r"[\s(),]+", _text(args)) if w]
+            if not words:
+                return None
+            parts = ["_".join(words)]
+            signature = collapse(_text(caps["function.params"][0]))
+        else:
+            parts = strip_templates(_text(name_node)).split("::")
+            if _misparsed(node, parts[-1]):
+                return None
+            signature = collapse(_text(caps["function.params"][0]))
+            tokens = {c.type for c in node.children[:6]}
+            if "__global__" in tokens:
+                kind = "global_kernel"
+            elif "__device__" in tokens:
+                kind = "device_function"
+            elif in_class or (len(parts) > 1 and parts[-2][:1].isupper()):
+                kind = "method"
+            else:
+                kind = "function"
+        name = parts[-1]
+        if not name:
+            return None
+        qual_parts = scope + parts[:-1] + [("structured_" + name) if kind in _STRUCTURED_KINDS else name]
+        qualified = "::".join(p for p in qual_parts if p)
+        is_template = node.parent is not None and node.parent.type == "template_declaration"
+        return (self.path, u.line_of(node), u.end_line or node.end_point[0] + 1, self.language, kind, name,
+                qualified, qualified.rpartition("::")[0], signature, is_template, u.from_macro)
+
+    # -- macro sites ----------------------------------------------------------------------------------------
+    def macro_sites(self, u: _Unit) -> None:
+        data = u.data
+        if b"DISPATCH" not in data:
+            return
+        for m in names.MACRO_SITE.finditer(data):
+            node = u.root.descendant_for_byte_range(m.start(1), m.end(1))
+            if node is None or node.type not in _SITE_NODES or (
+                    node.parent is not None and node.parent.type in _SKIP_SITE_PARENTS):
+                continue
+            macro = m.group(1).decode()
+            line = u.line_of(node)
+            if macro.startswith("AT_DISPATCH_"):
+                if macro.startswith("AT_DISPATCH_CASE"):
+                    continue  # a case inside AT_DISPATCH_SWITCH, not a site of its own
+                v2 = macro == "AT_DISPATCH_V2"
+                # the name is the first string argument: AT_DISPATCH_X(type, "name", fn) or
+                # AT_DISPATCH_X_AND2(t1, t2, type, "name", fn); AT_DISPATCH_V2 lists its dtypes after the lambda
+                args, _ = arguments(data, m.end() - 1, None if v2 else 8)
+                dtypes = ", ".join(args[3:]) if v2 else macro[len("AT_DISPATCH_"):]
+                label = next((a for a in args if a.startswith('"')), None)
+                if label is not None:
+                    label = "".join(re.findall(r'"((?:\\.|[^"\\])*)"', label))
+                self.rows["type_dispatches"].append(
+                    (self.path, line, macro, dtypes, label, u.caller(node.start_byte), u.from_macro))
+                continue
+            args, _ = arguments(data, m.end() - 1)
+            if not args:
+                continue
+            if macro == "DECLARE_DISPATCH":
+                stub, fn_type = args[-1], ", ".join(args[:-1]) or None
+            else:
+                stub, fn_type = args[0], None
+            if not _IDENT.match(stub):
+                continue
+            if macro in ("DECLARE_DISPATCH", "DEFINE_DISPATCH"):
+                self.stubs.add(stub)
+                self.rows["dispatch_stubs"].append(
+                    (self.path, line, stub, macro[:-len("_DISPATCH")].lower(), fn_type, u.from_macro))
+            else:
+                kernel, device, capability = names.registration(macro, args, self.path)
+                self.rows["dispatch_registrations"].append(
+                    (self.path, line, stub, kernel, macro, device, capability, u.from_macro))
+
+    # -- calls and launches ---------------------------------------------------------------------------------
+    def calls(self, u: _Unit) -> None:
+        rows = self.rows
+        path, language, from_macro = self.path, self.language, u.from_macro
+        for _, caps in u.matches:
+            if "launch" in caps:
+                self._launch(u, caps)
+                continue
+            call = caps.get("call")
+            if call is None:
+                continue
+            node = call[0]
+            caller = u.caller(node.start_byte)
+            if not caller:
+                continue
+            template_args = None
+            if "call.qualified" in caps:
+                qualifier, _, callee = strip_templates(_text(caps["call.qualified"][0])).rpartition("::")
+                is_method = False
+            else:
+                callee = _text(caps["call.name"][0])
+                if "::" in callee or "<" in callee:
+                    callee = strip_templates(callee).rpartition("::")[2]
+                receiver = caps.get("call.receiver")
+                is_method = receiver is not None
+                qualifier = collapse(_text(receiver[0])) if is_method else ""
+                if len(qualifier) > _MAX_RECEIVER:  # a receiver can be a whole lambda or call chain
+                    qualifier = qualifier[:_MAX_RECEIVER] + "..."
+                if "call.template_args" in caps:
+                    template_args = collapse(_text(caps["call.template_args"][0]))
+            if not callee or names.is_macro_name(callee):
+                continue
+            line = u.line_of(node)
+            rows["calls"].append((path, line, language, caller, callee, qualifier, is_method))
+            if is_method:
+                continue
+            first = None
+            if callee.endswith("_stub") or callee in self.stubs or not qualifier:
+                args = caps["call.args"][0]
+                arg = args.named_child(0) if args.named_child_count else None
+                first = collapse(_text(arg)) if arg is not None else None
+                if callee.endswith("_stub") or callee in self.stubs or (
+                        first is not None and names.DEVICE_ARG.search(first)):
+                    rows["stub_calls"].append((path, line, callee, first, caller, from_macro))
+            lib = names.library(callee, qualifier)
+            if lib:
+                rows["library_calls"].append(
+                    (path, line, lib, f"{qualifier}::{callee}" if qualifier else callee, caller, from_macro))
+            kind = names.launch_kind(callee, qualifier)
+            if kind:
+                rows["kernel_launches"].append((path, line, callee, kind, template_args, None, caller, from_macro))
+
+    def _launch(self, u: _Unit, caps) -> None:
+        node, kernel = caps["launch"][0], caps["launch.kernel"][0]
+        template_args = None
+        if kernel.type == "template_function":
+            args = kernel.child_by_field_name("arguments")
+            template_args = collapse(_text(args)) if args is not None else None
+        name = strip_templates(_text(kernel)).rpartition("::")[2]
+        config = collapse(_text(caps["launch.config"][0]))
+        config = config.removeprefix("<<<").removesuffix(">>>").strip()
+        self.rows["kernel_launches"].append(
+            (self.path, u.line_of(node), name, "chevron", template_args, config, u.caller(node.start_byte),
+             u.from_macro))
+
+    # -- #define ---------------------------------------------------------------------------------------------
+    def macros(self, u: _Unit) -> list[Macro]:
+        found = []
+        for _, caps in u.matches:
+            if "macro" not in caps:
+                continue
+            node = caps["macro"][0]
+            name = _text(caps["macro.name"][0])
+            params = caps.get("macro.params")
+            body = macro_body(_text(caps["macro.body"][0])) if "macro.body" in caps else ""
+            param_text = collapse(_text(params[0])) if params else None
+            self.rows["macros"].append((self.path, node.start_point[0] + 1, name, param_text, body))
+            plist = tuple(p.strip() for p in param_text.strip("()").split(",") if p.strip()) if params else ()
+            found.append(Macro(name, plist, params is not None, body, node.start_byte))
+        return found
+
+
+_STRUCTURED_KINDS = {"meta_func", "precompute_meta_func", "impl_func"}
+
+
+def _misparsed(node, name: str) -> bool:
+    """A macro followed by a block inside a body (`CUDA_KERNEL_LOOP(i, n) {`) parses as a definition: no return
+    type, an ALL_CAPS name, in a function or class body. At file level (TEST(...) {, TORCH_LIBRARY_IMPL(...) {) such
+    a block is the body of a function the macro defines, and stays."""
+    if node.child_by_field_name("type") is not None or not names.is_macro_name(name):
+        return False
+    parent = node.parent
+    if parent is not None and parent.type == "template_declaration":
+        parent = parent.parent
+    return parent is not None and parent.type in ("compound_statement", "field_declaration_list")
+
+
+def _scope(node) -> tuple[list[str], bool]:
+    """Enclosing namespaces and classes, outermost first; and whether the definition sits in a class body."""
+    out: list[str] = []
+    parent = node.parent
+    in_class = parent is not None and (parent.type == "field_declaration_list" or (
+        parent.type == "template_declaration" and parent.parent is not None
+        and parent.parent.type == "field_declaration_list"))
+    while parent is not None:
+        if parent.type in ("namespace_definition", "class_specifier", "struct_specifier"):
+            name = parent.child_by_field_name("name")
+            if name is not None:
+                out.append(strip_templates(_text(name)))
+        parent = parent.parent
+    return out[::-1], in_class
+
+
+def _invocations(u: _Unit, table: MacroTable):
+    """(macro, args, start, end, at_file_level) for each invocation of an expandable macro outside #defines."""
+    out = []
+    for m in table.invocation.finditer(u.data):
+        node = u.root.descendant_for_byte_range(m.start(1), m.end(1))
+        if node is None or node.type not in _SITE_NODES or (
+                node.parent is not None and node.parent.type in _SKIP_SITE_PARENTS):
+            continue
+        name = m.group(1).decode()
+        args, end = arguments(u.data, m.end() - 1)
+        macro = table.lookup(name, m.start())
+        at_file_level = True
+        parent = node.parent
+        while parent is not None:
+            if parent.type in ("compound_statement", "field_declaration_list"):
+                at_file_level = False
+                break
+            parent = parent.parent
+        out.append((macro, args, node, m.start(), end, at_file_level))
+    return out
 
 
 def extract(path: str, data: bytes, language: str) -> FileFacts:
-    return FileFacts()
+    parser = _engine()[0]
+    f = _File(path, language)
+    data = names.prepare(data, arguments)
+    tree = parser.parse(data)
+    main = _Unit(data, tree)
+    table = MacroTable(f.macros(main))
+    invocations = _invocations(main, table) if table else []
+    blank = [(s, e) for _, _, _, s, e, top in invocations if top]
+    if blank:  # re-parse without the invocations the expansions stand for: they confuse the grammar
+        buf = bytearray(data)
+        for s, e in blank:
+            buf[s:e] = re.sub(rb"[^\n]", b" ", data[s:e])
+        tree = parser.parse(bytes(buf))
+        main = _Unit(bytes(buf), tree)
+    parse_errors = sum(1 for _, caps in main.matches if "error" in caps) if tree.root_node.has_error else 0
+    f.definitions(main)
+    units = [main]
+    for macro, args, node, start, end, _ in invocations:
+        text = table.expand(macro, args).encode()
+        line = node.start_point[0] + 1
+        end_line = line + data.count(b"\n", start, end)
+        scope, _ = _scope(node)
+        unit = _Unit(text, parser.parse(text), line, end_line, macro.name, tuple(scope), main.caller(start))
+        f.definitions(unit)
+        units.append(unit)
+    for u in units:
+        f.macro_sites(u)
+    for u in units:
+        f.calls(u)
+    return FileFacts(rows=f.rows, parse_errors=parse_errors)

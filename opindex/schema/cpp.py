@@ -64,6 +64,7 @@ stub_calls = Table(
     Column("stub", Text, nullable=False, comment="stub name (add_stub)"),
     Column("device_arg", Text, comment="the first argument as written (iter.device_type(), kCUDA)"),
     _caller(),
+    _from_macro(),
     Index("ix_stub_calls_stub", "stub"),
     Index("ix_stub_calls_caller", "caller"),
     comment="Calls of a dispatch stub: stub(device, ...).",
@@ -80,6 +81,7 @@ kernel_launches = Table(
     Column("template_args", Text, comment="template arguments as written (<scalar_t>), else NULL"),
     Column("config", Text, comment="launch configuration inside <<< >>> as written, else NULL"),
     _caller(),
+    _from_macro(),
     Index("ix_kernel_launches_kernel", "kernel"),
     Index("ix_kernel_launches_caller", "caller"),
     comment="GPU launches: <<<>>> sites, TensorIterator launchers, cub::/thrust:: algorithms.",
@@ -94,6 +96,7 @@ library_calls = Table(
     Column("function", Text, nullable=False, comment="the called name as written (cudnnRNNForward, "
                                                      "at::cuda::blas::gemm)"),
     _caller(),
+    _from_macro(),
     Index("ix_library_calls_caller", "caller"),
     comment="Calls into vendor libraries, classified.",
 )
@@ -106,6 +109,7 @@ type_dispatches = Table(
     Column("dtypes", Text, nullable=False, comment="the dtype family: the macro name after AT_DISPATCH_"),
     Column("name", Text, comment="the name string argument (\"my_op_cuda\"), unquoted, else NULL"),
     _caller(),
+    _from_macro(),
     Index("ix_type_dispatches_caller", "caller"),
     comment="AT_DISPATCH_* sites.",
 )

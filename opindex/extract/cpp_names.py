@@ -1,0 +1,163 @@
+"""Names the C++ layer classifies by: dispatch macros, launchers, vendor libraries, devices.
+
+The tree-sitter queries (queries/cpp-*.scm) find the syntax; these tables say what a found name means in PyTorch.
+Macro invocations (DECLARE_DISPATCH, REGISTER_*DISPATCH, AT_DISPATCH_*) are preprocessor tokens, so they are found
+by name in the text and then confirmed against the tree (not in a comment, a string or a #define body): that keeps
+them visible inside the ERROR regions unexpanded macros leave behind.
+"""
+from __future__ import annotations
+
+import re
+
+# DECLARE_DISPATCH(fn_type, stub), DEFINE_DISPATCH(stub), every (ALSO_)?REGISTER_<X>_DISPATCH form, AT_DISPATCH_*.
+MACRO_SITE = re.compile(
+    rb"\b(DECLARE_DISPATCH|DEFINE_DISPATCH|(?:ALSO_)?REGISTER_\w*DISPATCH|AT_DISPATCH_\w+)\s*\(")
+STRUCTURED = {"TORCH_META_FUNC": "meta_func", "TORCH_META_FUNC2": "meta_func",
+              "TORCH_PRECOMPUTE_META_FUNC": "precompute_meta_func",
+              "TORCH_PRECOMPUTE_META_FUNC2": "precompute_meta_func", "TORCH_IMPL_FUNC": "impl_func"}
+
+# The word between REGISTER_ and _DISPATCH: a device, or a CPU capability (then the device is CPU).
+MACRO_DEVICE = {"CUDA": "CUDA", "HIP": "HIP", "MPS": "MPS", "XPU": "XPU", "PRIVATEUSE1": "PrivateUse1",
+                "NO_CPU": "CPU", "ALL_CPU": "CPU", "ARCH": "CPU", "CPU": "CPU"}
+CPU_CAPABILITIES = {"DEFAULT", "AVX", "AVX2", "AVX512", "VSX", "ZVECTOR", "SVE", "SVE128", "SVE256", "SVE512",
+                    "NEON"}
+_PATH_DEVICE = {"cpu": "CPU", "cuda": "CUDA", "cudnn": "CUDA", "miopen": "CUDA", "hip": "CUDA", "mps": "MPS",
+                "xpu": "XPU", "vulkan": "Vulkan", "metal": "Metal"}
+
+
+def device_from_path(path: str) -> str:
+    """The device a plain REGISTER_DISPATCH registers for, from where the file is compiled.
+
+    PyTorch defines REGISTER_DISPATCH per compiler: nvcc/hipcc (.cu/.cuh files) make it REGISTER_CUDA_DISPATCH;
+    the files of native/cpu/** are compiled once per CPU capability (REGISTER_ARCH_DISPATCH(stub, CPU_CAPABILITY));
+    Objective-C++ under mps/ makes it REGISTER_MPS_DISPATCH. So: .cu/.cuh -> CUDA; otherwise the deepest folder
+    named cpu (CPU), cuda/cudnn/miopen/hip (CUDA: a ROCm build hipifies these and still registers them as CUDA),
+    mps (MPS), xpu (XPU), vulkan, metal decides; a file under none of them is CPU.
+    """
+    if path.endswith((".cu", ".cuh")):
+        return "CUDA"
+    for part in reversed(path.split("/")[:-1]):
+        device = _PATH_DEVICE.get(part)
+        if device:
+            return device
+    return "CPU"
+
+
+def registration(macro: str, args: list[str], path: str) -> tuple[str | None, str, str | None]:
+    """(kernel, device, cpu_capability) of a REGISTER_*DISPATCH(stub, ...) site."""
+    word = macro.removeprefix("ALSO_").removeprefix("REGISTER_").removesuffix("DISPATCH").strip("_")
+    if word == "ARCH":  # REGISTER_ARCH_DISPATCH(stub, capability, fn)
+        return _kernel(args[2] if len(args) > 2 else None), "CPU", args[1] if len(args) > 1 else None
+    kernel = None if word == "NO_CPU" else _kernel(args[1] if len(args) > 1 else None)
+    if word == "":
+        return kernel, device_from_path(path), None
+    if word in CPU_CAPABILITIES:
+        return kernel, "CPU", word
+    return kernel, MACRO_DEVICE.get(word, word), None
+
+
+def _kernel(arg: str | None) -> str | None:
+    return arg.lstrip("&").strip() if arg else None
+
+
+# TensorIterator and friends: launch a GPU kernel from a lambda, no <<<>>> at the call site.
+TENSOR_ITERATOR_LAUNCHERS = frozenset({
+    "gpu_kernel", "gpu_kernel_nocast", "gpu_kernel_with_scalars", "opmath_gpu_kernel_with_scalars",
+    "opmath_symmetric_gpu_kernel_with_scalars", "symmetric_gpu_kernel_with_scalars", "gpu_kernel_multiple_outputs",
+    "jitted_gpu_kernel", "opmath_jitted_gpu_kernel_with_scalars", "gpu_reduce_kernel", "launch_kernel",
+    "launch_vectorized_kernel", "launch_unrolled_kernel", "launch_legacy_kernel", "launch_jitted_unrolled_kernel",
+    "launch_jitted_vectorized_kernel", "launch_reduce_kernel", "gpu_index_kernel", "_launch_kernel",
+})
+# thrust:: algorithms (iterators, pointers and tuples are not launches).
+THRUST_ALGORITHMS = frozenset({
+    "sort", "sort_by_key", "stable_sort", "stable_sort_by_key", "reduce", "reduce_by_key", "transform",
+    "transform_reduce", "inclusive_scan", "exclusive_scan", "inclusive_scan_by_key", "exclusive_scan_by_key",
+    "unique", "unique_by_key", "unique_copy", "unique_by_key_copy", "copy", "copy_if", "copy_n", "fill", "fill_n",
+    "sequence", "gather", "gather_if", "scatter", "scatter_if", "for_each", "for_each_n", "count", "count_if",
+    "lower_bound", "upper_bound", "binary_search", "adjacent_difference", "remove", "remove_if", "remove_copy_if",
+    "partition", "stable_partition", "tabulate", "max_element", "min_element", "minmax_element", "find", "find_if",
+    "all_of", "any_of", "none_of", "equal", "mismatch", "merge", "merge_by_key", "set_difference",
+    "set_intersection", "set_union", "replace", "replace_if", "reverse", "generate", "inner_product",
+})
+
+# Vendor libraries. A bare callee is classified by its prefix (the C APIs are camelCase after the prefix, which
+# keeps PyTorch's own cudnn_convolution or mkldnn_matmul out); a qualified one by its namespace.
+_LIBRARY_PREFIX = re.compile(
+    r"^(?:(cudnn)|(cublasLt|cublas)|(cufft)|(cusolver)|(cusparse)|(miopen))[A-Z]|^(mkl)_|^(Dfti)[A-Z]|^(cblas)_")
+_PREFIX_LIBRARY = ["cudnn", "cublas", "cufft", "cusolver", "cusparse", "miopen", "mkl", "mkl", "blas"]
+_NAMESPACE_LIBRARY = [("cudnn_frontend", "cudnn"), ("cub", "cub"), ("thrust", "thrust"), ("dnnl", "mkldnn"),
+                      ("ideep", "mkldnn"), ("mkldnn", "mkldnn"), ("cusolver", "cusolver")]
+
+
+def library(callee: str, qualifier: str) -> str | None:
+    """cudnn, cublas, cufft, cusolver, cusparse, miopen, cub, thrust, mkldnn, mkl, blas, or None."""
+    if qualifier:
+        parts = qualifier.split("::")
+        if "blas" in parts and "cuda" in parts:
+            return "cublas"  # at::cuda::blas::gemm
+        if "solver" in parts and "cuda" in parts:
+            return "cusolver"  # at::cuda::solver::getrf
+        for namespace, lib in _NAMESPACE_LIBRARY:
+            if namespace in parts:
+                return lib
+    m = _LIBRARY_PREFIX.match(callee)
+    if m:
+        return _PREFIX_LIBRARY[m.lastindex - 1]
+    return None
+
+
+def launch_kind(callee: str, qualifier: str) -> str | None:
+    """tensor_iterator, cub or thrust for a call that launches GPU work without <<<>>>, else None."""
+    if callee in TENSOR_ITERATOR_LAUNCHERS:
+        return "tensor_iterator"
+    if not qualifier:
+        return None
+    parts = qualifier.split("::")
+    if "cub" in parts:
+        # cub::DeviceRadixSort::SortPairs and PyTorch's at::cuda::cub:: wrappers; not cub::Sum() functors.
+        if parts[-1].startswith("Device") or parts[-1] == "cub" and callee[:1].islower():
+            return "cub"
+    elif "thrust" in parts and callee in THRUST_ALGORITHMS:
+        return "thrust"
+    return None
+
+
+# The first argument of a stub call: a device. kCPU, at::kCUDA, DeviceType::CUDA, c10::DeviceType::MPS,
+# iter.device_type(), self.device().type(), device_type() (inside a structured kernel).
+DEVICE_ARG = re.compile(
+    r"^(?:(?:c10|at)::)?(?:DeviceType::|k)(?:CPU|CUDA|HIP|MPS|XPU|Meta|PrivateUse1|IPU|HPU|Lazy|MTIA)$"
+    r"|(?:^|[.>])device_type\(\)$|device\(\)\s*\.\s*type\(\)$")
+
+
+def is_macro_name(name: str) -> bool:
+    """ALL_CAPS names are macros by PyTorch's convention (TORCH_CHECK): not calls."""
+    return name.isupper() and len(name) > 1
+
+
+# Before parsing, byte for byte (offsets and lines stay true): macros that decorate a declaration without changing
+# its shape, which the grammar cannot know, become the CUDA keyword they stand for or spaces; and the content of a
+# raw string whose delimiter is longer than the grammar's 15 characters (R"PT_METAL_SHADERS(...)") becomes spaces.
+_LONG_RAW_STRING = re.compile(rb'R"([^()\\\s"]{16})\((.*?)\)\1"', re.S)
+_DECORATOR_CALL = re.compile(rb"\b(?:C10_LAUNCH_BOUNDS_[0-9]|__launch_bounds__)\s*\(")
+_DECORATOR_WORD = re.compile(rb"\b(?:C10|CUTLASS)_(?:HOST_DEVICE|DEVICE|HOST|GLOBAL|ALWAYS_INLINE|NOINLINE)\b")
+_DECORATOR_KEYWORD = {b"HOST_DEVICE": b"__device__", b"DEVICE": b"__device__", b"HOST": b"", b"GLOBAL": b"__global__",
+                     b"ALWAYS_INLINE": b"", b"NOINLINE": b""}
+
+
+def prepare(data: bytes, arguments) -> bytes:
+    buf = None
+    if b'R"' in data:
+        for m in _LONG_RAW_STRING.finditer(data):
+            buf = buf or bytearray(data)
+            buf[m.start(2):m.end(2)] = re.sub(rb"[^\n]", b" ", m.group(2))
+    if b"C10_" not in data and b"CUTLASS_" not in data and b"__launch_bounds__" not in data:
+        return bytes(buf) if buf is not None else data
+    for m in _DECORATOR_CALL.finditer(data):
+        _, end = arguments(data, m.end() - 1)
+        buf = buf or bytearray(data)
+        buf[m.start():end] = re.sub(rb"[^\n]", b" ", data[m.start():end])
+    for m in _DECORATOR_WORD.finditer(data):
+        buf = buf or bytearray(data)
+        word = _DECORATOR_KEYWORD[m.group().split(b"_", 1)[1]]
+        buf[m.start():m.end()] = word.ljust(m.end() - m.start())
+    return bytes(buf) if buf is not None else data

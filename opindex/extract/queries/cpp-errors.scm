@@ -1,0 +1,3 @@
+; Parse errors, counted into files.parse_errors.
+(ERROR) @error
+(MISSING) @error

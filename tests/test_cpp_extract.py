@@ -1,0 +1,282 @@
+"""opindex.extract.cpp on small inline sources: exact tuples (FACT_COLUMNS order)."""
+from __future__ import annotations
+
+import textwrap
+
+from opindex.extract.cpp import extract
+from opindex.extract.cpp_macros import Macro, arguments, substitute
+from opindex.extract.cpp_names import device_from_path, library
+from opindex.schema import FACT_COLUMNS
+
+
+def run(src: str, path: str = "aten/src/ATen/native/X.cpp", language: str = "cpp"):
+    return extract(path, textwrap.dedent(src).encode(), language)
+
+
+def test_tuples_follow_fact_columns():
+    facts = run("""
+        namespace at::native {
+        DECLARE_DISPATCH(fn, a_stub);
+        void f(const Tensor& t) { a_stub(kCPU, t); cudnnCreate(&h); }
+        }
+        """)
+    for table, rows in facts.rows.items():
+        for row in rows:
+            assert len(row) == len(FACT_COLUMNS[table]), table
+
+
+def test_definitions_qualified_names_kinds():
+    facts = run("""
+        namespace at { namespace native {
+        Tensor relu(const Tensor& self) { return at::clamp_min(self, 0); }
+        Tensor& relu_(Tensor& self) { return self; }
+        void Foo::bar() const {}
+        struct Acc { int get() const { return 1; } };
+        template <typename T> T twice(T x) { return x + x; }
+        Tensor declared_only(const Tensor& self);
+        }}
+        """)
+    rows = [(r[1], r[4], r[5], r[6], r[7], r[9]) for r in facts.rows["symbols"]]
+    assert rows == [
+        (3, "function", "relu", "at::native::relu", "at::native", False),
+        (4, "function", "relu_", "at::native::relu_", "at::native", False),
+        (5, "method", "bar", "at::native::Foo::bar", "at::native::Foo", False),
+        (6, "struct", "Acc", "at::native::Acc", "at::native", False),
+        (6, "method", "get", "at::native::Acc::get", "at::native::Acc", False),
+        (7, "function", "twice", "at::native::twice", "at::native", True),
+    ]
+    assert facts.rows["symbols"][0][8] == "(const Tensor& self)"
+
+
+def test_structured_kernels_use_the_yaml_name():
+    facts = run("""
+        namespace at::meta {
+        TORCH_META_FUNC(mm)(const Tensor& self, const Tensor& mat2) { check(self); }
+        TORCH_META_FUNC2(add, Tensor)(const Tensor& self, const Tensor& other, const Scalar& alpha) {}
+        TORCH_PRECOMPUTE_META_FUNC(max_pool2d)(const Tensor& input) { return precompute(); }
+        }
+        namespace at::native {
+        TORCH_IMPL_FUNC(add_out)(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& r) {}
+        }
+        """)
+    rows = [(r[1], r[4], r[5], r[6]) for r in facts.rows["symbols"]]
+    assert rows == [
+        (3, "meta_func", "mm", "at::meta::structured_mm"),
+        (4, "meta_func", "add_Tensor", "at::meta::structured_add_Tensor"),
+        (5, "precompute_meta_func", "max_pool2d", "at::meta::structured_max_pool2d"),
+        (8, "impl_func", "add_out", "at::native::structured_add_out"),
+    ]
+    assert [r[1:] for r in facts.rows["calls"]] == [
+        (3, "cpp", "at::meta::structured_mm", "check", "", False),
+        (5, "cpp", "at::meta::structured_max_pool2d", "precompute", "", False)]
+
+
+def test_cuda_kernels_and_launches():
+    facts = run("""
+        template <typename T>
+        C10_LAUNCH_BOUNDS_1(128)
+        __global__ void k(T* x, int n) { x[0] = helper(n); }
+        __device__ float helper(int n) { return n; }
+        __global__ void declared(int);
+        void launch(cudaStream_t s) {
+          k<float><<<grid, 128, 0, s>>>(ptr, n);
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+          gpu_kernel(iter, [] GPU_LAMBDA (float a) { return a; });
+          thrust::sort(policy, b, e);
+          thrust::make_zip_iterator(b, e);
+          cub::DeviceRadixSort::SortPairs(tmp, bytes, k_in, k_out, v_in, v_out, n);
+        }
+        """, "aten/src/ATen/native/cuda/K.cu", "cuda")
+    assert [(r[1], r[4], r[5], r[9]) for r in facts.rows["symbols"]] == [
+        (4, "global_kernel", "k", True), (5, "device_function", "helper", False), (7, "function", "launch", False)]
+    assert facts.rows["kernel_launches"] == [
+        ("aten/src/ATen/native/cuda/K.cu", 8, "k", "chevron", "<float>", "grid, 128, 0, s", "launch", None),
+        ("aten/src/ATen/native/cuda/K.cu", 10, "gpu_kernel", "tensor_iterator", None, None, "launch", None),
+        ("aten/src/ATen/native/cuda/K.cu", 11, "sort", "thrust", None, None, "launch", None),
+        ("aten/src/ATen/native/cuda/K.cu", 13, "SortPairs", "cub", None, None, "launch", None),
+    ]
+    assert [r[2:4] for r in facts.rows["library_calls"]] == [
+        ("thrust", "thrust::sort"), ("thrust", "thrust::make_zip_iterator"), ("cub", "cub::DeviceRadixSort::SortPairs")]
+
+
+def test_stub_declarations_registrations_and_defines():
+    facts = run("""
+        #define REGISTER_DISPATCH(name, fn) REGISTER_ARCH_DISPATCH(name, CPU_CAPABILITY, fn)
+        namespace at::native {
+        DECLARE_DISPATCH(void(*)(TensorIterator&, const Scalar&), fill_stub);
+        DEFINE_DISPATCH(fill_stub);
+        // REGISTER_DISPATCH(fill_stub, &commented_out);
+        REGISTER_DISPATCH(fill_stub, &fill_kernel);
+        REGISTER_ARCH_DISPATCH(fill_stub, DEFAULT, &fill_kernel)
+        REGISTER_AVX2_DISPATCH(fill_stub, &fill_kernel);
+        ALSO_REGISTER_SVE256_DISPATCH(fill_stub, &fill_kernel);
+        REGISTER_NO_CPU_DISPATCH(other_stub);
+        REGISTER_XPU_DISPATCH(fill_stub, &at::native::xpu::fill_kernel);
+        const char* s = "REGISTER_DISPATCH(fake_stub, &fake)";
+        }
+        """, "aten/src/ATen/native/cpu/FillKernel.cpp")
+    path = "aten/src/ATen/native/cpu/FillKernel.cpp"
+    assert facts.rows["dispatch_stubs"] == [
+        (path, 4, "fill_stub", "declare", "void(*)(TensorIterator&, const Scalar&)", None),
+        (path, 5, "fill_stub", "define", None, None)]
+    assert facts.rows["dispatch_registrations"] == [
+        (path, 7, "fill_stub", "fill_kernel", "REGISTER_DISPATCH", "CPU", None, None),
+        (path, 8, "fill_stub", "fill_kernel", "REGISTER_ARCH_DISPATCH", "CPU", "DEFAULT", None),
+        (path, 9, "fill_stub", "fill_kernel", "REGISTER_AVX2_DISPATCH", "CPU", "AVX2", None),
+        (path, 10, "fill_stub", "fill_kernel", "ALSO_REGISTER_SVE256_DISPATCH", "CPU", "SVE256", None),
+        (path, 11, "other_stub", None, "REGISTER_NO_CPU_DISPATCH", "CPU", None, None),
+        (path, 12, "fill_stub", "at::native::xpu::fill_kernel", "REGISTER_XPU_DISPATCH", "XPU", None, None)]
+    assert facts.rows["macros"] == [
+        (path, 2, "REGISTER_DISPATCH", "(name, fn)", "REGISTER_ARCH_DISPATCH(name, CPU_CAPABILITY, fn)")]
+
+
+def test_stub_calls_rule():
+    facts = run("""
+        DECLARE_DISPATCH(fn, LayerNormKernel);
+        void f(TensorIterator& iter, const Tensor& x) {
+          add_stub(iter.device_type(), iter, alpha);
+          LayerNormKernel(kCPU, x);
+          lstm_cudnn_stub(x.device().type(), x);
+          norm_helper(at::kCUDA, x);
+          Device d(kCUDA);
+          x.copy_stub(kCPU);
+          compute(x, kCPU);
+        }
+        """)
+    assert [r[1:] for r in facts.rows["stub_calls"]] == [
+        (4, "add_stub", "iter.device_type()", "f", None),
+        (5, "LayerNormKernel", "kCPU", "f", None),
+        (6, "lstm_cudnn_stub", "x.device().type()", "f", None),
+        (7, "norm_helper", "at::kCUDA", "f", None)]
+
+
+def test_calls_qualifier_receiver_and_macros_skipped():
+    facts = run("""
+        Tensor linear(const Tensor& input, const Tensor& weight) {
+          TORCH_CHECK(input.dim() > 0, "no");
+          auto out = at::mm(input, weight.t());
+          out.add_(bias);
+          at::cuda::blas::gemm<float>('n', 'n', m, n, k);
+          return at::native::empty_like(out);
+        }
+        """)
+    assert [r[3:] for r in facts.rows["calls"]] == [
+        ("linear", "dim", "input", True),
+        ("linear", "mm", "at", False),
+        ("linear", "t", "weight", True),
+        ("linear", "add_", "out", True),
+        ("linear", "gemm", "at::cuda::blas", False),
+        ("linear", "empty_like", "at::native", False)]
+    assert [r[2:4] for r in facts.rows["library_calls"]] == [("cublas", "at::cuda::blas::gemm")]
+
+
+def test_type_dispatches():
+    facts = run("""
+        void k(TensorIterator& iter) {
+          AT_DISPATCH_FLOATING_TYPES(iter.dtype(), "k_cpu", [&] { run<scalar_t>(); });
+          AT_DISPATCH_ALL_TYPES_AND2(kHalf, kBFloat16, iter.dtype(), "k2_cpu", [&] {});
+          AT_DISPATCH_V2(iter.dtype(), "k3", AT_WRAP([&] {}), AT_EXPAND(AT_ALL_TYPES), kHalf);
+          AT_DISPATCH_SWITCH(iter.dtype(), name, AT_DISPATCH_CASE_FLOATING_TYPES(fn));
+        }
+        """)
+    assert [r[1:] for r in facts.rows["type_dispatches"]] == [
+        (3, "AT_DISPATCH_FLOATING_TYPES", "FLOATING_TYPES", "k_cpu", "k", None),
+        (4, "AT_DISPATCH_ALL_TYPES_AND2", "ALL_TYPES_AND2", "k2_cpu", "k", None),
+        (5, "AT_DISPATCH_V2", "AT_EXPAND(AT_ALL_TYPES), kHalf", "k3", "k", None),
+        (6, "AT_DISPATCH_SWITCH", "SWITCH", None, "k", None)]
+
+
+def test_token_pasting_macros_expand_at_each_invocation():
+    facts = run("""
+        namespace at::native {
+        #define ONE_HIDDEN_RNN(NAME, MODE)                    \\
+          DEFINE_DISPATCH(NAME##_cudnn_stub);                 \\
+          REGISTER_NO_CPU_DISPATCH(NAME##_cudnn_stub);        \\
+          void NAME##_cudnn(Tensor& out, const Tensor& in) {  \\
+            out = _cudnn_impl(in, MODE);                      \\
+          }
+        ONE_HIDDEN_RNN(gru, CUDNN_GRU)
+        ONE_HIDDEN_RNN(rnn_tanh, CUDNN_RNN_TANH)
+        void after() {}
+        }
+        """)
+    path = "aten/src/ATen/native/X.cpp"
+    assert facts.rows["dispatch_stubs"] == [
+        (path, 9, "gru_cudnn_stub", "define", None, "ONE_HIDDEN_RNN"),
+        (path, 10, "rnn_tanh_cudnn_stub", "define", None, "ONE_HIDDEN_RNN")]
+    assert [r[2] for r in facts.rows["dispatch_registrations"]] == ["gru_cudnn_stub", "rnn_tanh_cudnn_stub"]
+    assert [(r[1], r[6], r[10]) for r in facts.rows["symbols"]] == [
+        (11, "at::native::after", None),
+        (9, "at::native::gru_cudnn", "ONE_HIDDEN_RNN"),
+        (10, "at::native::rnn_tanh_cudnn", "ONE_HIDDEN_RNN")]
+    assert [r[1:5] for r in facts.rows["calls"] if r[4] == "_cudnn_impl"] == [
+        (9, "cpp", "at::native::gru_cudnn", "_cudnn_impl"), (10, "cpp", "at::native::rnn_tanh_cudnn", "_cudnn_impl")]
+
+
+def test_nested_macro_generated_structured_kernels():
+    facts = run("""
+        namespace at::meta {
+        #define CREATE_UNARY_META(func) \\
+          TORCH_META_FUNC(func)(const Tensor& self) { build_unary_op(self); }
+        #define CREATE_TWO(a, b) CREATE_UNARY_META(a) CREATE_UNARY_META(b)
+        CREATE_TWO(sin, cos)
+        }
+        """)
+    assert [(r[1], r[4], r[5], r[10]) for r in facts.rows["symbols"]] == [
+        (6, "meta_func", "sin", "CREATE_TWO"), (6, "meta_func", "cos", "CREATE_TWO")]
+
+
+def test_error_regions_do_not_hide_later_facts():
+    facts = run("""
+        namespace at::native {
+        VEC_LOOP_BEGIN(sign, scalar_t) a < 0 ? -1 : (a > 0) VEC_LOOP_END(sign)
+        static void sgn_kernel(TensorIteratorBase& iter) { cpu_kernel(iter, [](double a) { return a; }); }
+        REGISTER_DISPATCH(sgn_stub, &sgn_kernel);
+        }
+        """, "aten/src/ATen/native/cpu/S.cpp")
+    assert facts.parse_errors > 0
+    assert [r[6] for r in facts.rows["symbols"]] == ["at::native::sgn_kernel"]
+    assert [r[1:6] for r in facts.rows["dispatch_registrations"]] == [
+        (5, "sgn_stub", "sgn_kernel", "REGISTER_DISPATCH", "CPU")]
+
+
+def test_bad_input_never_raises():
+    for data in (b"", b"\x00\xff\xfe garbage {{{", b"#define X(a, b) a##b\nX(", b"REGISTER_DISPATCH(",
+                 b"AT_DISPATCH_V2(", "void f() { k<<<1, 2>>>(); }".encode() * 3):
+        facts = extract("aten/src/ATen/native/cuda/Bad.cu", data, "cuda")
+        assert isinstance(facts.parse_errors, int)
+
+
+def test_device_from_path_rule():
+    assert device_from_path("aten/src/ATen/native/cpu/BinaryOpsKernel.cpp") == "CPU"
+    assert device_from_path("aten/src/ATen/native/cuda/Blas.cpp") == "CUDA"
+    assert device_from_path("aten/src/ATen/native/Foo.cu") == "CUDA"
+    assert device_from_path("aten/src/ATen/native/cudnn/RNN.cpp") == "CUDA"
+    assert device_from_path("aten/src/ATen/native/miopen/RNN_miopen.cpp") == "CUDA"
+    assert device_from_path("aten/src/ATen/native/mps/operations/Add.cpp") == "MPS"
+    assert device_from_path("aten/src/ATen/native/quantized/cpu/kernels/QuantizedOpKernels.cpp") == "CPU"
+    assert device_from_path("aten/src/ATen/native/sparse/cuda/SparseCsr.cpp") == "CUDA"
+    assert device_from_path("aten/src/ATen/native/mkldnn/xpu/Conv.cpp") == "XPU"
+
+
+def test_library_classification():
+    assert library("cudnnRNNForward", "") == "cudnn"
+    assert library("cudnn_convolution", "at") is None  # PyTorch's own op, not cuDNN
+    assert library("cublasLtMatmul", "") == "cublas"
+    assert library("gemm", "at::cuda::blas") == "cublas"
+    assert library("getrf", "at::cuda::solver") == "cusolver"
+    assert library("cusparseSpMM", "") == "cusparse"
+    assert library("cufftExecC2C", "") == "cufft"
+    assert library("reorder", "ideep") == "mkldnn"
+    assert library("cblas_sgemm", "") == "blas"
+    assert library("mkl_somatcopy", "") == "mkl"
+    assert library("miopenConvolutionForward", "") == "miopen"
+    assert library("mkldnn_matmul", "") is None
+
+
+def test_macro_arguments_and_substitution():
+    data = b'M(a, f(b, c), "x,)", \'(\' /* , */)'
+    args, end = arguments(data, 1)
+    assert args == ["a", "f(b, c)", '"x,)"', "'('"] and end == len(data)
+    macro = Macro("M", ("NAME", "MODE"), True, "DEFINE_DISPATCH(NAME##_cudnn_stub); f(#MODE, NAME ## x)", 0)
+    assert substitute(macro, ["lstm", "CUDNN_LSTM"]) == 'DEFINE_DISPATCH(lstm_cudnn_stub); f("CUDNN_LSTM", lstmx)'
