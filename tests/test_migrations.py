@@ -1,0 +1,99 @@
+"""Alembic migrations: the revisions build exactly the schema the code writes, upgrades keep data, round trips."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from test_build import dump
+
+from opindex import db as opdb
+from opindex.cli import main
+from opindex.migrate import run
+from opindex.schema import SCHEMA_VERSION, metadata
+
+
+def shape(path: Path) -> dict:
+    """Tables with their columns (name, type, not null, pk) and indexes with their columns."""
+    con = sqlite3.connect(path)
+    out = {}
+    for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"):
+        cols = [tuple(r[1:4]) + (r[5],) for r in con.execute(f"PRAGMA table_info({table})")]
+        idx = sorted((r[1], tuple(c[2] for c in con.execute(f"PRAGMA index_info({r[1]})")))
+                     for r in con.execute(f"PRAGMA index_list({table})") if not r[1].startswith("sqlite_"))
+        out[table] = (cols, idx)
+    views = sorted(n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'"))
+    con.close()
+    return {"tables": out, "views": views}
+
+
+def empty_at(path: Path, revision: str) -> Path:
+    sqlite3.connect(path).close()
+    from alembic import command
+    from sqlalchemy import create_engine
+    from opindex.migrate import alembic_config
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        cfg = alembic_config(f"sqlite:///{path}")
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
+    engine.dispose()
+    return path
+
+
+def test_head_revision_is_what_the_code_writes():
+    assert opdb.SCHEMA_REVISIONS[-1] == SCHEMA_VERSION
+
+
+def test_migrations_build_the_schema_of_a_fresh_build(sample_db, tmp_path):
+    migrated = empty_at(tmp_path / "m.sqlite", "head")
+    run(migrated)  # views come from the code, as after every build
+    assert shape(migrated) == shape(sample_db)
+
+
+def test_downgrade_upgrade_round_trip_on_an_empty_database(tmp_path):
+    path = empty_at(tmp_path / "r.sqlite", "head")
+    before = shape(path)
+    run(path, "base", downgrade=True)
+    assert set(shape(path)["tables"]) == {"alembic_version"}
+    run(path)
+    assert shape(path)["tables"] == before["tables"]
+
+
+def test_oldest_schema_upgrades_in_place_with_its_data(sample_db, tmp_path):
+    """An index at the oldest revision, filled with a real build's rows, upgrades to what a fresh build holds."""
+    old = empty_at(tmp_path / "old.sqlite", opdb.SCHEMA_REVISIONS[0])
+    con = sqlite3.connect(old)
+    con.execute("ATTACH DATABASE ? AS fresh", (str(sample_db),))
+    for table in metadata.sorted_tables:
+        cols = [r[1] for r in con.execute(f"PRAGMA main.table_info({table.name})")]
+        fresh = {r[1] for r in con.execute(f"PRAGMA fresh.table_info({table.name})")}
+        keep = ", ".join(c for c in cols if c in fresh)
+        con.execute(f"INSERT INTO main.{table.name} ({keep}) SELECT {keep} FROM fresh.{table.name}")
+    con.commit()
+    con.close()
+    result = CliRunner().invoke(main, ["migrate", "--db", str(old)])
+    assert result.exit_code == 0, result.output
+    assert dump(old) == dump(sample_db)
+    assert shape(old) == shape(sample_db)
+
+
+def test_older_schema_names_the_command_to_run(sample_db, tmp_path, monkeypatch):
+    path = tmp_path / "older.sqlite"
+    path.write_bytes(sample_db.read_bytes())
+    con = sqlite3.connect(path)
+    con.execute("UPDATE alembic_version SET version_num = '0000'")
+    con.commit()
+    con.close()
+    monkeypatch.setattr(opdb, "SCHEMA_REVISIONS", ("0000",) + opdb.SCHEMA_REVISIONS)
+    result = CliRunner().invoke(main, ["sql", "SELECT 1", "--db", str(path)])
+    assert result.exit_code == 1
+    assert f"run `opindex migrate --db {path}` (keeps the data) or rebuild with `opindex build`" in result.output
+
+
+def test_migrate_without_an_index(tmp_path):
+    result = CliRunner().invoke(main, ["migrate", "--db", str(tmp_path / "none.sqlite")])
+    assert result.exit_code == 1
+    assert "no index here" in result.output
