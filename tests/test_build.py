@@ -138,3 +138,15 @@ def test_installed_build_reports_missing_layers(tmp_path):
     assert report.rows["native_functions"] > 2000
     assert report.rows["derivatives"] > 500
     assert report.absent == ["ATen C++ sources (native/*.cpp)", "ATen CUDA sources (native/**/*.cu)"]
+
+
+def test_other_extractors_mean_a_cold_build(sample_copy, tmp_path):
+    db = tmp_path / "f.sqlite"
+    first = build(str(sample_copy), db, jobs=1)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = 'older' WHERE key = 'extractor_fingerprint'")
+    con.commit()
+    con.close()
+    again = build(str(sample_copy), db, jobs=1)
+    assert not again.up_to_date
+    assert again.parsed == first.parsed == sum(first.files_by_layer.values())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import fcntl
+import gc
 import os
 import sqlite3
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 from .. import __version__, schema
 from ..model import OpindexError
 from . import checkout as co
+from ..extract import fingerprint
 from .discover import SourceFile, discover
 from .progress import Progress
 from .store import Writer
@@ -81,7 +83,8 @@ def _previous(db: Path, ck: co.Checkout) -> dict[str, tuple[int, int, str]] | No
                 return None
             meta = dict(con.execute("SELECT key, value FROM meta"))
             if (meta.get("checkout_root") != str(ck.root) or meta.get("scope") != _scope_text(ck)
-                    or meta.get("opindex_version") != __version__ or not _same_tables(con)):
+                    or meta.get("opindex_version") != __version__ or not _same_tables(con)
+                    or meta.get("extractor_fingerprint") != fingerprint()):
                 return None
             return {p: (s, m, h) for p, s, m, h in con.execute("SELECT path, size, mtime_ns, sha1 FROM files")}
         finally:
@@ -198,6 +201,7 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     """Stream worker results into the writer; then drop the previous rows of the files that really changed."""
     bar = Progress(len(tasks), "indexing", enabled=show)
     changed: list[str] = []
+    gc.disable()  # unpickling rows allocates many tuples and no cycles: see workers.work
     try:
         for result in _run_workers(root, tasks, jobs):
             bar.advance()
@@ -208,6 +212,7 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
             _store(writer, result, warn)
             report.parsed += 1
     finally:
+        gc.enable()
         bar.close()
     writer.forget(changed)
 
@@ -254,6 +259,7 @@ def _meta(ck: co.Checkout, version: str | None, start: float, absent: list[str])
             "git_commit": co.git_commit(ck.root) or "", "built_at": _now(),
             "build_seconds": f"{time.monotonic() - start:.2f}", "opindex_version": __version__,
             "schema_version": schema.SCHEMA_VERSION, "scope": _scope_text(ck),
+            "extractor_fingerprint": fingerprint(),
             "installed_torch_version": co.installed_torch_version() or "",
             "absent_layers": ", ".join(absent)}
     return meta

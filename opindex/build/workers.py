@@ -1,6 +1,7 @@
 """Worker processes: read, hash and extract a batch of files; return plain rows (cheap to pickle)."""
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from dataclasses import dataclass
@@ -21,7 +22,13 @@ class FileResult:
 
 
 def work(root: str, batch: list[tuple[SourceFile, str | None]]) -> list[FileResult]:
-    return [_one(root, src, old_sha1) for src, old_sha1 in batch]
+    # Extraction allocates millions of small tuples and makes no reference cycles worth collecting: the cyclic
+    # GC only costs time here (about 10% of extraction on a PyTorch tree).
+    gc.disable()
+    try:
+        return [_one(root, src, old_sha1) for src, old_sha1 in batch]
+    finally:
+        gc.enable()
 
 
 def _one(root: str, src: SourceFile, old_sha1: str | None) -> FileResult:

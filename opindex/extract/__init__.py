@@ -15,6 +15,18 @@ class FileFacts:
     message: str | None = None
 
 
+def fingerprint() -> str:
+    """SHA-1 of the extractors' code and queries: an index built by other extractors is rebuilt, not updated."""
+    import hashlib
+    from pathlib import Path
+    here = Path(__file__).parent
+    digest = hashlib.sha1()
+    for path in sorted([*here.glob("*.py"), *here.glob("queries/*.scm")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def extract(path: str, data: bytes, language: str, module: str | None) -> FileFacts:
     if language in ("cpp", "cuda"):
         from . import cpp

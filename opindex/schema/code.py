@@ -17,7 +17,8 @@ symbols = Table(
                    "meta_func (TORCH_META_FUNC), precompute_meta_func, impl_func (TORCH_IMPL_FUNC), class, struct; "
                    "Python: class, function, method"),
     Column("name", Text, nullable=False,
-           comment="the unqualified name; for TORCH_META_FUNC(x)/TORCH_IMPL_FUNC(x) it is x, the YAML kernel name"),
+           comment="the unqualified name; for TORCH_META_FUNC(x)/TORCH_IMPL_FUNC(x) it is x, the YAML kernel name; "
+                   "for TORCH_META_FUNC2(x, o) it is x_o"),
     Column("qualified_name", Text, nullable=False,
            comment="C++: at::native::relu, at::native::structured_add_out (TORCH_IMPL_FUNC); "
                    "Python: dotted module path, torch.nn.modules.rnn.LSTM.forward"),
@@ -45,5 +46,6 @@ calls = Table(
     Column("is_method", Boolean, nullable=False, comment="a method call (obj.f(...) / obj->f(...))"),
     Index("ix_calls_callee", "callee"),
     Index("ix_calls_caller", "caller"),
-    comment="Call sites inside function bodies.",
+    comment="Call sites inside function bodies. C++ callees in ALL_CAPS (macros) and calls outside function bodies "
+            "are not recorded; a receiver longer than 120 characters is cut and ends in '...'.",
 )
