@@ -107,6 +107,7 @@ def cpp_definitions(con, kernel: str, prefer_layer: str | None = None) -> list[d
                 0 if s["kind"] == "impl_func" else 1,
                 0 if prefer_layer and s["layer"] == prefer_layer else 1,
                 1 if "/quantized/" in s["file"] or "/sparse/" in s["file"] else 0,
+                1 if "placeholder" in s["file"].lower() else 0,  # stand-ins built when a library is off
                 s["file"], s["line"])
     return sorted(found, key=rank)
 

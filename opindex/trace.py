@@ -49,8 +49,9 @@ class Trace:
         return [layer for layer in LAYERS if layer in seen]
 
     def ends(self) -> list[Hop]:
-        """Where the chain reaches device code: launches, __global__ kernels and library calls."""
-        return [h for h in self.hops if h.layer in ("cuda", "library") and not h.absent]
+        """Where the chain reaches device code: launches, __global__ kernels, library calls, ufunc inner loops."""
+        return [h for h in self.hops if (h.layer in ("cuda", "library") or h.kind == "ufunc_inner_loop")
+                and not h.absent]
 
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -18,7 +18,11 @@ _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
 _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
 MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
-_NOT_OPS = {"empty", "empty_like", "zeros", "ones", "scalar_tensor", "tensor"}  # allocation, not the algorithm
+# Allocation and shape queries: ops, but never the algorithm a trace is after.
+PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+                "full_like", "scalar_tensor", "tensor", "arange", "size", "sym_size", "dim", "stride", "numel",
+                "is_contiguous", "contiguous", "item", "is_floating_point", "is_complex", "to", "type_as",
+                "_local_scalar_dense", "resize_", "copy_", "fill_", "zero_", "detach"}
 
 
 class Walker:
@@ -72,6 +76,8 @@ class Walker:
                          (fn["qualified_name"], fn["file"]))
         seen = set()
         for b in bridges:
+            if b["op"] in PLUMBING_OPS:
+                continue
             if (b["line"], b["op"]) not in seen:
                 seen.add((b["line"], b["op"]))
                 self.bridge(b, parent)
@@ -170,10 +176,15 @@ class Walker:
         if not defs:
             self.add(parent, "cpp", "note", f"no C++ definition of {kernel} in this checkout", absent=True)
             return
-        hop = self.cpp(defs[0], parent, depth, LOCAL_DEPTH)
-        if len(defs) > 1 and hop is not None:
-            others = ", ".join(f"{d['file']}:{d['line']}" for d in defs[1:4])
-            hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(defs) > 4 else ''})"
+        # C++ overloads of the kernel in the best file are all walked (one of them holds the work)
+        best = [d for d in defs if (d["qualified_name"], d["file"]) == (defs[0]["qualified_name"],
+                                                                         defs[0]["file"])][:3]
+        rest = [d for d in defs if d not in best]
+        for d in best:
+            hop = self.cpp(d, parent, depth, LOCAL_DEPTH)
+        if rest and hop is not None:
+            others = ", ".join(f"{d['file']}:{d['line']}" for d in rest[:3])
+            hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
 
     def cpp(self, d: dict, parent: Hop, depth: int, local_depth: int, kind: str | None = None) -> Hop | None:
         key = (d["qualified_name"], d["file"])
@@ -214,7 +225,7 @@ class Walker:
                 return
             qual, name = call["qualifier"], call["callee"]
             if qual in ("at", "at::_ops") and not call["is_method"]:
-                if name in seen_ops or name in _NOT_OPS:
+                if name in seen_ops or name in PLUMBING_OPS:
                     continue
                 seen_ops.add(name)
                 entries = q.native_for_cpp_api(self.con, name)

@@ -106,9 +106,14 @@ def library(callee: str, qualifier: str) -> str | None:
     return None
 
 
+# Vendor and arity variants of the launchers (gpu_kernel_maca_arity1 in a MACA fork, gpu_kernel_impl upstream).
+_LAUNCHER_VARIANT = re.compile(r"^(?:%s)(?:_(?:maca|hip|rocm|nv|arity\d+|impl|nocast))+$"
+                               % "|".join(sorted(TENSOR_ITERATOR_LAUNCHERS, key=len, reverse=True)))
+
+
 def launch_kind(callee: str, qualifier: str) -> str | None:
     """tensor_iterator, cub or thrust for a call that launches GPU work without <<<>>>, else None."""
-    if callee in TENSOR_ITERATOR_LAUNCHERS:
+    if callee in TENSOR_ITERATOR_LAUNCHERS or _LAUNCHER_VARIANT.match(callee):
         return "tensor_iterator"
     if not qualifier:
         return None
