@@ -17,12 +17,18 @@ MAX_HOPS = 400
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
 _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
 MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
+COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
 # Allocation and shape queries: ops, but never the algorithm a trace is after.
 PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
                 "full_like", "scalar_tensor", "tensor", "arange", "size", "sym_size", "dim", "stride", "numel",
                 "is_contiguous", "contiguous", "item", "is_floating_point", "is_complex", "to", "type_as",
-                "_local_scalar_dense", "resize_", "copy_", "fill_", "zero_", "detach"}
+                "_local_scalar_dense", "resize_", "copy_", "fill_", "zero_", "detach",
+                # views and reshapes: metadata only, no kernel of their own
+                "view", "reshape", "_reshape_alias", "slice", "select", "squeeze", "unsqueeze", "expand", "narrow",
+                "permute", "transpose", "t", "as_strided", "flatten", "unflatten", "movedim", "split", "chunk",
+                "alias", "view_as", "expand_as", "reshape_as", "unbind", "diagonal", "clone", "set_",
+                "is_same_size", "sizes", "strides", "options", "is_nonzero", "equal"}
 
 
 class Walker:
@@ -83,17 +89,19 @@ class Walker:
                 self.bridge(b, parent)
         if python_depth <= 0:
             return
-        module = fn["qualified_name"].rsplit(".", 1)[0]
         for call in q.rows(self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' "
                                      "ORDER BY line", (fn["qualified_name"], fn["file"])):
             if (call["line"], call["callee"]) in seen:
                 continue  # already shown as a bridge
-            target = follow_python(self.con, _module_of(self.con, fn), call["qualifier"], call["callee"])
+            if call["qualifier"] in ("self", "cls"):
+                target = _self_method(self.con, fn, call["callee"])
+            else:
+                target = follow_python(self.con, _module_of(self.con, fn), call["qualifier"], call["callee"])
             if target is None or self.full():
                 continue
             kind, obj = target
             mark = len(self.trace.hops)
-            if kind == "def" and obj["qualified_name"] != fn["qualified_name"] and not obj["qualified_name"].startswith(module + "._"):
+            if kind == "def" and obj["qualified_name"] != fn["qualified_name"]:
                 hop = self.add(parent, "python", "calls", obj["qualified_name"], obj["file"], obj["line"],
                                f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
                 self.python_body(obj, hop, python_depth - 1)
@@ -224,15 +232,18 @@ class Walker:
             if self.full():
                 return
             qual, name = call["qualifier"], call["callee"]
-            if qual in ("at", "at::_ops") and not call["is_method"]:
+            if (qual in ("at", "at::_ops") and not call["is_method"]) or call["is_method"]:
+                # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op
                 if name in seen_ops or name in PLUMBING_OPS:
                     continue
                 seen_ops.add(name)
                 entries = q.native_for_cpp_api(self.con, name)
+                if call["is_method"]:
+                    entries = [e for e in entries if "method" in e["variants"]]
                 if entries:
                     self.op_call(call, entries, hop, depth)
                 continue
-            if call["is_method"] or qual.startswith(("at::cuda", "c10", "std", "TORCH")):
+            if qual.startswith(("at::cuda", "c10", "std", "TORCH")):
                 continue
             if local_depth > 0 and name not in seen_ops:
                 seen_ops.add(name)
@@ -244,16 +255,18 @@ class Walker:
         if depth <= 0 or self.nest >= MAX_NEST:
             if self.unexpanded.get(hop.id, 0) < MAX_UNEXPANDED:
                 self.unexpanded[hop.id] = self.unexpanded.get(hop.id, 0) + 1
-                self.add(hop, "native", "calls_op", f"at::{call['callee']}", call["file"], call["line"],
+                self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
                          f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (raise --depth to follow)")
             return
         mark, saved = len(self.trace.hops), self._snapshot()
-        head = self.add(hop, "native", "calls_op", f"at::{call['callee']}", call["file"], call["line"],
+        head = self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
                         f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer")
         self.nest += 1
         try:
             for e in entries[:2]:
-                self.native(e, head, depth if self.composite(e) else depth - 1)
+                # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
+                free = self.composite(e) and self.nest <= COMPOSITE_FREE_NEST
+                self.native(e, head, depth if free else depth - 1)
         finally:
             self.nest -= 1
         if not self._prune(mark, keep_if=_DEVICE_LAYERS):
@@ -343,7 +356,7 @@ class Walker:
                 k = same[0]
                 self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
                          _cpp_detail(k))
-        else:
+        elif launch["kind"] == "tensor_iterator":  # cub/thrust launches are shown as their library calls
             self.add(parent, "cuda", launch["kind"], launch["kernel"], launch["file"], launch["line"],
                      f"{launch['kind']} launch via {launch['kernel']}")
 
@@ -479,6 +492,9 @@ def follow_python(con, module: str | None, qualifier: str, callee: str, limit: i
         alias = q.rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = ? AND kind != 'all' "
                             "LIMIT 1", (parent, last))
         if not alias or alias[0]["target"] == full:
+            if parent == "torch" and q.native_by_name(con, last):  # torch.conv2d: bound from the YAML entry
+                return "bridge", {"kind": "torch", "namespace": "torch", "op": last, "overload": None,
+                                  "text": full}
             return None
         full = alias[0]["target"]
     return None
@@ -497,6 +513,23 @@ def _c_binding(full: str) -> dict | None:
     if parts[:2] == ["torch", "_C"] and len(parts) == 4 and parts[2] in _C_NAMESPACES:
         return {"kind": "c_namespace", "namespace": parts[2], "op": parts[3], "overload": None, "text": full}
     return None
+
+
+def _self_method(con, fn: dict, name: str):
+    """self.x(...) inside a method: x on the method's class or its bases (RNNBase._conv_forward and the like)."""
+    owner = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND kind = 'class' AND language = 'python' "
+                        "LIMIT 1", (fn["qualified_name"].rsplit(".", 1)[0],))
+    if not owner:
+        return None
+    method = _find_method(con, owner[0], name)
+    return ("def", method) if method else None
+
+
+def _op_call_text(call: dict) -> str:
+    if call["is_method"]:
+        receiver = call["qualifier"] if len(call["qualifier"]) <= 30 else "(...)"
+        return f"{receiver}.{call['callee']}"
+    return f"{call['qualifier']}::{call['callee']}"
 
 
 def _module_of(con, fn: dict) -> str | None:
