@@ -115,7 +115,8 @@ def _summary(report, err) -> None:
     err(f"PyTorch:  {report.pytorch_version or 'version unknown'}")
     if report.absent:
         err(f"absent:   {', '.join(report.absent)} (traces stop where these would be)")
-    err(f"done in {report.seconds:.1f} s")
+    phases = ", ".join(f"{k} {v:.1f} s" for k, v in report.phases.items())
+    err(f"done in {report.seconds:.1f} s ({phases})")
 
 
 @main.command()

@@ -37,6 +37,7 @@ class BuildReport:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)  # layers this checkout lacks
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: discover, extract+store, finish
 
 
 def absent_layers(sources: list[SourceFile]) -> list[str]:
@@ -165,10 +166,13 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, log=print, progres
         except (sqlite3.Error, OSError) as exc:
             raise OpindexError(f"{db.parent}: cannot write the index there ({_reason(exc)})") from None
         try:
+            report.phases["discover"] = time.monotonic() - start
             writer.forget(removed)
             _load(writer, ck.root, tasks, jobs, report, progress, warn)
+            report.phases["extract"] = time.monotonic() - start - report.phases["discover"]
             report.rows = writer.counts()
             writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent))
+            report.phases["finish"] = time.monotonic() - start - sum(report.phases.values())
         except BaseException as exc:
             writer.abort()
             if isinstance(exc, (sqlite3.Error, OSError)):

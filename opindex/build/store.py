@@ -21,7 +21,9 @@ CHECKOUT_ID = 1  # one checkout per database file for now; every row still carri
 
 
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    """Rows come as extracted; checkout_id is a literal, so no tuple is copied to add it."""
+    return (f"INSERT INTO {table} ({', '.join(columns)}, checkout_id) "
+            f"VALUES ({', '.join('?' * len(columns))}, {CHECKOUT_ID})")
 
 
 class Writer:
@@ -44,7 +46,7 @@ class Writer:
         if self.fresh:
             for table in schema.metadata.sorted_tables:  # indexes come after the load: faster
                 self.con.execute(str(CreateTable(table).compile(dialect=_DIALECT)))
-        self._fact_sql = {t: _insert_sql(t, FACT_COLUMNS[t] + ("checkout_id",)) for t in PER_FILE_TABLES}
+        self._fact_sql = {t: _insert_sql(t, FACT_COLUMNS[t]) for t in PER_FILE_TABLES}
         # Rows present before this build: forget() deletes only these, so it may run after the new rows went in.
         self._old_max = {t: self._max_id(t) for t in PER_FILE_TABLES + REGISTRY_TABLES + ["files"]}
         self._next_id = {t: self._old_max[t] + 1 for t in REGISTRY_TABLES + ["files"]}
@@ -87,7 +89,7 @@ class Writer:
     def add_facts(self, rows: dict[str, list[tuple]]) -> None:
         for table, tuples in rows.items():
             if tuples:
-                self.con.executemany(self._fact_sql[table], [t + (CHECKOUT_ID,) for t in tuples])
+                self.con.executemany(self._fact_sql[table], tuples)
 
     def add_native_functions(self, path: str, entries) -> None:
         first = self._take_ids("native_functions", len(entries))

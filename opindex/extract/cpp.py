@@ -62,6 +62,14 @@ def strip_templates(text: str) -> str:
     return text
 
 
+_MAYBE_DEVICE = re.compile(rb"\bk[A-Z]|DeviceType|device")
+
+
+def _compact(text: str) -> str:
+    """collapse() without the regex when there is no whitespace to collapse (most receivers)."""
+    return collapse(text) if (" " in text or "\n" in text or "\t" in text) else text
+
+
 def _text(node) -> str:
     return node.text.decode("utf-8", "replace")
 
@@ -226,7 +234,7 @@ class _File:
                     callee = strip_templates(callee).rpartition("::")[2]
                 receiver = caps.get("call.receiver")
                 is_method = receiver is not None
-                qualifier = collapse(_text(receiver[0])) if is_method else ""
+                qualifier = _compact(_text(receiver[0])) if is_method else ""
                 if len(qualifier) > _MAX_RECEIVER:  # a receiver can be a whole lambda or call chain
                     qualifier = qualifier[:_MAX_RECEIVER] + "..."
                 if "call.template_args" in caps:
@@ -237,14 +245,16 @@ class _File:
             rows["calls"].append((path, line, language, caller, callee, qualifier, is_method))
             if is_method:
                 continue
-            first = None
-            if callee.endswith("_stub") or callee in self.stubs or not qualifier:
+            named_stub = callee.endswith("_stub") or callee in self.stubs
+            if named_stub or not qualifier:
                 args = caps["call.args"][0]
                 arg = args.named_child(0) if args.named_child_count else None
-                first = collapse(_text(arg)) if arg is not None else None
-                if callee.endswith("_stub") or callee in self.stubs or (
-                        first is not None and names.DEVICE_ARG.search(first)):
-                    rows["stub_calls"].append((path, line, callee, first, caller, from_macro))
+                raw = arg.text if arg is not None else b""
+                # most bare calls have no device argument: look at the text only when it could be one
+                if named_stub or _MAYBE_DEVICE.search(raw):
+                    first = _compact(raw.decode("utf-8", "replace")) if arg is not None else None
+                    if named_stub or (first is not None and names.DEVICE_ARG.search(first)):
+                        rows["stub_calls"].append((path, line, callee, first, caller, from_macro))
             lib = names.library(callee, qualifier)
             if lib:
                 rows["library_calls"].append(
