@@ -63,28 +63,7 @@ def parse_entry(raw: dict) -> DerivativeEntry:
     return entry
 
 
-def parse(text: bytes, path: str) -> tuple[list[DerivativeEntry], list[str]]:
-    from ..model import Location, SourceError
-    import yaml
-
-    try:
-        data = yaml_lines.load(text)
-    except Exception as exc:
-        line = yaml_lines.error_line(exc) if isinstance(exc, yaml.YAMLError) else 1
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SourceError(Location(path, line), f"malformed YAML: {problem}") from None
-    if data is None:
-        return [], []
-    if not isinstance(data, list):
-        raise SourceError(Location(path, 1), "expected a list of entries")
-    entries, warnings = [], []
-    for raw in data:
-        if not isinstance(raw, dict) or "name" not in raw:
-            line = raw.get(LINE, 1) if isinstance(raw, dict) else 1
-            warnings.append(f"{path}:{line}: entry without name: skipped")
-            continue
-        try:
-            entries.append(parse_entry(raw))
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            warnings.append(f"{path}:{raw[LINE]}: {exc}; entry skipped")
-    return entries, warnings
+def parse(text: bytes, path: str) -> tuple[list, list[str]]:
+    """Entries plus warnings ("file:line: message") for entries that could not be read; a file that is not YAML
+    at all raises SourceError naming the line."""
+    return yaml_lines.parse_entries(text, path, "name", parse_entry)

@@ -38,3 +38,30 @@ def error_line(exc: yaml.YAMLError) -> int:
 
 def strip(mapping: dict) -> dict:
     return {k: v for k, v in mapping.items() if k not in (LINE, KEY_LINES)}
+
+
+def parse_entries(text: bytes, path: str, key: str, parse_entry) -> tuple[list, list[str]]:
+    """A registry file: a YAML list of mappings, each needing `key`. Returns (parsed entries, warnings naming
+    file:line for entries that could not be read). A file that is not such a list raises SourceError."""
+    from ..model import Location, SourceError
+    try:
+        data = load(text)
+    except Exception as exc:  # yaml.YAMLError and decoding errors
+        line = error_line(exc) if isinstance(exc, yaml.YAMLError) else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SourceError(Location(path, line), f"malformed YAML: {problem}") from None
+    if data is None:
+        return [], []
+    if not isinstance(data, list):
+        raise SourceError(Location(path, 1), "expected a list of entries")
+    entries, warnings = [], []
+    for raw in data:
+        if not isinstance(raw, dict) or key not in raw:
+            line = raw.get(LINE, 1) if isinstance(raw, dict) else 1
+            warnings.append(f"{path}:{line}: entry without {key}: skipped")
+            continue
+        try:
+            entries.append(parse_entry(raw))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            warnings.append(f"{path}:{raw[LINE]}: {exc}; entry skipped")
+    return entries, warnings
