@@ -1,0 +1,95 @@
+"""Traces on real trees: the installed torch wheel (Python, YAML and backward layers) whenever torch is installed,
+and a PyTorch source tree named by OPINDEX_REAL_CHECKOUT (down to CUDA code or a library call)."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import real_checkout
+
+from opindex.api import Index, build
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    pytest.importorskip("torch")
+    db = tmp_path_factory.mktemp("wheel") / "wheel.sqlite"
+    # the layers a wheel has: Python, the .pyi bindings and the packaged registries (headers are not needed here)
+    build(None, db, installed=True, exclude=("torch/include", "torch/testing", "torch/_inductor", "torch/distributed",
+                                             "torch/onnx", "torch/_dynamo", "torch/fx", "torch/ao", "torch/export"))
+    with Index(db) as ix:
+        yield ix
+
+
+def names(t, layer):
+    return [h.name for h in t.hops if h.layer == layer and not h.absent]
+
+
+def test_wheel_lstm(wheel):
+    t = wheel.trace("nn.LSTM")
+    assert t.hops[0].name == "torch.nn.modules.rnn.LSTM"
+    assert "torch.nn.modules.rnn.LSTM.forward" in names(t, "python")
+    assert "_VF.lstm" in names(t, "bridge")
+    assert {"aten::lstm.input", "aten::lstm.data"} <= set(names(t, "native"))
+    assert any(h.absent and h.name.startswith("no C++ definition of lstm") for h in t.hops)  # headers only
+
+
+def test_wheel_relu(wheel):
+    t = wheel.trace("F.relu")
+    assert t.hops[0].name == "torch.nn.functional.relu"
+    assert {"torch.relu", "torch.relu_"} <= set(names(t, "bridge"))
+    assert "aten::relu" in names(t, "native")
+    assert "self: threshold_backward(grad, result, 0)" in names(t, "backward")
+
+
+def test_wheel_add(wheel):
+    t = wheel.trace("torch.add")
+    assert t.hops[0].detail.startswith("no Python wrapper: bound from variants:")
+    assert {"aten::add.Tensor", "aten::add.out"} <= set(names(t, "native"))
+    assert any(n.startswith("Generic: add") for n in (h.name for h in t.hops if h.kind == "ufunc_inner_loop"))
+    assert "derivatives.yaml: add.Tensor" in names(t, "backward")
+
+
+def test_wheel_mm(wheel):
+    t = wheel.trace("torch.mm")
+    assert {"aten::mm", "aten::mm.out"} <= set(names(t, "native"))
+    backward = names(t, "backward")
+    assert "derivatives.yaml: mm" in backward
+    assert any(b.startswith("self: mm_mat1_backward(") for b in backward)
+
+
+def test_wheel_layer_norm(wheel):
+    t = wheel.trace("F.layer_norm")
+    assert t.hops[0].name == "torch.nn.functional.layer_norm"
+    assert "torch.layer_norm" in names(t, "bridge")
+    assert "aten::layer_norm" in names(t, "native")
+    assert any(h.kind == "dispatch" or h.layer == "dispatch" for h in t.hops)
+
+
+# -- a source tree --------------------------------------------------------------------------------------------------
+# What each trace must reach on the PyTorch 2.4 tree (a PyTorch engineer's answer; see the closing notes).
+REACHES = {
+    "relu": lambda t: any("gpu_kernel" in h.name for h in t.ends()),
+    "add": lambda t: any(h.kind == "ufunc_inner_loop" and "ufunc::add" in h.name for h in t.ends()),
+    "mm": lambda t: "at::cuda::blas::gemm" in [h.name for h in t.ends()],
+    "nn.LSTM": lambda t: any(h.layer == "library" and h.name.startswith("cudnn") for h in t.ends()),
+    "F.layer_norm": lambda t: "__global__ LayerNormForwardCUDAKernel" in [h.name for h in t.ends()],
+    "F.softmax": lambda t: any(h.name.startswith("__global__ cunn_SoftMaxForward") for h in t.ends()),
+    "F.cross_entropy": lambda t: any(h.name.startswith("__global__ cunn_SoftMaxForward") for h in t.ends()),
+}
+
+
+@pytest.fixture(scope="module")
+def source_tree(tmp_path_factory):
+    root = real_checkout()
+    if root is None:
+        pytest.skip("set OPINDEX_REAL_CHECKOUT to a PyTorch source tree")
+    db = tmp_path_factory.mktemp("real") / "real.sqlite"
+    build(str(root), db)
+    with Index(db) as ix:
+        yield ix
+
+
+@pytest.mark.parametrize("name", sorted(REACHES))
+def test_source_tree_trace_reaches_device_code(source_tree, name):
+    t = source_tree.trace(name)
+    assert REACHES[name](t), [f"{h.layer}:{h.name}" for h in t.ends()]
