@@ -191,12 +191,10 @@ def main(argv=None) -> int:
     tags = ctags_oracle(root, folder)
     if tags:
         oracle["functions (ctags)"] = tags
+        # written definitions only: ctags cannot expand a macro, so what expansions define is listed, not scored
         index["functions (ctags)"] = q(
             "SELECT file, line, NULL FROM symbols WHERE kind NOT IN ('class', 'struct') AND from_macro IS NULL "
-            f"AND language IN ('cpp', 'cuda') AND file LIKE '{folder}/%' UNION ALL "
-            # an invocation that expands to several functions is one site for ctags
-            "SELECT DISTINCT file, line, NULL FROM symbols WHERE kind NOT IN ('class', 'struct') "
-            f"AND from_macro IS NOT NULL AND file LIKE '{folder}/%'")
+            f"AND language IN ('cpp', 'cuda') AND file LIKE '{folder}/%'")
         oracle["functions (ctags)"] = [(f, ln, None) for f, ln, _ in tags]
 
     misses_path = Path(ns.misses) if ns.misses else db.with_suffix(".misses.txt")

@@ -28,6 +28,7 @@ import tree_sitter_cuda
 
 from . import FileFacts
 from . import cpp_names as names
+from . import cpp_branches as branches
 from .cpp_macros import Macro, MacroTable, arguments, collapse, macro_body
 
 _QUERIES = Path(__file__).parent / "queries"
@@ -347,6 +348,19 @@ def _invocations(u: _Unit, table: MacroTable):
 
 
 def extract(path: str, data: bytes, language: str) -> FileFacts:
+    """Facts of one file. Where #if groups split braces (cpp_branches), the file is read with one side chosen,
+    and the facts on the lines that choice blanked come from reading the file as written."""
+    selected, blanked = branches.select(data)
+    if not blanked:
+        return _extract(path, data, language)
+    facts = _extract(path, selected, language)
+    as_written = _extract(path, data, language)
+    for table, rows in as_written.rows.items():  # every fact row starts (file, line, ...)
+        facts.rows[table].extend(r for r in rows if r[1] in blanked)
+    return facts
+
+
+def _extract(path: str, data: bytes, language: str) -> FileFacts:
     parser = _engine()[0]
     f = _File(path, language)
     data = names.prepare(data, arguments)

@@ -1,0 +1,68 @@
+"""Pick one side of `#if` groups that split braces, so tree-sitter sees balanced code.
+
+tree-sitter parses C++ without a preprocessor. When both branches of `#if A ... #else ... #endif` open a brace
+(two function headers for one body), or a lone `#if VENDOR ... } ... #endif` closes a brace another group opened,
+the grammar sees unbalanced code and the enclosing namespace becomes one ERROR node. Like ctags, we keep the first
+branch of a group whose branches all leave the same non-zero brace balance, and blank a branch-less group that is
+unbalanced on its own. `#if 0` blocks are dead code and blanked. Balanced groups are left alone, so no fact of a
+well-formed file is lost. Blanking keeps every newline: lines and offsets stay true.
+"""
+from __future__ import annotations
+
+import re
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_NOISE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def _balance(lines: list[bytes], lo: int, hi: int, blanked: set[int]) -> int:
+    text = b"\n".join(lines[i] for i in range(lo, hi) if i not in blanked)
+    text = _NOISE.sub(b"", text)
+    return text.count(b"{") - text.count(b"}")
+
+
+def select(data: bytes) -> tuple[bytes, set[int]]:
+    """(the text with the chosen branches blanked, the 1-based lines blanked); data itself when nothing is."""
+    if b"#if" not in data and b"# if" not in data:
+        return data, set()
+    lines = data.split(b"\n")
+    groups = _groups(lines)
+    blanked: set[int] = set()
+    for group in groups:  # innermost first: an outer group's balance sees its inner groups already decided
+        branches = list(zip(group, group[1:]))  # (directive line, next directive line)
+        kind = lines[group[0]].split(b"#", 1)[1].strip()
+        if re.match(rb"if\s+0\b", kind):
+            blanked.update(range(group[0] + 1, group[1]))
+            continue
+        balances = [_balance(lines, a + 1, b, blanked) for a, b in branches]
+        if len(branches) == 1 and balances[0] != 0:
+            blanked.update(range(group[0] + 1, group[1]))
+        elif len(branches) > 1 and balances[0] != 0 and all(b == balances[0] for b in balances):
+            blanked.update(range(group[1] + 1, group[-1]))
+    if not blanked:
+        return data, set()
+    for i in blanked:
+        lines[i] = re.sub(rb"[^\n]", b" ", lines[i])
+    return b"\n".join(lines), {i + 1 for i in blanked}
+
+
+def _groups(lines: list[bytes]) -> list[list[int]]:
+    """Each #if group as its directive line numbers [if, elif/else..., endif], innermost groups first."""
+    stack: list[list[int]] = []
+    done: list[list[int]] = []
+    for i, line in enumerate(lines):
+        if b"#" not in line:
+            continue
+        m = _DIRECTIVE.match(line)
+        if not m:
+            continue
+        word = m.group(1)
+        if word in (b"if", b"ifdef", b"ifndef"):
+            stack.append([i])
+        elif word in (b"elif", b"else") and stack:
+            stack[-1].append(i)
+        elif word == b"endif" and stack:
+            group = stack.pop()
+            group.append(i)
+            done.append(group)
+    return done
