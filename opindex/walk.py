@@ -295,7 +295,10 @@ class Walker:
         same_file = [s for s in defs if s["file"] == d["file"]]
         if not same_file and len(defs) > 3:
             return  # a common name with many definitions: not a helper of this kernel
-        target = (same_file or defs)[0]
+        folder = d["file"].rsplit("/", 1)[0]
+        # same file, then real code before stand-ins (ConvPlaceholders.cpp), then the same folder
+        target = same_file[0] if same_file else min(defs, key=lambda s: (
+            "placeholder" in s["file"].lower(), not s["file"].startswith(folder + "/"), s["file"], s["line"]))
         if (target["qualified_name"], target["file"]) in self.seen_cpp:
             return
         mark = len(self.trace.hops)

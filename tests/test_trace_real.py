@@ -75,6 +75,7 @@ REACHES = {
     "F.layer_norm": lambda t: "__global__ LayerNormForwardCUDAKernel" in [h.name for h in t.ends()],
     "F.softmax": lambda t: any(h.name.startswith("__global__ cunn_SoftMaxForward") for h in t.ends()),
     "F.cross_entropy": lambda t: any(h.name.startswith("__global__ cunn_SoftMaxForward") for h in t.ends()),
+    "F.conv2d": lambda t: "cudnnBackendExecute" in [h.name for h in t.ends()],
 }
 
 
