@@ -301,3 +301,31 @@ def test_readers_during_rebuilds_see_old_or_new(sample_copy, sample_db, tmp_path
         build(str(sample_copy), db, jobs=1)
     outs = [r.communicate() for r in readers]
     assert [o[0].strip() for o in outs] == ["0"] * 8, [o[1][-500:] for o in outs]
+
+
+def test_unreadable_and_vanished_files_are_reported(sample_copy, tmp_path, monkeypatch):
+    """As root nothing is unreadable and files do not vanish on cue: both are simulated at the read."""
+    import builtins
+    import opindex.build.pipeline as pipeline
+    import opindex.build.workers as workers
+    from opindex.build.discover import SourceFile
+
+    real_discover = pipeline.discover
+
+    def discover_plus_ghost(*args, **kwargs):
+        found = real_discover(*args, **kwargs)
+        return found + [SourceFile("torch/ghost.py", "python", "python", "torch.ghost", 10, 1)]
+
+    def guarded_open(path, *args, **kwargs):
+        if str(path).endswith("torch/nn/functional.py"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "discover", discover_plus_ghost)
+    monkeypatch.setattr(workers, "open", guarded_open, raising=False)
+    report = build(str(sample_copy), tmp_path / "i.sqlite", jobs=1)
+    assert "torch/ghost.py: unreadable: No such file or directory" in report.warnings
+    assert "torch/nn/functional.py: unreadable: Permission denied" in report.warnings
+    con = sqlite3.connect(tmp_path / "i.sqlite")
+    assert con.execute("SELECT count(*) FROM symbols WHERE file = 'torch/nn/functional.py'").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM native_functions").fetchone() == (22,)
