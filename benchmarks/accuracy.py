@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import datetime
-import os
 import re
 import shutil
 import sqlite3

@@ -76,7 +76,6 @@ def build(checkout, db, installed, jobs, include, exclude, quiet):
     bundled sample_checkout. Indexed: torch, aten, c10, tools, torchgen, functorch (never third_party or build
     outputs). The index is written to a temporary file and replaces the old one only when complete.
     """
-    from .api import build as run_build
     from .build import checkout as co
     from .db import resolve_db
     ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude)

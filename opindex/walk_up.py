@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from . import query as q
 from .trace import Hop
-from .walk import Walker, _cpp_detail, bridged_entries
+from .walk import Walker, _cpp_detail
+from .walk_python import bridged_entries
 
 MAX_CALLERS = 6
 MAX_BRIDGES = 8

@@ -4,7 +4,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from test_build import dump

@@ -31,11 +31,8 @@ def mermaid(t: Trace) -> str:
     for h in t.hops:
         label = _label(h).replace('"', "#quot;").replace("\n", "<br/>").replace("<<<", "&lt;&lt;&lt;") \
             .replace(">>>", "&gt;&gt;&gt;")
-        shape = ("{{", "}}") if h.absent else ('["', '"]')
-        if not h.absent:
-            out.append(f'  n{h.id}["{label}"]')
-        else:
-            out.append(f'  n{h.id}{{{{"{label}"}}}}')
+        # absent hops are hexagons: a statement of what is missing, not a place in the code
+        out.append(f'  n{h.id}{{{{"{label}"}}}}' if h.absent else f'  n{h.id}["{label}"]')
     out += [f"  n{h.parent} --> n{h.id}" for h in t.hops if h.parent is not None]
     for layer, color in _COLORS.items():
         ids = [f"n{h.id}" for h in t.hops if h.layer == layer]

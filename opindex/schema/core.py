@@ -1,7 +1,7 @@
 """Bookkeeping tables: which checkout, which build, which files."""
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, MetaData, String, Table, Text, BigInteger
+from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, String, Table, Text, BigInteger
 
 metadata = MetaData()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 from sqlalchemy import Column, Index, Integer, String, Table, Text
 
 from .core import metadata, checkout_fk, file_line
-from .code import symbols, calls  # noqa: F401  (re-exported; shared with Python)
 
 
 def _caller() -> Column:

@@ -1,7 +1,7 @@
 """Python-layer facts: classes' bases, module state, imports, bridges into C++, decompositions."""
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text
+from sqlalchemy import Column, Index, Integer, String, Table, Text
 
 from .core import metadata, checkout_fk, file_line
 
