@@ -68,8 +68,9 @@ def _lock(db: Path):
 
 def _clean_stale_temps(db: Path) -> None:
     """A build killed before its rename leaves its temporary file; we hold the lock, so none is in use."""
-    for stale in db.parent.glob(f".{db.name}.build-*"):
-        stale.unlink(missing_ok=True)
+    for pattern in (f".{db.name}.build-*", f".{db.name}.shard-*"):
+        for stale in db.parent.glob(pattern):
+            stale.unlink(missing_ok=True)
 
 
 def _previous(db: Path, ck: co.Checkout) -> dict[str, tuple[int, int, str]] | None:
@@ -123,7 +124,8 @@ def _batches(tasks: list[tuple[SourceFile, str | None]], jobs: int) -> list[list
     return batches
 
 
-def _run_workers(root: Path, tasks, jobs: int):
+def _run_workers(root: Path, tasks, jobs: int, shard: str | None):
+    """Results per file; with several workers the fact rows travel through shard files (see workers.work)."""
     batches = _batches(tasks, jobs)
     if jobs <= 1 or len(batches) <= 1:
         for batch in batches:
@@ -133,7 +135,7 @@ def _run_workers(root: Path, tasks, jobs: int):
     from functools import partial
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     with ctx.Pool(jobs) as pool:
-        for results in pool.imap_unordered(partial(work, str(root)), batches):
+        for results in pool.imap_unordered(partial(work, str(root), shard=shard), batches):
             yield from results
 
 
@@ -205,9 +207,10 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     """Stream worker results into the writer; then drop the previous rows of the files that really changed."""
     bar = Progress(len(tasks), "indexing", enabled=show)
     changed: list[str] = []
+    shard = str(writer.target.with_name(f".{writer.target.name}.shard-"))
     gc.disable()  # unpickling rows allocates many tuples and no cycles: see workers.work
     try:
-        for result in _run_workers(root, tasks, jobs):
+        for result in _run_workers(root, tasks, jobs, shard):
             bar.advance()
             if result.unchanged:
                 writer.touch_file(result.source)
@@ -218,6 +221,7 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     finally:
         gc.enable()
         bar.close()
+    writer.merge(sorted(writer.target.parent.glob(f".{writer.target.name}.shard-*")))
     writer.forget(changed)
 
 

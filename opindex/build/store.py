@@ -124,6 +124,27 @@ class Writer:
             "INSERT INTO derivative_formulas (checkout_id, derivative_id, function, dispatch_key, inputs, formula,"
             " is_forward, uses_result, uses_grads, line, file) VALUES (?,?,?,?,?,?,?,?,?,?,?)", formulas)
 
+    def merge(self, shards: list[Path]) -> None:
+        """Copy the workers' shard files in (INSERT ... SELECT runs in C), then delete them."""
+        if not shards:
+            return
+        self.con.execute("COMMIT")  # ATTACH is not allowed inside a transaction; the file is still private
+        try:
+            for i, shard in enumerate(shards):
+                self.con.execute("ATTACH DATABASE ? AS shard", (str(shard),))
+                self.con.execute("BEGIN")
+                for table in PER_FILE_TABLES:
+                    cols = ", ".join(FACT_COLUMNS[table])
+                    self.con.execute(f"INSERT INTO main.{table} ({cols}, checkout_id) "
+                                     f"SELECT {cols}, {CHECKOUT_ID} FROM shard.{table}")
+                self.con.execute("COMMIT")
+                self.con.execute("DETACH DATABASE shard")
+        finally:
+            for shard in shards:
+                shard.unlink(missing_ok=True)
+            if not self.con.in_transaction:
+                self.con.execute("BEGIN")
+
     # -- finishing -------------------------------------------------------------------------------------------
     def finish(self, checkout_row: dict, meta: dict[str, str]) -> None:
         if self.fresh:
