@@ -12,12 +12,12 @@ from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexErro
 
 
 def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, installed: bool = False,
-          jobs: int | None = None, include=(), exclude=(), progress: bool = False, log=print):
+          jobs: int | None = None, include=(), exclude=(), progress: bool = False):
     """Build (or incrementally rebuild) an index; returns a BuildReport."""
     from .build import checkout as co
     from .build.pipeline import build as _build
     ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude)
-    return _build(ck, resolve_db(db), jobs=jobs, log=log, progress=progress)
+    return _build(ck, resolve_db(db), jobs=jobs, progress=progress)
 
 
 class Index:

@@ -139,7 +139,7 @@ def _run_workers(root: Path, tasks, jobs: int, shard: str | None):
             yield from results
 
 
-def build(ck: co.Checkout, db: Path, jobs: int | None = None, log=print, progress: bool = True) -> BuildReport:
+def build(ck: co.Checkout, db: Path, jobs: int | None = None, progress: bool = True) -> BuildReport:
     start = time.monotonic()
     jobs = jobs or os.cpu_count() or 1
     version = co.pytorch_version(ck.root)

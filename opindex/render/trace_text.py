@@ -4,8 +4,6 @@ from __future__ import annotations
 from ..trace import Hop, Trace
 from .source import snippet
 
-_MAX_CHAINS = 1
-
 
 def render(t: Trace, context: int = 2) -> str:
     if not t.hops:
