@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     from opindex.api import build
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "python_accuracy.sqlite"
     start = time.monotonic()
-    report = build(args.checkout, db, installed=args.installed, jobs=args.jobs, log=lambda *a, **k: None)
+    report = build(args.checkout, db, installed=args.installed, jobs=args.jobs)
     print(f"index {db}: built in {time.monotonic() - start:.1f} s ({report.parsed} files parsed, "
           f"{report.reused} reused), PyTorch {report.pytorch_version}")
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
