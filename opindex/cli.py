@@ -221,28 +221,19 @@ def find(name, kind, layer, db, fmt):
         _emit(_flat(ix.find(name, kind=kind, layer=layer)), fmt)
 
 
-@main.command()
-@click.argument("name")
-@db_option
-@output_options
-@_fail_cleanly
-def callers(name, db, fmt):
-    """Call sites of NAME."""
-    from .api import Index
-    with Index(db) as ix:
-        _emit(_flat(ix.callers(name)), fmt)
+def _records_command(method: str, doc: str):
+    """A listing command that is one Index method returning typed records (callers, callees)."""
+    def command(name, db, fmt):
+        from .api import Index
+        with Index(db) as ix:
+            _emit(_flat(getattr(ix, method)(name)), fmt)
+    command.__doc__ = doc
+    command.__name__ = method
+    return main.command(name=method)(click.argument("name")(db_option(output_options(_fail_cleanly(command)))))
 
 
-@main.command()
-@click.argument("name")
-@db_option
-@output_options
-@_fail_cleanly
-def callees(name, db, fmt):
-    """What the function NAME calls."""
-    from .api import Index
-    with Index(db) as ix:
-        _emit(_flat(ix.callees(name)), fmt)
+_records_command("callers", "Call sites of NAME.")
+_records_command("callees", "What the function NAME calls.")
 
 
 @main.command()
