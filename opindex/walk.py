@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from . import query as q
+from .plumbing import PLUMBING_OPS
 from .trace import Hop, Trace
 from .walk_python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
@@ -20,16 +21,7 @@ _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
 MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
 COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
-# Allocation and shape queries: ops, but never the algorithm a trace is after.
-PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
-                "full_like", "scalar_tensor", "tensor", "arange", "size", "sym_size", "dim", "stride", "numel",
-                "is_contiguous", "contiguous", "item", "is_floating_point", "is_complex", "to", "type_as",
-                "_local_scalar_dense", "resize_", "copy_", "fill_", "zero_", "detach",
-                # views and reshapes: metadata only, no kernel of their own
-                "view", "reshape", "_reshape_alias", "slice", "select", "squeeze", "unsqueeze", "expand", "narrow",
-                "permute", "transpose", "t", "as_strided", "flatten", "unflatten", "movedim", "split", "chunk",
-                "alias", "view_as", "expand_as", "reshape_as", "unbind", "diagonal", "clone", "set_",
-                "is_same_size", "sizes", "strides", "options", "is_nonzero", "equal"}
+
 
 
 class Walker:
@@ -75,6 +67,10 @@ class Walker:
     def python_function(self, fn: dict, parent: Hop | None = None, label: str | None = None) -> Hop:
         hop = self.add(parent, "python", "function", label or fn["qualified_name"], fn["file"], fn["line"],
                        f"def {fn['name']}{fn.get('signature') or '(...)'}")
+        composed = q.rows(self.con, "SELECT ops, op_names FROM python_compositions WHERE function = ? AND file = ?",
+                          (fn["qualified_name"], fn["file"]))
+        if composed:
+            hop.detail += f"; composed in Python of {composed[0]['ops']} ops: {composed[0]['op_names']}"
         self.python_body(fn, hop, python_depth=2)
         return hop
 

@@ -173,3 +173,14 @@ def test_sql_returns_dataframe_with_pandas(ix):
     df = ix.sql("SELECT kernel FROM native_dispatch WHERE function = :f ORDER BY kernel", f="relu")
     assert isinstance(df, pd.DataFrame)
     assert list(df["kernel"]) == ["relu", "relu", "relu_mps"]
+
+
+def test_python_compositions(ix):
+    [row] = ix.rows("SELECT function, ops, op_names FROM python_compositions")
+    assert (row["function"], row["ops"]) == ("torch.nn.functional.gelu_tanh", 3)
+    assert sorted(row["op_names"].split(",")) == ["add", "mul", "tanh"]  # group_concat has no set order
+    t = ix.trace("F.gelu_tanh")
+    assert t.hops[0].detail.endswith(f"; composed in Python of 3 ops: {row['op_names']}")
+    # relu and relu_ are one op in two spellings; softmax is one op called twice: neither is composed
+    assert ix.rows("SELECT count(*) AS n FROM python_compositions WHERE function IN "
+                   "('torch.nn.functional.relu', 'torch.nn.functional.softmax')") == [{"n": 0}]

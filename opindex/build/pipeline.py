@@ -86,13 +86,19 @@ def _previous(db: Path, ck: co.Checkout) -> dict[str, tuple[int, int, str]] | No
             meta = dict(con.execute("SELECT key, value FROM meta"))
             if (meta.get("checkout_root") != str(ck.root) or meta.get("scope") != _scope_text(ck)
                     or meta.get("opindex_version") != __version__ or not _same_tables(con)
-                    or meta.get("extractor_fingerprint") != fingerprint()):
+                    or meta.get("extractor_fingerprint") != fingerprint()
+                    or meta.get("views_fingerprint") != _views_fingerprint()):
                 return None
             return {p: (s, m, h) for p, s, m, h in con.execute("SELECT path, size, mtime_ns, sha1 FROM files")}
         finally:
             con.close()
     except sqlite3.DatabaseError:
         return None  # not a usable index: a cold build replaces it
+
+
+def _views_fingerprint() -> str:
+    import hashlib
+    return hashlib.sha1(repr(sorted(schema.VIEWS.items())).encode()).hexdigest()
 
 
 def _same_tables(con: sqlite3.Connection) -> bool:
@@ -267,7 +273,7 @@ def _meta(ck: co.Checkout, version: str | None, start: float, absent: list[str])
             "git_commit": co.git_commit(ck.root) or "", "built_at": _now(),
             "build_seconds": f"{time.monotonic() - start:.2f}", "opindex_version": __version__,
             "schema_version": schema.SCHEMA_VERSION, "scope": _scope_text(ck),
-            "extractor_fingerprint": fingerprint(),
+            "extractor_fingerprint": fingerprint(), "views_fingerprint": _views_fingerprint(),
             "installed_torch_version": co.installed_torch_version() or "",
             "absent_layers": ", ".join(absent)}
     return meta

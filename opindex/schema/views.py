@@ -4,6 +4,10 @@ They are recreated by every build and migration, so they always match the tables
 """
 from __future__ import annotations
 
+from ..plumbing import PLUMBING_OPS
+
+_PLUMBING = ", ".join(f"'{op}'" for op in sorted(PLUMBING_OPS))  # our own constant names, not user text
+
 _DEF_KINDS = "('function', 'method', 'impl_func')"
 
 VIEWS: dict[str, str] = {
@@ -34,6 +38,13 @@ VIEWS: dict[str, str] = {
         FROM symbols k
         JOIN kernel_launches l ON l.checkout_id = k.checkout_id AND l.kernel = k.name AND l.kind = 'chevron'
         WHERE k.kind = 'global_kernel'""",
+    "python_compositions": f"""
+        SELECT caller AS function, file, count(DISTINCT rtrim(op, '_')) AS ops,
+               group_concat(DISTINCT op) AS op_names
+        FROM python_bridges
+        WHERE caller != '' AND op NOT IN ({_PLUMBING})
+        GROUP BY caller, file
+        HAVING count(DISTINCT rtrim(op, '_')) >= 2""",
     "op_backward": """
         SELECT d.full_name AS function, f.dispatch_key, f.inputs, f.formula, f.is_forward, f.uses_result,
                f.file, f.line
@@ -50,6 +61,9 @@ VIEW_DOCS: dict[str, str] = {
                     "registered_line, definition, file, line.",
     "kernel_launch_sites": "__global__ kernel -> its <<<>>> launch sites. Columns: kernel, defined_in, "
                            "defined_line, caller, template_args, config, file, line.",
+    "python_compositions": "Python defs composed in Python: their bridges reach two or more ops (in-place twins such "
+                           "as relu/relu_ count once; allocation, shape and view ops not at all). Columns: function, "
+                           "file, ops, op_names.",
     "op_backward": "derivatives.yaml entry -> its formulas. Columns: function, dispatch_key, inputs, formula, "
                    "is_forward, uses_result, file, line.",
 }

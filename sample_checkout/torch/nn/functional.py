@@ -42,3 +42,9 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
     if reduction.startswith("m"):
         return -picked.mean()
     return -picked.sum()
+
+
+def gelu_tanh(input: Tensor) -> Tensor:
+    # composed in Python: several ops, no single bridge does the work
+    inner = torch.tanh(input * 0.7978845608 * (1.0 + 0.044715 * input * input))
+    return torch.mul(input, torch.add(inner, 1.0)) * 0.5

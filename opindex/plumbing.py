@@ -1,0 +1,12 @@
+"""Ops that are never the algorithm a question is about: allocation, shape queries, views."""
+from __future__ import annotations
+
+PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+                "full_like", "scalar_tensor", "tensor", "arange", "size", "sym_size", "dim", "stride", "numel",
+                "is_contiguous", "contiguous", "item", "is_floating_point", "is_complex", "to", "type_as",
+                "_local_scalar_dense", "resize_", "copy_", "fill_", "zero_", "detach",
+                # views and reshapes: metadata only, no kernel of their own
+                "view", "reshape", "_reshape_alias", "slice", "select", "squeeze", "unsqueeze", "expand", "narrow",
+                "permute", "transpose", "t", "as_strided", "flatten", "unflatten", "movedim", "split", "chunk",
+                "alias", "view_as", "expand_as", "reshape_as", "unbind", "diagonal", "clone", "set_",
+                "is_same_size", "sizes", "strides", "options", "is_nonzero", "equal"}
