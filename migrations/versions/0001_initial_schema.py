@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-12-02 14:32:50.862591
+Create Date: 2026-12-02 15:31:05.835259
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def upgrade() -> None:
     sa.Column('key', sa.String(length=64), nullable=False, comment='setting name'),
     sa.Column('value', sa.Text(), nullable=True, comment='its value, as text'),
     sa.PrimaryKeyConstraint('key'),
-    comment='Build facts as key/value: checkout_root, pytorch_version, git_commit, built_at, build_seconds, opindex_version, schema_version, scope, installed_torch_version.'
+    comment='Build facts as key/value: checkout_root, pytorch_version, git_commit, built_at, build_seconds, opindex_version, schema_version, scope, installed_torch_version, absent_layers, extractor_fingerprint, views_fingerprint (a rebuild by other extractors starts cold).'
     )
     op.create_table('calls',
     sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
@@ -46,7 +46,7 @@ def upgrade() -> None:
     sa.Column('is_method', sa.Boolean(), nullable=False, comment='a method call (obj.f(...) / obj->f(...))'),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment='Call sites inside function bodies.'
+    comment="Call sites inside function bodies. C++ callees in ALL_CAPS (macros) and calls outside function bodies are not recorded; a receiver longer than 120 characters is cut and ends in '...'."
     )
     with op.batch_alter_table('calls', schema=None) as batch_op:
         batch_op.create_index('ix_calls_callee', ['callee'], unique=False)
@@ -308,7 +308,7 @@ def upgrade() -> None:
     sa.Column('end_line', sa.Integer(), nullable=False, comment='1-based last line of the definition'),
     sa.Column('language', sa.String(length=16), nullable=False, comment='python, cpp or cuda'),
     sa.Column('kind', sa.String(length=24), nullable=False, comment='C++/CUDA: function, method, global_kernel (__global__), device_function (__device__), meta_func (TORCH_META_FUNC), precompute_meta_func, impl_func (TORCH_IMPL_FUNC), class, struct; Python: class, function, method'),
-    sa.Column('name', sa.Text(), nullable=False, comment='the unqualified name; for TORCH_META_FUNC(x)/TORCH_IMPL_FUNC(x) it is x, the YAML kernel name'),
+    sa.Column('name', sa.Text(), nullable=False, comment='the unqualified name; for TORCH_META_FUNC(x)/TORCH_IMPL_FUNC(x) it is x, the YAML kernel name; for TORCH_META_FUNC2(x, o) it is x_o'),
     sa.Column('qualified_name', sa.Text(), nullable=False, comment='C++: at::native::relu, at::native::structured_add_out (TORCH_IMPL_FUNC); Python: dotted module path, torch.nn.modules.rnn.LSTM.forward'),
     sa.Column('scope', sa.Text(), nullable=False, comment="enclosing namespaces/classes (C++ ::, Python .), '' at top level"),
     sa.Column('signature', sa.Text(), nullable=True, comment='the parameter list as written, whitespace collapsed'),
