@@ -133,10 +133,9 @@ def sql(query, params, db, fmt):
 
 
 @main.command()
-@db_option
 @click.option("--markdown", is_flag=True, help="The README's schema section (from the code, not an index).")
 @_fail_cleanly
-def schema(db, markdown):
+def schema(markdown):
     """Tables, columns and views, with what each column means."""
     from .schema.doc import markdown as md, text
     click.echo(md() if markdown else text(), nl=False)
