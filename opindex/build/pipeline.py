@@ -177,7 +177,6 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, progress: bool = T
             report.phases["discover"] = time.monotonic() - start
             writer.forget(removed)
             _load(writer, ck.root, tasks, jobs, report, progress, warn)
-            report.phases["extract"] = time.monotonic() - start - report.phases["discover"]
             report.rows = writer.counts()
             writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent))
             report.phases["finish"] = time.monotonic() - start - sum(report.phases.values())
@@ -214,6 +213,7 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     bar = Progress(len(tasks), "indexing", enabled=show)
     changed: list[str] = []
     shard = str(writer.target.with_name(f".{writer.target.name}.shard-"))
+    extract_start = time.monotonic()
     gc.disable()  # unpickling rows allocates many tuples and no cycles: see workers.work
     try:
         for result in _run_workers(root, tasks, jobs, shard):
@@ -227,7 +227,10 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     finally:
         gc.enable()
         bar.close()
+    merge_start = time.monotonic()
+    report.phases["extract"] = merge_start - extract_start
     writer.merge(sorted(writer.target.parent.glob(f".{writer.target.name}.shard-*")))
+    report.phases["merge"] = time.monotonic() - merge_start
     writer.forget(changed)
 
 
