@@ -113,7 +113,7 @@ _LAUNCHER_VARIANT = re.compile(r"^(?:%s)(?:_(?:maca|hip|rocm|nv|arity\d+|impl|no
 
 def launch_kind(callee: str, qualifier: str) -> str | None:
     """tensor_iterator, cub or thrust for a call that launches GPU work without <<<>>>, else None."""
-    if callee in TENSOR_ITERATOR_LAUNCHERS or _LAUNCHER_VARIANT.match(callee):
+    if callee in TENSOR_ITERATOR_LAUNCHERS or ("kernel" in callee and _LAUNCHER_VARIANT.match(callee)):
         return "tensor_iterator"
     if not qualifier:
         return None
