@@ -87,7 +87,7 @@ def ufunc_loops(con, native_function_id: int) -> list[dict]:
 KERNEL_KINDS = ("function", "impl_func")  # what a dispatch row can name: free functions, TORCH_IMPL_FUNC
 
 
-def cpp_definitions(con, kernel: str, prefer_layer: str | None = None) -> list[dict]:
+def cpp_definitions(con, kernel: str, prefer_layer: str | None = None, structured: bool = False) -> list[dict]:
     """Definitions a YAML kernel name refers to, best first.
 
     `at::native::foo` matches qualified names; a bare name matches symbols.name. Kernels are free functions or
@@ -103,7 +103,9 @@ def cpp_definitions(con, kernel: str, prefer_layer: str | None = None) -> list[d
     found = native or [s for s in found if "/test/" not in s["file"] and "/vec" not in s["file"]]
 
     def rank(s):
-        return (0 if s["qualified_name"] == f"at::native::{bare}" else 1,
+        # a structured entry's kernel is its TORCH_IMPL_FUNC, even when a plain function shares the name
+        return (0 if structured and s["kind"] == "impl_func" else 1,
+                0 if s["qualified_name"] == f"at::native::{bare}" else 1,
                 0 if s["kind"] == "impl_func" else 1,
                 0 if prefer_layer and s["layer"] == prefer_layer else 1,
                 1 if "/quantized/" in s["file"] or "/sparse/" in s["file"] else 0,
