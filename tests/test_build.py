@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import SAMPLE
+from conftest import SAMPLE, SAMPLE_ENTRIES
 
 from opindex.api import build
 from opindex.cli import main
@@ -92,7 +92,7 @@ def test_db_resolution_from_environment(sample_copy, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert db.is_file()
     out = CliRunner().invoke(main, ["sql", "SELECT count(*) AS n FROM native_functions", "--csv"])
-    assert out.output == "n\n22\n"
+    assert out.output == f"n\n{SAMPLE_ENTRIES}\n"
 
 
 def test_checkout_resolution_prefers_tilegym_cache(tmp_path, monkeypatch, sample_copy):

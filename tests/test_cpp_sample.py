@@ -25,7 +25,9 @@ def test_registration_macro_family_is_readable_from_dispatchstub_h(ix):
 
 
 def test_dispatch_stubs(ix):
-    assert q(ix, "SELECT count(*) FROM dispatch_stubs") == [(18,)]
+    assert q(ix, "SELECT count(*) FROM dispatch_stubs") == [(20,)]
+    assert q(ix, "SELECT file, line, action FROM dispatch_stubs WHERE stub = 'argmax_stub' ORDER BY file") == [
+        (N + "ReduceOps.cpp", 6, "define"), (N + "ReduceOps.h", 8, "declare")]
     assert q(ix, "SELECT file, line, action, fn_type, from_macro FROM dispatch_stubs WHERE stub = 'add_stub' "
                  "ORDER BY file") == [(N + "BinaryOps.cpp", 14, "define", None, None),
                                       (N + "BinaryOps.h", 7, "declare", "structured_binary_fn_alpha", None)]
@@ -47,7 +49,9 @@ def test_token_pasted_stubs_from_the_rnn_macro(ix):
 
 
 def test_registrations_and_devices(ix):
-    assert q(ix, "SELECT count(*) FROM dispatch_registrations") == [(15,)]
+    assert q(ix, "SELECT count(*) FROM dispatch_registrations") == [(16,)]
+    assert q(ix, "SELECT file, line, kernel, device FROM dispatch_registrations WHERE stub = 'argmax_stub'") == [
+        (N + "cuda/ReduceArgMaxKernel.cu", 20, "argmax_kernel_cuda", "CUDA")]
     rows = q(ix, "SELECT file, line, kernel, macro, device, cpu_capability FROM dispatch_registrations "
                  "WHERE stub IN ('add_stub', 'clamp_min_scalar_stub', 'LayerNormKernel', 'softmax_lastdim_kernel') "
                  "ORDER BY file")
@@ -73,6 +77,7 @@ def test_structured_kernels_are_found_by_yaml_name(ix):
         ("_softmax", "meta_func", "at::meta::structured__softmax", N + "SoftMax.cpp", 6),
         ("add_Tensor", "meta_func", "at::meta::structured_add_Tensor", N + "BinaryOps.cpp", 6),
         ("add_out", "impl_func", "at::native::structured_add_out", N + "BinaryOps.cpp", 16),
+        ("argmax_out", "impl_func", "at::native::structured_argmax_out", N + "ReduceOps.cpp", 14),
         ("clamp_min", "meta_func", "at::meta::structured_clamp_min", N + "TensorCompare.cpp", 6),
         ("clamp_min_out", "impl_func", "at::native::structured_clamp_min_out", N + "TensorCompare.cpp", 16),
         ("mm", "meta_func", "at::meta::structured_mm", N + "LinearAlgebra.cpp", 4),
@@ -133,14 +138,16 @@ def test_stub_calls(ix):
         ("add_stub", "device_type()", "at::native::structured_add_out", N + "BinaryOps.cpp", 17),
         ("lstm_cudnn_stub", "_input.device().type()", "at::native::lstm", N + "RNN.cpp", 25),
         ("lstm_miopen_stub", "_input.device().type()", "at::native::lstm", N + "RNN.cpp", 31),
+        ("stub", "iter.device_type()", "at::native::argmax_impl", N + "ReduceOps.cpp", 11),
         ("softmax_lastdim_kernel", "kCPU", "at::native::structured_softmax_cpu_out", N + "SoftMax.cpp", 19),
         ("clamp_min_scalar_stub", "device_type()", "at::native::structured_clamp_min_out", N + "TensorCompare.cpp",
          17),
         ("LayerNormKernel", "kCPU", "at::native::layer_norm_cpu", N + "layer_norm.cpp", 13),
         ("LayerNormBackwardKernel", "kCPU", "at::native::layer_norm_backward_cpu", N + "layer_norm.cpp", 27)]
-    # every stub call names a declared stub (the join the trace uses)
-    assert q(ix, "SELECT count(*) FROM stub_calls WHERE stub NOT IN (SELECT stub FROM dispatch_stubs "
-                 "WHERE action = 'declare')") == [(0,)]
+    # every stub call names a declared stub (the join the trace uses), but for a helper's stub parameter:
+    # the trace reads which stub the helper was handed from the line that called it
+    assert q(ix, "SELECT stub, caller FROM stub_calls WHERE stub NOT IN (SELECT stub FROM dispatch_stubs "
+                 "WHERE action = 'declare')") == [("stub", "at::native::argmax_impl")]
 
 
 def test_kernel_launches(ix):
@@ -149,6 +156,8 @@ def test_kernel_launches(ix):
     assert rows == [
         (N + "cuda/BinaryAddKernel.cu", 19, "opmath_gpu_kernel_with_scalars", "tensor_iterator", "<scalar_t>", None,
          "at::native::add_kernel_cuda"),
+        (N + "cuda/ReduceArgMaxKernel.cu", 10, "gpu_reduce_kernel", "tensor_iterator", "<scalar_t, int64_t>", None,
+         "at::native::argmax_functor::operator()"),
         (N + "cuda/SoftMax.cu", 31, "cunn_SoftMaxForward", "chevron", "<ILP, scalar_t, accscalar_t>",
          "grid, block, smem, stream", "at::native::host_softmax"),
         (N + "cuda/TensorCompare.cu", 10, "gpu_kernel", "tensor_iterator", None, None,
@@ -176,7 +185,7 @@ def test_library_calls(ix):
 
 
 def test_type_dispatches(ix):
-    assert q(ix, "SELECT count(*) FROM type_dispatches") == [(11,)]
+    assert q(ix, "SELECT count(*) FROM type_dispatches") == [(12,)]
     rows = q(ix, "SELECT macro, dtypes, name, caller, line FROM type_dispatches WHERE file IN (:a, :b) ORDER BY file",
              a=N + "cpu/BinaryOpsKernel.cpp", b=N + "cuda/Blas.cpp")
     assert rows == [("AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2", "ALL_TYPES_AND_COMPLEX_AND2", "add_cpu",

@@ -5,6 +5,8 @@ import json
 
 from click.testing import CliRunner
 
+from conftest import SAMPLE_ENTRIES
+
 from opindex.cli import main
 from opindex.model import Location
 
@@ -132,7 +134,7 @@ def test_listing_commands(sample_db):
     assert [k["kernel"] for k in kernels if k["kind"] == "global_kernel"] == [
         "__global__ at::native::RowwiseMomentsCUDAKernel", "__global__ at::native::LayerNormForwardCUDAKernel"]
     stats = json.loads(cli(sample_db, "stats", "--json").output)
-    assert {"what": "rows[native_functions]", "value": 22} in stats
+    assert {"what": "rows[native_functions]", "value": SAMPLE_ENTRIES} in stats
 
 
 def test_unknown_stub_and_op_are_errors(sample_db):

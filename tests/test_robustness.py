@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import SAMPLE_ENTRIES
+
 from opindex.api import Index, build
 from opindex.cli import main
 from opindex.model import OpindexError
@@ -111,7 +113,7 @@ def test_unwritable_target_keeps_the_old_index(sample_db, tmp_path):
         assert "Error:" in result.output and "Traceback" not in result.output
     finally:
         folder.chmod(0o755)
-    assert native_count(db) == 22
+    assert native_count(db) == SAMPLE_ENTRIES
 
 
 def test_unwritable_target_simulated(sample_copy, tmp_path, monkeypatch):
@@ -128,7 +130,7 @@ def test_unwritable_target_simulated(sample_copy, tmp_path, monkeypatch):
     result = cli("build", str(sample_copy), "--db", str(db), "-q")
     assert result.exit_code == 1
     assert result.output.endswith(f"Error: {tmp_path}: cannot write the index there (Permission denied)\n")
-    assert native_count(db) == 22
+    assert native_count(db) == SAMPLE_ENTRIES
 
 
 def test_full_disk_keeps_the_old_index(sample_copy, sample_db, tmp_path, monkeypatch):
@@ -144,7 +146,7 @@ def test_full_disk_keeps_the_old_index(sample_copy, sample_db, tmp_path, monkeyp
     assert result.exit_code == 1
     assert result.output == f"Error: {db}: the build could not be written (No space left on device); " \
                             "the previous index is unchanged\n"
-    assert native_count(db) == 22
+    assert native_count(db) == SAMPLE_ENTRIES
     assert list(tmp_path.glob(".i.sqlite.build-*")) == []
 
 
@@ -249,7 +251,7 @@ def test_sigkill_during_build_keeps_the_previous_index(sample_copy, sample_db, t
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert native_count(db) == 22
+    assert native_count(db) == SAMPLE_ENTRIES
     Index(db).close()
     rerun = _build_proc(sample_copy, db)
     assert rerun.wait() == 0, rerun.stderr.read()
@@ -273,13 +275,13 @@ def test_two_builds_at_once(sample_copy, tmp_path):
 READER = r"""
 import sys
 from opindex.api import Index
-db, n = sys.argv[1], int(sys.argv[2])
+db, n, ENTRIES = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 errors = 0
 for i in range(n):
     try:
         with Index(db) as ix:
             rows = ix.rows("SELECT count(*) AS n FROM native_functions")
-            assert rows[0]["n"] in (22, 23), rows
+            assert rows[0]["n"] in (ENTRIES, ENTRIES + 1), rows
             if i % 50 == 0:
                 ix.trace("relu")
     except Exception as exc:
@@ -294,9 +296,9 @@ def test_readers_during_rebuilds_see_old_or_new(sample_copy, sample_db, tmp_path
     build(str(sample_copy), db, jobs=1)
     yaml = sample_copy / "aten/src/ATen/native/native_functions.yaml"
     original = yaml.read_text()
-    readers = [subprocess.Popen([sys.executable, "-c", READER, str(db), "1000"], stdout=subprocess.PIPE,
+    readers = [subprocess.Popen([sys.executable, "-c", READER, str(db), "1000", str(SAMPLE_ENTRIES)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for _ in range(8)]
-    for i in range(6):  # rebuilds while the readers run: 22 and 23 entries in turn
+    for i in range(6):  # rebuilds while the readers run: N and N+1 entries in turn
         yaml.write_text(original + ("\n- func: extra_op(Tensor self) -> Tensor\n" if i % 2 == 0 else ""))
         build(str(sample_copy), db, jobs=1)
     outs = [r.communicate() for r in readers]
@@ -328,4 +330,4 @@ def test_unreadable_and_vanished_files_are_reported(sample_copy, tmp_path, monke
     assert "torch/nn/functional.py: unreadable: Permission denied" in report.warnings
     con = sqlite3.connect(tmp_path / "i.sqlite")
     assert con.execute("SELECT count(*) FROM symbols WHERE file = 'torch/nn/functional.py'").fetchone() == (0,)
-    assert con.execute("SELECT count(*) FROM native_functions").fetchone() == (22,)
+    assert con.execute("SELECT count(*) FROM native_functions").fetchone() == (SAMPLE_ENTRIES,)

@@ -97,6 +97,8 @@ def library(callee: str, qualifier: str) -> str | None:
             return "cublas"  # at::cuda::blas::gemm
         if "solver" in parts and "cuda" in parts:
             return "cusolver"  # at::cuda::solver::getrf
+        if "thrust" in parts and callee not in THRUST_ALGORITHMS:
+            return None  # thrust::pair, thrust::make_tuple: types and helpers, not work done by Thrust
         for namespace, lib in _NAMESPACE_LIBRARY:
             if namespace in parts:
                 return lib
