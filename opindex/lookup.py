@@ -12,7 +12,7 @@ from .trace import Trace
 
 @dataclass(frozen=True)
 class Target:
-    kind: str  # native | python_class | python_function | python_binding | cpp | stub | global_kernel
+    kind: str  # native | python_class | python_function | python_binding | by_name | cpp | stub | global_kernel
     label: str
     obj: dict | tuple
 
@@ -36,7 +36,13 @@ def lookup(con, name: str) -> list[Target]:
     python = _python(con, raw)
     if python:
         return python
-    return _cpp(con, n)
+    found = _cpp(con, n)
+    if not found and "." in raw and "::" not in raw:
+        # F.max_pool2d is a boolean_dispatch object, not a def or an alias: fall back to the op of that name
+        op = raw.rsplit(".", 1)[1]
+        entries = [e for e in q.native_by_name(con, op) if not e["is_out"]] if op.isidentifier() else []
+        return [Target("by_name", raw, e) for e in entries]
+    return found
 
 
 def _python(con, name: str) -> list[Target]:
@@ -124,6 +130,12 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
     if all(x.kind == "python_binding" for x in targets):
         _walk_binding(walker, name, [x.obj for x in targets])
         return t
+    if all(x.kind == "by_name" for x in targets):
+        hop = walker.add(None, "python", "by_name", name, detail=f"no Python definition or binding of {name} found; "
+                         f"traced as the op {targets[0].obj['name']} by name")
+        for target in targets[:4]:
+            _tail(walker, target.obj, walker.native(target.obj, hop))
+        return t
     for target in targets:
         if bottom_up:
             _walk_up(walker, target)
@@ -134,7 +146,7 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
 
 def _ambiguous(targets: list[Target]) -> bool:
     kinds = {x.kind for x in targets}
-    if kinds <= {"native", "python_binding"}:
+    if kinds <= {"native", "python_binding"} or kinds == {"by_name"}:
         return False  # overloads of one op are walked together
     return len({x.label for x in targets}) > 1
 

@@ -186,3 +186,12 @@ def test_python_compositions(ix):
     # relu and relu_ are one op in two spellings; softmax is one op called twice: neither is composed
     assert ix.rows("SELECT count(*) AS n FROM python_compositions WHERE function IN "
                    "('torch.nn.functional.relu', 'torch.nn.functional.softmax')") == [{"n": 0}]
+
+
+def test_unresolvable_python_name_falls_back_to_the_op(ix):
+    # torch.nn.functional has no `mm` (as F.max_pool2d is an object, not a def, in real PyTorch)
+    t = ix.trace("F.mm")
+    assert (t.hops[0].layer, t.hops[0].kind, t.hops[0].name) == ("python", "by_name", "F.mm")
+    assert t.hops[0].detail == "no Python definition or binding of F.mm found; traced as the op mm by name"
+    assert [h.name for h in t.children(t.hops[0].id) if h.layer == "native"] == ["aten::mm"]
+    assert "at::cuda::blas::gemm" in [h.name for h in t.ends()]
