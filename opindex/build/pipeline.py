@@ -19,7 +19,7 @@ from . import checkout as co
 from ..extract import fingerprint
 from .discover import SourceFile, discover
 from .progress import Progress
-from .store import Writer
+from .store import Writer, table_counts
 from .workers import FileResult, work
 
 
@@ -256,8 +256,7 @@ def _store(writer: Writer, result: FileResult, warn) -> None:
 def _row_counts(db: Path) -> dict[str, int]:
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
-                for t in schema.metadata.sorted_tables}
+        return table_counts(con)
     finally:
         con.close()
 

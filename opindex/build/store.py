@@ -20,6 +20,11 @@ _DIALECT = sqlite_dialect.dialect()
 CHECKOUT_ID = 1  # one checkout per database file for now; every row still carries it
 
 
+def table_counts(con: sqlite3.Connection) -> dict[str, int]:
+    """Rows per table of the schema (table names come from our metadata, never from users)."""
+    return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in schema.metadata.sorted_tables}
+
+
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     """Rows come as extracted; checkout_id is a literal, so no tuple is copied to add it."""
     return (f"INSERT INTO {table} ({', '.join(columns)}, checkout_id) "
@@ -176,8 +181,7 @@ class Writer:
         os.replace(self.temp, self.target)
 
     def counts(self) -> dict[str, int]:
-        return {t.name: self.con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0]
-                for t in schema.metadata.sorted_tables}
+        return table_counts(self.con)
 
     def abort(self) -> None:
         try:

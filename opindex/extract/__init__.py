@@ -5,6 +5,7 @@ Extractors never raise on bad input: a file that cannot be read or parsed yields
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 
@@ -15,6 +16,7 @@ class FileFacts:
     message: str | None = None
 
 
+@functools.lru_cache(maxsize=1)  # asked twice per build (compare, then record); the files do not change
 def fingerprint() -> str:
     """SHA-1 of the extractors' code and queries: an index built by other extractors is rebuilt, not updated."""
     import hashlib
