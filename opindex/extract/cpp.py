@@ -41,12 +41,15 @@ _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_i
 
 
 def _engine():
-    """(parser, query): all queries/cpp-*.scm as one query, so each tree is walked once; built once per process."""
+    """(parser, query, roles): all queries/cpp-*.scm as one query, so each tree is walked once, and each pattern's
+    role (its `#set! role`); built once per process."""
     global _ENGINE
     if _ENGINE is None:
         lang = ts.Language(tree_sitter_cuda.language())
         source = "\n".join(p.read_text() for p in sorted(_QUERIES.glob("cpp-*.scm")))
-        _ENGINE = (ts.Parser(lang), ts.Query(lang, source))
+        query = ts.Query(lang, source)
+        roles = [query.pattern_settings(i)["role"] for i in range(query.pattern_count)]
+        _ENGINE = (ts.Parser(lang), query, roles)
     return _ENGINE
 
 
@@ -79,9 +82,14 @@ class _Unit:
     """One parsed text: the file itself, or one macro expansion inside it."""
 
     def __init__(self, data: bytes, tree, line: int | None = None, end_line: int | None = None,
-                 from_macro: str | None = None, scope: tuple[str, ...] = (), caller: str = ""):
+                 from_macro: str | None = None, scope: tuple[str, ...] = (), caller: str = "",
+                 within: tuple[int, int] | None = None):
         self.data, self.root = data, tree.root_node
-        self.matches = ts.QueryCursor(_engine()[1]).matches(self.root)
+        _, query, self.roles = _engine()
+        cursor = ts.QueryCursor(query)
+        if within is not None:  # only the matches that touch these bytes (and the definitions around them)
+            cursor.set_byte_range(*within)
+        self.matches = cursor.matches(self.root)
         self.line, self.end_line, self.from_macro = line, end_line, from_macro
         self.scope, self.outer_caller = scope, caller
         self.starts: list[int] = []
@@ -111,16 +119,17 @@ class _File:
     # -- definitions ---------------------------------------------------------------------------------------
     def definitions(self, u: _Unit) -> None:
         functions = []
-        for _, caps in u.matches:
-            for role in ("function", "class", "struct"):
-                if role in caps:
-                    row = self._definition(u, role, caps)
-                    if row:
-                        self.rows["symbols"].append(row)
-                        if role == "function":
-                            node = caps[role][0]
-                            functions.append((node.start_byte, node.end_byte, row[6]))
-                    break
+        roles, symbols = u.roles, self.rows["symbols"]
+        for i, caps in u.matches:
+            role = roles[i]
+            if role not in _DEFINITION_ROLES:
+                continue
+            row = self._definition(u, role, caps)
+            if row:
+                symbols.append(row)
+                if role == "function":
+                    node = caps[role][0]
+                    functions.append((node.start_byte, node.end_byte, row[6]))
         functions.sort()
         u.ranges = functions
         u.starts = [f[0] for f in functions]
@@ -213,49 +222,46 @@ class _File:
     # -- calls and launches ---------------------------------------------------------------------------------
     def calls(self, u: _Unit) -> None:
         rows = self.rows
-        path, language, from_macro = self.path, self.language, u.from_macro
-        for _, caps in u.matches:
-            if "launch" in caps:
-                self._launch(u, caps)
+        calls, stub_calls = rows["calls"], rows["stub_calls"]
+        path, language, from_macro, roles, fixed_line = self.path, self.language, u.from_macro, u.roles, u.line
+        for i, caps in u.matches:
+            role = roles[i]
+            if role not in _CALL_ROLES:
+                if role == "launch":
+                    self._launch(u, caps)
                 continue
-            call = caps.get("call")
-            if call is None:
-                continue
-            node = call[0]
-            caller = u.caller(node.start_byte)
+            # the call starts where its function expression starts: the receiver, the qualified name or the name
+            start = caps["call.receiver" if role == "call.method" else
+                         "call.qualified" if role == "call.qualified" else "call.name"][0]
+            caller = u.caller(start.start_byte)
             if not caller:
                 continue
             template_args = None
-            if "call.qualified" in caps:
-                qualifier, _, callee = strip_templates(_text(caps["call.qualified"][0])).rpartition("::")
-                is_method = False
+            is_method = role == "call.method"
+            if role == "call.qualified":
+                qualifier, _, callee = strip_templates(_text(start)).rpartition("::")
             else:
-                callee = _text(caps["call.name"][0])
+                callee = _text(caps["call.name"][0]) if is_method else _text(start)
                 if "::" in callee or "<" in callee:
                     callee = strip_templates(callee).rpartition("::")[2]
-                receiver = caps.get("call.receiver")
-                is_method = receiver is not None
-                qualifier = _compact(_text(receiver[0])) if is_method else ""
-                if len(qualifier) > _MAX_RECEIVER:  # a receiver can be a whole lambda or call chain
-                    qualifier = qualifier[:_MAX_RECEIVER] + "..."
-                if "call.template_args" in caps:
+                qualifier = ""
+                if is_method:  # a receiver can be a whole lambda or call chain
+                    qualifier = _compact(_text(start))
+                    if len(qualifier) > _MAX_RECEIVER:
+                        qualifier = qualifier[:_MAX_RECEIVER] + "..."
+                elif role == "call.template":
                     template_args = collapse(_text(caps["call.template_args"][0]))
             if not callee or names.is_macro_name(callee):
                 continue
-            line = u.line_of(node)
-            rows["calls"].append((path, line, language, caller, callee, qualifier, is_method))
+            line = fixed_line or start.start_point[0] + 1
+            calls.append((path, line, language, caller, callee, qualifier, is_method))
             if is_method:
                 continue
             named_stub = callee.endswith("_stub") or callee in self.stubs
             if named_stub or not qualifier:
-                args = caps["call.args"][0]
-                arg = args.named_child(0) if args.named_child_count else None
-                raw = arg.text if arg is not None else b""
-                # most bare calls have no device argument: look at the text only when it could be one
-                if named_stub or _MAYBE_DEVICE.search(raw):
-                    first = _compact(raw.decode("utf-8", "replace")) if arg is not None else None
-                    if named_stub or (first is not None and names.DEVICE_ARG.search(first)):
-                        rows["stub_calls"].append((path, line, callee, first, caller, from_macro))
+                first = _first_argument(caps, start, named_stub)
+                if named_stub or (first is not None and names.DEVICE_ARG.search(first)):
+                    stub_calls.append((path, line, callee, first, caller, from_macro))
             lib = names.library(callee, qualifier)
             if lib:
                 rows["library_calls"].append(
@@ -280,8 +286,9 @@ class _File:
     # -- #define ---------------------------------------------------------------------------------------------
     def macros(self, u: _Unit) -> list[Macro]:
         found = []
-        for _, caps in u.matches:
-            if "macro" not in caps:
+        roles = u.roles
+        for i, caps in u.matches:
+            if roles[i] != "macro":
                 continue
             node = caps["macro"][0]
             name = _text(caps["macro.name"][0])
@@ -295,6 +302,21 @@ class _File:
 
 
 _STRUCTURED_KINDS = {"meta_func", "precompute_meta_func", "impl_func"}
+_DEFINITION_ROLES = {"function", "class", "struct"}
+_CALL_ROLES = {"call.bare", "call.qualified", "call.template", "call.method"}
+
+
+def _first_argument(caps, start, named_stub: bool) -> str | None:
+    """The first argument's text of a non-method call when it may be a device (or the callee is a stub)."""
+    args = caps["call.args"][0] if "call.args" in caps else start.parent.child_by_field_name("arguments")
+    arg = args.named_child(0) if args is not None and args.named_child_count else None
+    if arg is None:
+        return None
+    raw = arg.text
+    # most bare calls have no device argument: decode and match only when it could be one
+    if named_stub or _MAYBE_DEVICE.search(raw):
+        return _compact(raw.decode("utf-8", "replace"))
+    return None
 
 
 def _misparsed(node, name: str) -> bool:
@@ -325,6 +347,12 @@ def _scope(node) -> tuple[list[str], bool]:
     return out[::-1], in_class
 
 
+def _point(data: bytes, pos: int) -> tuple[int, int]:
+    """(row, column) of a byte offset, as tree-sitter counts them."""
+    row = data.count(b"\n", 0, pos)
+    return row, pos - (data.rfind(b"\n", 0, pos) + 1)
+
+
 def _invocations(u: _Unit, table: MacroTable):
     """(macro, args, start, end, at_file_level) for each invocation of an expandable macro outside #defines."""
     out = []
@@ -349,36 +377,62 @@ def _invocations(u: _Unit, table: MacroTable):
 
 def extract(path: str, data: bytes, language: str) -> FileFacts:
     """Facts of one file. Where #if groups split braces (cpp_branches), the file is read with one side chosen,
-    and the facts on the lines that choice blanked come from reading the file as written."""
+    and the facts on the lines that choice blanked come from reading the file as written (only the part of it
+    that spans those lines is matched)."""
     selected, blanked = branches.select(data)
     if not blanked:
-        return _extract(path, data, language)
-    facts = _extract(path, selected, language)
-    as_written = _extract(path, data, language)
+        return _extract(path, data, language)[0]
+    facts, macros = _extract(path, selected, language)
+    # #defines before the span are still known there: the macros the first reading found come along
+    as_written, _ = _extract(path, data, language, within=_line_span(data, min(blanked), max(blanked)),
+                             known=macros)
     for table, rows in as_written.rows.items():  # every fact row starts (file, line, ...)
         facts.rows[table].extend(r for r in rows if r[1] in blanked)
     return facts
 
 
-def _extract(path: str, data: bytes, language: str) -> FileFacts:
+def _line_span(data: bytes, first: int, last: int) -> tuple[int, int]:
+    """Byte range of 1-based lines first..last."""
+    start = 0
+    for _ in range(first - 1):
+        start = data.index(b"\n", start) + 1
+    end = start
+    for _ in range(last - first + 1):
+        end = data.find(b"\n", end) + 1 or len(data)
+    return start, end
+
+
+def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | None = None,
+             known: list[Macro] = ()) -> tuple[FileFacts, list[Macro]]:
+    """The facts of one text and the #defines found in it; `within` limits the matching to a byte range, where
+    the `known` macros (found elsewhere in the file) can be expanded too."""
     parser = _engine()[0]
     f = _File(path, language)
     data = names.prepare(data, arguments)
     tree = parser.parse(data)
-    main = _Unit(data, tree)
-    table = MacroTable(f.macros(main))
+    main = _Unit(data, tree, within=within)
+    macros = f.macros(main)
+    if known:
+        seen = {m.start for m in macros}
+        macros = sorted(macros + [m for m in known if m.start not in seen], key=lambda m: m.start)
+    table = MacroTable(macros)
     invocations = _invocations(main, table) if table else []
     blank = [(s, e) for _, _, _, s, e, top in invocations if top]
     if blank:  # re-parse without the invocations the expansions stand for: they confuse the grammar
         buf = bytearray(data)
+        tree = tree.copy()  # the invocations' nodes keep the tree as read (an edited tree's nodes have no text)
         for s, e in blank:
             buf[s:e] = re.sub(rb"[^\n]", b" ", data[s:e])
-        tree = parser.parse(bytes(buf))
-        main = _Unit(bytes(buf), tree)
-    parse_errors = sum(1 for _, caps in main.matches if "error" in caps) if tree.root_node.has_error else 0
+            # same length, same lines: only the edited stretch is parsed again (incremental parsing)
+            tree.edit(s, e, e, _point(data, s), _point(data, e), _point(data, e))
+        tree = parser.parse(bytes(buf), tree)
+        main = _Unit(bytes(buf), tree, within=within)
+    parse_errors = sum(1 for i, _ in main.matches if main.roles[i] == "error") if tree.root_node.has_error else 0
     f.definitions(main)
     units = [main]
     for macro, args, node, start, end, _ in invocations:
+        if within is not None and not within[0] <= start < within[1]:
+            continue  # its facts would be dropped
         text = table.expand(macro, args).encode()
         line = node.start_point[0] + 1
         end_line = line + data.count(b"\n", start, end)
@@ -390,4 +444,4 @@ def _extract(path: str, data: bytes, language: str) -> FileFacts:
         f.macro_sites(u)
     for u in units:
         f.calls(u)
-    return FileFacts(rows=f.rows, parse_errors=parse_errors)
+    return FileFacts(rows=f.rows, parse_errors=parse_errors), macros

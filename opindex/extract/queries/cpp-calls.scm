@@ -1,27 +1,34 @@
-; Call sites. The callee splits by the shape of the function expression:
+; Call sites. The callee splits by the shape of the function expression, and each shape is a role (#set! role):
 ; bare `f(...)`, qualified `at::native::f(...)`, templated `f<T>(...)`, method `obj.f(...)` / `obj->f(...)`.
+; The call node itself is not captured (330k calls in a tree: every captured node costs): it starts where its
+; function expression starts. The argument list is captured where a stub call can be (no receiver).
 
-(call_expression
+((call_expression
   function: (identifier) @call.name
-  arguments: (argument_list) @call.args) @call
+  arguments: (argument_list) @call.args)
+ (#set! role "call.bare"))
 
-(call_expression
+((call_expression
   function: (qualified_identifier) @call.qualified
-  arguments: (argument_list) @call.args) @call
+  arguments: (argument_list))
+ (#set! role "call.qualified"))
 
-(call_expression
+((call_expression
   function: (template_function
     name: (_) @call.name
     arguments: (template_argument_list) @call.template_args)
-  arguments: (argument_list) @call.args) @call
+  arguments: (argument_list) @call.args)
+ (#set! role "call.template"))
 
-(call_expression
+((call_expression
   function: (field_expression
     argument: (_) @call.receiver
     field: (_) @call.name)
-  arguments: (argument_list) @call.args) @call
+  arguments: (argument_list))
+ (#set! role "call.method"))
 
 ; A CUDA launch: `kernel<T><<<grid, block, smem, stream>>>(args)` (tree-sitter-cuda's kernel_call_syntax).
-(call_expression
+((call_expression
   function: (_) @launch.kernel
   (kernel_call_syntax) @launch.config) @launch
+ (#set! role "launch"))

@@ -1,3 +1,3 @@
 ; Parse errors, counted into files.parse_errors.
-(ERROR) @error
-(MISSING) @error
+((ERROR) @error (#set! role "error"))
+((MISSING) @error (#set! role "error"))
