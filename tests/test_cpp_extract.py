@@ -142,13 +142,19 @@ def test_stub_calls_rule():
           Device d(kCUDA);
           x.copy_stub(kCPU);
           compute(x, kCPU);
+          auto t = static_cast<int>(x.device().type());
+          helper<float>(iter.device_type(), x);
         }
         """)
     assert [r[1:] for r in facts.rows["stub_calls"]] == [
         (4, "add_stub", "iter.device_type()", "f", None),
         (5, "LayerNormKernel", "kCPU", "f", None),
         (6, "lstm_cudnn_stub", "x.device().type()", "f", None),
-        (7, "norm_helper", "at::kCUDA", "f", None)]
+        (7, "norm_helper", "at::kCUDA", "f", None),
+        (12, "helper", "iter.device_type()", "f", None)]
+    # a cast is an operator, not a call (nor a stub call because its operand is a device)
+    assert "static_cast" not in {r[4] for r in facts.rows["calls"]}
+    assert ("helper", "") in {(r[4], r[5]) for r in facts.rows["calls"]}
 
 
 def test_calls_qualifier_receiver_and_macros_skipped():

@@ -69,11 +69,6 @@ def strip_templates(text: str) -> str:
 _MAYBE_DEVICE = re.compile(rb"\bk[A-Z]|DeviceType|device")
 
 
-def _compact(text: str) -> str:
-    """collapse() without the regex when there is no whitespace to collapse (most receivers)."""
-    return collapse(text) if (" " in text or "\n" in text or "\t" in text) else text
-
-
 def _text(node) -> str:
     return node.text.decode("utf-8", "replace")
 
@@ -221,9 +216,12 @@ class _File:
 
     # -- calls and launches ---------------------------------------------------------------------------------
     def calls(self, u: _Unit) -> None:
+        # The hot loop of the build (330k calls in a PyTorch tree): names are bound locally, and the node text is
+        # decoded inline.
         rows = self.rows
         calls, stub_calls = rows["calls"], rows["stub_calls"]
         path, language, from_macro, roles, fixed_line = self.path, self.language, u.from_macro, u.roles, u.line
+        caller_at, stubs, library, launch_kind = u.caller, self.stubs, names.library, names.launch_kind
         for i, caps in u.matches:
             role = roles[i]
             if role not in _CALL_ROLES:
@@ -231,42 +229,43 @@ class _File:
                     self._launch(u, caps)
                 continue
             # the call starts where its function expression starts: the receiver, the qualified name or the name
-            start = caps["call.receiver" if role == "call.method" else
-                         "call.qualified" if role == "call.qualified" else "call.name"][0]
-            caller = u.caller(start.start_byte)
+            start = caps[_CALL_START[role]][0]
+            caller = caller_at(start.start_byte)
             if not caller:
                 continue
             template_args = None
             is_method = role == "call.method"
             if role == "call.qualified":
-                qualifier, _, callee = strip_templates(_text(start)).rpartition("::")
+                qualifier, _, callee = strip_templates(start.text.decode("utf-8", "replace")).rpartition("::")
             else:
-                callee = _text(caps["call.name"][0]) if is_method else _text(start)
+                callee = (caps["call.name"][0] if is_method else start).text.decode("utf-8", "replace")
                 if "::" in callee or "<" in callee:
                     callee = strip_templates(callee).rpartition("::")[2]
                 qualifier = ""
                 if is_method:  # a receiver can be a whole lambda or call chain
-                    qualifier = _compact(_text(start))
+                    qualifier = collapse(start.text.decode("utf-8", "replace"))
                     if len(qualifier) > _MAX_RECEIVER:
                         qualifier = qualifier[:_MAX_RECEIVER] + "..."
                 elif role == "call.template":
-                    template_args = collapse(_text(caps["call.template_args"][0]))
-            if not callee or names.is_macro_name(callee):
+                    if callee in _CASTS:
+                        continue  # static_cast<T>(x) parses as a call; it is an operator
+                    template_args = collapse(caps["call.template_args"][0].text.decode("utf-8", "replace"))
+            if not callee or (callee.isupper() and len(callee) > 1):  # TORCH_CHECK: a macro (names.is_macro_name)
                 continue
             line = fixed_line or start.start_point[0] + 1
             calls.append((path, line, language, caller, callee, qualifier, is_method))
             if is_method:
                 continue
-            named_stub = callee.endswith("_stub") or callee in self.stubs
+            named_stub = callee.endswith("_stub") or callee in stubs
             if named_stub or not qualifier:
                 first = _first_argument(caps, start, named_stub)
                 if named_stub or (first is not None and names.DEVICE_ARG.search(first)):
                     stub_calls.append((path, line, callee, first, caller, from_macro))
-            lib = names.library(callee, qualifier)
+            lib = library(callee, qualifier)
             if lib:
                 rows["library_calls"].append(
                     (path, line, lib, f"{qualifier}::{callee}" if qualifier else callee, caller, from_macro))
-            kind = names.launch_kind(callee, qualifier)
+            kind = launch_kind(callee, qualifier)
             if kind:
                 rows["kernel_launches"].append((path, line, callee, kind, template_args, None, caller, from_macro))
 
@@ -303,7 +302,10 @@ class _File:
 
 _STRUCTURED_KINDS = {"meta_func", "precompute_meta_func", "impl_func"}
 _DEFINITION_ROLES = {"function", "class", "struct"}
-_CALL_ROLES = {"call.bare", "call.qualified", "call.template", "call.method"}
+_CALL_START = {"call.bare": "call.name", "call.qualified": "call.qualified", "call.template": "call.name",
+               "call.method": "call.receiver"}
+_CALL_ROLES = frozenset(_CALL_START)
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"})
 
 
 def _first_argument(caps, start, named_stub: bool) -> str | None:
@@ -315,7 +317,7 @@ def _first_argument(caps, start, named_stub: bool) -> str | None:
     raw = arg.text
     # most bare calls have no device argument: decode and match only when it could be one
     if named_stub or _MAYBE_DEVICE.search(raw):
-        return _compact(raw.decode("utf-8", "replace"))
+        return collapse(raw.decode("utf-8", "replace"))
     return None
 
 

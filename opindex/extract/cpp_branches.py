@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+# Searched from its literal '#' (fast); only blanks may come before it on its line (checked per hit).
+_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _NOISE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 
 
@@ -26,7 +27,7 @@ def select(data: bytes) -> tuple[bytes, set[int]]:
     if b"#if" not in data and b"# if" not in data:
         return data, set()
     lines = data.split(b"\n")
-    groups = _groups(lines)
+    groups = _groups(data)
     blanked: set[int] = set()
     for group in groups:  # innermost first: an outer group's balance sees its inner groups already decided
         branches = list(zip(group, group[1:]))  # (directive line, next directive line)
@@ -46,23 +47,25 @@ def select(data: bytes) -> tuple[bytes, set[int]]:
     return b"\n".join(lines), {i + 1 for i in blanked}
 
 
-def _groups(lines: list[bytes]) -> list[list[int]]:
+def _groups(text: bytes) -> list[list[int]]:
     """Each #if group as its directive line numbers [if, elif/else..., endif], innermost groups first."""
     stack: list[list[int]] = []
     done: list[list[int]] = []
-    for i, line in enumerate(lines):
-        if b"#" not in line:
+    # the few directive lines are found by a search over the whole text, not by a Python loop over every line
+    row, pos = 0, 0
+    for m in _DIRECTIVE.finditer(text):
+        line_start = text.rfind(b"\n", 0, m.start()) + 1
+        if text[line_start:m.start()].strip(b" \t"):
             continue
-        m = _DIRECTIVE.match(line)
-        if not m:
-            continue
+        row += text.count(b"\n", pos, m.start())
+        pos = m.start()
         word = m.group(1)
         if word in (b"if", b"ifdef", b"ifndef"):
-            stack.append([i])
+            stack.append([row])
         elif word in (b"elif", b"else") and stack:
-            stack[-1].append(i)
+            stack[-1].append(row)
         elif word == b"endif" and stack:
             group = stack.pop()
-            group.append(i)
+            group.append(row)
             done.append(group)
     return done

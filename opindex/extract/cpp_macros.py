@@ -14,7 +14,6 @@ from dataclasses import dataclass
 # Tokens the argument scanner cares about: literals and comments are skipped whole.
 _TOKENS = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|[(),]', re.S)
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_WS = re.compile(r"\s+")
 # A macro body that declares/defines/registers stubs, defines structured kernels, kernels or functions.
 EXPANDABLE = re.compile(
     r"\b(?:DECLARE_DISPATCH|DEFINE_DISPATCH|(?:ALSO_)?REGISTER_\w*DISPATCH|TORCH_(?:PRECOMPUTE_)?(?:META|IMPL)_FUNC2?)"
@@ -27,7 +26,8 @@ NATIVE = re.compile(r"(?:DECLARE_DISPATCH|DEFINE_DISPATCH|(?:ALSO_)?REGISTER_\w*
 
 
 def collapse(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    # str.split() splits at exactly the characters re's \s matches (checked over all of Unicode), and is faster
+    return " ".join(text.split())
 
 
 def macro_body(raw: str) -> str:

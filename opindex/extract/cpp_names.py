@@ -89,9 +89,13 @@ _NAMESPACE_LIBRARY = [("cudnn_frontend", "cudnn"), ("cub", "cub"), ("thrust", "t
                       ("ideep", "mkldnn"), ("mkldnn", "mkldnn"), ("cusolver", "cusolver")]
 
 
+# Every qualifier the namespace rules below can classify contains one of these (a cheap first test: most don't).
+_LIBRARY_QUALIFIER = re.compile(r"blas|solver|thrust|cub|cudnn|dnnl|ideep|mkldnn")
+
+
 def library(callee: str, qualifier: str) -> str | None:
     """cudnn, cublas, cufft, cusolver, cusparse, miopen, cub, thrust, mkldnn, mkl, blas, or None."""
-    if qualifier:
+    if qualifier and _LIBRARY_QUALIFIER.search(qualifier):
         parts = qualifier.split("::")
         if "blas" in parts and "cuda" in parts:
             return "cublas"  # at::cuda::blas::gemm
@@ -117,7 +121,7 @@ def launch_kind(callee: str, qualifier: str) -> str | None:
     """tensor_iterator, cub or thrust for a call that launches GPU work without <<<>>>, else None."""
     if callee in TENSOR_ITERATOR_LAUNCHERS or ("kernel" in callee and _LAUNCHER_VARIANT.match(callee)):
         return "tensor_iterator"
-    if not qualifier:
+    if not qualifier or ("cub" not in qualifier and "thrust" not in qualifier):
         return None
     parts = qualifier.split("::")
     if "cub" in parts:
@@ -147,6 +151,7 @@ def is_macro_name(name: str) -> bool:
 _LONG_RAW_STRING = re.compile(rb'R"([^()\\\s"]{16})\((.*?)\)\1"', re.S)
 _DECORATOR_CALL = re.compile(rb"\b(?:C10_LAUNCH_BOUNDS_[0-9]|__launch_bounds__)\s*\(")
 _DECORATOR_WORD = re.compile(rb"\b(?:C10|CUTLASS)_(?:HOST_DEVICE|DEVICE|HOST|GLOBAL|ALWAYS_INLINE|NOINLINE)\b")
+_DECORATOR_WORD_PARTS = (b"C10_HOST", b"C10_DEVICE", b"C10_GLOBAL", b"C10_ALWAYS_INLINE", b"C10_NOINLINE", b"CUTLASS_")
 _DECORATOR_KEYWORD = {b"HOST_DEVICE": b"__device__", b"DEVICE": b"__device__", b"HOST": b"", b"GLOBAL": b"__global__",
                      b"ALWAYS_INLINE": b"", b"NOINLINE": b""}
 
@@ -157,12 +162,14 @@ def prepare(data: bytes, arguments) -> bytes:
         for m in _LONG_RAW_STRING.finditer(data):
             buf = buf or bytearray(data)
             buf[m.start(2):m.end(2)] = re.sub(rb"[^\n]", b" ", m.group(2))
-    if b"C10_" not in data and b"CUTLASS_" not in data and b"__launch_bounds__" not in data:
+    # substring tests first: the regexes start with \b and an alternation, so they would try every byte
+    if b"C10_LAUNCH_BOUNDS_" in data or b"__launch_bounds__" in data:
+        for m in _DECORATOR_CALL.finditer(data):
+            _, end = arguments(data, m.end() - 1)
+            buf = buf or bytearray(data)
+            buf[m.start():end] = re.sub(rb"[^\n]", b" ", data[m.start():end])
+    if not any(word in data for word in _DECORATOR_WORD_PARTS):
         return bytes(buf) if buf is not None else data
-    for m in _DECORATOR_CALL.finditer(data):
-        _, end = arguments(data, m.end() - 1)
-        buf = buf or bytearray(data)
-        buf[m.start():end] = re.sub(rb"[^\n]", b" ", data[m.start():end])
     for m in _DECORATOR_WORD.finditer(data):
         buf = buf or bytearray(data)
         word = _DECORATOR_KEYWORD[m.group().split(b"_", 1)[1]]
