@@ -12,6 +12,24 @@ def test_readme_schema_section_is_generated_from_the_code():
         "README schema is stale: run `python -m opindex.schema.doc README.md`"
 
 
+def test_compiled_ddl_is_generated_from_the_schema():
+    from opindex.schema.ddl import TARGET, render
+    assert TARGET.read_text(encoding="utf-8") == render(), \
+        "opindex/sqlite_ddl.py is stale: run `python -m opindex.schema.ddl`"
+
+
+def test_a_build_does_not_import_sqlalchemy(tmp_path):
+    import subprocess
+    import sys
+    code = ("import sys; from opindex.build import pipeline, checkout; "
+            f"pipeline.build(checkout.resolve({str(REPO / 'sample_checkout')!r}), "
+            f"__import__('pathlib').Path({str(tmp_path / 'i.sqlite')!r}), jobs=1, progress=False); "
+            "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert (tmp_path / "i.sqlite").is_file()
+
+
 def test_every_column_is_documented():
     from opindex.schema import metadata
     missing = [f"{t.name}.{c.name}" for t in metadata.sorted_tables for c in t.columns if not c.comment]

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__, schema
+from .. import __version__
+from .. import sqlite_ddl as schema  # the schema compiled ahead: no SQLAlchemy import
 from ..model import OpindexError
 from . import checkout as co
 from ..extract import fingerprint
@@ -103,9 +104,9 @@ def _views_fingerprint() -> str:
 
 def _same_tables(con: sqlite3.Connection) -> bool:
     """The index's columns are this code's (a development build may differ under the same version)."""
-    for table in schema.metadata.sorted_tables:
-        have = [r[1] for r in con.execute(f"PRAGMA table_info({table.name})")]
-        if have != [c.name for c in table.columns]:
+    for table, (columns, _, _) in schema.TABLES.items():
+        have = tuple(r[1] for r in con.execute(f"PRAGMA table_info({table})"))
+        if have != columns:
             return False
     return True
 

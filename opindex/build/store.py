@@ -1,7 +1,8 @@
 """store: write facts into a temporary SQLite file, in one transaction, then move it over the index.
 
 Why SQLite's own driver here: the build is a bulk load (executemany of plain tuples), where the driver's speed is
-the point; the tables themselves come from the SQLAlchemy schema, so the same DDL serves PostgreSQL.
+the point. The tables come from the SQLAlchemy schema, compiled ahead into opindex/sqlite_ddl.py (a build does not
+import SQLAlchemy), and the same schema serves PostgreSQL.
 """
 from __future__ import annotations
 
@@ -10,19 +11,14 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.schema import CreateIndex, CreateTable
+from ..sqlite_ddl import FACT_COLUMNS, PER_FILE_TABLES, REGISTRY_TABLES, SCHEMA_VERSION, TABLES, VIEWS
 
-from .. import schema
-from ..schema import FACT_COLUMNS, PER_FILE_TABLES, REGISTRY_TABLES
-
-_DIALECT = sqlite_dialect.dialect()
 CHECKOUT_ID = 1  # one checkout per database file for now; every row still carries it
 
 
 def table_counts(con: sqlite3.Connection) -> dict[str, int]:
     """Rows per table of the schema (table names come from our metadata, never from users)."""
-    return {t.name: con.execute(f"SELECT count(*) FROM {t.name}").fetchone()[0] for t in schema.metadata.sorted_tables}
+    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
 
 def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
@@ -49,8 +45,8 @@ class Writer:
             self.con.execute(f"PRAGMA {pragma}")
         self.con.execute("BEGIN")
         if self.fresh:
-            for table in schema.metadata.sorted_tables:  # indexes come after the load: faster
-                self.con.execute(str(CreateTable(table).compile(dialect=_DIALECT)))
+            for _, create, _ in TABLES.values():  # indexes come after the load: faster
+                self.con.execute(create)
         self._fact_sql = {t: _insert_sql(t, FACT_COLUMNS[t]) for t in PER_FILE_TABLES}
         # Rows present before this build: forget() deletes only these, so it may run after the new rows went in.
         self._old_max = {t: self._max_id(t) for t in PER_FILE_TABLES + REGISTRY_TABLES + ["files"]}
@@ -153,14 +149,16 @@ class Writer:
     # -- finishing -------------------------------------------------------------------------------------------
     def finish(self, checkout_row: dict, meta: dict[str, str]) -> None:
         if self.fresh:
-            for table in schema.metadata.sorted_tables:
-                for index in table.indexes:
-                    self.con.execute(str(CreateIndex(index).compile(dialect=_DIALECT)))
+            # the workers are done: index sorts may use the idle cores (SQLite's sorter threads)
+            self.con.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
+            for _, _, indexes in TABLES.values():
+                for index in indexes:
+                    self.con.execute(index)
             self.con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
-            self.con.execute("INSERT INTO alembic_version VALUES (?)", (schema.SCHEMA_VERSION,))
-        for name in schema.VIEWS:
+            self.con.execute("INSERT INTO alembic_version VALUES (?)", (SCHEMA_VERSION,))
+        for name in VIEWS:
             self.con.execute(f"DROP VIEW IF EXISTS {name}")
-        for name, sql in schema.VIEWS.items():
+        for name, sql in VIEWS.items():
             self.con.execute(f"CREATE VIEW {name} AS {sql}")
         from .. import link
         link.derive(self.con)

@@ -41,14 +41,14 @@ _SHARD = None  # (path, connection) of this worker process's shard
 
 
 def shard_tables() -> list[str]:
-    from ..schema import FACT_COLUMNS
+    from ..sqlite_ddl import FACT_COLUMNS
     return [f"CREATE TABLE IF NOT EXISTS {t} ({', '.join(cols)})" for t, cols in FACT_COLUMNS.items()]
 
 
 def _to_shard(prefix: str, results: list[FileResult]) -> None:
     global _SHARD
     import sqlite3
-    from ..schema import FACT_COLUMNS
+    from ..sqlite_ddl import FACT_COLUMNS
     if _SHARD is None or _SHARD[0] != f"{prefix}{os.getpid()}":
         path = f"{prefix}{os.getpid()}"
         con = sqlite3.connect(path, isolation_level=None)

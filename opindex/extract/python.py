@@ -17,7 +17,7 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_python as tsp
 
-from ..schema import FACT_COLUMNS
+from ..sqlite_ddl import FACT_COLUMNS
 from . import FileFacts
 from .python_rules import (absolute_import, aten_op, classify, collapse, is_dotted, is_tensor_method_name,
                            normalize, package_of, string_value)
