@@ -89,6 +89,7 @@ class _Unit:
         self.scope, self.outer_caller = scope, caller
         self.starts: list[int] = []
         self.ranges: list[tuple[int, int, str]] = []
+        self.scopes: dict[int, tuple[str, ...]] = {}  # node id -> enclosing scope names (see _scope)
 
     def line_of(self, node) -> int:
         return self.line or node.start_point[0] + 1
@@ -131,7 +132,7 @@ class _File:
 
     def _definition(self, u: _Unit, role: str, caps) -> tuple | None:
         node, name_node = caps[role][0], caps[role + ".name"][0]
-        scope, in_class = _scope(node)
+        scope, in_class = _scope(node, u.scopes)
         scope = list(u.scope) + scope
         signature = None
         if role != "function":
@@ -333,20 +334,35 @@ def _misparsed(node, name: str) -> bool:
     return parent is not None and parent.type in ("compound_statement", "field_declaration_list")
 
 
-def _scope(node) -> tuple[list[str], bool]:
-    """Enclosing namespaces and classes, outermost first; and whether the definition sits in a class body."""
-    out: list[str] = []
+def _scope(node, cache: dict | None = None) -> tuple[list[str], bool]:
+    """Enclosing namespaces and classes, outermost first; and whether the definition sits in a class body.
+
+    `cache` (one per tree: node ids are per tree) remembers the scope of each ancestor, so the definitions of one
+    class or namespace walk up only once (a parent step costs a descent from the root in tree-sitter)."""
     parent = node.parent
     in_class = parent is not None and (parent.type == "field_declaration_list" or (
         parent.type == "template_declaration" and parent.parent is not None
         and parent.parent.type == "field_declaration_list"))
-    while parent is not None:
-        if parent.type in ("namespace_definition", "class_specifier", "struct_specifier"):
-            name = parent.child_by_field_name("name")
+    return list(_ancestors(parent, {} if cache is None else cache)), in_class
+
+
+def _ancestors(node, cache: dict) -> tuple[str, ...]:
+    """Scope names of `node` and its ancestors, outermost first."""
+    chain, out = [], ()
+    while node is not None:
+        known = cache.get(node.id)
+        if known is not None:
+            out = known
+            break
+        chain.append(node)
+        node = node.parent
+    for n in reversed(chain):  # outermost first
+        if n.type in ("namespace_definition", "class_specifier", "struct_specifier"):
+            name = n.child_by_field_name("name")
             if name is not None:
-                out.append(strip_templates(_text(name)))
-        parent = parent.parent
-    return out[::-1], in_class
+                out = out + (strip_templates(_text(name)),)
+        cache[n.id] = out
+    return out
 
 
 def _point(data: bytes, pos: int) -> tuple[int, int]:

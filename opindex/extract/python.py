@@ -302,16 +302,18 @@ class _FileExtraction:
 
     def _calls(self, matches: list[dict]) -> None:
         calls, bridges, path = self.rows["calls"], self.rows["python_bridges"], self.path
-        names, local_names, scopes = self.names, self.local_names, self.scopes
+        names, local_names, scopes, starts = self.names, self.local_names, self.scopes, self.starts
         check_errors = bool(self.broken)
-        for caps in matches:
+        for caps in matches:  # the hot loop of Python extraction: _innermost is inlined
             name_node = caps["call.name"][0]
             obj = caps.get("call.object")
             first = obj[0] if obj else name_node  # where the call starts
             pos = first.start_byte
             if check_errors and self._in_error(pos):
                 continue
-            i = self._innermost(pos)
+            i = bisect_right(starts, pos) - 1
+            while i >= 0 and scopes[i].end <= pos:
+                i = scopes[i].parent
             caller = scopes[i].qn if i >= 0 else ""
             callee = name_node.text.decode("utf-8", "replace")
             line = first.start_point[0] + 1
