@@ -46,6 +46,8 @@ calls = Table(
     Column("is_method", Boolean, nullable=False, comment="a method call (obj.f(...) / obj->f(...))"),
     Index("ix_calls_callee", "callee"),
     Index("ix_calls_caller", "caller"),
-    comment="Call sites inside function bodies. C++ callees in ALL_CAPS (macros) and calls outside function bodies "
-            "are not recorded; a receiver longer than 120 characters is cut and ends in '...'.",
+    comment="Call sites. In C++ only calls inside function bodies are recorded, and neither callees in ALL_CAPS "
+            "(macros such as TORCH_CHECK) nor casts (static_cast<T>(x) and the other three: operators, not calls); "
+            "Python calls at module level have caller ''. A receiver longer than 120 characters is cut and ends in "
+            "'...'.",
 )
