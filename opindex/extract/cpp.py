@@ -14,8 +14,8 @@ Rules that decide rows (the README repeats them):
   tree, so they survive the ERROR regions of unexpanded macros; #define bodies are macros, not sites.
 - Same-file function-like macros that define or register things are expanded at each invocation
   (cpp_macros); their facts carry the invocation line and from_macro.
-- ALL_CAPS callees are macros (TORCH_CHECK), not calls; calls outside function bodies are not recorded; a method
-  call's receiver text is cut at 120 characters (it can be a whole lambda).
+- ALL_CAPS callees are macros (TORCH_CHECK) and static_cast<T>(x) & co. are operators: not calls; calls outside
+  function bodies are not recorded; a method call's receiver text is cut at 120 characters (it can be a lambda).
 """
 from __future__ import annotations
 
