@@ -58,14 +58,17 @@ def _to_shard(prefix: str, results: list[FileResult]) -> None:
             con.execute(ddl)
         _SHARD = (path, con)
     con = _SHARD[1]
-    con.execute("BEGIN")
+    by_table: dict[str, list[tuple]] = {}  # one executemany per table and batch, not per file
     for r in results:
         if r.facts is not None and r.facts.rows:
             for table, rows in r.facts.rows.items():
                 if rows:
-                    cols = FACT_COLUMNS[table]
-                    con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
+                    by_table.setdefault(table, []).extend(rows)
             r.facts.rows = {}
+    con.execute("BEGIN")
+    for table, rows in by_table.items():
+        cols = FACT_COLUMNS[table]
+        con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
     con.execute("COMMIT")  # committed before the batch is reported done: the merge only reads finished batches
 
 
