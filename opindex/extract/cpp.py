@@ -259,7 +259,7 @@ class _File:
                 continue
             named_stub = callee.endswith("_stub") or callee in stubs
             if named_stub or not qualifier:
-                first = _first_argument(caps, start, named_stub)
+                first = _first_argument(u.data, caps, start, named_stub)
                 if named_stub or (first is not None and names.DEVICE_ARG.search(first)):
                     stub_calls.append((path, line, callee, first, caller, from_macro))
             lib = library(callee, qualifier)
@@ -309,14 +309,18 @@ _CALL_ROLES = frozenset(_CALL_START)
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"})
 
 
-def _first_argument(caps, start, named_stub: bool) -> str | None:
+def _first_argument(data: bytes, caps, start, named_stub: bool) -> str | None:
     """The first argument's text of a non-method call when it may be a device (or the callee is a stub)."""
     args = caps["call.args"][0] if "call.args" in caps else start.parent.child_by_field_name("arguments")
-    arg = args.named_child(0) if args is not None and args.named_child_count else None
+    if args is None:
+        return None
+    # most bare calls have no device anywhere in their arguments: one search of the text, no nodes made
+    if not named_stub and not _MAYBE_DEVICE.search(data, args.start_byte, args.end_byte):
+        return None
+    arg = args.named_child(0) if args.named_child_count else None
     if arg is None:
         return None
     raw = arg.text
-    # most bare calls have no device argument: decode and match only when it could be one
     if named_stub or _MAYBE_DEVICE.search(raw):
         return collapse(raw.decode("utf-8", "replace"))
     return None
