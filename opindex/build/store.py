@@ -21,7 +21,7 @@ def table_counts(con: sqlite3.Connection) -> dict[str, int]:
     return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
 
-def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+def insert_sql(table: str, columns: tuple[str, ...]) -> str:
     """Rows come as extracted; checkout_id is a literal, so no tuple is copied to add it."""
     return (f"INSERT INTO {table} ({', '.join(columns)}, checkout_id) "
             f"VALUES ({', '.join('?' * len(columns))}, {CHECKOUT_ID})")
@@ -38,19 +38,22 @@ class Writer:
             shutil.copyfile(base, self.temp)  # incremental: start from the previous index
         elif self.temp.exists():
             self.temp.unlink()
+        self._connect()
+        self.con.execute("BEGIN")
+        if self.fresh:
+            for _, create, _ in TABLES.values():  # indexes come after the load: faster
+                self.con.execute(create)
+        self._fact_sql = {t: insert_sql(t, FACT_COLUMNS[t]) for t in PER_FILE_TABLES}
+        # Rows present before this build: forget() deletes only these, so it may run after the new rows went in.
+        self._old_max = {t: self._max_id(t) for t in PER_FILE_TABLES + REGISTRY_TABLES + ["files"]}
+        self._next_id = {t: self._old_max[t] + 1 for t in REGISTRY_TABLES + ["files"]}
+
+    def _connect(self) -> None:
         self.con = sqlite3.connect(self.temp, isolation_level=None)
         # A private file until the rename: no journal, no syncs until the end (then one fsync).
         for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=MEMORY", "cache_size=-262144",
                        "locking_mode=EXCLUSIVE"):
             self.con.execute(f"PRAGMA {pragma}")
-        self.con.execute("BEGIN")
-        if self.fresh:
-            for _, create, _ in TABLES.values():  # indexes come after the load: faster
-                self.con.execute(create)
-        self._fact_sql = {t: _insert_sql(t, FACT_COLUMNS[t]) for t in PER_FILE_TABLES}
-        # Rows present before this build: forget() deletes only these, so it may run after the new rows went in.
-        self._old_max = {t: self._max_id(t) for t in PER_FILE_TABLES + REGISTRY_TABLES + ["files"]}
-        self._next_id = {t: self._old_max[t] + 1 for t in REGISTRY_TABLES + ["files"]}
 
     def _max_id(self, table: str) -> int:
         return self.con.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
@@ -126,25 +129,50 @@ class Writer:
             " is_forward, uses_result, uses_grads, line, file) VALUES (?,?,?,?,?,?,?,?,?,?,?)", formulas)
 
     def merge(self, shards: list[Path]) -> None:
-        """Copy the workers' shard files in (INSERT ... SELECT runs in C), then delete them."""
+        """Bring the workers' shard files in, then delete them. A fresh build adopts the biggest shard as its file
+        (it has the whole schema) and copies only the other shards and its own few rows (files, registries) into
+        it: the biggest share of the rows is never copied. INSERT ... SELECT runs in C."""
         if not shards:
             return
         self.con.execute("COMMIT")  # ATTACH is not allowed inside a transaction; the file is still private
         try:
-            for i, shard in enumerate(shards):
-                self.con.execute("ATTACH DATABASE ? AS shard", (str(shard),))
-                self.con.execute("BEGIN")
-                for table in PER_FILE_TABLES:
-                    cols = ", ".join(FACT_COLUMNS[table])
-                    self.con.execute(f"INSERT INTO main.{table} ({cols}, checkout_id) "
-                                     f"SELECT {cols}, {CHECKOUT_ID} FROM shard.{table}")
-                self.con.execute("COMMIT")
-                self.con.execute("DETACH DATABASE shard")
+            if self.fresh:
+                shards = sorted(shards, key=lambda p: p.stat().st_size, reverse=True)
+                self._adopt(shards.pop(0))
+            for shard in shards:
+                self._copy_from(shard, PER_FILE_TABLES)
         finally:
             for shard in shards:
                 shard.unlink(missing_ok=True)
             if not self.con.in_transaction:
                 self.con.execute("BEGIN")
+
+    def _adopt(self, shard: Path) -> None:
+        """The shard becomes the temporary file; what this process wrote so far moves into it."""
+        own = self.temp.with_name(self.temp.name + "-own")
+        self.con.close()
+        os.replace(self.temp, own)
+        os.replace(shard, self.temp)
+        self._connect()
+        try:
+            self._copy_from(own, [t for t in TABLES if t not in PER_FILE_TABLES], keep_ids=True)
+        finally:
+            own.unlink(missing_ok=True)
+
+    def _copy_from(self, path: Path, tables: list[str], keep_ids: bool = False) -> None:
+        self.con.execute("ATTACH DATABASE ? AS shard", (str(path),))
+        try:
+            self.con.execute("BEGIN")
+            for table in tables:
+                if keep_ids:
+                    self.con.execute(f"INSERT INTO main.{table} SELECT * FROM shard.{table}")
+                    continue
+                cols = ", ".join(FACT_COLUMNS[table])
+                self.con.execute(f"INSERT INTO main.{table} ({cols}, checkout_id) "
+                                 f"SELECT {cols}, {CHECKOUT_ID} FROM shard.{table}")
+            self.con.execute("COMMIT")
+        finally:
+            self.con.execute("DETACH DATABASE shard")
 
     # -- finishing -------------------------------------------------------------------------------------------
     def finish(self, checkout_row: dict, meta: dict[str, str]) -> None:

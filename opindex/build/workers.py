@@ -41,14 +41,16 @@ _SHARD = None  # (path, connection) of this worker process's shard
 
 
 def shard_tables() -> list[str]:
-    from ..sqlite_ddl import FACT_COLUMNS
-    return [f"CREATE TABLE IF NOT EXISTS {t} ({', '.join(cols)})" for t, cols in FACT_COLUMNS.items()]
+    """The whole schema without indexes: the writer may adopt the biggest shard as the index (see Writer.merge)."""
+    from ..sqlite_ddl import TABLES
+    return [create for _, create, _ in TABLES.values()]
 
 
 def _to_shard(prefix: str, results: list[FileResult]) -> None:
     global _SHARD
     import sqlite3
     from ..sqlite_ddl import FACT_COLUMNS
+    from .store import insert_sql
     if _SHARD is None or _SHARD[0] != f"{prefix}{os.getpid()}":
         path = f"{prefix}{os.getpid()}"
         con = sqlite3.connect(path, isolation_level=None)
@@ -67,8 +69,7 @@ def _to_shard(prefix: str, results: list[FileResult]) -> None:
             r.facts.rows = {}
     con.execute("BEGIN")
     for table, rows in by_table.items():
-        cols = FACT_COLUMNS[table]
-        con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
+        con.executemany(insert_sql(table, FACT_COLUMNS[table]), rows)
     con.execute("COMMIT")  # committed before the batch is reported done: the merge only reads finished batches
 
 
