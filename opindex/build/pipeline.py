@@ -2,6 +2,7 @@
 when complete. Rebuilds re-extract only files whose content changed (size+mtime, then SHA-1)."""
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import fcntl
 import gc
@@ -151,7 +152,7 @@ def _prefetch(root: Path, batches: list[list]) -> None:
                 os.close(fd)
 
 
-def _run_workers(root: Path, tasks, jobs: int, shard: str | None):
+def _run_workers(root: Path, tasks, jobs: int, shard: str | None, pool=None):
     """Results per file; with several workers the fact rows travel through shard files (see workers.work)."""
     batches = _batches(tasks, jobs)
     if jobs <= 1 or len(batches) <= 1:
@@ -159,13 +160,22 @@ def _run_workers(root: Path, tasks, jobs: int, shard: str | None):
         for batch in batches:
             yield from work(str(root), batch)
         return
-    import multiprocessing as mp
     from functools import partial
-    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with ctx.Pool(jobs) as pool:
+    with contextlib.ExitStack() as stack:
+        if pool is None:
+            pool = stack.enter_context(_pool(jobs))
         _start_prefetch(root, batches)  # after the fork: a thread must not be running while a process forks
         for results in pool.imap_unordered(partial(work, str(root), shard=shard), batches):
             yield from results
+
+
+def _pool(jobs: int):
+    """The worker processes. Each compiles the tree-sitter queries as it starts (warm_up): a cold build forks
+    them before discovering the files, so that work overlaps the main process's directory walk."""
+    import multiprocessing as mp
+    from .workers import warm_up
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    return ctx.Pool(jobs, initializer=warm_up)
 
 
 def _start_prefetch(root: Path, batches: list[list]) -> None:
@@ -181,43 +191,52 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, progress: bool = T
     warn = report.warnings.append
     lock = _lock(db)
     try:
-        _clean_stale_temps(db)
-        sources = discover(ck.root, ck.scope, ck.excludes, warn)
-        if not sources:
-            raise OpindexError(f"{ck.root}: nothing to index under {', '.join(ck.scope)} "
-                               f"(is this a PyTorch checkout?)")
-        report.files_by_layer = dict(Counter(s.layer for s in sources))
-        report.absent = absent_layers(sources)
-        previous = _previous(db, ck)
-        tasks, same = _plan(sources, previous)
-        removed = sorted(set(previous or ()) - {s.path for s in sources})
-        report.reused, report.removed = len(same), len(removed)
-        if previous is not None and not tasks and not removed:
-            report.up_to_date = True
-            report.rows = _row_counts(db)
-            report.seconds = time.monotonic() - start
-            return report
-        try:
-            writer = Writer(db, base=db if previous is not None else None)
-        except (sqlite3.Error, OSError) as exc:
-            raise OpindexError(f"{db.parent}: cannot write the index there ({_reason(exc)})") from None
-        try:
-            report.phases["discover"] = time.monotonic() - start
-            writer.forget(removed)
-            _load(writer, ck.root, tasks, jobs, report, progress, warn)
-            report.rows = writer.counts()
-            writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent))
-            report.phases["finish"] = time.monotonic() - start - sum(report.phases.values())
-        except BaseException as exc:
-            writer.abort()
-            if isinstance(exc, (sqlite3.Error, OSError)):
-                raise OpindexError(f"{db}: the build could not be written ({_reason(exc)}); "
-                                   f"the previous index is unchanged") from None
-            raise
+        with contextlib.ExitStack() as stack:
+            _clean_stale_temps(db)
+            previous = _previous(db, ck)
+            # a cold build will need its workers: they start (and compile their queries) during the discovery
+            pool = stack.enter_context(_pool(jobs)) if previous is None and jobs > 1 else None
+            sources = discover(ck.root, ck.scope, ck.excludes, warn)
+            if not sources:
+                raise OpindexError(f"{ck.root}: nothing to index under {', '.join(ck.scope)} "
+                                   f"(is this a PyTorch checkout?)")
+            report.files_by_layer = dict(Counter(s.layer for s in sources))
+            report.absent = absent_layers(sources)
+            tasks, same = _plan(sources, previous)
+            removed = sorted(set(previous or ()) - {s.path for s in sources})
+            report.reused, report.removed = len(same), len(removed)
+            if previous is not None and not tasks and not removed:
+                report.up_to_date = True
+                report.rows = _row_counts(db)
+                report.seconds = time.monotonic() - start
+                return report
+            _write(db, ck, version, previous, tasks, removed, jobs, pool, report, progress, start)
     finally:
         lock.close()
     report.seconds = time.monotonic() - start
     return report
+
+
+def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, pool, report: BuildReport,
+           progress: bool, start: float) -> None:
+    """Extract and store into the temporary file; publish it, or remove it and leave the index as it was."""
+    try:
+        writer = Writer(db, base=db if previous is not None else None)
+    except (sqlite3.Error, OSError) as exc:
+        raise OpindexError(f"{db.parent}: cannot write the index there ({_reason(exc)})") from None
+    try:
+        report.phases["discover"] = time.monotonic() - start
+        writer.forget(removed)
+        _load(writer, ck.root, tasks, jobs, report, progress, report.warnings.append, pool)
+        report.rows = writer.counts()
+        writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent))
+        report.phases["finish"] = time.monotonic() - start - sum(report.phases.values())
+    except BaseException as exc:
+        writer.abort()
+        if isinstance(exc, (sqlite3.Error, OSError)):
+            raise OpindexError(f"{db}: the build could not be written ({_reason(exc)}); "
+                               f"the previous index is unchanged") from None
+        raise
 
 
 def _reason(exc: BaseException) -> str:
@@ -236,7 +255,8 @@ def _plan(sources, previous):
     return tasks, same
 
 
-def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, show: bool, warn) -> None:
+def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, show: bool, warn,
+          pool=None) -> None:
     """Stream worker results into the writer; then drop the previous rows of the files that really changed."""
     bar = Progress(len(tasks), "indexing", enabled=show)
     changed: list[str] = []
@@ -244,7 +264,7 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     extract_start = time.monotonic()
     gc.disable()  # unpickling rows allocates many tuples and no cycles: see workers.work
     try:
-        for result in _run_workers(root, tasks, jobs, shard):
+        for result in _run_workers(root, tasks, jobs, shard, pool):
             bar.advance()
             if result.unchanged:
                 writer.touch_file(result.source)

@@ -177,8 +177,11 @@ class Writer:
     # -- finishing -------------------------------------------------------------------------------------------
     def finish(self, checkout_row: dict, meta: dict[str, str]) -> None:
         if self.fresh:
-            # the workers are done: index sorts may use the idle cores (SQLite's sorter threads)
+            # the workers are done: index sorts may use the idle cores (SQLite's sorter threads). A small cache
+            # makes the sorter sort several runs and merge them, which beat one big in-memory sort by 10-15% on
+            # the PyTorch 2.4 index (1.8 s instead of 2.1 s for all indexes; README, "Speed").
             self.con.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
+            self.con.execute("PRAGMA cache_size=-16384")
             for _, _, indexes in TABLES.values():
                 for index in indexes:
                     self.con.execute(index)

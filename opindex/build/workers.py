@@ -27,6 +27,7 @@ def work(root: str, batch: list[tuple[SourceFile, str | None]], shard: str | Non
     unpickling and binding every row in Python while the workers need the same cores."""
     # Extraction allocates millions of small tuples and makes no reference cycles worth collecting: the cyclic
     # GC only costs time here (about 10% of extraction on a PyTorch tree).
+    was_enabled = gc.isenabled()  # in-process (--jobs 1) the caller has disabled it for the whole load
     gc.disable()
     try:
         results = [_one(root, src, old_sha1) for src, old_sha1 in batch]
@@ -34,7 +35,18 @@ def work(root: str, batch: list[tuple[SourceFile, str | None]], shard: str | Non
             _to_shard(shard, results)
         return results
     finally:
-        gc.enable()
+        if was_enabled:
+            gc.enable()
+
+
+def warm_up() -> None:
+    """Pool initializer: load the grammars and compile the queries before the first batch arrives."""
+    try:
+        from ..extract import cpp, python
+        cpp._engine()
+        python._setup()
+    except Exception:  # noqa: BLE001 - the first file will report the same error, where it can be seen
+        pass
 
 
 _SHARD = None  # (path, connection) of this worker process's shard

@@ -167,7 +167,7 @@ class _File:
             return None
         qual_parts = scope + parts[:-1] + [("structured_" + name) if kind in _STRUCTURED_KINDS else name]
         qualified = "::".join(p for p in qual_parts if p)
-        is_template = node.parent is not None and node.parent.type == "template_declaration"
+        is_template = 1 if node.parent is not None and node.parent.type == "template_declaration" else 0
         return (self.path, u.line_of(node), u.end_line or node.end_point[0] + 1, self.language, kind, name,
                 qualified, qualified.rpartition("::")[0], signature, is_template, u.from_macro)
 
@@ -235,7 +235,7 @@ class _File:
             if not caller:
                 continue
             template_args = None
-            is_method = role == "call.method"
+            is_method = 1 if role == "call.method" else 0  # an int: sqlite3 binds a bool through its adapters
             if role == "call.qualified":
                 qualifier, _, callee = strip_templates(start.text.decode("utf-8", "replace")).rpartition("::")
             else:
