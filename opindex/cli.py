@@ -176,7 +176,7 @@ def _flat(records) -> list[dict]:
               help="Which dispatch rows and registrations to follow.")
 @click.option("--depth", type=click.IntRange(0, 5), default=1, show_default=True,
               help="How many times to follow a C++ kernel's calls of other ops back into their YAML entries.")
-@click.option("--up", is_flag=True, default=None, help="Bottom-up: from a kernel or stub up to the Python surface "
+@click.option("--up", is_flag=True, default=None, help="Bottom-up: from a kernel, stub or op up to the Python surface "
               "(automatic for __global__ kernels, registered kernel functions and stubs).")
 @click.option("--backward", is_flag=True, help="Also trace the ops the backward formulas call.")
 @click.option("--context", type=click.IntRange(0, 50), default=2, show_default=True,

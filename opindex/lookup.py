@@ -109,6 +109,11 @@ def suggestions(con, name: str, limit: int = 8) -> list[str]:
 
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
           root: str | None = None) -> Trace:
+    with q.memoized(con):  # about half of a large trace's lookups repeat
+        return _trace(con, name, device, depth, up, backward, root)
+
+
+def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None) -> Trace:
     from .walk import Walker
     from .walk_up import UpWalker
     if device not in q.DEVICES:
@@ -126,7 +131,16 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
         t.candidates = [f"{x.label} ({x.kind}, {x.obj.get('file')}:{x.obj.get('line')})" for x in targets]
         t.message = f"{name!r} is ambiguous; name one of the candidates"
         return t
+    if bottom_up and any(x.kind in ("python_class", "python_function") for x in targets):
+        kind = next(x.kind for x in targets if x.kind in ("python_class", "python_function"))
+        t.message = (f"{name!r} is a {kind.replace('python_', 'Python ')}: --up walks from an op, a C++ function, a stub or a "
+                     f"kernel to what reaches it; trace {name} without --up")
+        return t
     walker = (UpWalker if bottom_up else Walker)(con, t, backward=backward)
+    if bottom_up:
+        for target in targets:
+            _walk_up(walker, target)
+        return t
     if all(x.kind == "python_binding" for x in targets):
         _walk_binding(walker, name, [x.obj for x in targets])
         return t
@@ -137,10 +151,7 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
             _tail(walker, target.obj, walker.native(target.obj, hop))
         return t
     for target in targets:
-        if bottom_up:
-            _walk_up(walker, target)
-        else:
-            _walk_down(walker, target, name)
+        _walk_down(walker, target, name)
     return t
 
 
@@ -214,5 +225,8 @@ def _walk_up(w, target: Target) -> None:
         w.global_kernel(target.obj)
     elif target.kind == "stub":
         w.stub_up(target.label, None, 4)
+    elif target.kind in ("native", "python_binding", "by_name"):  # an op: its Python surfaces and callers
+        if not target.obj["is_out"] or target.kind == "native":
+            w.native_up(target.obj["id"], None)
     else:
         w.function(target.obj)

@@ -5,6 +5,7 @@ plain dicts (column -> value).
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 
@@ -20,9 +21,37 @@ DEFINITION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_
 
 
 def rows(con: sqlite3.Connection, sql: str, params=()) -> list[dict]:
+    memo = _memos.get(con)
+    if memo is None:
+        return _fetch(con, sql, params)
+    key = (sql, tuple(sorted(params.items())) if isinstance(params, dict) else tuple(params))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _fetch(con, sql, params)
+    return list(found)  # callers may sort or filter the list; the dicts are only read
+
+
+def _fetch(con: sqlite3.Connection, sql: str, params) -> list[dict]:
     cur = con.execute(sql, params)
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+_memos: dict[sqlite3.Connection, dict] = {}
+
+
+@contextlib.contextmanager
+def memoized(con: sqlite3.Connection):
+    """Within one trace the same lookups come back (a helper reached from several kernels, the launches of a body
+    read twice): each is answered once. The index does not change under a query, so nothing goes stale."""
+    if con in _memos:  # nested: the outer trace owns the memo
+        yield
+        return
+    _memos[con] = {}
+    try:
+        yield
+    finally:
+        del _memos[con]
 
 
 # -- registry -----------------------------------------------------------------------------------------------

@@ -195,3 +195,23 @@ def test_unresolvable_python_name_falls_back_to_the_op(ix):
     assert t.hops[0].detail == "no Python definition or binding of F.mm found; traced as the op mm by name"
     assert [h.name for h in t.children(t.hops[0].id) if h.layer == "native"] == ["aten::mm"]
     assert "at::cuda::blas::gemm" in [h.name for h in t.ends()]
+
+
+def test_up_from_an_op_walks_to_its_python_surfaces(ix):
+    # an op, or the binding that names it: up goes to the bindings and the Python code that calls it
+    for name in ("relu", "torch.relu"):
+        t = ix.trace(name, up=True)
+        assert t.direction == "up"
+        assert [(h.layer, h.kind, h.name, h.parent) for h in t.hops] == [
+            ("native", "entry", "aten::relu", None),
+            ("python", "binding", "torch.relu", 0),
+            ("python", "binding", "Tensor.relu", 0),
+            ("bridge", "torch", "torch.nn.functional.relu: torch.relu", 0),
+            ("bridge", "tensor_method", "torch._tensor.Tensor.double_relu: self.relu", 0)]
+
+
+def test_up_from_a_python_class_says_why_not(sample_db):
+    result = cli(sample_db, "trace", "nn.ReLU", "--up")
+    assert result.exit_code == 2
+    assert ("'nn.ReLU' is a Python class: --up walks from an op, a C++ function, a stub or a kernel to what "
+            "reaches it; trace nn.ReLU without --up") in result.output
