@@ -215,3 +215,21 @@ def test_up_from_a_python_class_says_why_not(sample_db):
     assert result.exit_code == 2
     assert ("'nn.ReLU' is a Python class: --up walks from an op, a C++ function, a stub or a kernel to what "
             "reaches it; trace nn.ReLU without --up") in result.output
+
+
+def test_a_trace_answers_repeated_lookups_once(ix):
+    from opindex import query as q
+    sql = "SELECT name FROM native_functions WHERE name = ? ORDER BY line"
+    calls = []
+    ix.con.set_trace_callback(calls.append)
+    try:
+        with q.memoized(ix.con):
+            first, second = q.rows(ix.con, sql, ("relu",)), q.rows(ix.con, sql, ("relu",))
+            first.append({"name": "changed by a caller"})
+            third = q.rows(ix.con, sql, ("relu",))
+        after = q.rows(ix.con, sql, ("relu",))
+    finally:
+        ix.con.set_trace_callback(None)
+    assert second == third == after == [{"name": "relu"}]  # a caller's change to its list does not leak
+    assert [c for c in calls if c.startswith("SELECT name")] == [sql.replace("?", "'relu'")] * 2  # memo, then not
+    assert q._memos == {}
