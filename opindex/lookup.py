@@ -131,10 +131,10 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         t.candidates = [f"{x.label} ({x.kind}, {x.obj.get('file')}:{x.obj.get('line')})" for x in targets]
         t.message = f"{name!r} is ambiguous; name one of the candidates"
         return t
-    if bottom_up and any(x.kind in ("python_class", "python_function") for x in targets):
-        kind = next(x.kind for x in targets if x.kind in ("python_class", "python_function"))
-        t.message = (f"{name!r} is a {kind.replace('python_', 'Python ')}: --up walks from an op, a C++ function, a stub or a "
-                     f"kernel to what reaches it; trace {name} without --up")
+    python = [x.kind for x in targets if x.kind in ("python_class", "python_function")]
+    if bottom_up and python:  # Python code is the top: there is nothing above it to walk to
+        t.message = (f"{name!r} is a {python[0].replace('python_', 'Python ')}: --up walks from an op, a C++ "
+                     f"function, a stub or a kernel to what reaches it; trace {name} without --up")
         return t
     walker = (UpWalker if bottom_up else Walker)(con, t, backward=backward)
     if bottom_up:
