@@ -331,3 +331,33 @@ def test_unreadable_and_vanished_files_are_reported(sample_copy, tmp_path, monke
     con = sqlite3.connect(tmp_path / "i.sqlite")
     assert con.execute("SELECT count(*) FROM symbols WHERE file = 'torch/nn/functional.py'").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM native_functions").fetchone() == (SAMPLE_ENTRIES,)
+
+
+def test_interrupted_parallel_build_leaves_nothing_behind(sample_copy, sample_db, tmp_path, monkeypatch):
+    """Ctrl-C while two workers are writing their shards: the index stays, and no shard or temporary file does."""
+    import opindex.build.pipeline as pipeline
+    db = tmp_path / "i.sqlite"
+    db.write_bytes(sample_db.read_bytes())
+    before = db.read_bytes()
+    (sample_copy / "version.txt").write_text("9.9.9\n")  # a different root: a cold build, with the early pool
+    seen = []
+
+    def interrupt(writer, result, warn):
+        seen.append(sorted(p.name for p in tmp_path.glob(".i.sqlite.shard-*")))
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pipeline, "_store", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        build(str(sample_copy), db, jobs=2)
+    assert len(seen[0]) >= 1  # a worker had written its shard when the build was interrupted
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.glob("*i.sqlite*")) == [".i.sqlite.lock", "i.sqlite"]
+
+
+def test_workers_leave_ctrl_c_to_the_writing_process():
+    from opindex.build.workers import warm_up
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        warm_up()  # the pool initializer
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)

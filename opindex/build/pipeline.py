@@ -212,6 +212,7 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, progress: bool = T
                 return report
             _write(db, ck, version, previous, tasks, removed, jobs, pool, report, progress, start)
     finally:
+        _clean_stale_temps(db)  # the workers are stopped: what a failed or interrupted build left goes
         lock.close()
     report.seconds = time.monotonic() - start
     return report
@@ -263,8 +264,9 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     shard = str(writer.target.with_name(f".{writer.target.name}.shard-"))
     extract_start = time.monotonic()
     gc.disable()  # unpickling rows allocates many tuples and no cycles: see workers.work
+    results = _run_workers(root, tasks, jobs, shard, pool)
     try:
-        for result in _run_workers(root, tasks, jobs, shard, pool):
+        for result in results:
             bar.advance()
             if result.unchanged:
                 writer.touch_file(result.source)
@@ -273,6 +275,7 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
             _store(writer, result, warn)
             report.parsed += 1
     finally:
+        results.close()  # on an error or Ctrl-C: a pool of its own is stopped now, before the shards are removed
         gc.enable()
         bar.close()
     merge_start = time.monotonic()

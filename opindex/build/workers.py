@@ -40,7 +40,12 @@ def work(root: str, batch: list[tuple[SourceFile, str | None]], shard: str | Non
 
 
 def warm_up() -> None:
-    """Pool initializer: load the grammars and compile the queries before the first batch arrives."""
+    """Pool initializer: load the grammars and compile the queries before the first batch arrives.
+
+    Ctrl-C reaches the whole process group: the workers ignore it, and the writing process, which gets it too,
+    stops them and leaves the index as it was (no traceback from every worker)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         from ..extract import cpp, python
         cpp._engine()
