@@ -162,10 +162,11 @@ def main() -> None:
     ratios: dict[str, list[float]] = {"floor_two_processes_s": [], "cold_jobs1_s": [], "cold_jobs2_s": []}
     for i in range(args.rounds):
         times = {"floor_s": 0.0}
-        files = size = 0
+        halves = files = size = 0
         for step in (["half", 2, "half", "two", 1] if i % 2 == 0 else [1, "two", "half", 2, "half"]):
             if step == "half":  # the floor in two halves, one on each side of the --jobs 2 build
-                seconds, n, b = floor(root, half=0 if files == 0 else 1)
+                seconds, n, b = floor(root, half=halves)
+                halves += 1
                 times["floor_s"] += seconds
                 files, size = files + n, size + b
                 continue
