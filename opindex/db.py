@@ -25,8 +25,16 @@ def resolve_db(arg: str | os.PathLike | None) -> Path:
 
 # SQLite authorizer action codes that only read (everything else is refused on read-only connections).
 _READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
-_READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list", "table_list",
-                 "database_list", "compile_options", "user_version", "schema_version"}
+# PRAGMAs that only report, whatever their argument (a table or index name, a row limit): also reached through
+# their table-valued form, SELECT * FROM pragma_table_info('calls').
+_READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list",
+                 "foreign_key_check", "table_list", "integrity_check", "quick_check", "database_list",
+                 "compile_options", "collation_list", "function_list", "module_list", "pragma_list", "page_count",
+                 "freelist_count", "data_version"}
+# PRAGMAs that set something when given a value: only their reading form (no argument) is allowed.
+_SETTING_PRAGMAS = {"user_version", "schema_version", "application_id", "journal_mode", "page_size", "encoding",
+                    "auto_vacuum", "foreign_keys", "cache_size", "synchronous", "locking_mode", "temp_store",
+                    "max_page_count", "query_only", "recursive_triggers", "secure_delete", "mmap_size"}
 
 
 def _authorize(action, arg1, arg2, dbname, source):
@@ -34,8 +42,15 @@ def _authorize(action, arg1, arg2, dbname, source):
         if action == sqlite3.SQLITE_FUNCTION and arg2 in ("load_extension", "readfile", "writefile"):
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_PRAGMA and arg1 in _READ_PRAGMAS and arg2 is None:
+    if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master" and source is None:
+        # SQLite asks this while it sets up a table-valued PRAGMA (pragma_table_info); a statement that really
+        # updates sqlite_master is refused by SQLite itself (writable_schema is refused below) and the file is
+        # opened read-only
         return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA:
+        name = (arg1 or "").lower()
+        if name in _READ_PRAGMAS or (name in _SETTING_PRAGMAS and arg2 is None):
+            return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
 
 
