@@ -1,0 +1,632 @@
+"""Kernel names as profilers print them, parsed into what the index can look up.
+
+torch.profiler, Nsight Systems and ncu print the demangled C++ name of a `__global__` function:
+
+    void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(
+        int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)
+
+The kernel (`vectorized_elementwise_kernel`) is shared by hundreds of ops; the op is only in the template arguments:
+a functor class (`CUDAFunctor_add`), or a lambda whose enclosing function names the op body
+(`exp_kernel_cuda(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda(float)#1}`). So the name is
+parsed into a tree (qualified names, template arguments, parameter lists, lambdas) rather than matched with
+regular expressions, and the hints are read off the tree.
+
+Library kernels (cuBLAS, cuDNN, CUTLASS-in-cuBLAS, cub, NCCL ...) have no source in a PyTorch checkout: they are
+classified by their naming conventions. Mangled names (`_ZN...`) are demangled with binutils' `c++filt` when it is
+installed, else with a small Itanium demangler for the common subset; failing both the name says so.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+ANON = "(anonymous namespace)"
+
+
+# -- the tree ------------------------------------------------------------------------------------------------------
+@dataclass
+class Comp:
+    """One component of a qualified name: `ns`, `kernel<args>(params)`, `{lambda(float)#1}`, `operator()()`."""
+    name: str
+    targs: list | None = None        # list[Arg] when the component has <...>
+    params: list | None = None       # list[Arg] when it has (...): a function (the kernel itself, or a local scope)
+    lambda_n: int | None = None      # N of {lambda(...)#N}
+
+    @property
+    def is_lambda(self) -> bool:
+        return self.lambda_n is not None or self.name.startswith("{lambda")
+
+
+@dataclass
+class QName:
+    comps: list[Comp]
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.comps]
+
+
+@dataclass
+class Arg:
+    """One template argument or parameter: its text and the nodes in it (QName, list[Arg] for a parenthesized
+    group such as the cast in `(at::native::NormType)1`, or str for literals and punctuation)."""
+    text: str
+    items: list
+
+
+class _Parser:
+    """Recursive descent over the printed name. Nesting of <>, () and {} is followed by the grammar itself, so a
+    `>` closing `std::array<char*, 3ul> >` or a `)` inside `{lambda(float, bool)#1}` never ends the wrong list."""
+
+    IDENT = re.compile(r"[A-Za-z_$][A-Za-z_0-9$]*")
+    NUMBER = re.compile(r"-?[0-9][A-Za-z_0-9.]*")
+
+    def __init__(self, s: str):
+        self.s = s
+        self.i = 0
+
+    def peek(self, text: str) -> bool:
+        return self.s.startswith(text, self.i)
+
+    def skip_ws(self):
+        while self.i < len(self.s) and self.s[self.i] == " ":
+            self.i += 1
+
+    # items: a sequence of names, literals and groups up to a stop character at this level
+    def items(self, stops: str) -> list:
+        out = []
+        while True:
+            self.skip_ws()
+            if self.i >= len(self.s) or self.s[self.i] in stops:
+                return out
+            start = self.i
+            q = self.qname()
+            if q is not None:
+                out.append(q)
+            elif self.s[self.i] == "(":
+                out.append(self.arglist("(", ")"))
+            else:
+                m = self.NUMBER.match(self.s, self.i)
+                if m:
+                    self.i = m.end()
+                    out.append(m.group())
+                else:                            # punctuation: * & [ ] ... or a stray closer: keep it as text
+                    self.i += 1
+                    out.append(self.s[start])
+            if self.i == start:                  # no progress would loop forever on malformed input
+                self.i += 1
+
+    def arglist(self, open_: str, close: str) -> list[Arg]:
+        assert self.s[self.i] == open_
+        self.i += 1
+        args = []
+        while True:
+            self.skip_ws()
+            if self.i >= len(self.s):
+                return args
+            if self.s[self.i] == close:
+                self.i += 1
+                return args
+            start = self.i
+            items = self.items(",>)}" if close == ">" else ",)}>" if close == ")" else ",}")
+            text = self.s[start:self.i].strip()
+            if text or items:
+                args.append(Arg(text, items))
+            if self.i < len(self.s) and self.s[self.i] == ",":
+                self.i += 1
+            elif self.i < len(self.s) and self.s[self.i] != close:
+                # a closer of another kind at this level (unbalanced input, or `>` as an operator): take it as text
+                self.i += 1
+
+    def qname(self) -> QName | None:
+        comps = []
+        while True:
+            comp = self.component()
+            if comp is None:
+                break
+            comps.append(comp)
+            if self.peek("::"):
+                self.i += 2
+                continue
+            break
+        return QName(comps) if comps else None
+
+    def component(self) -> Comp | None:
+        s = self.s
+        if self.peek(ANON):
+            self.i += len(ANON)
+            return Comp(ANON)
+        if self.peek("{"):
+            # {lambda(float, bool)#1}, {unnamed type#1}: up to the matching brace
+            depth, j = 0, self.i
+            while j < len(s):
+                depth += {"{": 1, "}": -1}.get(s[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            body = s[self.i + 1:j]
+            comp = Comp("{" + body.split("(")[0].split("#")[0] + "}")
+            m = re.search(r"#(\d+)$", body)
+            if body.startswith("lambda"):
+                comp.name = "{lambda}"
+                comp.lambda_n = int(m.group(1)) if m else None
+                sub = _Parser(body[len("lambda"):])
+                if sub.peek("("):
+                    comp.params = sub.arglist("(", ")")
+            self.i = j + 1
+            return comp
+        m = self.IDENT.match(s, self.i)
+        if not m:
+            return None
+        name = m.group()
+        self.i = m.end()
+        if name == "operator":
+            # operator() / operator< / operator new: the operator's own symbol is part of the name
+            if self.peek("()"):
+                name, self.i = "operator()", self.i + 2
+            else:
+                om = re.compile(r"\s*(new\[\]|delete\[\]|new|delete|[^\sA-Za-z_0-9(]+)").match(s, self.i)
+                if om:
+                    name, self.i = "operator" + om.group(1).strip(), om.end()
+        comp = Comp(name)
+        if name in ("const", "volatile", "unsigned", "signed", "struct", "class", "enum"):
+            return comp
+        if self.peek("<") and not name.startswith("operator"):
+            comp.targs = self.arglist("<", ">")
+        if self.peek("("):
+            comp.params = self.arglist("(", ")")
+            # cv-qualifier of a member function: `operator()() const::{lambda...}`
+            cm = re.compile(r"( const| volatile| &&| &)+").match(s, self.i)
+            if cm:
+                self.i = cm.end()
+        return comp
+
+
+# -- what a kernel name tells ----------------------------------------------------------------------------------------
+# Names whose template arguments carry the op, and plumbing types: never an op body themselves.
+INFRA = {
+    "gpu_kernel_impl_nocast", "gpu_kernel_impl", "gpu_kernel", "gpu_kernel_with_scalars", "launch_legacy_kernel",
+    "launch_vectorized_kernel", "launch_unrolled_kernel", "AUnaryFunctor", "BUnaryFunctor", "BinaryFunctor",
+    "func_wrapper_t", "ReduceOp", "TensorListMetadata", "TensorListScalarListMetadata",
+    "FusedOptimizerTensorListMetadata", "array", "TrivialOffsetCalculator", "OffsetCalculator", "LoadWithCast",
+    "StoreWithCast", "LoadWithoutCast", "StoreWithoutCast", "TensorInfo", "PhiloxCudaState", "TensorIteratorBase",
+    "TensorIterator", "Tensor", "Scalar", "OpaqueType", "CatArrInputTensorMetadata", "TensorSizeStride",
+    "TensorListAddresses", "ClampLimits", "GeluType", "NormType", "complex", "Half", "BFloat16", "IntDivider",
+    "reduced_divisor", "Params", "Sm80", "Sm75", "Sm70", "Sm90", "tuple", "pair", "integral_constant",
+}
+# std:: function objects that foreach/multi_tensor_apply kernels take as their op.
+STD_OPS = {"plus", "minus", "multiplies", "divides", "modulus", "negate", "equal_to", "not_equal_to", "greater",
+           "less", "greater_equal", "less_equal", "logical_and", "logical_or", "logical_not", "bit_and", "bit_or",
+           "bit_xor", "bit_not"}
+_FUNCTOR_NAME = re.compile(r"(Functor|functor|Ops|Op)(_\w+)?$|^CUDAFunctor")
+_OP_NAMESPACES = {"at", "c10", "native"}
+
+# Library kernels by naming convention: (library, pattern on the printed global name). First match wins; the
+# suffix of an xmma name (_cublas / _cudnn) says which library ships it.
+LIBRARY_PATTERNS = [
+    ("triton", re.compile(r"^triton_")),          # Inductor-generated at run time: never a source kernel
+    ("cublas", re.compile(r"^sm\d+_xmma_.*_cublas$")),
+    ("cudnn", re.compile(r"^sm\d+_xmma_.*_cudnn$")),
+    ("cudnn", re.compile(r"^sm\d+_xmma_(fprop|dgrad|wgrad)")),
+    ("cublas", re.compile(r"^sm\d+_xmma_gemm")),
+    ("cublas", re.compile(r"^nvjet_")),
+    ("cublas", re.compile(r"^(ampere|volta|turing|maxwell|hopper|sm\d+)_[a-z0-9_]*gemm")),
+    ("cudnn", re.compile(r"^(ampere|volta|turing|maxwell|hopper)_[a-z0-9_]*(fprop|dgrad|wgrad|conv)")),
+    ("cublas", re.compile(r"^(gemmSN_|gemmk1_|gemv2?[NT]_|gemvx|dot_kernel|scal_kernel|axpy_kernel|splitKreduce)")),
+    ("cudnn", re.compile(r"^(RNN_|LSTM_|GRU_|GENERIC_elementWise|elemWiseRNNcell|implicit_convolve|"
+                         r"explicit_convolve|fft2d_|fft1d_|winograd|cudnn)")),
+    ("nccl", re.compile(r"^nccl")),
+    ("cufft", re.compile(r"^(regular_fft|vector_fft|fft_|cufft)")),
+]
+LIBRARY_NAMESPACES = {"cublasLt": "cublas", "cublas": "cublas", "cudnn": "cudnn", "cub": "cub", "thrust": "thrust",
+                      "nccl": "nccl", "cufft": "cufft", "cusparse": "cusparse", "cusolver": "cusolver",
+                      "cutlass": "cutlass", "cusparseLt": "cusparse"}
+
+
+@dataclass
+class KernelName:
+    raw: str
+    demangled: str                    # the printed (or demangled) name; equals raw unless raw was mangled
+    mangled: bool = False
+    demangle_error: str | None = None  # set when a mangled name could not be demangled
+    kind: str = "global"              # global (a __global__ to find), library, generated (triton), runtime
+    library: str | None = None        # cublas, cudnn, cub, thrust, nccl, cufft, triton (for kind library/generated)
+    name: str = ""                    # the __global__'s unqualified name
+    namespace: str = ""               # its namespace as printed, `(anonymous namespace)` kept: at::native::(anonymous namespace)
+    return_type: str = ""
+    template_args: list[str] = field(default_factory=list)
+    params: list[str] = field(default_factory=list)
+    functors: list[str] = field(default_factory=list)    # qualified functor classes, outermost first
+    lambdas: list[str] = field(default_factory=list)     # qualified functions enclosing a lambda, outermost first
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.namespace}::{self.name}" if self.namespace else self.name
+
+    @property
+    def namespace_parts(self) -> list[str]:
+        """The namespace without anonymous namespaces (the index's qualified names leave those out)."""
+        return [p for p in self.namespace.split("::") if p and p != ANON]
+
+    @property
+    def hints(self) -> list[str]:
+        return self.lambdas + self.functors
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "namespace": self.namespace, "kind": self.kind, "library": self.library,
+                "return_type": self.return_type, "template_args": self.template_args, "params": self.params,
+                "functors": self.functors, "lambdas": self.lambdas, "mangled": self.mangled,
+                "demangled": self.demangled if self.mangled else None, "demangle_error": self.demangle_error}
+
+
+def parse_kernel_name(raw: str, demangled: str | None = None) -> KernelName:
+    """Parse one name as a profiler prints it (or mangled). `demangled` may be passed when the caller demangled a
+    batch already (see demangle_many)."""
+    raw = raw.strip()
+    kn = KernelName(raw, raw)
+    if raw.startswith("Memcpy") or raw.startswith("Memset"):
+        kn.kind, kn.name = "runtime", raw
+        return kn
+    text = raw
+    if is_mangled(raw):
+        kn.mangled = True
+        text = demangled if demangled is not None else demangle(raw)
+        if text is None:
+            kn.demangle_error = "could not be demangled (no c++filt, and beyond the built-in demangler's subset)"
+            kn.name = raw
+            kn.kind = "global"
+            _classify_library(kn)
+            return kn
+        kn.demangled = text
+    p = _Parser(text)
+    top = p.items("")
+    # the kernel is the last qualified name at the top level; anything before it is the return type
+    q_index = max((i for i, it in enumerate(top) if isinstance(it, QName)), default=None)
+    if q_index is None:
+        kn.name = text
+        _classify_library(kn)
+        return kn
+    q = top[q_index]
+    kn.return_type = " ".join(_text(it) for it in top[:q_index]).strip()
+    last = q.comps[-1]
+    kn.name = last.name
+    kn.namespace = "::".join(c.name for c in q.comps[:-1])
+    kn.template_args = [a.text for a in last.targs or []]
+    kn.params = [a.text for a in last.params or []]
+    # a kernel given as a parenthesized group after the name (fmha_x(Params)) parses as params of the component
+    _collect_hints(last, kn)
+    _classify_library(kn)
+    return kn
+
+
+def _text(it) -> str:
+    if isinstance(it, QName):
+        return "::".join(c.name for c in it.comps)
+    if isinstance(it, list):
+        return "(" + ", ".join(a.text for a in it) + ")"
+    return str(it)
+
+
+def _qual(comps: list[Comp]) -> str:
+    return "::".join(c.name for c in comps)
+
+
+def _collect_hints(kernel: Comp, kn: KernelName) -> None:
+    """Walk the kernel's template arguments (then parameters, which repeat them) for functors and lambdas."""
+    seen_f, seen_l = set(), set()
+
+    def visit_args(args):
+        for a in args or ():
+            for it in a.items:
+                visit(it)
+
+    def visit(it):
+        if isinstance(it, list):
+            visit_args(it)
+            return
+        if not isinstance(it, QName):
+            return
+        comps = it.comps
+        lam = next((k for k, c in enumerate(comps) if c.is_lambda), None)
+        if lam is not None:
+            # the named function that encloses the outermost lambda: skip lambdas' own operator()() on the way
+            j = lam - 1
+            while j >= 0 and (comps[j].is_lambda or (comps[j].name == "operator()" and j > 0 and
+                                                     comps[j - 1].is_lambda)):
+                j -= 1
+            if j >= 0:
+                enc = comps[j]
+                if enc.name == "operator()" and j > 0:
+                    # a lambda inside a functor's operator(): the functor is the op body (sum_functor)
+                    cls = comps[:j]
+                    _add(kn.functors, seen_f, _qual(cls))
+                elif enc.name not in INFRA:
+                    _add(kn.lambdas, seen_l, _qual(comps[:j + 1]))
+        else:
+            cls = comps[-1]
+            ns = [c.name for c in comps[:-1]]
+            if cls.name not in INFRA and not cls.is_lambda and (
+                    (ns == ["std"] and cls.name in STD_OPS) or
+                    (ns and ns[0] in _OP_NAMESPACES and (cls.targs is not None or _FUNCTOR_NAME.search(cls.name)))
+                    or _FUNCTOR_NAME.search(cls.name) and ns and ns[0] != "std"):
+                if cls.params is None:       # a type, not a function
+                    _add(kn.functors, seen_f, _qual(comps))
+        for c in comps:
+            visit_args(c.targs)
+            visit_args(c.params)
+
+    visit_args(kernel.targs)
+    visit_args(kernel.params)
+
+
+def _add(lst, seen, name):
+    if name and name not in seen:
+        seen.add(name)
+        lst.append(name)
+
+
+def _classify_library(kn: KernelName) -> None:
+    head = kn.namespace_parts[0] if kn.namespace_parts else ""
+    if head in LIBRARY_NAMESPACES:
+        lib = LIBRARY_NAMESPACES[head]
+        if lib == "cutlass":
+            # cutlass::Kernel2<cutlass_80_simt_sgemm_...>: a CUTLASS kernel compiled into cuBLAS (gemm) or cuDNN
+            # (fprop/dgrad/wgrad); PyTorch's own CUTLASS users (memory-efficient attention) have __global__ names
+            inner = " ".join(kn.template_args)
+            if re.search(r"\bcutlass_\d+_\w*(fprop|dgrad|wgrad|conv)", inner):
+                lib = "cudnn"
+            elif re.search(r"\bcutlass_\d+_\w*gemm", inner):
+                lib = "cublas"
+            else:
+                return
+        kn.kind, kn.library = "library", lib
+        return
+    for lib, pat in LIBRARY_PATTERNS:
+        if pat.search(kn.name):
+            kn.kind, kn.library = ("generated", lib) if lib == "triton" else ("library", lib)
+            return
+
+
+# -- mangled names ---------------------------------------------------------------------------------------------------
+def is_mangled(name: str) -> bool:
+    return name.startswith("_Z") or name.startswith("__Z")
+
+
+_CXXFILT = shutil.which("c++filt")
+
+
+def demangle_many(names: list[str]) -> dict[str, str | None]:
+    """Demangle a batch: one c++filt process for all of them (a process per name would dominate a big profile)."""
+    mangled = [n for n in dict.fromkeys(names) if is_mangled(n)]
+    out: dict[str, str | None] = {}
+    if not mangled:
+        return out
+    if _CXXFILT:
+        try:
+            res = subprocess.run([_CXXFILT], input="\n".join(mangled) + "\n", capture_output=True, text=True,
+                                 timeout=30)
+            lines = res.stdout.splitlines()
+            if res.returncode == 0 and len(lines) == len(mangled):
+                for n, d in zip(mangled, lines):
+                    out[n] = d if d != n else None
+        except (OSError, subprocess.SubprocessError):
+            pass
+    for n in mangled:
+        if out.get(n) is None:
+            out[n] = itanium_demangle(n)
+    return out
+
+
+def demangle(name: str) -> str | None:
+    return demangle_many([name]).get(name)
+
+
+_BUILTIN = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+            "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long", "m": "unsigned long",
+            "x": "long long", "y": "unsigned long long", "f": "float", "d": "double", "e": "long double",
+            "w": "wchar_t", "z": "...", "Dh": "__half", "DF16_": "_Float16"}
+_LITERAL_SUFFIX = {"i": "", "j": "u", "l": "l", "m": "ul", "x": "ll", "y": "ull", "b": ""}
+
+
+class _Demangler:
+    """The common subset of the Itanium C++ ABI that CUDA kernel names use: _Z, nested names (N...E), source names,
+    template arguments (I...E) with types and literals (L...E), pointers/references/const, builtin types, St/Sa
+    abbreviations, substitutions (S_, S0_ ...) and template parameters (T_, T0_ ...). Anything else raises."""
+
+    def __init__(self, s: str):
+        self.s, self.i = s, 0
+        self.subs: list[str] = []
+        self.tparams: list[str] = []
+
+    def fail(self):
+        raise ValueError(f"unsupported at {self.i}: {self.s[self.i:self.i + 10]!r}")
+
+    def peek(self, n=1):
+        return self.s[self.i:self.i + n]
+
+    def take(self, text):
+        if not self.s.startswith(text, self.i):
+            self.fail()
+        self.i += len(text)
+
+    def number(self) -> int:
+        m = re.compile(r"n?\d+").match(self.s, self.i)
+        if not m:
+            self.fail()
+        self.i = m.end()
+        return -int(m.group()[1:]) if m.group()[0] == "n" else int(m.group())
+
+    def source_name(self) -> str:
+        n = self.number()
+        name = self.s[self.i:self.i + n]
+        self.i += n
+        return ANON if name.startswith("_GLOBAL__N") else name
+
+    def encoding(self) -> str:
+        self.take("_Z")
+        name, is_template = self.name()
+        self.tparams = getattr(self, "last_targs", []) if is_template else []
+        params = []
+        if self.i < len(self.s):
+            if is_template:
+                self.type()          # a template function's mangled name encodes its return type first
+            while self.i < len(self.s) and self.peek() not in ("E", "."):
+                params.append(self.type())
+        ret = "void " if is_template else ""
+        plist = "" if params == ["void"] else ", ".join(params)
+        return f"{ret}{name}({plist})"
+
+    def name(self) -> tuple[str, bool]:
+        if self.peek() == "N":
+            self.i += 1
+            parts, last_template = [], False
+            prefix = ""
+            while self.peek() != "E":
+                if self.peek() in ("K", "V", "r"):
+                    self.i += 1
+                    continue
+                if self.peek() == "I":
+                    args = self.template_args()
+                    prefix += args
+                    self.subs.append(prefix)
+                    last_template = True
+                    parts[-1] += args
+                    continue
+                if self.peek() == "S":
+                    part = self.substitution()
+                elif self.peek() == "T":
+                    part = self.template_param()
+                else:
+                    part = self.source_name()
+                parts.append(part)
+                prefix = "::".join(parts)
+                self.subs.append(prefix)
+                last_template = False
+            self.take("E")
+            return "::".join(parts), last_template
+        if self.peek(2) == "St":
+            self.i += 2
+            n = "std::" + self.source_name()
+        else:
+            n = self.source_name()
+        if self.peek() == "I":
+            self.subs.append(n)
+            n += self.template_args()
+            return n, True
+        return n, False
+
+    def template_args(self) -> str:
+        self.take("I")
+        args = []
+        while self.peek() != "E":
+            if self.peek() == "L":
+                args.append(self.literal())
+            elif self.peek() == "J":   # argument pack
+                self.i += 1
+                while self.peek() != "E":
+                    args.append(self.type())
+                self.i += 1
+            else:
+                args.append(self.type())
+        self.take("E")
+        self.last_targs = args       # the outermost list closes last: after name(), the function's own
+        return "<" + ", ".join(args) + (" >" if args and args[-1].endswith(">") else ">")
+
+    def literal(self) -> str:
+        self.take("L")
+        if self.peek(2) == "_Z":
+            v = self.encoding()
+        else:
+            t = self.peek()
+            if t in _LITERAL_SUFFIX:
+                self.i += 1
+                v = str(self.number())
+                if t == "b":
+                    v = "true" if v == "1" else "false"
+                else:
+                    v += _LITERAL_SUFFIX[t]
+            else:
+                ty = self.type()
+                v = f"({ty}){self.number()}"
+        self.take("E")
+        return v
+
+    def substitution(self) -> str:
+        if self.peek(2) == "St":
+            self.i += 2
+            return "std"
+        abbrev = {"Sa": "std::allocator", "Sb": "std::basic_string", "Ss": "std::string"}
+        if self.peek(2) in abbrev:
+            v = abbrev[self.peek(2)]
+            self.i += 2
+            return v
+        self.take("S")
+        m = re.compile(r"[0-9A-Z]*_").match(self.s, self.i)
+        if not m:
+            self.fail()
+        self.i = m.end()
+        seq = m.group()[:-1]
+        idx = 0 if seq == "" else int(seq, 36) + 1
+        if idx >= len(self.subs):
+            self.fail()
+        return self.subs[idx]
+
+    def template_param(self) -> str:
+        self.take("T")
+        m = re.compile(r"\d*_").match(self.s, self.i)
+        if not m:
+            self.fail()
+        self.i = m.end()
+        idx = 0 if m.group() == "_" else int(m.group()[:-1]) + 1
+        return self.tparams[idx] if idx < len(self.tparams) else f"T{idx}"
+
+    def type(self) -> str:
+        c = self.peek()
+        for code in ("DF16_", "Dh"):
+            if self.s.startswith(code, self.i):
+                self.i += len(code)
+                return _BUILTIN[code]
+        if c in _BUILTIN and c not in ("D",):
+            self.i += 1
+            return _BUILTIN[c]
+        if c == "P":
+            self.i += 1
+            t = self.type() + "*"
+        elif c == "R":
+            self.i += 1
+            t = self.type() + "&"
+        elif c == "O":
+            self.i += 1
+            t = self.type() + "&&"
+        elif c == "K":
+            self.i += 1
+            t = self.type() + " const"
+        elif c == "S":
+            t = self.substitution()
+            if self.peek() == "I":
+                t += self.template_args()
+            elif t == "std":
+                t = "std::" + self.source_name()
+                if self.peek() == "I":
+                    self.subs.append(t)
+                    t += self.template_args()
+            return t
+        elif c == "T":
+            t = self.template_param()
+        elif c == "N" or c.isdigit():
+            t, _ = self.name()
+        else:
+            self.fail()
+        self.subs.append(t)
+        return t
+
+
+def itanium_demangle(name: str) -> str | None:
+    """The built-in fallback for when c++filt is absent; None when the name is beyond its subset."""
+    try:
+        d = _Demangler(name.lstrip("_") and ("_Z" + name.split("_Z", 1)[1]))
+        out = d.encoding()
+        return out if d.i >= len(d.s) or d.s[d.i] == "." else None
+    except (ValueError, IndexError):
+        return None
