@@ -1,0 +1,705 @@
+"""Attribute each profiled kernel to the indexed checkout, with plain SQL over the index's tables.
+
+For a `__global__` kernel: its definition (same name AND a compatible namespace, never a look-alike), its <<<>>>
+launch sites, then the op body named by its template arguments (a functor's struct and the function that builds it;
+a lambda's enclosing function), and bottom-up from that function: the stub registration that names it, the stub,
+the op kernel that calls the stub, the dispatch row and the native function. A kernel shared by hundreds of ops
+(vectorized_elementwise_kernel) is answered only through its own template arguments, never by walking up from the
+shared launcher (that would list every elementwise op).
+
+For a library kernel (cuBLAS, cuDNN, ...): the library, and top-down from the op the profile names (aten::mm), the
+library call sites that op reaches (addmm_out_cuda_impl's at::cuda::blas::gemm).
+
+The walks are breadth-first with small depth and fan-out bounds, and every lookup is cached: a profile repeats the
+same ops and helpers many times.
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import deque
+from pathlib import Path
+
+from .chrome import KernelGroup
+from .kernel_name import ANON, KernelName, parse_kernel_name
+
+FUNCTION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function")
+CLASS_KINDS = ("struct", "class")
+# Folders whose code never runs on a GPU: a GPU kernel's lambda or functor is never defined there.
+HOST_ONLY_DIRS = {"cpu", "mps", "vulkan", "metal", "mkldnn", "xnnpack", "qnnpack", "mkl", "sparse/cpu"}
+DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional",
+                      "CompositeImplicitAutograd")
+_UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
+UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
+_SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set|Create|Destroy)|Descriptor|"
+                         r"WorkspaceSize|Handle|Stream$")
+
+
+def _loc(file, line) -> str | None:
+    return f"{file}:{line}" if file and line else None
+
+
+def _scope(qualified: str) -> list[str]:
+    return [p for p in qualified.split("::")[:-1] if p and p != ANON]
+
+
+def _last(name: str) -> str:
+    return name.split("::")[-1]
+
+
+def _host_only(path: str) -> bool:
+    parts = path.split("/")[:-1]
+    return any(p in HOST_ONLY_DIRS for p in parts)
+
+
+def _op_base(op: str) -> str:
+    """aten::_foreach_mul_ -> _foreach_mul_; aten::add.Tensor -> add."""
+    return op.removeprefix("aten::").split(".")[0]
+
+
+def _norm_op(name: str) -> str:
+    """In-place and out= twins share their kernel: add_, add, add.out all normalize to add."""
+    return name.split(".")[0].rstrip("_") or name
+
+
+class Attributor:
+    def __init__(self, con: sqlite3.Connection, root: str | None = None):
+        self.con = con
+        self.root = Path(root) if root else None
+        self._cache: dict = {}
+
+    # -- cached lookups ------------------------------------------------------------------------------------------
+    def _q(self, sql: str, params: tuple = ()) -> list[tuple]:
+        key = (sql, params)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self.con.execute(sql, params).fetchall()
+        return hit
+
+    def defs(self, name: str, kinds: tuple) -> list[tuple]:
+        """(qualified_name, file, line, kind, language) of definitions named `name`."""
+        marks = ",".join("?" * len(kinds))
+        return self._q(f"SELECT s.qualified_name, s.file, s.line, s.kind, s.language FROM symbols s "
+                       f"WHERE s.name = ? AND s.kind IN ({marks}) AND s.language != 'python' "
+                       f"ORDER BY s.file, s.line", (name, *kinds))
+
+    def pick(self, name: str, namespace: list[str], kinds: tuple, gpu_context: bool = True):
+        """The definitions of `name` in `namespace`: (primary, alternates, note). Same name AND a compatible
+        namespace: the index's scope equals the profile's (anonymous namespaces left out on both sides); a
+        definition whose scope the index did not record (a parse error hid the namespace) is taken only when none
+        matches exactly, and says so. In a GPU context, files under cpu/, mps/ ... are never candidates.
+        Several equal candidates (a copy under #ifdef in a vendor folder): the shallowest path is primary."""
+        rows = [r for r in self.defs(name, kinds) if not (gpu_context and _host_only(r[1]))]
+        exact = [r for r in rows if _scope(r[0]) == namespace]
+        note = None
+        if not exact and namespace:
+            exact = [r for r in rows if not _scope(r[0])]
+            if exact:
+                note = f"the index has no namespace for {name} (declared in {'::'.join(namespace)})"
+        if not exact:
+            return None, [], None
+        # one definition per file is enough (a template and its specialization are the same answer)
+        seen, uniq = set(), []
+        for r in exact:
+            if r[1] not in seen:
+                seen.add(r[1])
+                uniq.append(r)
+        uniq.sort(key=lambda r: (r[4] != "cuda" and gpu_context, r[1].count("/"), r[1], r[2]))
+        return uniq[0], uniq[1:], note
+
+    def symbol_name(self, qualified: str) -> list[str]:
+        """The names a function is known by in dispatch rows and registrations: its symbol name (TORCH_IMPL_FUNC(x)
+        is named x though qualified structured_x), its last component, its qualified name."""
+        names = {qualified, _last(qualified)}
+        for (n,) in self._q("SELECT DISTINCT name FROM symbols WHERE qualified_name = ?", (qualified,)):
+            names.add(n)
+        return sorted(names)
+
+    def dispatch_rows(self, qualified: str) -> list[tuple]:
+        """native_dispatch rows (function, key, kernel, file, line) naming this function (CUDA-capable keys)."""
+        out = []
+        for n in self.symbol_name(qualified):
+            if "::" in n:
+                continue
+            for r in self._q("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch "
+                             "WHERE kernel = ? OR kernel LIKE ?", (n, "%::" + n)):
+                if r[1] in DISPATCH_KEY_ORDER or r[1].startswith("Composite"):
+                    out.append(r)
+        return sorted(set(out), key=lambda r: (r[3], r[4], r[1]))
+
+    def registrations(self, qualified: str) -> list[tuple]:
+        """CUDA registrations (stub, file, line) of this function."""
+        out = []
+        for n in self.symbol_name(qualified):
+            if "::" in n:
+                continue
+            # written as registered: &div_true_kernel_cuda or binary_internal::div_true_kernel_cuda
+            out += self._q("SELECT stub, file, line FROM dispatch_registrations WHERE device = 'CUDA' AND "
+                           "(kernel = ? OR kernel LIKE ?)", (n, "%::" + n))
+        return sorted(set(out))
+
+    def callers(self, name: str) -> list[tuple]:
+        """(caller, file, line) of calls of `name`, C++/CUDA only."""
+        return self._q("SELECT caller, file, line FROM calls WHERE callee = ? AND language != 'python' "
+                       "AND caller != '' ORDER BY file, line", (_last(name),))
+
+    # -- the answer for one kernel ---------------------------------------------------------------------------
+    def attribute(self, g: KernelGroup, kn: KernelName | None = None) -> dict:
+        kn = kn or parse_kernel_name(g.name)
+        row = {"kernel": g.name, "short": short_name(kn), "kind": g.kind if g.kind != "kernel" else kn.kind,
+               "calls": g.calls, "gpu_us": round(g.total_us, 3), "share": g.share, "op": g.inner_op or g.op,
+               "outer_op": g.op, "scope": g.scopes.most_common(1)[0][0] if g.scopes else None,
+               "library": kn.library, "status": "", "attributed": False, "definition": None,
+               "launch_sites": [], "body": None, "registration": None, "stub": None, "dispatch": None,
+               "native_function": None, "library_calls": [], "chain": [], "note": ""}
+        if kn.mangled:
+            row["demangled"] = kn.demangled
+        if row["kind"] in ("memcpy", "memset") or kn.kind == "runtime":
+            row["status"] = "runtime"
+            row["note"] = "a copy or fill by the CUDA runtime: no kernel source"
+        elif kn.demangle_error:
+            row["status"] = "unresolved"
+            row["note"] = kn.demangle_error
+        elif kn.kind == "generated":
+            row["status"] = "generated"
+            row["note"] = ("generated at run time by torch.compile (Inductor/Triton): no source kernel in the "
+                           "checkout; its op is the compiled graph's")
+        elif kn.kind == "library":
+            self._library(g, kn, row)
+        else:
+            self._global(g, kn, row)
+        return row
+
+    # -- __global__ kernels ---------------------------------------------------------------------------------------
+    def _global(self, g: KernelGroup, kn: KernelName, row: dict) -> None:
+        ns = kn.namespace_parts
+        prim, alts, note = self.pick(kn.name, ns, ("global_kernel",))
+        chain = row["chain"]
+        if prim is None:
+            others = self.defs(kn.name, ("global_kernel",))
+            row["status"] = "not in this checkout"
+            row["note"] = (f"no __global__ {kn.qualified_name} in this checkout" +
+                           (f" (a kernel of that name exists in {', '.join(sorted({'::'.join(_scope(o[0])) or '::' for o in others}))}: "
+                            f"another namespace, not this one)" if others else "") +
+                           " - a kernel of another PyTorch version?")
+            return
+        row["definition"] = _loc(prim[1], prim[2])
+        row["status"] = "attributed"
+        row["attributed"] = True
+        notes = [note] if note else []
+        if alts:
+            notes.append("also defined at " + ", ".join(_loc(a[1], a[2]) for a in alts[:3]))
+        chain.append(_hop("cuda", "__global__", prim[0], prim[1], prim[2], kn.qualified_name))
+        launches = self._launch_sites(kn, prim, alts)
+        row["launch_sites"] = [f"{_loc(f, l)} ({c})" for c, f, l, *_ in launches[:5]]
+        for c, f, l, targs, cfg in launches[:3]:
+            chain.append(_hop("cuda", "launch", c, f, l, f"{kn.name}{targs or ''}<<<{cfg or ''}>>>"))
+        if not launches:
+            notes.append("no <<<>>> launch of it by name (launched through a function pointer or a launcher)")
+
+        starts, body = self._body(kn, row, chain)
+        if not kn.hints:
+            # a kernel of its own: the functions that launch it are its op body
+            starts = list(dict.fromkeys((c, f) for c, f, *_ in launches if c))
+        if body == "ufunc":
+            pass
+        elif starts:
+            self._up(starts, g, row, chain)
+        elif row["op"]:
+            self._op_down_context(g, row, chain)
+        row["note"] = "; ".join(n for n in notes + ([row["note"]] if row["note"] else []) if n)
+
+    def _launch_sites(self, kn: KernelName, prim, alts) -> list[tuple]:
+        rows = self._q("SELECT caller, file, line, template_args, config FROM kernel_launches "
+                       "WHERE kernel = ? AND kind = 'chevron' ORDER BY file, line", (kn.name,))
+        alt_files = {a[1] for a in alts} - {prim[1]}
+        rows = [r for r in rows if r[1] not in alt_files and not _host_only(r[1])]
+        # launches whose literal template arguments contradict the profile's (<4, ...> vs <2, ...>) are not it
+        narrowed = [r for r in rows if _targs_agree(r[3], kn.template_args)]
+        return narrowed or rows
+
+    def _body(self, kn: KernelName, row: dict, chain: list) -> tuple[list[str], str | None]:
+        """The op body named by the template arguments: returns the functions to walk up from."""
+        starts: list[tuple[str, str]] = []     # (function, its file): helpers of one name live in many files
+        for lam in kn.lambdas:
+            ns, name = [p for p in lam.split("::")[:-1] if p != ANON], _last(lam)
+            prim, alts, note = self.pick(name, ns, FUNCTION_KINDS)
+            if prim is None:
+                continue
+            row["body"] = {"kind": "lambda", "name": lam, "definition": _loc(prim[1], prim[2]), "function": prim[0]}
+            chain.append(_hop("cpp", "op body", prim[0], prim[1], prim[2], f"the lambda inside {name}"))
+            starts.append((prim[0], prim[1]))
+            return starts, "lambda"
+        # Every functor with a definition is walked up from (a multi_tensor_apply kernel names the list functor
+        # and the op's own functor: BinaryOpScalarFunctor + std::multiplies, UnaryOpFunctor + Sqrt); the body shown
+        # is the innermost one, the op's math (Sqrt), unless only the outer one is defined here.
+        found = []
+        for fun in kn.functors:
+            ns, name = [p for p in fun.split("::")[:-1] if p != ANON], _last(fun)
+            if ns == ["std"]:
+                continue
+            prim, alts, note = self.pick(name, ns, CLASS_KINDS)
+            if prim is None:
+                m = _UFUNC_FUNCTOR.match(name)
+                if m and not found and self._ufunc(m.group(1), fun, row, chain):
+                    return [], "ufunc"
+                continue
+            found.append((fun, name, prim, self._users(name, prim)))
+        if not found:
+            return starts, None
+        fun, name, prim, users = found[-1]
+        row["body"] = {"kind": "functor", "name": fun, "definition": _loc(prim[1], prim[2]),
+                       "function": users[0][0] if users else None,
+                       "function_at": _loc(users[0][1], users[0][2]) if users else None,
+                       "functors": [f[0] for f in found]}
+        for ofun, oname, oprim, ousers in found[:-1]:
+            chain.append(_hop("cpp", "functor", oprim[0], oprim[1], oprim[2], f"functor {oname}"))
+        chain.append(_hop("cpp", "op body", prim[0], prim[1], prim[2], f"functor {name}"))
+        for u in users[:1]:
+            chain.append(_hop("cpp", "uses functor", u[0], u[1], u[2], f"{name} is built here"))
+        # the functions that build every one of the functors (lerp with a scalar weight builds TernaryOpScalarFunctor
+        # and LerpFunctor; the list-weight overload only LerpFunctor) are the op body; else any that builds one
+        sets = [{(u[0], u[1]) for u in f[3]} for f in found if f[3]]
+        both = set.intersection(*sets) if len(sets) > 1 else set()
+        for f in reversed(found):
+            starts += [(u[0], u[1]) for u in f[3] if (u[0], u[1]) not in starts and (not both or (u[0], u[1]) in both)]
+        return starts, "functor"
+
+    def _users(self, name: str, prim) -> list[tuple]:
+        """Functions that build the functor: constructor calls (calls rows), else the functions of CUDA files whose
+        text names it (brace-initialized functors, `MeanOps<...>{factor}`, are not calls)."""
+        users = [(c, f, l) for c, f, l in self.callers(name) if not _host_only(f) and c != prim[0]
+                 and not c.startswith(prim[0] + "::")]
+        if users:
+            return _dedupe(users)
+        return self._text_users(name)
+
+    def _text_users(self, name: str) -> list[tuple]:
+        if self.root is None:
+            return []
+        files = self._q("SELECT path FROM files WHERE language = 'cuda'")
+        pat = re.compile(r"\b" + re.escape(name) + r"\s*<[^;{]*>\s*[({]|\b" + re.escape(name) + r"\s*[({]")
+        out = []
+        for (path,) in files:
+            if _host_only(path):
+                continue
+            text = self._read(path)
+            if not text or name not in text:
+                continue
+            for m in pat.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                enc = self._q("SELECT qualified_name, line FROM symbols WHERE file = ? AND line <= ? AND end_line >= ? "
+                              "AND kind IN ('function','method','impl_func') ORDER BY line DESC LIMIT 1",
+                              (path, line, line))
+                if enc and _last(enc[0][0]) != name:
+                    out.append((enc[0][0], path, line))
+        return _dedupe(out)
+
+    def _read(self, path: str) -> str | None:
+        key = ("file", path)
+        if key not in self._cache:
+            try:
+                p = (self.root / path).resolve()
+                self._cache[key] = p.read_text(encoding="utf-8", errors="replace") if p.is_relative_to(
+                    self.root.resolve()) else None
+            except OSError:
+                self._cache[key] = None
+        return self._cache[key]
+
+    def _ufunc(self, op: str, functor: str, row: dict, chain: list) -> bool:
+        """CUDAFunctor_add and its OnSelf/OnOther twins are written by torchgen's ufunc codegen at build time from
+        the entry's ufunc_inner_loop; the source is the inner loop (native/ufunc/add.h) and the YAML entry."""
+        loops = self._q("SELECT function, ufunc_key, loop, file, line FROM native_ufunc_loops WHERE loop = ? "
+                        "ORDER BY line", (op,))
+        if not loops:
+            return False
+        fn, key, loop, yfile, yline = loops[0]
+        inner = [r for r in self.defs(loop, FUNCTION_KINDS) if "/ufunc/" in r[1]]
+        gen = self._q("SELECT qualified_name, file, line FROM symbols WHERE name = 'compute_ufunc_cuda_functors' "
+                      "AND language = 'python' LIMIT 1")
+        if inner:
+            r = inner[0]
+            row["body"] = {"kind": "ufunc", "name": functor, "definition": _loc(r[1], r[2]), "function": r[0]}
+            chain.append(_hop("cpp", "op body", r[0], r[1], r[2], f"ufunc inner loop {loop} ({_last(functor)} is "
+                                                                     f"generated around it)"))
+        if gen:
+            chain.append(_hop("codegen", "generated by", gen[0][0], gen[0][1], gen[0][2],
+                              f"writes {_last(functor)} into UfuncCUDA_{op}.cu at build time"))
+        disp = self._q("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch "
+                       "WHERE function = ? AND dispatch_key = 'CUDA'", (fn,))
+        chain.append(_hop("native", "ufunc_inner_loop", fn, yfile, yline, f"{key}: {loop}"))
+        if disp:
+            d = disp[0]
+            row["dispatch"] = f"{d[0]} {d[1]}: {d[2]}"
+            row["native_function"] = d[0]
+            chain.append(_hop("dispatch", "dispatch", d[0], d[3], d[4], f"{d[1]}: {d[2]} (generated)"))
+        else:
+            row["native_function"] = fn
+        return True
+
+    # -- bottom-up: body function -> registration -> stub -> op kernel -> dispatch row ----------------------------
+    def _caller_edges(self, f: str, file: str) -> list[tuple]:
+        """Call sites of function f (defined in `file`). Calls are recorded by unqualified name, so when that name
+        is defined in several files (file-local helpers: foreach_binary_op_ in ForeachBinaryOpScalar.cu and in
+        ForeachBinaryOpList.cu), only the calls in f's own file are its callers."""
+        name = _last(f)
+        callers = self.callers(name)
+        def_files = {r[1] for r in self.defs(name, FUNCTION_KINDS)}
+        if len(def_files) > 1:
+            callers = [c for c in callers if c[1] == file]
+        return callers
+
+    def _up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list) -> None:
+        """Breadth-first from the op body's functions (qualified name, file) to the first dispatch rows: through
+        CUDA registrations to the stub's callers, and through plain calls. With a profile op, a row of exactly
+        that op ends the walk; rows of its in-place/out twins are kept as second choice."""
+        wanted = _profile_ops(g)
+        exact = {_op_base(o) for o in _profile_op_list(g)}
+        parent: dict[tuple, tuple | None] = {s: None for s in starts}
+        frontier, found = list(dict.fromkeys(starts)), []
+        for depth in range(UP_DEPTH):
+            nxt = []
+            for node in frontier:
+                f, file = node
+                rows = self.dispatch_rows(f)
+                if rows:
+                    found.append((node, rows))
+                    continue
+                for stub, rf, rl in self.registrations(f):
+                    for caller, cf, cl in self._q("SELECT caller, file, line FROM stub_calls WHERE stub = ? "
+                                                  "AND caller != ''", (stub,)):
+                        key = (caller, cf)
+                        if key not in parent:
+                            parent[key] = (node, ("registration", stub, rf, rl), ("stub call", caller, cf, cl))
+                            nxt.append(key)
+                callers = self._caller_edges(f, file)
+                if len(callers) <= FANOUT:
+                    for caller, cf, cl in callers:
+                        key = (caller, cf)
+                        if key not in parent and not _host_only(cf):
+                            parent[key] = (node, ("call", caller, cf, cl))
+                            nxt.append(key)
+            if any(_op_base(r[0]) in exact for _, rs in found for r in rs) or not nxt:
+                break
+            frontier = nxt
+        extra = None
+        if wanted and not any(_norm_op(r[0]) in wanted for _, rs in found for r in rs):
+            macro = self._macro_link(list(parent), g)
+            if macro:
+                node, rs, extra = macro
+                found.insert(0, (node, rs))
+        if not found:
+            row["note"] = "no dispatch row reached from the op body" + (f" (profile op {row['op']})" if row["op"] else "")
+            return
+
+        def score(r):   # the profile's op exactly (_foreach_mul_), then its in-place/out twins, then the key
+            return (_op_base(r[0]) not in exact, _norm_op(r[0]) not in wanted,
+                    DISPATCH_KEY_ORDER.index(r[1]) if r[1] in DISPATCH_KEY_ORDER else 9)
+        node, rs = min(found, key=lambda fr: min(score(r) for r in fr[1]))
+        rs = sorted(rs, key=score)
+        if wanted and _norm_op(rs[0][0]) not in wanted:
+            row["note"] = (f"the profile's op ({row['op']}) is not among the ops reached bottom-up: "
+                           + ", ".join(sorted({r[0] for _, rs_ in found for r in rs_})[:5]))
+        # the path from the body function to the op kernel, bottom-up
+        steps, cur = [], node
+        while parent.get(cur):
+            prev, *hops = parent[cur]
+            steps = list(hops) + steps
+            cur = prev
+        for kind, name, file, line in steps:
+            if kind == "registration":
+                row["registration"] = _loc(file, line)
+                row["stub"] = name
+                decl = self._q("SELECT file, line FROM dispatch_stubs WHERE stub = ? AND action = 'declare' LIMIT 1",
+                               (name,))
+                chain.append(_hop("registration", "REGISTER_DISPATCH", name, file, line, "CUDA"))
+                if decl:
+                    chain.append(_hop("stub", "stub", name, decl[0][0], decl[0][1], "DECLARE_DISPATCH"))
+            elif kind == "stub call":
+                chain.append(_hop("cpp", "calls the stub", name, file, line, row.get("stub") or ""))
+            else:
+                chain.append(_hop("cpp", "called from", name, file, line, ""))
+        if extra is not None:
+            chain.append(extra)
+        else:
+            kdef = self._q("SELECT file, line FROM symbols WHERE qualified_name = ? ORDER BY file = ? DESC, file "
+                           "LIMIT 1", (node[0], node[1]))
+            if kdef and not any(h["name"] == node[0] for h in chain):
+                chain.append(_hop("cpp", "op kernel", node[0], kdef[0][0], kdef[0][1], ""))
+        # equally good rows (masked_fill_.Scalar and .Tensor share masked_fill__cuda) are all named: never a guess
+        best = [r for r in rs if score(r) == score(rs[0])]
+        row["dispatch"] = " | ".join(f"{d[0]} {d[1]}: {d[2]}" for d in best)
+        row["native_function"] = " | ".join(dict.fromkeys(d[0] for d in best))
+        for d in best:
+            chain.append(_hop("dispatch", "dispatch", d[0], d[3], d[4], f"{d[1]}: {d[2]}"))
+        for d in best[:3]:
+            nf = self._q("SELECT full_name, file, line FROM native_functions WHERE full_name = ?", (d[0],))
+            if nf:
+                chain.append(_hop("native", "native function", f"aten::{nf[0][0]}", nf[0][1], nf[0][2], ""))
+
+    _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+    def _macros(self, file: str) -> list[tuple]:
+        """Function-like #defines of a file: (name, line, parameters, body). The index's macros table, and when the
+        checkout is readable the file's own text too (the table leaves out some macros that define functions)."""
+        key = ("macros", file)
+        if key in self._cache:
+            return self._cache[key]
+        out = {r[0]: r for r in self._q("SELECT name, line, parameters, body FROM macros WHERE file = ? "
+                                        "AND parameters IS NOT NULL", (file,))}
+        text = self._read(file) if self.root else None
+        for m in self._DEFINE.finditer(text or ""):
+            if m.group(1) not in out:
+                out[m.group(1)] = (m.group(1), text.count("\n", 0, m.start()) + 1, m.group(2),
+                                   m.group(3).replace("\\\n", " "))
+        self._cache[key] = list(out.values())
+        return self._cache[key]
+
+    def _macro_link(self, visited: list[tuple], g: KernelGroup):
+        """Op kernels written by a macro (`FOREACH_BINARY_OP_SCALAR(all_types_..., mul, std::multiplies, false)`
+        defines foreach_tensor_mul_scalar_kernel_cuda_) are missing from the calls table. The link is still
+        checkable: a #define in the same file as a function the walk reached calls that function (by name, or by
+        a pasted name such as FUNCTION##_ that fits it), and a name it pastes together
+        (foreach_tensor_##NAME##_scalar_kernel_cuda_) is the CUDA kernel of the profile's op. Both must hold, in
+        that one file; the overloads whose kernels another macro writes never match."""
+        rows = []
+        for op in _profile_op_list(g):
+            rows += [r for r in self._op_kernels(op) if r[1] == "CUDA"]
+        if not rows:
+            return None
+        for f, file in visited:
+            name = _last(f)
+            for mname, mline, params, body in self._macros(file):
+                pats = _pasted_patterns(body, params)
+                calls_it = re.search(r"\b" + re.escape(name) + r"\b", body or "") or any(
+                    p.fullmatch(name) for p in pats)
+                if not calls_it:
+                    continue
+                for pat in pats:
+                    hits = [r for r in rows if pat.fullmatch(r[2])]
+                    if hits:
+                        hop = _hop("cpp", "op kernel (macro)", f, file, mline,
+                                   f"{hits[0][2]} is defined by #define {mname}, which calls {name}")
+                        return (f, file), hits, hop
+        return None
+
+    def _op_down_context(self, g: KernelGroup, row: dict, chain: list) -> None:
+        """A kernel launched through a function pointer: the op kernel of the profile's op is its context."""
+        for op in _profile_op_list(g):
+            for fn, key, kernel, file, line in self._op_kernels(op):
+                for qn, kf, kl in self._kernel_defs(kernel)[:1]:
+                    chain.append(_hop("cpp", "op kernel", qn, kf, kl, f"the kernel of {op} (from the profile)"))
+                row["dispatch"] = f"{fn} {key}: {kernel}"
+                row["native_function"] = fn
+                chain.append(_hop("dispatch", "dispatch", fn, file, line, f"{key}: {kernel}"))
+                return
+
+    # -- library kernels: top-down from the profile's op to its library calls ------------------------------------
+    def _library(self, g: KernelGroup, kn: KernelName, row: dict) -> None:
+        chain = row["chain"]
+        libs = {kn.library}
+        if kn.namespace_parts[:1] == ["cutlass"]:
+            libs = {"cublas", "cudnn"}        # CUTLASS kernels ship inside both; the op's calls decide
+        row["status"] = "library"
+        ops = _profile_op_list(g)
+        if not ops:
+            row["note"] = f"a {kn.library} kernel; give a Chrome trace (with its ops) to find the call sites"
+            return
+        for op in ops:
+            hits = self._down_to_library(op, libs)
+            if hits:
+                lib_rows, path = hits
+                lib = lib_rows[0][3]
+                row["library"] = lib
+                row["library_calls"] = [f"{_loc(f, l)} {fn} ({c})" for c, f, l, lib_, fn in lib_rows[:5]]
+                row["attributed"] = True
+                row["status"] = "library"
+                for h in path:
+                    chain.append(_hop(*h))
+                c, f, l, lib_, fn = lib_rows[0]
+                chain.append(_hop("library", lib, fn, f, l, f"in {c}"))
+                row["note"] = f"a {lib} kernel, reached from {op}"
+                return
+        row["note"] = (f"a {'/'.join(sorted(libs))} kernel; no {'/'.join(sorted(libs))} call found below "
+                       f"{', '.join(ops)}")
+
+    def _op_kernels(self, op: str) -> list[tuple]:
+        """(function, key, kernel, file, line) of an op's CUDA-capable dispatch rows, every overload; a
+        structured_delegate is followed to the entry that holds the kernel."""
+        base = _op_base(op)
+        key = ("opk", base)
+        if key in self._cache:
+            return self._cache[key]
+        entries = self._q("SELECT id, full_name, structured_delegate FROM native_functions WHERE name = ?", (base,))
+        out = []
+        for eid, full, delegate in entries:
+            rows = self._q("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch "
+                           "WHERE native_function_id = ?", (eid,))
+            if not rows and delegate:
+                rows = self._q("SELECT d.function, d.dispatch_key, d.kernel, d.file, d.line FROM native_dispatch d "
+                               "JOIN native_functions n ON n.id = d.native_function_id WHERE n.full_name = ?",
+                               (delegate,))
+            out += [r for r in rows if r[1] in DISPATCH_KEY_ORDER]
+        out.sort(key=lambda r: DISPATCH_KEY_ORDER.index(r[1]))
+        self._cache[key] = out
+        return out
+
+    def _kernel_defs(self, kernel: str) -> list[tuple]:
+        """Definitions of a dispatch row's kernel name: at::native ones first, never in a host-only folder."""
+        rows = self._q("SELECT qualified_name, file, line, kind FROM symbols WHERE (name = ? OR qualified_name = ?) "
+                       "AND kind IN ('function','impl_func','method') AND language != 'python'", (_last(kernel), kernel))
+        rows = [r for r in rows if not _host_only(r[1])]
+        rows.sort(key=lambda r: (not r[0].startswith("at::native::"), r[3] == "method", r[1]))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def _down_to_library(self, op: str, libs: set[str]):
+        """Breadth-first from the op's kernels through calls, stub calls (to their CUDA registrations) and
+        at::op calls, to the first functions with a call into one of `libs`."""
+        key = ("down", op, tuple(sorted(libs)))
+        if key in self._cache:
+            return self._cache[key]
+        marks = ",".join("?" * len(libs))
+        parent: dict[str, tuple | None] = {}
+        frontier = []
+        for fn, dkey, kernel, file, line in self._op_kernels(op):
+            for qn, kf, kl in self._kernel_defs(kernel)[:2]:
+                if qn not in parent:
+                    parent[qn] = (None, [("dispatch", "dispatch", fn, file, line, f"{dkey}: {kernel}"),
+                                         ("cpp", "op kernel", qn, kf, kl, "")])
+                    frontier.append(qn)
+        result = fallback = None
+        for depth in range(DOWN_DEPTH):
+            hits = []
+            for f in frontier:
+                hits += self._q(f"SELECT caller, file, line, library, function FROM library_calls "
+                                f"WHERE caller = ? AND library IN ({marks}) ORDER BY file, line", (f, *sorted(libs)))
+            # a handle/descriptor/workspace call (cudnnSetStream in getCudnnHandle) is not where the kernel runs:
+            # keep looking below for the compute call, and fall back to the setup call only if none is found
+            compute = [h for h in hits if not _SETUP_CALL.search(_last(h[4]))]
+            if compute:
+                first = compute[0][0]
+                compute.sort(key=lambda h: (h[0] != first, h[1], h[2]))
+                result = (compute, self._path(parent, compute[0][0]))
+                break
+            if hits and fallback is None:
+                fallback = (hits, self._path(parent, hits[0][0]))
+            nxt = []
+            for f in frontier:
+                for stub, dev in self._q("SELECT stub, device_arg FROM stub_calls WHERE caller = ?", (f,)):
+                    for kern, rf, rl in self._q("SELECT kernel, file, line FROM dispatch_registrations "
+                                                "WHERE stub = ? AND device = 'CUDA' AND kernel IS NOT NULL", (stub,)):
+                        for qn, kf, kl in self._kernel_defs(kern)[:1]:
+                            if qn not in parent:
+                                parent[qn] = (f, [("registration", "REGISTER_DISPATCH", stub, rf, rl, "CUDA"),
+                                                  ("cpp", "registered kernel", qn, kf, kl, "")])
+                                nxt.append(qn)
+                for callee, qual, cf, cl in self._q("SELECT callee, qualifier, file, line FROM calls WHERE caller = ?",
+                                                    (f,)):
+                    if qual == "at" and self._op_kernels(callee):
+                        for fn, dkey, kernel, file, line in self._op_kernels(callee)[:1]:
+                            for qn, kf, kl in self._kernel_defs(kernel)[:1]:
+                                if qn not in parent:
+                                    parent[qn] = (f, [("dispatch", "calls op", fn, file, line, f"{dkey}: {kernel}"),
+                                                      ("cpp", "op kernel", qn, kf, kl, "")])
+                                    nxt.append(qn)
+                        continue
+                    targets = [d for d in self.defs(callee, ("function", "method", "impl_func"))
+                               if not _host_only(d[1])]
+                    if not targets or len(targets) > 3:
+                        continue               # unknown, or too generic a name to follow
+                    for qn, kf, kl, *_ in targets:
+                        if qn not in parent:
+                            parent[qn] = (f, [("cpp", "calls", qn, kf, kl, "")])
+                            nxt.append(qn)
+            frontier = nxt[:400]
+            if not frontier:
+                break
+        result = result or fallback
+        self._cache[key] = result
+        return result
+
+    @staticmethod
+    def _path(parent, node) -> list[tuple]:
+        steps = []
+        while node is not None and parent.get(node):
+            prev, hops = parent[node]
+            steps = hops + steps
+            node = prev
+        return steps
+
+
+def _pasted_patterns(body: str, params: str | None) -> list[re.Pattern]:
+    """Names a macro body builds by token pasting, as regexes: foreach_tensor_##NAME##_scalar_cuda_ ->
+    foreach_tensor_(\\w+)_scalar_cuda_ (a parameter standing alone is any identifier part)."""
+    names = {p.strip() for p in (params or "").strip("()").split(",") if p.strip()}
+    out = []
+    for m in re.finditer(r"[A-Za-z_0-9]*(?:\s*##\s*[A-Za-z_0-9]+)+", body or ""):
+        parts = [p.strip() for p in m.group().split("##")]
+        rx = "".join(r"\w+" if p in names else re.escape(p) for p in parts)
+        out.append(re.compile(rx))
+    return out
+
+
+def _dedupe(rows: list[tuple]) -> list[tuple]:
+    seen, out = set(), []
+    for r in rows:
+        if r[0] not in seen:
+            seen.add(r[0])
+            out.append(r)
+    return out
+
+
+def _targs_agree(launch_targs: str | None, profile_targs: list[str]) -> bool:
+    """A launch `<4, func_t, array_t>` agrees with a profile `<4, FillFunctor<float>, ...>` unless a position that
+    is an integer literal on both sides differs (`max_threads / 4` is not a literal; its 4 is not compared)."""
+    if not launch_targs:
+        return True
+    parts = [p.strip() for p in _split_top(launch_targs.strip().lstrip("<").rstrip(">"))]
+    for a, b in zip(parts, profile_targs):
+        ai, bi = _int_literal(a), _int_literal(b)
+        if ai is not None and bi is not None and ai != bi:
+            return False
+    return True
+
+
+def _int_literal(s: str) -> int | None:
+    m = re.fullmatch(r"(\d+)[uUlL]*", s.strip())
+    return int(m.group(1)) if m else None
+
+
+def _split_top(s: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+def _profile_op_list(g: KernelGroup) -> list[str]:
+    """The ops the profile names for this kernel, most specific first: innermost ops by count, then outermost."""
+    ops = [o for o, _ in g.inner_ops.most_common()] + [o for o, _ in g.ops.most_common()]
+    return list(dict.fromkeys(ops))
+
+
+def _profile_ops(g: KernelGroup) -> set[str]:
+    return {_norm_op(_op_base(o)) for o in _profile_op_list(g)}
+
+
+def _hop(layer, kind, name, file, line, detail) -> dict:
+    return {"layer": layer, "kind": kind, "name": name, "file": file, "line": line, "detail": detail}
+
+
+def short_name(kn: KernelName, width: int = 90) -> str:
+    """A readable one-line name: the kernel and its op hint (vectorized_elementwise_kernel[FillFunctor])."""
+    base = kn.name if kn.kind != "library" or not kn.template_args else f"{kn.name}<{kn.template_args[0]}>"
+    hint = [_last(h) for h in kn.lambdas] or [_last(h) for h in kn.functors]
+    s = f"{base}[{', '.join(hint)}]" if hint else base
+    return s if len(s) <= width else s[:width - 3] + "..."
