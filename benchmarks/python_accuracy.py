@@ -62,7 +62,7 @@ def compare(con: sqlite3.Connection, root: Path) -> tuple[set, set, list[str]]:
 
 
 def bridges_report(con: sqlite3.Connection) -> None:
-    from opindex.resolve import resolve
+    from opindex.trace.names import resolve
     for name in NAMES:
         res = resolve(con, name)
         python = [r for r in res if r.kind != "native_function" and not r.stub]
@@ -104,7 +104,7 @@ def _python_calls(con, caller: str) -> list[tuple[str, str]]:
 
 
 def _functional(con, callee: str, indent: str) -> None:
-    from opindex.resolve import resolve
+    from opindex.trace.names import resolve
     res = resolve(con, f"F.{callee}")
     if not res:
         print(f"{indent}-> F.{callee}: not found")
@@ -115,7 +115,7 @@ def _functional(con, callee: str, indent: str) -> None:
 
 
 def _show(con, qualified_name: str, indent: str) -> None:
-    from opindex.resolve import bridges_of
+    from opindex.trace.names import bridges_of
     rows = bridges_of(con, qualified_name)
     if not rows:
         print(f"{indent}(no bridges)")

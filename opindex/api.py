@@ -55,9 +55,10 @@ class Index:
     def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
               backward: bool = False):
         """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel)."""
-        from .lookup import trace
-        return trace(self.con, name, device=device, depth=depth, up=up, backward=backward, root=self.meta.get(
-            "checkout_root"))
+        from .render.trace_view import TraceView
+        from .trace import trace
+        return TraceView.of(trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
+                                  root=self.meta.get("checkout_root")))
 
     def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200) -> list[Symbol]:
         """Definitions named `name` (exact name or qualified name; `*` and `?` wildcards)."""

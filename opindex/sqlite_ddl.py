@@ -3,9 +3,10 @@
 The SQLite DDL and column lists a build uses, so that a build does not import SQLAlchemy.
 """
 
-SCHEMA_VERSION = '0001'
+SCHEMA_VERSION = '0002'
 PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
+LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
 TABLES = {
     'checkouts': (
@@ -16,6 +17,10 @@ TABLES = {
         ('key', 'value'),
         'CREATE TABLE meta (\n\t"key" VARCHAR(64) NOT NULL, \n\tvalue TEXT, \n\tPRIMARY KEY ("key")\n)',
         ()),
+    'call_links': (
+        ('id', 'checkout_id', 'file', 'qualifier', 'callee', 'symbol_id', 'definition', 'def_file', 'def_line', 'overloads'),
+        'CREATE TABLE call_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\toverloads INTEGER NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_call_links_site ON call_links (file, callee)',)),
     'calls': (
         ('id', 'checkout_id', 'file', 'line', 'language', 'caller', 'callee', 'qualifier', 'is_method'),
         'CREATE TABLE calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tcaller TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tis_method BOOLEAN NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
@@ -48,6 +53,10 @@ TABLES = {
         ('id', 'checkout_id', 'file', 'line', 'kernel', 'kind', 'template_args', 'config', 'caller', 'from_macro'),
         'CREATE TABLE kernel_launches (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tkernel TEXT NOT NULL, \n\tkind VARCHAR(16) NOT NULL, \n\ttemplate_args TEXT, \n\tconfig TEXT, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_kernel_launches_caller ON kernel_launches (caller)', 'CREATE INDEX ix_kernel_launches_kernel ON kernel_launches (kernel)')),
+    'launch_links': (
+        ('id', 'checkout_id', 'launch_id', 'kernel', 'symbol_id', 'definition', 'def_file', 'def_line'),
+        'CREATE TABLE launch_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tlaunch_id INTEGER NOT NULL, \n\tkernel TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_launch_links_launch ON launch_links (launch_id)', 'CREATE INDEX ix_launch_links_symbol ON launch_links (symbol_id)')),
     'library_calls': (
         ('id', 'checkout_id', 'file', 'line', 'library', 'function', 'caller', 'from_macro'),
         'CREATE TABLE library_calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlibrary VARCHAR(16) NOT NULL, \n\tfunction TEXT NOT NULL, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
@@ -64,6 +73,10 @@ TABLES = {
         ('id', 'checkout_id', 'name', 'overload', 'full_name', 'schema', 'variants', 'structured', 'structured_delegate', 'structured_inherits', 'python_module', 'tags', 'autogen', 'category_override', 'ufunc_inner_loop', 'is_out', 'file', 'line'),
         'CREATE TABLE native_functions (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tname TEXT NOT NULL, \n\toverload TEXT NOT NULL, \n\tfull_name TEXT NOT NULL, \n\tschema TEXT NOT NULL, \n\tvariants TEXT NOT NULL, \n\tstructured BOOLEAN NOT NULL, \n\tstructured_delegate TEXT, \n\tstructured_inherits TEXT, \n\tpython_module TEXT, \n\ttags TEXT, \n\tautogen TEXT, \n\tcategory_override TEXT, \n\tufunc_inner_loop TEXT, \n\tis_out BOOLEAN NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_native_functions_full_name ON native_functions (full_name)', 'CREATE INDEX ix_native_functions_name ON native_functions (name)')),
+    'op_kernel_links': (
+        ('id', 'checkout_id', 'dispatch_id', 'native_function_id', 'dispatch_key', 'kernel', 'symbol_id', 'definition', 'def_file', 'def_line', 'rank', 'chosen'),
+        'CREATE TABLE op_kernel_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tdispatch_id INTEGER NOT NULL, \n\tnative_function_id INTEGER NOT NULL, \n\tdispatch_key VARCHAR(64) NOT NULL, \n\tkernel TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\trank INTEGER NOT NULL, \n\tchosen BOOLEAN NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_op_kernel_links_dispatch ON op_kernel_links (dispatch_id)', 'CREATE INDEX ix_op_kernel_links_kernel ON op_kernel_links (kernel)')),
     'python_bridges': (
         ('id', 'checkout_id', 'file', 'line', 'caller', 'kind', 'namespace', 'op', 'overload', 'text'),
         'CREATE TABLE python_bridges (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tcaller TEXT NOT NULL, \n\tkind VARCHAR(24) NOT NULL, \n\tnamespace TEXT NOT NULL, \n\top TEXT NOT NULL, \n\toverload TEXT, \n\ttext TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
@@ -72,6 +85,14 @@ TABLES = {
         ('id', 'checkout_id', 'file', 'line', 'module', 'name', 'target', 'kind'),
         'CREATE TABLE python_imports (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tmodule TEXT NOT NULL, \n\tname TEXT NOT NULL, \n\ttarget TEXT NOT NULL, \n\tkind VARCHAR(8) NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_python_imports_module_name ON python_imports (module, name)',)),
+    'registration_links': (
+        ('id', 'checkout_id', 'registration_id', 'stub', 'device', 'kernel', 'symbol_id', 'definition', 'def_file', 'def_line'),
+        'CREATE TABLE registration_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tregistration_id INTEGER NOT NULL, \n\tstub TEXT NOT NULL, \n\tdevice VARCHAR(16) NOT NULL, \n\tkernel TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_registration_links_registration ON registration_links (registration_id)', 'CREATE INDEX ix_registration_links_stub ON registration_links (stub)')),
+    'stub_arguments': (
+        ('id', 'checkout_id', 'file', 'line', 'helper', 'parameter', 'stub'),
+        'CREATE TABLE stub_arguments (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\thelper TEXT NOT NULL, \n\tparameter TEXT NOT NULL, \n\tstub TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_stub_arguments_site ON stub_arguments (file, line)',)),
     'stub_calls': (
         ('id', 'checkout_id', 'file', 'line', 'stub', 'device_arg', 'caller', 'from_macro'),
         'CREATE TABLE stub_calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tstub TEXT NOT NULL, \n\tdevice_arg TEXT, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
@@ -99,10 +120,11 @@ TABLES = {
 }
 FACT_COLUMNS = {'symbols': ('file', 'line', 'end_line', 'language', 'kind', 'name', 'qualified_name', 'scope', 'signature', 'is_template', 'from_macro'), 'calls': ('file', 'line', 'language', 'caller', 'callee', 'qualifier', 'is_method'), 'macros': ('file', 'line', 'name', 'parameters', 'body'), 'dispatch_stubs': ('file', 'line', 'stub', 'action', 'fn_type', 'from_macro'), 'dispatch_registrations': ('file', 'line', 'stub', 'kernel', 'macro', 'device', 'cpu_capability', 'from_macro'), 'stub_calls': ('file', 'line', 'stub', 'device_arg', 'caller', 'from_macro'), 'kernel_launches': ('file', 'line', 'kernel', 'kind', 'template_args', 'config', 'caller', 'from_macro'), 'library_calls': ('file', 'line', 'library', 'function', 'caller', 'from_macro'), 'type_dispatches': ('file', 'line', 'macro', 'dtypes', 'name', 'caller', 'from_macro'), 'class_bases': ('file', 'line', 'class_name', 'base', 'position'), 'module_state': ('file', 'line', 'class_name', 'name', 'kind'), 'python_imports': ('file', 'line', 'module', 'name', 'target', 'kind'), 'python_bridges': ('file', 'line', 'caller', 'kind', 'namespace', 'op', 'overload', 'text'), 'decompositions': ('file', 'line', 'op', 'overload', 'kind', 'function')}
 VIEWS = {
-    'op_kernels': "\n        SELECT n.full_name AS function, d.dispatch_key, d.kernel, d.implicit,\n               s.qualified_name AS definition, s.kind, s.file, s.line\n        FROM native_dispatch d\n        JOIN native_functions n ON n.id = d.native_function_id\n        LEFT JOIN symbols s ON s.checkout_id = d.checkout_id AND s.name = d.kernel\n             AND s.language IN ('cpp', 'cuda') AND s.kind IN ('function', 'method', 'impl_func')",
-    'op_stubs': "\n        SELECT n.full_name AS function, d.dispatch_key, d.kernel, c.stub, c.device_arg, c.file, c.line\n        FROM native_dispatch d\n        JOIN native_functions n ON n.id = d.native_function_id\n        JOIN symbols s ON s.checkout_id = d.checkout_id AND s.name = d.kernel\n             AND s.language IN ('cpp', 'cuda') AND s.kind IN ('function', 'method', 'impl_func')\n        JOIN stub_calls c ON c.checkout_id = s.checkout_id AND c.caller = s.qualified_name AND c.file = s.file",
-    'stub_kernels': "\n        SELECT r.stub, r.device, r.cpu_capability, r.macro, r.kernel, r.from_macro,\n               r.file AS registered_in, r.line AS registered_line,\n               s.qualified_name AS definition, s.file, s.line\n        FROM dispatch_registrations r\n        LEFT JOIN symbols s ON s.checkout_id = r.checkout_id AND s.name = r.kernel AND s.file = r.file\n             AND s.kind IN ('function', 'method')",
-    'kernel_launch_sites': "\n        SELECT k.qualified_name AS kernel, k.file AS defined_in, k.line AS defined_line,\n               l.caller, l.template_args, l.config, l.file, l.line\n        FROM symbols k\n        JOIN kernel_launches l ON l.checkout_id = k.checkout_id AND l.kernel = k.name AND l.kind = 'chevron'\n        WHERE k.kind = 'global_kernel'",
+    'op_kernels': '\n        SELECT n.full_name AS function, d.dispatch_key, d.kernel, d.implicit,\n               k.definition, s.kind, k.def_file AS file, k.def_line AS line\n        FROM native_dispatch d\n        JOIN native_functions n ON n.id = d.native_function_id\n        JOIN op_kernel_links k ON k.dispatch_id = d.id AND k.chosen\n        LEFT JOIN symbols s ON s.id = k.symbol_id',
+    'op_stubs': '\n        SELECT n.full_name AS function, d.dispatch_key, d.kernel, c.stub, c.device_arg, c.file, c.line\n        FROM native_dispatch d\n        JOIN native_functions n ON n.id = d.native_function_id\n        JOIN op_kernel_links k ON k.dispatch_id = d.id AND k.chosen\n        JOIN stub_calls c ON c.checkout_id = k.checkout_id AND c.caller = k.definition AND c.file = k.def_file',
+    'stub_kernels': '\n        SELECT r.stub, r.device, r.cpu_capability, r.macro, r.kernel, r.from_macro,\n               r.file AS registered_in, r.line AS registered_line,\n               k.definition, k.def_file AS file, k.def_line AS line\n        FROM dispatch_registrations r\n        LEFT JOIN registration_links k ON k.registration_id = r.id',
+    'kernel_launch_sites': '\n        SELECT s.qualified_name AS kernel, s.name AS kernel_name, k.def_file AS defined_in,\n               k.def_line AS defined_line, l.caller, l.template_args, l.config, l.file, l.line\n        FROM kernel_launches l\n        JOIN launch_links k ON k.launch_id = l.id\n        JOIN symbols s ON s.id = k.symbol_id',
+    'call_targets': "\n        SELECT c.caller, c.file, c.line, c.qualifier, c.callee, k.definition, k.def_file, k.def_line, k.overloads\n        FROM calls c\n        JOIN call_links k ON k.file = c.file AND k.qualifier = c.qualifier AND k.callee = c.callee\n        WHERE NOT c.is_method AND c.language != 'python'",
     'python_compositions': "\n        SELECT caller AS function, file, count(DISTINCT rtrim(op, '_')) AS ops,\n               group_concat(DISTINCT op) AS op_names\n        FROM python_bridges\n        WHERE caller != '' AND op NOT IN ('_local_scalar_dense', '_reshape_alias', 'alias', 'arange', 'as_strided', 'chunk', 'clone', 'contiguous', 'copy_', 'detach', 'diagonal', 'dim', 'empty', 'empty_like', 'empty_strided', 'equal', 'expand', 'expand_as', 'fill_', 'flatten', 'full', 'full_like', 'is_complex', 'is_contiguous', 'is_floating_point', 'is_nonzero', 'is_same_size', 'item', 'movedim', 'narrow', 'numel', 'ones', 'ones_like', 'options', 'permute', 'reshape', 'reshape_as', 'resize_', 'scalar_tensor', 'select', 'set_', 'size', 'sizes', 'slice', 'split', 'squeeze', 'stride', 'strides', 'sym_size', 't', 'tensor', 'to', 'transpose', 'type_as', 'unbind', 'unflatten', 'unsqueeze', 'view', 'view_as', 'zero_', 'zeros', 'zeros_like')\n        GROUP BY caller, file\n        HAVING count(DISTINCT rtrim(op, '_')) >= 2",
     'op_backward': '\n        SELECT d.full_name AS function, f.dispatch_key, f.inputs, f.formula, f.is_forward, f.uses_result,\n               f.file, f.line\n        FROM derivatives d JOIN derivative_formulas f ON f.derivative_id = d.id',
 }

@@ -38,3 +38,16 @@ def sample_copy(tmp_path) -> Path:
 def real_checkout() -> Path | None:
     path = os.environ.get("OPINDEX_REAL_CHECKOUT")
     return Path(path) if path and Path(path).is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def real_index(tmp_path_factory):
+    """An index of the tree OPINDEX_REAL_CHECKOUT names, built once per test session (skips without it)."""
+    from opindex.api import Index, build
+    root = real_checkout()
+    if root is None:
+        pytest.skip("set OPINDEX_REAL_CHECKOUT to a PyTorch source tree")
+    db = tmp_path_factory.mktemp("real-index") / "real.sqlite"
+    build(str(root), db)
+    with Index(db) as index:
+        yield index

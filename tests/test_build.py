@@ -16,13 +16,17 @@ from opindex.cli import main
 from opindex.schema import metadata
 
 
+_IDS = ("id", "native_function_id", "derivative_id", "dispatch_id", "registration_id", "launch_id", "symbol_id",
+        "built_at", "mtime_ns")
+
+
 def dump(db: Path) -> dict[str, list[tuple]]:
-    """Every table's content without ids and build-time stamps, sorted: what 'identical' means."""
+    """Every table's content without ids (row ids and the links' references to rows) and build-time stamps,
+    sorted: what 'identical' means."""
     con = sqlite3.connect(db)
     out = {}
     for table in metadata.sorted_tables:
-        cols = [c.name for c in table.columns if c.name not in ("id", "native_function_id", "derivative_id",
-                                                                "built_at", "mtime_ns")]
+        cols = [c.name for c in table.columns if c.name not in _IDS]
         if table.name == "meta":
             rows = con.execute("SELECT key, value FROM meta WHERE key NOT IN ('built_at', 'build_seconds')")
         else:
@@ -36,7 +40,7 @@ def test_meta_records_the_build(ix):
     meta = ix.meta
     assert meta["checkout_root"] == str(SAMPLE)
     assert meta["pytorch_version"] == (SAMPLE / "version.txt").read_text().strip()
-    assert meta["schema_version"] == "0001"
+    assert meta["schema_version"] == "0002"
     assert meta["checkout_kind"] == "source"
     assert meta["scope"] == "include=torch,aten,c10,tools,torchgen,functorch; " \
                             "exclude=torch/include,torch/lib,torch/share,torch/bin"

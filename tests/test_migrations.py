@@ -68,6 +68,8 @@ def test_oldest_schema_upgrades_in_place_with_its_data(sample_db, tmp_path):
     con.execute("ATTACH DATABASE ? AS fresh", (str(sample_db),))
     for table in metadata.sorted_tables:
         cols = [r[1] for r in con.execute(f"PRAGMA main.table_info({table.name})")]
+        if not cols:
+            continue  # a table later revisions add (the links: the migration derives them)
         fresh = {r[1] for r in con.execute(f"PRAGMA fresh.table_info({table.name})")}
         keep = ", ".join(c for c in cols if c in fresh)
         con.execute(f"INSERT INTO main.{table.name} ({keep}) SELECT {keep} FROM fresh.{table.name}")

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from opindex.extract.python import extract
-from opindex.extract.python_rules import absolute_import, classify
+from opindex.pytorch.python_rules import absolute_import, classify
 from opindex.schema import FACT_COLUMNS
 
 F = "torch/nn/modules/rnn.py"

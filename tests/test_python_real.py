@@ -44,7 +44,7 @@ def test_wheel_defs_match_ast(wheel):
 
 
 def test_wheel_bridges(wheel):
-    from opindex.resolve import bridges_of, is_module, resolve
+    from opindex.trace.names import bridges_of, is_module, resolve
     con, _ = wheel
     (lstm,) = [r for r in resolve(con, "nn.LSTM") if r.kind == "python_class"]
     assert lstm.qualified_name == "torch.nn.modules.rnn.LSTM" and is_module(con, lstm.qualified_name)

@@ -218,7 +218,7 @@ def test_up_from_a_python_class_says_why_not(sample_db):
 
 
 def test_a_trace_answers_repeated_lookups_once(ix):
-    from opindex import query as q
+    from opindex.trace import facts as q
     sql = "SELECT name FROM native_functions WHERE name = ? ORDER BY line"
     calls = []
     ix.con.set_trace_callback(calls.append)

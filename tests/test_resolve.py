@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from opindex.resolve import bridges_of, is_module, resolve
+from opindex.trace.names import bridges_of, is_module, resolve
 
 
 def got(ix, name):

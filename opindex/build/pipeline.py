@@ -39,7 +39,7 @@ class BuildReport:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)  # layers this checkout lacks
-    phases: dict[str, float] = field(default_factory=dict)  # seconds: discover, extract+store, finish
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: discover, extract, merge, finish, link
 
 
 def absent_layers(sources: list[SourceFile]) -> list[str]:
@@ -231,7 +231,9 @@ def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, p
         _load(writer, ck.root, tasks, jobs, report, progress, report.warnings.append, pool)
         report.rows = writer.counts()
         writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent))
-        report.phases["finish"] = time.monotonic() - start - sum(report.phases.values())
+        report.rows.update(writer.links)
+        report.phases["finish"] = time.monotonic() - start - sum(report.phases.values()) - writer.link_seconds
+        report.phases["link"] = writer.link_seconds
     except BaseException as exc:
         writer.abort()
         if isinstance(exc, (sqlite3.Error, OSError)):

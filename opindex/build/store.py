@@ -7,6 +7,7 @@ import SQLAlchemy), and the same schema serves PostgreSQL.
 from __future__ import annotations
 
 import os
+import time
 import shutil
 import sqlite3
 from pathlib import Path
@@ -191,8 +192,10 @@ class Writer:
             self.con.execute(f"DROP VIEW IF EXISTS {name}")
         for name, sql in VIEWS.items():
             self.con.execute(f"CREATE VIEW {name} AS {sql}")
-        from .. import link
-        link.derive(self.con)
+        from . import link
+        started = time.monotonic()
+        self.links = link.derive(self.con, checkout_row.get("root"))
+        self.link_seconds = time.monotonic() - started
         self.con.execute("DELETE FROM checkouts")
         self.con.execute("INSERT INTO checkouts (id, root, kind, pytorch_version, git_commit, built_at) "
                          "VALUES (:id, :root, :kind, :pytorch_version, :git_commit, :built_at)",

@@ -18,12 +18,13 @@ class FileFacts:
 
 @functools.lru_cache(maxsize=1)  # asked twice per build (compare, then record); the files do not change
 def fingerprint() -> str:
-    """SHA-1 of the extractors' code and queries: an index built by other extractors is rebuilt, not updated."""
+    """SHA-1 of the extractors' code and queries and the PyTorch rules they use (opindex/pytorch/): an index built by
+    other extractors is rebuilt, not updated."""
     import hashlib
     from pathlib import Path
     here = Path(__file__).parent
     digest = hashlib.sha1()
-    for path in sorted([*here.glob("*.py"), *here.glob("queries/*.scm")]):
+    for path in sorted([*here.glob("*.py"), *here.glob("queries/*.scm"), *here.parent.glob("pytorch/*.py")]):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()

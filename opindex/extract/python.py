@@ -19,7 +19,7 @@ import tree_sitter_python as tsp
 
 from ..sqlite_ddl import FACT_COLUMNS
 from . import FileFacts
-from .python_rules import (absolute_import, aten_op, classify, collapse, is_dotted, is_tensor_method_name,
+from ..pytorch.python_rules import (absolute_import, aten_op, classify, collapse, is_dotted, is_tensor_method_name,
                            normalize, package_of, string_value)
 
 QUERIES = Path(__file__).with_name("queries")

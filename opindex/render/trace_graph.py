@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html as _html
 
-from ..trace import Trace
+from ..trace.model import Trace
 
 _COLORS = {"python": "#fde68a", "bridge": "#fcd34d", "native": "#bfdbfe", "dispatch": "#93c5fd", "cpp": "#c7d2fe",
            "stub": "#ddd6fe", "registration": "#e9d5ff", "cuda": "#bbf7d0", "library": "#86efac",

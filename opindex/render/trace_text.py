@@ -1,7 +1,7 @@
 """A trace as text: the chain as an ASCII flow diagram, the full tree, each hop with source, a summary table."""
 from __future__ import annotations
 
-from ..trace import Hop, Trace
+from ..trace.model import Hop, Trace
 from .source import snippet
 
 

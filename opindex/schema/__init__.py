@@ -16,6 +16,8 @@ from .code import symbols, calls
 from .cpp import (macros, dispatch_stubs, dispatch_registrations, stub_calls, kernel_launches,
                   library_calls, type_dispatches)
 from .python import class_bases, module_state, python_imports, python_bridges, decompositions
+from .links import (LINK_TABLES, op_kernel_links, registration_links, launch_links, call_links,
+                    stub_arguments)
 from .views import VIEWS
 
 # Tables whose rows come from one source file each: rebuilt per file, deleted by file on re-index.
@@ -25,6 +27,7 @@ PER_FILE_TABLES = [
     "decompositions",
 ]
 # Registry tables are filled from the two YAML files; rows of the formulas/dispatch tables point at their entry.
+# Link tables are derived from the others by build/link.py, all of them again on every build.
 REGISTRY_TABLES = ["native_functions", "native_dispatch", "native_ufunc_loops", "derivatives", "derivative_formulas"]
 
 _SKIP = {"id", "checkout_id"}
@@ -32,11 +35,12 @@ FACT_COLUMNS: dict[str, tuple[str, ...]] = {
     name: tuple(c.name for c in metadata.tables[name].columns if c.name not in _SKIP) for name in PER_FILE_TABLES
 }
 
-SCHEMA_VERSION = "0001"  # the alembic head revision this code writes
+SCHEMA_VERSION = "0002"  # the alembic head revision this code writes
 
-__all__ = ["metadata", "FACT_COLUMNS", "PER_FILE_TABLES", "REGISTRY_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
+__all__ = ["metadata", "FACT_COLUMNS", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
     "checkouts", "meta", "files", "native_functions", "native_dispatch", "native_ufunc_loops", "derivatives",
     "derivative_formulas", "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls",
     "kernel_launches", "library_calls", "type_dispatches", "class_bases", "module_state", "python_imports",
-    "python_bridges", "decompositions",
+    "python_bridges", "decompositions", "op_kernel_links", "registration_links", "launch_links", "call_links",
+    "stub_arguments",
 ]

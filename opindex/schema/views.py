@@ -4,40 +4,42 @@ They are recreated by every build and migration, so they always match the tables
 """
 from __future__ import annotations
 
-from ..plumbing import PLUMBING_OPS
+from ..pytorch.plumbing import PLUMBING_OPS
 
 _PLUMBING = ", ".join(f"'{op}'" for op in sorted(PLUMBING_OPS))  # our own constant names, not user text
 
-_DEF_KINDS = "('function', 'method', 'impl_func')"
 
 VIEWS: dict[str, str] = {
-    "op_kernels": f"""
+    "op_kernels": """
         SELECT n.full_name AS function, d.dispatch_key, d.kernel, d.implicit,
-               s.qualified_name AS definition, s.kind, s.file, s.line
+               k.definition, s.kind, k.def_file AS file, k.def_line AS line
         FROM native_dispatch d
         JOIN native_functions n ON n.id = d.native_function_id
-        LEFT JOIN symbols s ON s.checkout_id = d.checkout_id AND s.name = d.kernel
-             AND s.language IN ('cpp', 'cuda') AND s.kind IN {_DEF_KINDS}""",
-    "op_stubs": f"""
+        JOIN op_kernel_links k ON k.dispatch_id = d.id AND k.chosen
+        LEFT JOIN symbols s ON s.id = k.symbol_id""",
+    "op_stubs": """
         SELECT n.full_name AS function, d.dispatch_key, d.kernel, c.stub, c.device_arg, c.file, c.line
         FROM native_dispatch d
         JOIN native_functions n ON n.id = d.native_function_id
-        JOIN symbols s ON s.checkout_id = d.checkout_id AND s.name = d.kernel
-             AND s.language IN ('cpp', 'cuda') AND s.kind IN {_DEF_KINDS}
-        JOIN stub_calls c ON c.checkout_id = s.checkout_id AND c.caller = s.qualified_name AND c.file = s.file""",
+        JOIN op_kernel_links k ON k.dispatch_id = d.id AND k.chosen
+        JOIN stub_calls c ON c.checkout_id = k.checkout_id AND c.caller = k.definition AND c.file = k.def_file""",
     "stub_kernels": """
         SELECT r.stub, r.device, r.cpu_capability, r.macro, r.kernel, r.from_macro,
                r.file AS registered_in, r.line AS registered_line,
-               s.qualified_name AS definition, s.file, s.line
+               k.definition, k.def_file AS file, k.def_line AS line
         FROM dispatch_registrations r
-        LEFT JOIN symbols s ON s.checkout_id = r.checkout_id AND s.name = r.kernel AND s.file = r.file
-             AND s.kind IN ('function', 'method')""",
+        LEFT JOIN registration_links k ON k.registration_id = r.id""",
     "kernel_launch_sites": """
-        SELECT k.qualified_name AS kernel, k.file AS defined_in, k.line AS defined_line,
-               l.caller, l.template_args, l.config, l.file, l.line
-        FROM symbols k
-        JOIN kernel_launches l ON l.checkout_id = k.checkout_id AND l.kernel = k.name AND l.kind = 'chevron'
-        WHERE k.kind = 'global_kernel'""",
+        SELECT s.qualified_name AS kernel, s.name AS kernel_name, k.def_file AS defined_in,
+               k.def_line AS defined_line, l.caller, l.template_args, l.config, l.file, l.line
+        FROM kernel_launches l
+        JOIN launch_links k ON k.launch_id = l.id
+        JOIN symbols s ON s.id = k.symbol_id""",
+    "call_targets": """
+        SELECT c.caller, c.file, c.line, c.qualifier, c.callee, k.definition, k.def_file, k.def_line, k.overloads
+        FROM calls c
+        JOIN call_links k ON k.file = c.file AND k.qualifier = c.qualifier AND k.callee = c.callee
+        WHERE NOT c.is_method AND c.language != 'python'""",
     "python_compositions": f"""
         SELECT caller AS function, file, count(DISTINCT rtrim(op, '_')) AS ops,
                group_concat(DISTINCT op) AS op_names
@@ -52,15 +54,20 @@ VIEWS: dict[str, str] = {
 }
 
 VIEW_DOCS: dict[str, str] = {
-    "op_kernels": "native function -> dispatch row -> C++ definition of the kernel (NULL definition: none indexed)."
-                  " Columns: function, dispatch_key, kernel, implicit, definition, kind, file, line.",
-    "op_stubs": "native function -> kernel definition -> the dispatch stubs it calls. Columns: function, "
-                "dispatch_key, kernel, stub, device_arg, file, line (of the stub call).",
-    "stub_kernels": "stub -> registration per device -> the registered function's definition in the same file. "
-                    "Columns: stub, device, cpu_capability, macro, kernel, from_macro, registered_in, "
-                    "registered_line, definition, file, line.",
-    "kernel_launch_sites": "__global__ kernel -> its <<<>>> launch sites. Columns: kernel, defined_in, "
-                           "defined_line, caller, template_args, config, file, line.",
+    "op_kernels": "native function -> dispatch row -> the C++ definition(s) its kernel name denotes "
+                  "(op_kernel_links.chosen: what `opindex trace` walks; NULL definition: none found by opindex). "
+                  "Columns: function, dispatch_key, kernel, implicit, definition, kind, file, line.",
+    "op_stubs": "native function -> kernel definition (op_kernel_links.chosen) -> the dispatch stubs it calls. "
+                "Columns: function, dispatch_key, kernel, stub, device_arg, file, line (of the stub call).",
+    "stub_kernels": "stub -> registration per device -> the registered function's definition (registration_links: "
+                    "its own file first). Columns: stub, device, cpu_capability, macro, kernel, from_macro, "
+                    "registered_in, registered_line, definition, file, line.",
+    "kernel_launch_sites": "__global__ kernel -> its <<<>>> launch sites (launch_links). Columns: kernel "
+                           "(qualified), kernel_name (bare), defined_in, defined_line, caller, template_args, config, "
+                           "file, line.",
+    "call_targets": "C++/CUDA call site -> the helper definition(s) it reaches (call_links; overloads > 1: every "
+                    "C++ overload the call may reach, one row each). Columns: caller, file, line, qualifier, callee, "
+                    "definition, def_file, def_line, overloads.",
     "python_compositions": "Python defs composed in Python: their bridges reach two or more ops (in-place twins such "
                            "as relu/relu_ count once; allocation, shape and view ops not at all). Columns: function, "
                            "file, ops, op_names.",

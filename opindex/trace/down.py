@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from . import query as q
-from .plumbing import PLUMBING_OPS
-from .trace import Hop, Trace
-from .walk_python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
+from . import facts as q
+from ..pytorch.plumbing import PLUMBING_OPS
+from .model import Hop, Trace
+from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
 MAX_OVERLOADS = 4  # native entries shown per bridged name
 LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for launches/stubs/op calls
@@ -34,6 +34,7 @@ class Walker:
         self.nest = 0
         self.unexpanded: dict[int, int] = {}
         self.call_sites: dict[int, tuple[str, int]] = {}  # helper hop -> where its caller called it
+        self.repeats: set[int] = set()  # hops that stand for something shown above (not walked again)
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
@@ -42,6 +43,18 @@ class Walker:
         self.trace.hops.append(hop)
         return hop
 
+    def repeat(self, hop: Hop) -> Hop:
+        """Mark a hop as a repeat of one shown above: said in its detail, known to the walk by id."""
+        self.repeats.add(hop.id)
+        hop.detail = "(shown above)"
+        return hop
+
+    def truncate(self, mark: int) -> None:
+        """Drop the hops from `mark` on (a helper that led nowhere)."""
+        del self.trace.hops[mark:]
+        self.repeats = {i for i in self.repeats if i < mark}
+        self.call_sites = {i: v for i, v in self.call_sites.items() if i < mark}
+
     def full(self) -> bool:
         return len(self.trace.hops) >= MAX_HOPS
 
@@ -49,8 +62,66 @@ class Walker:
         """Drop hops added since `mark` unless one of them is interesting; True when kept."""
         if any(h.layer in keep_if for h in self.trace.hops[mark:]):
             return True
-        del self.trace.hops[mark:]
+        self.truncate(mark)
         return False
+
+    # -- where a walk starts --------------------------------------------------------------------------------------
+    def start(self, targets: list, name: str) -> None:
+        """Walk down from the looked-up targets (opindex.trace.targets.Target)."""
+        if all(x.kind == "python_binding" for x in targets):
+            self.binding(name, [x.obj for x in targets])
+        elif all(x.kind == "by_name" for x in targets):
+            hop = self.add(None, "python", "by_name", name, detail=f"no Python definition or binding of {name} "
+                           f"found; traced as the op {targets[0].obj['name']} by name")
+            for target in targets[:4]:
+                self.tail(target.obj, self.native(target.obj, hop))
+        else:
+            for target in targets:
+                self.start_one(target)
+
+    def start_one(self, target) -> None:
+        if target.kind == "native":
+            hop = self.native(target.obj, None)
+            self.tail(target.obj, hop)
+            self.surfaces(target.obj, hop)
+        elif target.kind == "python_class":
+            self.python_class(target.obj, None, target.label)
+            self.tails_below()
+        elif target.kind == "python_function":
+            self.python_function(target.obj, None, target.label)
+            self.tails_below()
+        elif target.kind in ("cpp", "global_kernel"):
+            hop = self.cpp(target.obj, None, self.depth, 4)
+            for r in q.dispatch_rows_with_kernel(self.con, target.obj["name"])[:2]:
+                entry = q.native_by_id(self.con, r["native_function_id"])
+                self.add(hop, "native", "kernel_of", f"aten::{entry['full_name']}", entry["file"], entry["line"],
+                         f"{r['dispatch_key']} kernel of {entry['full_name']}")
+
+    def binding(self, name: str, entries: list[dict]) -> None:
+        """torch.add / Tensor.add_: no Python def; every non-out overload the variants bind is walked."""
+        entries = [e for e in entries if not e["is_out"]] or entries
+        first = entries[0]
+        variants = sorted({v.strip() for e in entries for v in e["variants"].split(",")})
+        hop = self.add(None, "python", "binding", name, first["file"], first["line"],
+                       f"no Python wrapper: bound from variants: {', '.join(variants)} of "
+                       f"{', '.join(e['full_name'] for e in entries)}")
+        for e in entries[:4]:
+            self.tail(e, self.native(e, hop))
+
+    def tails_below(self) -> None:
+        """Backward, decompositions and codegen of the ops a Python surface reaches directly (first showings)."""
+        for h in list(self.trace.hops):
+            parent = self.trace.hops[h.parent] if h.parent is not None else None
+            if (h.layer == "native" and h.kind == "entry" and parent is not None and parent.layer == "bridge"
+                    and h.id not in self.repeats):
+                entry = q.native_by_full_name(self.con, h.name.removeprefix("aten::"))
+                if entry:
+                    self.tail(entry[0], h)
+
+    def tail(self, entry: dict, hop) -> None:
+        self.backward_of(entry, hop)
+        self.decompositions(entry, hop)
+        self.codegen(entry, hop)
 
     # -- Python ---------------------------------------------------------------------------------------------------
     def python_class(self, cls: dict, parent: Hop | None = None, label: str | None = None) -> Hop:
@@ -111,7 +182,7 @@ class Walker:
         hop = self.add(parent, "bridge", b["kind"], b["text"], b["file"], b["line"], _bridge_detail(b))
         entries = bridged_entries(self.con, b)
         if not entries and b["kind"] == "tensor_method":
-            del self.trace.hops[hop.id:]  # x.dim(), x.size(): a method of the Python object, not an op
+            self.truncate(hop.id)  # x.dim(), x.size(): a method of the Python object, not an op
             return
         if not entries:
             self.add(hop, "native", "note", f"no native_functions.yaml entry named {b['op']}", absent=True)
@@ -124,8 +195,7 @@ class Walker:
         hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
                        entry["schema"])
         if entry["id"] in self.seen_native:
-            hop.detail = "(shown above)"
-            return hop
+            return self.repeat(hop)
         self.seen_native.add(entry["id"])
         if not entry["structured_delegate"]:
             self.dispatch(entry, hop, depth)
@@ -164,8 +234,9 @@ class Walker:
                 self.add(hop, "codegen", "ufunc", f"{kernel} is generated by torchgen's ufunc codegen "
                          "(torchgen/dest/ufunc.py) from the ufunc_inner_loop entries above")
                 continue
-            self.kernel_definitions(kernel, hop, depth, prefer_layer="cuda" if "CUDA" in keys else "cpp",
-                                    structured=bool(entry["structured"]))
+            # rows "CPU, CUDA: k" share a kernel name: the CUDA row's link prefers the definition in CUDA code
+            linked = next((r for r in chosen if r["kernel"] == kernel and r["dispatch_key"] == "CUDA"), row)
+            self.kernel_definitions(linked, kernel, hop, depth)
 
     def ufunc_loop(self, loop: dict, parent: Hop) -> None:
         defs = [s for s in q.symbols_named(self.con, loop["loop"]) if "/ufunc/" in s["file"]]
@@ -178,20 +249,23 @@ class Walker:
                      loop["line"], "no definition found under native/ufunc/", absent=True)
 
     # -- C++ ------------------------------------------------------------------------------------------------------
-    def kernel_definitions(self, kernel: str, parent: Hop, depth: int, prefer_layer: str,
-                           structured: bool = False) -> None:
-        defs = q.cpp_definitions(self.con, kernel, prefer_layer, structured)
-        if not defs:
+    def kernel_definitions(self, row: dict, kernel: str, parent: Hop, depth: int) -> None:
+        """The definitions a dispatch row's kernel name denotes (op_kernel_links: chosen ones walked)."""
+        links = q.kernel_links(self.con, row["id"])
+        chosen = [ln for ln in links if ln["chosen"] and ln["symbol_id"] is not None]
+        if not chosen:
             self.add(parent, "cpp", "note", f"no C++ definition of {kernel} in this checkout", absent=True)
             return
-        # C++ overloads of the kernel in the best file are all walked (one of them holds the work)
-        best = [d for d in defs if (d["qualified_name"], d["file"]) == (defs[0]["qualified_name"],
-                                                                         defs[0]["file"])][:3]
-        rest = [d for d in defs if d not in best]
-        for d in best:
-            hop = self.cpp(d, parent, depth, LOCAL_DEPTH)
+        rest = [ln for ln in links if not ln["chosen"]]
+        hop = None
+        for ln in chosen:
+            hop = self.cpp(q.symbol_by_id(self.con, ln["symbol_id"]), parent, depth, LOCAL_DEPTH)
+        if len(chosen) > 1:
+            for h in self.trace.hops[parent.id + 1:]:
+                if h.parent == parent.id and h.layer in ("cpp", "cuda"):
+                    h.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
         if rest and hop is not None:
-            others = ", ".join(f"{d['file']}:{d['line']}" for d in rest[:3])
+            others = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in rest[:3])
             hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
 
     def cpp(self, d: dict, parent: Hop, depth: int, local_depth: int, kind: str | None = None,
@@ -202,8 +276,7 @@ class Walker:
         if call_site is not None:
             self.call_sites[hop.id] = call_site
         if key in self.seen_cpp:
-            hop.detail = "(shown above)"
-            return hop
+            return self.repeat(hop)
         self.seen_cpp.add(key)
         if d["kind"] == "global_kernel":
             hop.layer = "cuda"
@@ -290,25 +363,20 @@ class Walker:
         self.seen_native, self.seen_cpp, self.seen_stub = (set(x) for x in saved)
 
     def local_call(self, call: dict, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
-        """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): shown only if it leads on."""
-        defs = [s for s in q.symbols_named(self.con, call["callee"])
-                if s["kind"] in ("function", "method", "impl_func", "global_kernel")]
-        if not defs:
-            return
-        same_file = [s for s in defs if s["file"] == d["file"]]
-        if not same_file and len(defs) > 3:
-            return  # a common name with many definitions: not a helper of this kernel
-        folder = d["file"].rsplit("/", 1)[0]
-        # same file, then real code before stand-ins (ConvPlaceholders.cpp), then the same folder
-        target = same_file[0] if same_file else min(defs, key=lambda s: (
-            "placeholder" in s["file"].lower(), not s["file"].startswith(folder + "/"), s["file"], s["line"]))
-        if (target["qualified_name"], target["file"]) in self.seen_cpp:
-            return
-        mark = len(self.trace.hops)
-        self.cpp(target, hop, depth, local_depth - 1, kind="calls", call_site=(call["file"], call["line"]))
-        if not self._prune(mark + 1):
-            self.seen_cpp.discard((target["qualified_name"], target["file"]))
-            del self.trace.hops[mark:]
+        """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): shown only if it leads on. A call
+        that may reach several C++ overloads walks each, marked (call_links.overloads)."""
+        links = q.call_targets(self.con, call["file"], call["qualifier"], call["callee"])
+        for ln in links:
+            target = q.symbol_by_id(self.con, ln["symbol_id"])
+            if (target["qualified_name"], target["file"]) in self.seen_cpp:
+                continue
+            mark = len(self.trace.hops)
+            self.cpp(target, hop, depth, local_depth - 1, kind="calls", call_site=(call["file"], call["line"]))
+            if len(links) > 1:
+                self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
+            if not self._prune(mark + 1):
+                self.seen_cpp.discard((target["qualified_name"], target["file"]))
+                self.truncate(mark)
 
     def stub(self, s: dict, parent: Hop, depth: int) -> None:
         passed = self.passed_stub(s, parent)
@@ -317,6 +385,7 @@ class Walker:
         hop = self.add(parent, "stub", "stub_call", s["stub"], s["file"], s["line"],
                        f"{s['stub']}({s['device_arg'] or ''}, ...)")
         if s["stub"] in self.seen_stub:
+            self.repeats.add(hop.id)
             hop.detail += " (shown above)"
             return
         self.seen_stub.add(s["stub"])
@@ -338,16 +407,12 @@ class Walker:
             self.registration(r, hop, depth)
 
     def passed_stub(self, s: dict, parent: Hop) -> str | None:
-        """The declared stub a helper's stub parameter stands for, read from the line that called the helper."""
-        if q.stub_declarations(self.con, s["stub"]) or parent.id not in self.call_sites:
+        """The declared stub a helper's stub parameter stands for at the call that reached it (stub_arguments)."""
+        if parent.id not in self.call_sites:
             return None
-        from .render.source import snippet
         file, line = self.call_sites[parent.id]
-        text = " ".join(snippet(self.trace.root, file, line, 0, 2))
-        for name in re.findall(r"\b(\w+_stub)\b", text):
-            if q.stub_declarations(self.con, name):
-                return name
-        return None
+        found = q.stub_argument(self.con, file, line, s["stub"])
+        return found["stub"] if found else None
 
     def registration(self, r: dict, parent: Hop, depth: int) -> None:
         cap = f" [{r['cpu_capability']}]" if r.get("cpu_capability") else ""
@@ -358,16 +423,15 @@ class Walker:
             return
         hop = self.add(parent, "registration", r["macro"], f"{r['device']}{cap}: {r['kernel']}", r["file"],
                        r["line"], f"{r['macro']}({r['stub']}, {r['kernel']}){macro}")
-        name = r["kernel"].split("::")[-1].split("<")[0]
-        defs = [s for s in q.symbols_named(self.con, name) if s["kind"] in ("function", "method")]
-        same = [s for s in defs if s["file"] == r["file"]] or defs
-        if not same:
+        link = q.registration_link(self.con, r["id"])
+        if link is None or link["symbol_id"] is None:
             self.add(hop, "cpp", "note", f"no definition of {r['kernel']} found", absent=True)
             return
+        d = q.symbol_by_id(self.con, link["symbol_id"])
         mark = len(self.trace.hops)
-        self.cpp(same[0], hop, depth, LOCAL_DEPTH, kind="registered_kernel")
+        self.cpp(d, hop, depth, LOCAL_DEPTH, kind="registered_kernel")
         if r["device"] != "CPU" and not any(h.layer in ("cuda", "library") for h in self.trace.hops[mark:]):
-            self.launches_in_file(same[0], hop)
+            self.launches_in_file(d, hop)
 
     def launches_in_file(self, d: dict, parent: Hop) -> None:
         """A device kernel that reaches its launch through a functor or lambda (`sum_functor<T>{}(iter)`) has no
@@ -387,10 +451,9 @@ class Walker:
             targs = launch.get("template_args") or ""
             hop = self.add(parent, "cuda", "launch", f"{launch['kernel']}{targs}<<<{launch['config'] or ''}>>>",
                            launch["file"], launch["line"], "kernel launch")
-            kernels = [s for s in q.symbols_named(self.con, launch["kernel"]) if s["kind"] == "global_kernel"]
-            same = [s for s in kernels if s["file"] == launch["file"]] or kernels
-            if same:
-                k = same[0]
+            link = q.launch_link(self.con, launch["id"])
+            if link is not None and link["symbol_id"] is not None:
+                k = q.symbol_by_id(self.con, link["symbol_id"])
                 self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
                          _cpp_detail(k))
         elif launch["kind"] == "tensor_iterator":  # cub/thrust launches are shown as their library calls

@@ -1,4 +1,4 @@
-"""query: small, indexed lookups the trace and the listing commands are built from.
+"""facts: every lookup the walks make, small and indexed: the per-file facts and the links build/link.py derives.
 
 Every function takes an sqlite3 connection and bound parameters; none formats user text into SQL. Results are
 plain dicts (column -> value).
@@ -55,6 +55,10 @@ def memoized(con: sqlite3.Connection):
 
 
 # -- registry -----------------------------------------------------------------------------------------------
+def native_by_id(con, native_function_id: int) -> dict:
+    return rows(con, "SELECT * FROM native_functions WHERE id = ?", (native_function_id,))[0]
+
+
 def native_by_full_name(con, full_name: str) -> list[dict]:
     return rows(con, "SELECT * FROM native_functions WHERE full_name = ? ORDER BY line", (full_name,))
 
@@ -113,34 +117,37 @@ def ufunc_loops(con, native_function_id: int) -> list[dict]:
 
 
 # -- C++ ----------------------------------------------------------------------------------------------------
-KERNEL_KINDS = ("function", "impl_func")  # what a dispatch row can name: free functions, TORCH_IMPL_FUNC
 
 
-def cpp_definitions(con, kernel: str, prefer_layer: str | None = None, structured: bool = False) -> list[dict]:
-    """Definitions a YAML kernel name refers to, best first.
+def symbol_by_id(con, symbol_id: int) -> dict:
+    return rows(con, "SELECT * FROM symbols WHERE id = ?", (symbol_id,))[0]
 
-    `at::native::foo` matches qualified names; a bare name matches symbols.name. Kernels are free functions or
-    TORCH_IMPL_FUNCs (never methods such as Vectorized::relu); at::native and ATen's native/ folder come first,
-    then the layer asked for (cuda for a CUDA kernel); tests and vectorization headers only as a last resort."""
-    bare = kernel.split("::")[-1]
-    found = rows(con, f"""
-        SELECT s.*, f.layer FROM symbols s JOIN files f ON f.path = s.file AND f.checkout_id = s.checkout_id
-        WHERE s.name = ? AND s.language IN ('cpp', 'cuda') AND s.kind IN {KERNEL_KINDS}""", (bare,))
-    if "::" in kernel:
-        found = [s for s in found if s["qualified_name"] == kernel] or found
-    native = [s for s in found if "::native" in s["scope"] or "/native/" in s["file"]]
-    found = native or [s for s in found if "/test/" not in s["file"] and "/vec" not in s["file"]]
 
-    def rank(s):
-        # a structured entry's kernel is its TORCH_IMPL_FUNC, even when a plain function shares the name
-        return (0 if structured and s["kind"] == "impl_func" else 1,
-                0 if s["qualified_name"] == f"at::native::{bare}" else 1,
-                0 if s["kind"] == "impl_func" else 1,
-                0 if prefer_layer and s["layer"] == prefer_layer else 1,
-                1 if "/quantized/" in s["file"] or "/sparse/" in s["file"] else 0,
-                1 if "placeholder" in s["file"].lower() else 0,  # stand-ins built when a library is off
-                s["file"], s["line"])
-    return sorted(found, key=rank)
+# -- derived links (build/link.py) -----------------------------------------------------------------------------
+def kernel_links(con, dispatch_id: int) -> list[dict]:
+    """The definitions a dispatch row's kernel name may denote, best first; `chosen` ones are walked."""
+    return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))
+
+
+def call_targets(con, file: str, qualifier: str, callee: str) -> list[dict]:
+    return rows(con, "SELECT * FROM call_links WHERE file = ? AND qualifier = ? AND callee = ? ORDER BY def_line",
+                (file, qualifier, callee))
+
+
+def registration_link(con, registration_id: int) -> dict | None:
+    found = rows(con, "SELECT * FROM registration_links WHERE registration_id = ?", (registration_id,))
+    return found[0] if found else None
+
+
+def launch_link(con, launch_id: int) -> dict | None:
+    found = rows(con, "SELECT * FROM launch_links WHERE launch_id = ?", (launch_id,))
+    return found[0] if found else None
+
+
+def stub_argument(con, file: str, line: int, parameter: str) -> dict | None:
+    found = rows(con, "SELECT * FROM stub_arguments WHERE file = ? AND line = ? AND parameter = ?",
+                 (file, line, parameter))
+    return found[0] if found else None
 
 
 def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:

@@ -1,7 +1,8 @@
 """trace: the cross-layer chain of one operation, as a tree of hops with file and line.
 
-A Trace is plain data (to_dict / to_json are the stable, documented shape); the renderers in opindex.render turn
-it into text, Markdown, Graphviz dot and Mermaid. The walks that build it live in opindex.walk.
+A Trace is plain data (to_dict / to_json are the stable, documented shape). The walks that build it live beside
+this module (down.py, up.py); opindex.render turns it into text, Markdown, Graphviz dot and Mermaid
+(render.TraceView adds those methods for notebooks). Nothing here imports a renderer.
 """
 from __future__ import annotations
 
@@ -63,28 +64,3 @@ class Trace:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
-    def to_text(self, context: int = 2) -> str:
-        from .render.trace_text import render
-        return render(self, context=context)
-
-    def to_markdown(self) -> str:
-        from .render.trace_graph import markdown
-        return markdown(self)
-
-    def to_dot(self) -> str:
-        from .render.trace_graph import dot
-        return dot(self)
-
-    def to_mermaid(self) -> str:
-        from .render.trace_graph import mermaid
-        return mermaid(self)
-
-    def _repr_markdown_(self) -> str:
-        return self.to_markdown()
-
-    def _repr_html_(self) -> str:
-        from .render.trace_graph import html
-        return html(self)
-
-    def __str__(self) -> str:
-        return self.to_text(context=0)

@@ -13,7 +13,7 @@ import sqlite3
 import weakref
 from dataclasses import dataclass
 
-from .extract.python_rules import C_NAMESPACES, normalize
+from ..pytorch.python_rules import C_NAMESPACES, normalize
 
 # Conventional spellings (import torch.nn.functional as F; from torch import nn, Tensor; aten = torch.ops.aten).
 CONVENTIONS = {"F": "torch.nn.functional", "nn": "torch.nn", "Tensor": "torch.Tensor", "aten": "torch.ops.aten"}

@@ -2,7 +2,7 @@
 through a class's bases, and which native_functions.yaml entries a bridge reaches."""
 from __future__ import annotations
 
-from . import query as q
+from . import facts as q
 
 
 def bridged_entries(con, b: dict) -> list[dict]:

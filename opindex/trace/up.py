@@ -2,16 +2,29 @@
 registrations, the stub's callers, the native functions whose kernels reach them, and their Python surfaces."""
 from __future__ import annotations
 
-from . import query as q
-from .trace import Hop
-from .walk import Walker, _cpp_detail
-from .walk_python import bridged_entries
+from . import facts as q
+from .model import Hop
+from .down import Walker, _cpp_detail
+from .python import bridged_entries
 
 MAX_CALLERS = 6
 MAX_BRIDGES = 8
 
 
 class UpWalker(Walker):
+    def start(self, targets: list) -> None:
+        """Walk up from the looked-up targets (opindex.trace.targets.Target)."""
+        for target in targets:
+            if target.kind == "global_kernel":
+                self.global_kernel(target.obj)
+            elif target.kind == "stub":
+                self.stub_up(target.label, None, 4)
+            elif target.kind in ("native", "python_binding", "by_name"):  # an op: its Python surfaces and callers
+                if not target.obj["is_out"] or target.kind == "native":
+                    self.native_up(target.obj["id"], None)
+            else:
+                self.function(target.obj)
+
     def global_kernel(self, k: dict, parent: Hop | None = None) -> Hop:
         hop = self.add(parent, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
                        _cpp_detail(k))
@@ -37,8 +50,7 @@ class UpWalker(Walker):
         key = (qualified_name, file)
         hop = self.add(parent, "cpp", d["kind"], qualified_name, d["file"], d["line"], _cpp_detail(d))
         if key in self.seen_cpp:
-            hop.detail = "(shown above)"
-            return hop
+            return self.repeat(hop)
         self.seen_cpp.add(key)
         name = d["name"]
         # a registration names a function of its own file (LayerNormKernelImpl exists once per device)
@@ -64,8 +76,7 @@ class UpWalker(Walker):
     def stub_up(self, stub: str, parent: Hop | None, budget: int, device: str | None = None) -> Hop:
         hop = self.add(parent, "stub", "stub", stub)
         if stub in self.seen_stub:
-            hop.detail = "(shown above)"
-            return hop
+            return self.repeat(hop)
         self.seen_stub.add(stub)
         decl = q.stub_declarations(self.con, stub)
         if decl:
@@ -109,11 +120,11 @@ class UpWalker(Walker):
                 self.native_up(r["native_function_id"], ch, budget - 1)
 
     def native_up(self, native_function_id: int, parent: Hop, budget: int = 2) -> None:
-        entry = q.rows(self.con, "SELECT * FROM native_functions WHERE id = ?", (native_function_id,))[0]
+        entry = q.native_by_id(self.con, native_function_id)
         hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
                        entry["schema"])
         if entry["id"] in self.seen_native:
-            hop.detail = "(shown above)"
+            self.repeat(hop)
             return
         self.seen_native.add(entry["id"])
         targets = [entry] + q.delegating_entries(self.con, entry["full_name"])

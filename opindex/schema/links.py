@@ -1,0 +1,101 @@
+"""Derived links: cross-layer edges computed once per build from the fact tables (opindex/build/link.py).
+
+The trace and the SQL views read these same rows, so `opindex sql` and `opindex trace` give one answer. Every
+row points at the fact it links (dispatch row, registration, launch, call site) and at the definition it chose
+(symbols.id plus its qualified name, file and line, so a query needs no second join). NULL symbol_id: no
+definition was found in this checkout by opindex's rules.
+"""
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Column, Index, Integer, String, Table, Text
+
+from .core import metadata, checkout_fk
+
+
+def _definition() -> list[Column]:
+    return [Column("symbol_id", Integer, comment="symbols.id of the definition, NULL when none was found"),
+            Column("definition", Text, comment="its qualified name"),
+            Column("def_file", Text, comment="file of the definition"),
+            Column("def_line", Integer, comment="line of the definition")]
+
+
+op_kernel_links = Table(
+    "op_kernel_links", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("dispatch_id", Integer, nullable=False, comment="native_dispatch.id"),
+    Column("native_function_id", Integer, nullable=False, comment="native_functions.id"),
+    Column("dispatch_key", String(64), nullable=False, comment="the row's dispatch key"),
+    Column("kernel", Text, nullable=False, comment="the kernel name as written in the YAML"),
+    *_definition(),
+    Column("rank", Integer, nullable=False,
+           comment="0 for the best candidate; a structured entry's TORCH_IMPL_FUNC, then at::native, then the "
+                   "layer of the key (cuda for CUDA), code before tests, placeholders and quantized/sparse last"),
+    Column("chosen", Boolean, nullable=False,
+           comment="1 for the definitions the kernel name denotes: the best candidate and its C++ overloads in "
+                   "the same file (the trace walks these); 0 for other candidates"),
+    Index("ix_op_kernel_links_dispatch", "dispatch_id"),
+    Index("ix_op_kernel_links_kernel", "kernel"),
+    comment="native_dispatch row -> the C++ definition(s) of its kernel.",
+)
+
+registration_links = Table(
+    "registration_links", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("registration_id", Integer, nullable=False, comment="dispatch_registrations.id"),
+    Column("stub", Text, nullable=False, comment="the stub registered"),
+    Column("device", String(16), nullable=False, comment="the registration's device"),
+    Column("kernel", Text, nullable=False, comment="the registered function as written"),
+    *_definition(),
+    Index("ix_registration_links_registration", "registration_id"),
+    Index("ix_registration_links_stub", "stub"),
+    comment="REGISTER_*DISPATCH site -> the definition of the registered function (its own file first).",
+)
+
+launch_links = Table(
+    "launch_links", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("launch_id", Integer, nullable=False, comment="kernel_launches.id (chevron launches)"),
+    Column("kernel", Text, nullable=False, comment="the launched name as written"),
+    *_definition(),
+    Index("ix_launch_links_launch", "launch_id"),
+    Index("ix_launch_links_symbol", "symbol_id"),
+    comment="<<<>>> launch -> the __global__ definition it launches (its own file first).",
+)
+
+call_links = Table(
+    "call_links", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("file", Text, nullable=False, comment="the calling file"),
+    Column("qualifier", Text, nullable=False, comment="the call's qualifier as written (at::cuda::blas, '')"),
+    Column("callee", Text, nullable=False, comment="the called name"),
+    *_definition(),
+    Column("overloads", Integer, nullable=False,
+           comment="how many definitions the call may reach (C++ overloads of one name in one file); above 1 the "
+                   "call is ambiguous to opindex and every one is listed, never one picked"),
+    Index("ix_call_links_site", "file", "callee"),
+    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written "
+            "qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm); "
+            "then the same file first, then the same folder; a name with more than 3 definitions "
+            "elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) "
+            "are not here: they go through the dispatcher (native_functions).",
+)
+
+stub_arguments = Table(
+    "stub_arguments", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("file", Text, nullable=False, comment="file of the call that passes the stub"),
+    Column("line", Integer, nullable=False, comment="line of that call"),
+    Column("helper", Text, nullable=False, comment="qualified name of the helper called"),
+    Column("parameter", Text, nullable=False, comment="the stub as the helper names it (a parameter: stub)"),
+    Column("stub", Text, nullable=False, comment="the declared stub passed at the call (argmax_stub)"),
+    Index("ix_stub_arguments_site", "file", "line"),
+    comment="A helper called with a dispatch stub as an argument (argmax_argmin_impl(..., argmax_stub)): which "
+            "declared stub its stub parameter stands for, read from the call's text at build time.",
+)
+
+LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments"]

@@ -1,0 +1,69 @@
+"""trace: the query side, in walking order.
+
+    targets.py   what a typed name refers to (names.py resolves Python names through imports and aliases)
+    facts.py     every SELECT the walks make: facts and the derived links of build/link.py
+    python.py    how a walk follows Python code (imports, self.x(), bridges into C++)
+    down.py      the downward walk: Python -> YAML -> C++ -> stubs -> CUDA -> backward
+    up.py        the upward walk: a kernel, function or stub -> what reaches it
+    model.py     Hop and Trace, plain data
+
+`trace()` below looks the name up and picks the walker. The renderers (opindex.render) read the model; nothing
+here imports them.
+"""
+from __future__ import annotations
+
+from ..model import OpindexError
+from . import facts as q
+from .down import Walker
+from .model import LAYERS, Hop, Trace
+from .targets import Target, lookup, suggestions
+from .up import UpWalker
+
+__all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
+
+
+def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
+          root: str | None = None) -> Trace:
+    with q.memoized(con):  # about half of a large trace's lookups repeat
+        return _trace(con, name, device, depth, up, backward, root)
+
+
+def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None) -> Trace:
+    if device not in q.DEVICES:
+        raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
+    targets = lookup(con, name)
+    bottom_up = up if up is not None else bool(targets) and all(t.kind in ("stub", "global_kernel") or (
+        t.kind == "cpp" and _is_registered_kernel(con, t.obj)) for t in targets)
+    t = Trace(query=name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root)
+    if not targets:
+        t.candidates = suggestions(con, name)
+        t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in this index" + (
+            "; did you mean: " + ", ".join(t.candidates) if t.candidates else "")
+        return t
+    if _ambiguous(targets):
+        t.candidates = [f"{x.label} ({x.kind}, {x.obj.get('file')}:{x.obj.get('line')})" for x in targets]
+        t.message = f"{name!r} is ambiguous; name one of the candidates"
+        return t
+    python = [x.kind for x in targets if x.kind in ("python_class", "python_function")]
+    if bottom_up and python:  # Python code is the top: there is nothing above it to walk to
+        t.message = (f"{name!r} is a {python[0].replace('python_', 'Python ')}: --up walks from an op, a C++ "
+                     f"function, a stub or a kernel to what reaches it; trace {name} without --up")
+        return t
+    if bottom_up:
+        UpWalker(con, t, backward=backward).start(targets)
+    else:
+        Walker(con, t, backward=backward).start(targets, name)
+    return t
+
+
+def _ambiguous(targets: list[Target]) -> bool:
+    kinds = {x.kind for x in targets}
+    if kinds <= {"native", "python_binding"} or kinds == {"by_name"}:
+        return False  # overloads of one op are walked together
+    return len({x.label for x in targets}) > 1
+
+
+def _is_registered_kernel(con, sym: dict) -> bool:
+    if sym["kind"] == "global_kernel":
+        return True
+    return bool(q.kernels_registered_as(con, sym["name"])) and not q.dispatch_rows_with_kernel(con, sym["name"])

@@ -1,0 +1,61 @@
+"""The link step (opindex/build/link.py): exact links on the sample, and SQL and trace agreeing on the sample and
+on a real tree (both read the same link tables)."""
+from __future__ import annotations
+
+import random
+
+from agreement import disagreements
+
+
+def test_op_kernel_link_prefers_the_structured_impl(ix):
+    # argmax_out names both TORCH_IMPL_FUNC(argmax_out) and a plain overload: the structured entry denotes the first
+    rows = ix.rows("SELECT dispatch_key, definition, def_file, def_line, chosen FROM op_kernel_links k "
+                   "JOIN native_functions n ON n.id = k.native_function_id WHERE n.full_name = 'argmax.out' "
+                   "ORDER BY dispatch_key, rank")
+    chosen = [(r["dispatch_key"], r["definition"], r["def_file"], r["def_line"]) for r in rows if r["chosen"]]
+    assert chosen == [("CPU", "at::native::structured_argmax_out", "aten/src/ATen/native/ReduceOps.cpp", 14),
+                      ("CUDA", "at::native::structured_argmax_out", "aten/src/ATen/native/ReduceOps.cpp", 14)]
+    assert ix.rows("SELECT definition, line FROM op_kernels WHERE function = 'argmax.out'") == [
+        {"definition": "at::native::structured_argmax_out", "line": 14}] * 2
+
+
+def test_stub_argument_is_read_from_the_call(ix):
+    assert ix.rows("SELECT file, line, helper, parameter, stub FROM stub_arguments") == [
+        {"file": "aten/src/ATen/native/ReduceOps.cpp", "line": 15, "helper": "at::native::argmax_impl",
+         "parameter": "stub", "stub": "argmax_stub"}]
+
+
+def test_call_links_keep_every_overload_and_respect_the_qualifier(ix):
+    rows = ix.rows("SELECT file, qualifier, definition, def_line, overloads FROM call_links WHERE callee = 'gemm' "
+                   "ORDER BY file, def_line")
+    # both gemm<float> and gemm<double> specialisations: the call cannot be told apart, so both, marked
+    assert [(r["file"], r["qualifier"], r["def_line"], r["overloads"]) for r in rows] == [
+        ("aten/src/ATen/native/cuda/Blas.cpp", "at::cuda::blas", 7, 2),
+        ("aten/src/ATen/native/cuda/Blas.cpp", "at::cuda::blas", 15, 2)]
+    # cpublas::gemm in LinearAlgebra.cpp has no definition in the sample: it is not linked to at::cuda::blas::gemm
+    assert not ix.rows("SELECT * FROM call_links WHERE qualifier = 'cpublas'")
+
+
+def test_registration_and_launch_links(ix):
+    regs = ix.rows("SELECT device, definition, file, line FROM stub_kernels WHERE stub = 'add_stub' ORDER BY device")
+    assert regs == [
+        {"device": "CPU", "definition": "at::native::add_kernel",
+         "file": "aten/src/ATen/native/cpu/BinaryOpsKernel.cpp", "line": 8},
+        {"device": "CUDA", "definition": "at::native::add_kernel_cuda",
+         "file": "aten/src/ATen/native/cuda/BinaryAddKernel.cu", "line": 16}]
+    assert ix.rows("SELECT kernel, kernel_name, defined_line, file, line FROM kernel_launch_sites "
+                   "WHERE kernel_name = 'cunn_SoftMaxForward'") == [
+        {"kernel": "at::native::cunn_SoftMaxForward", "kernel_name": "cunn_SoftMaxForward", "defined_line": 9,
+         "file": "aten/src/ATen/native/cuda/SoftMax.cu", "line": 31}]
+
+
+def test_sql_and_trace_agree_on_every_sample_op(ix):
+    names = [r["full_name"] for r in ix.rows("SELECT full_name FROM native_functions ORDER BY id")]
+    assert len(names) == 24
+    assert disagreements(ix, names) == []
+
+
+def test_sql_and_trace_agree_on_200_real_ops(real_index):
+    names = [r["full_name"] for r in real_index.rows("SELECT full_name FROM native_functions ORDER BY id")]
+    sample = random.Random(12).sample(names, 200)
+    assert disagreements(real_index, sample) == []
