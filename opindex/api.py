@@ -129,6 +129,17 @@ class Index:
         return [{"kernel": h.name, "kind": h.kind, "file": h.file, "line": h.line} for h in t.hops
                 if h.layer in ("cuda", "library") and not h.absent]
 
+    def profile(self, path: str | os.PathLike, *, limit: int | None = None, dataframe: bool = False,
+                progress=None):
+        """A torch.profiler Chrome trace (.json/.json.gz) or a list of kernel names, one row per kernel name, largest
+        GPU time first: its __global__ definition or library call site, op body, stub, dispatch row, aten op.
+        A list of dicts that also carries .total_us, .attributed_share, .warnings, .caps (a pandas DataFrame
+        with dataframe=True)."""
+        from .profile.report import annotate
+        rows = annotate(self.con, path, root=self.meta.get("checkout_root"),
+                        index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress)
+        return rows.to_dataframe() if dataframe else rows
+
     # -- facts about the index ------------------------------------------------------------------------------
     @property
     def meta(self) -> dict[str, str]:

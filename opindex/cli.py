@@ -289,6 +289,46 @@ def kernels(op_name, db, fmt):
 
 
 @main.command()
+@click.argument("profile_path", metavar="PROFILE", type=click.Path(dir_okay=False))
+@db_option
+@click.option("--limit", type=click.IntRange(1), default=None, help="Show only the N kernels with the most GPU time.")
+@click.option("--fmt", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]), default=None,
+              help="Output format (default: table on a terminal, json otherwise).")
+@click.option("--table", "fmt", flag_value="table", help="Same as --fmt table.")
+@click.option("--json", "fmt", flag_value="json", help="Same as --fmt json.")
+@click.option("--csv", "fmt", flag_value="csv", help="Same as --fmt csv.")
+@click.option("--markdown", "fmt", flag_value="markdown", help="A Markdown report: a table, then each kernel's chain.")
+@click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time bars, chains, snippets.")
+@_fail_cleanly
+def profile(profile_path, db, limit, fmt):
+    """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
+    or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
+    from .api import Index
+    from .profile import render
+    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    with Index(db) as ix:
+        bar = None
+
+        def progress(done, total):
+            nonlocal bar
+            if bar is None and total >= 200 and sys.stderr.isatty():   # small profiles finish before a bar helps
+                bar = click.progressbar(length=total, label="attributing kernels", file=sys.stderr)
+                bar.__enter__()
+            if bar is not None:
+                bar.update(1)
+        try:
+            rows = ix.profile(profile_path, limit=limit, progress=progress)
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
+    if fmt != "table":
+        for w in rows.warnings:
+            click.echo(f"warning: {w}", err=True)
+    click.echo({"table": render.to_table, "json": render.to_json, "csv": render.to_csv,
+                "markdown": render.to_markdown, "html": render.to_html}[fmt](rows), nl=False)
+
+
+@main.command()
 @db_option
 @click.option("--to", "revision", default="head", show_default=True, help="Target schema revision.")
 @click.option("--downgrade", is_flag=True, help="Go down to --to instead of up.")

@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from .chrome import KernelGroup, Profile, read_profile
 from .kernel_name import KernelName, parse_kernel_name
+from .report import ProfileRows, annotate
 
-__all__ = ["KernelGroup", "KernelName", "Profile", "parse_kernel_name", "read_profile"]
+__all__ = ["KernelGroup", "KernelName", "Profile", "ProfileRows", "annotate", "parse_kernel_name", "read_profile"]

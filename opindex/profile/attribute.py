@@ -15,6 +15,7 @@ same ops and helpers many times.
 """
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from collections import deque
@@ -32,7 +33,7 @@ DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAut
 _UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
 UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
 _SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set|Create|Destroy)|Descriptor|"
-                         r"WorkspaceSize|Handle|Stream$")
+                         r"WorkspaceSize|Handle|Stream$|Builder$")
 
 
 def _loc(file, line) -> str | None:
@@ -47,6 +48,7 @@ def _last(name: str) -> str:
     return name.split("::")[-1]
 
 
+@functools.lru_cache(maxsize=65536)
 def _host_only(path: str) -> bool:
     parts = path.split("/")[:-1]
     return any(p in HOST_ONLY_DIRS for p in parts)
@@ -83,6 +85,17 @@ class Attributor:
                        f"WHERE s.name = ? AND s.kind IN ({marks}) AND s.language != 'python' "
                        f"ORDER BY s.file, s.line", (name, *kinds))
 
+    def _gpu_defs(self, name: str) -> list[tuple]:
+        """Function definitions of a callee outside host-only folders; a name with many definitions (size, get) is
+        too generic to follow and gives none."""
+        key = ("gpudefs", name)
+        if key not in self._cache:
+            n = self._q("SELECT count(*) FROM symbols WHERE name = ?", (name,))[0][0]
+            rows = [] if n > 12 else [d for d in self.defs(name, ("function", "method", "impl_func"))
+                                      if not _host_only(d[1])]
+            self._cache[key] = rows
+        return self._cache[key]
+
     def pick(self, name: str, namespace: list[str], kinds: tuple, gpu_context: bool = True):
         """The definitions of `name` in `namespace`: (primary, alternates, note). Same name AND a compatible
         namespace: the index's scope equals the profile's (anonymous namespaces left out on both sides); a
@@ -115,27 +128,41 @@ class Attributor:
             names.add(n)
         return sorted(names)
 
+    def _by_last(self, table: str) -> dict:
+        """A table's rows keyed by the last component of the kernel name as written (`binary_internal::f` and
+        `at::native::f` are f): dispatch rows and registrations are small, one read beats a LIKE scan per name."""
+        key = ("bylast", table)
+        if key not in self._cache:
+            m: dict = {}
+            if table == "native_dispatch":
+                rows = self.con.execute("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch")
+                for r in rows:
+                    m.setdefault(_last(r[2] or ""), []).append(tuple(r))
+            else:
+                rows = self.con.execute("SELECT stub, file, line, kernel FROM dispatch_registrations "
+                                        "WHERE device = 'CUDA' AND kernel IS NOT NULL")
+                for r in rows:
+                    m.setdefault(_last(r[3].lstrip("&")), []).append(tuple(r[:3]))
+            self._cache[key] = m
+        return self._cache[key]
+
     def dispatch_rows(self, qualified: str) -> list[tuple]:
         """native_dispatch rows (function, key, kernel, file, line) naming this function (CUDA-capable keys)."""
         out = []
         for n in self.symbol_name(qualified):
             if "::" in n:
                 continue
-            for r in self._q("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch "
-                             "WHERE kernel = ? OR kernel LIKE ?", (n, "%::" + n)):
+            for r in self._by_last("native_dispatch").get(n, ()):
                 if r[1] in DISPATCH_KEY_ORDER or r[1].startswith("Composite"):
                     out.append(r)
         return sorted(set(out), key=lambda r: (r[3], r[4], r[1]))
 
     def registrations(self, qualified: str) -> list[tuple]:
-        """CUDA registrations (stub, file, line) of this function."""
+        """CUDA registrations (stub, file, line) of this function, its name written bare or qualified."""
         out = []
         for n in self.symbol_name(qualified):
-            if "::" in n:
-                continue
-            # written as registered: &div_true_kernel_cuda or binary_internal::div_true_kernel_cuda
-            out += self._q("SELECT stub, file, line FROM dispatch_registrations WHERE device = 'CUDA' AND "
-                           "(kernel = ? OR kernel LIKE ?)", (n, "%::" + n))
+            if "::" not in n:
+                out += self._by_last("dispatch_registrations").get(n, ())
         return sorted(set(out))
 
     def callers(self, name: str) -> list[tuple]:
@@ -204,7 +231,7 @@ class Attributor:
         if body == "ufunc":
             pass
         elif starts:
-            self._up(starts, g, row, chain)
+            self._up(starts, g, row, chain, kn.hints)
         elif row["op"]:
             self._op_down_context(g, row, chain)
         row["note"] = "; ".join(n for n in notes + ([row["note"]] if row["note"] else []) if n)
@@ -216,7 +243,23 @@ class Attributor:
         rows = [r for r in rows if r[1] not in alt_files and not _host_only(r[1])]
         # launches whose literal template arguments contradict the profile's (<4, ...> vs <2, ...>) are not it
         narrowed = [r for r in rows if _targs_agree(r[3], kn.template_args)]
-        return narrowed or rows
+        return narrowed or rows or self._text_launches(kn, prim)
+
+    def _text_launches(self, kn: KernelName, prim) -> list[tuple]:
+        """Launches the index did not record (a `k<...><<<...>>>` inside a #define, such as PersistentSoftmax.cuh's
+        LAUNCH_SOFTMAX_WARP_FORWARD): looked for in the definition's own file, with the enclosing function."""
+        text = self._read(prim[1]) if self.root else None
+        if not text:
+            return []
+        out = []
+        pat = re.compile(r"\b" + re.escape(kn.name) + r"\s*(<[^;{}]*?>)?[\s\\]*<<<([^;]*?)>>>", re.S)
+        for m in pat.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            enc = self._q("SELECT qualified_name FROM symbols WHERE file = ? AND line <= ? AND end_line >= ? "
+                          "AND kind IN ('function','method','impl_func') ORDER BY line DESC LIMIT 1",
+                          (prim[1], line, line))
+            out.append((enc[0][0] if enc else "", prim[1], line, m.group(1), " ".join(m.group(2).split())))
+        return out
 
     def _body(self, kn: KernelName, row: dict, chain: list) -> tuple[list[str], str | None]:
         """The op body named by the template arguments: returns the functions to walk up from."""
@@ -279,13 +322,15 @@ class Attributor:
             return []
         files = self._q("SELECT path FROM files WHERE language = 'cuda'")
         pat = re.compile(r"\b" + re.escape(name) + r"\s*<[^;{]*>\s*[({]|\b" + re.escape(name) + r"\s*[({]")
+        needle = name.encode()
         out = []
         for (path,) in files:
             if _host_only(path):
                 continue
-            text = self._read(path)
-            if not text or name not in text:
+            raw = self._read_bytes(path)
+            if not raw or needle not in raw:
                 continue
+            text = raw.decode("utf-8", errors="replace")
             for m in pat.finditer(text):
                 line = text.count("\n", 0, m.start()) + 1
                 enc = self._q("SELECT qualified_name, line FROM symbols WHERE file = ? AND line <= ? AND end_line >= ? "
@@ -295,15 +340,31 @@ class Attributor:
                     out.append((enc[0][0], path, line))
         return _dedupe(out)
 
+    def _read_bytes(self, path: str) -> bytes | None:
+        """A checkout file's bytes, only from inside the recorded root; cached (a profile asks for the same files)."""
+        key = ("bytes", path)
+        if key not in self._cache:
+            data = None
+            try:
+                root = self._root_resolved()
+                p = (root / path).resolve()
+                if p.is_relative_to(root):
+                    data = p.read_bytes()
+            except OSError:
+                pass
+            self._cache[key] = data
+        return self._cache[key]
+
+    def _root_resolved(self) -> Path:
+        if "_root" not in self._cache:
+            self._cache["_root"] = self.root.resolve()
+        return self._cache["_root"]
+
     def _read(self, path: str) -> str | None:
         key = ("file", path)
         if key not in self._cache:
-            try:
-                p = (self.root / path).resolve()
-                self._cache[key] = p.read_text(encoding="utf-8", errors="replace") if p.is_relative_to(
-                    self.root.resolve()) else None
-            except OSError:
-                self._cache[key] = None
+            raw = self._read_bytes(path)
+            self._cache[key] = raw.decode("utf-8", errors="replace") if raw is not None else None
         return self._cache[key]
 
     def _ufunc(self, op: str, functor: str, row: dict, chain: list) -> bool:
@@ -349,7 +410,8 @@ class Attributor:
             callers = [c for c in callers if c[1] == file]
         return callers
 
-    def _up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list) -> None:
+    def _up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list,
+            hints: list[str] = ()) -> None:
         """Breadth-first from the op body's functions (qualified name, file) to the first dispatch rows: through
         CUDA registrations to the stub's callers, and through plain calls. With a profile op, a row of exactly
         that op ends the walk; rows of its in-place/out twins are kept as second choice."""
@@ -384,7 +446,7 @@ class Attributor:
             frontier = nxt
         extra = None
         if wanted and not any(_norm_op(r[0]) in wanted for _, rs in found for r in rs):
-            macro = self._macro_link(list(parent), g)
+            macro = self._macro_link(list(parent), g, hints)
             if macro:
                 node, rs, extra = macro
                 found.insert(0, (node, rs))
@@ -455,18 +517,21 @@ class Attributor:
         self._cache[key] = list(out.values())
         return self._cache[key]
 
-    def _macro_link(self, visited: list[tuple], g: KernelGroup):
+    def _macro_link(self, visited: list[tuple], g: KernelGroup, hints: list[str]):
         """Op kernels written by a macro (`FOREACH_BINARY_OP_SCALAR(all_types_..., mul, std::multiplies, false)`
         defines foreach_tensor_mul_scalar_kernel_cuda_) are missing from the calls table. The link is still
         checkable: a #define in the same file as a function the walk reached calls that function (by name, or by
         a pasted name such as FUNCTION##_ that fits it), and a name it pastes together
         (foreach_tensor_##NAME##_scalar_kernel_cuda_) is the CUDA kernel of the profile's op. Both must hold, in
-        that one file; the overloads whose kernels another macro writes never match."""
+        that one file. When macros for several overloads qualify (foreach_pointwise_op_ is called by the Scalar and
+        the ScalarList macro), the overload named inside the kernel's own functor (PointwiseOpScalarListFunctor) is
+        taken; failing that, all are named."""
         rows = []
         for op in _profile_op_list(g):
             rows += [r for r in self._op_kernels(op) if r[1] == "CUDA"]
         if not rows:
             return None
+        hits = {}
         for f, file in visited:
             name = _last(f)
             for mname, mline, params, body in self._macros(file):
@@ -476,12 +541,22 @@ class Attributor:
                 if not calls_it:
                     continue
                 for pat in pats:
-                    hits = [r for r in rows if pat.fullmatch(r[2])]
-                    if hits:
-                        hop = _hop("cpp", "op kernel (macro)", f, file, mline,
-                                   f"{hits[0][2]} is defined by #define {mname}, which calls {name}")
-                        return (f, file), hits, hop
-        return None
+                    for r in rows:
+                        if pat.fullmatch(r[2]) and r not in hits:
+                            hits[r] = _hop("cpp", "op kernel (macro)", f, file, mline,
+                                           f"{r[2]} is defined by #define {mname}, which calls {name}")
+        if not hits:
+            return None
+        chosen = list(hits)
+        overloads = {r: r[0].split(".", 1)[1] if "." in r[0] else "" for r in chosen}
+        if len(set(overloads.values())) > 1:
+            text = " ".join(_last(h) for h in hints).lower()
+            named = [r for r in chosen if overloads[r] and overloads[r].lower() in text]
+            if named:
+                longest = max(len(overloads[r]) for r in named)
+                chosen = [r for r in named if len(overloads[r]) == longest]
+        hop = hits[chosen[0]]
+        return (hop["name"], hop["file"]), chosen, hop
 
     def _op_down_context(self, g: KernelGroup, row: dict, chain: list) -> None:
         """A kernel launched through a function pointer: the op kernel of the profile's op is its context."""
@@ -514,10 +589,19 @@ class Attributor:
                 row["library_calls"] = [f"{_loc(f, l)} {fn} ({c})" for c, f, l, lib_, fn in lib_rows[:5]]
                 row["attributed"] = True
                 row["status"] = "library"
-                for h in path:
-                    chain.append(_hop(*h))
+                # bottom-up like every chain: the library call, the functions above it, the dispatch row, the op
                 c, f, l, lib_, fn = lib_rows[0]
                 chain.append(_hop("library", lib, fn, f, l, f"in {c}"))
+                for h in reversed(path):
+                    chain.append(_hop(*h))
+                disp = [h for h in path if h[0] == "dispatch"]
+                if disp:
+                    d = disp[0]
+                    row["dispatch"] = f"{d[2]} {d[5]}"
+                    row["native_function"] = d[2]
+                    nf = self._q("SELECT full_name, file, line FROM native_functions WHERE full_name = ?", (d[2],))
+                    if nf:
+                        chain.append(_hop("native", "native function", f"aten::{nf[0][0]}", nf[0][1], nf[0][2], ""))
                 row["note"] = f"a {lib} kernel, reached from {op}"
                 return
         row["note"] = (f"a {'/'.join(sorted(libs))} kernel; no {'/'.join(sorted(libs))} call found below "
@@ -577,8 +661,10 @@ class Attributor:
             # keep looking below for the compute call, and fall back to the setup call only if none is found
             compute = [h for h in hits if not _SETUP_CALL.search(_last(h[4]))]
             if compute:
+                # all the calls of the first function reached; the plainest first (at::cuda::blas::gemm before
+                # gemm_and_bias: the general path before the fused special case), then by line
                 first = compute[0][0]
-                compute.sort(key=lambda h: (h[0] != first, h[1], h[2]))
+                compute.sort(key=lambda h: (h[0] != first, len(h[4]), h[1], h[2]))
                 result = (compute, self._path(parent, compute[0][0]))
                 break
             if hits and fallback is None:
@@ -603,8 +689,7 @@ class Attributor:
                                                       ("cpp", "op kernel", qn, kf, kl, "")])
                                     nxt.append(qn)
                         continue
-                    targets = [d for d in self.defs(callee, ("function", "method", "impl_func"))
-                               if not _host_only(d[1])]
+                    targets = self._gpu_defs(callee)
                     if not targets or len(targets) > 3:
                         continue               # unknown, or too generic a name to follow
                     for qn, kf, kl, *_ in targets:

@@ -1,0 +1,101 @@
+"""A profile annotated against an index: the rows (one per kernel name), the totals and the warnings.
+
+`annotate()` is what Index.profile and `opindex profile` call. The result is a list of dicts (so it prints, filters
+and serializes like any other opindex answer) that also carries the totals, the caps applied and the warnings."""
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from .attribute import Attributor
+from .chrome import read_profile
+from .kernel_name import demangle_many, is_mangled, parse_kernel_name
+
+CHAIN_CAP = 16          # hops kept per kernel (the chain of one kernel is rarely longer than 10)
+
+
+class ProfileRows(list):
+    """Rows of an annotated profile (dicts), largest GPU time first, with the profile's facts as attributes."""
+    profile: str = ""
+    format: str = "chrome"
+    total_us: float = 0.0
+    attributed_us: float = 0.0
+    kernels_total: int = 0          # distinct kernel names in the profile, before --limit
+    limit: int | None = None
+    torch_version: str | None = None
+    version_source: str | None = None
+    index_version: str | None = None
+    checkout_root: str | None = None
+    warnings: list
+    unlinked: int = 0
+
+    @property
+    def attributed_share(self) -> float:
+        return self.attributed_us / self.total_us if self.total_us else 0.0
+
+    @property
+    def caps(self) -> list[str]:
+        out = []
+        if self.limit is not None and self.kernels_total > len(self):
+            out.append(f"showing the {len(self)} kernels with the most GPU time of {self.kernels_total} (--limit)")
+        out.append(f"a chain keeps at most {CHAIN_CAP} hops; launch sites and library calls at most 5 each")
+        return out
+
+    def summary(self) -> dict:
+        return {"profile": self.profile, "format": self.format, "torch_version": self.torch_version,
+                "torch_version_from": self.version_source, "index_pytorch_version": self.index_version,
+                "checkout_root": self.checkout_root, "total_gpu_us": round(self.total_us, 3),
+                "attributed_gpu_us": round(self.attributed_us, 3), "attributed_share": round(self.attributed_share, 4),
+                "kernels": self.kernels_total, "shown": len(self), "unlinked_launches": self.unlinked,
+                "warnings": list(self.warnings), "caps": self.caps}
+
+    def to_dataframe(self):
+        import pandas as pd
+        return pd.DataFrame([{k: v for k, v in r.items() if k != "chain"} for r in self])
+
+
+def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = None, index_version: str | None = None,
+             limit: int | None = None, progress=None) -> ProfileRows:
+    """Read the profile at `path` and attribute each kernel name to the indexed checkout. `progress(done, total)`
+    is called after each kernel when given."""
+    prof = read_profile(path)
+    att = Attributor(con, root)
+    groups = prof.kernels
+    # one c++filt run for every mangled name of the profile
+    demangled = demangle_many([g.name for g in groups if is_mangled(g.name)])
+    rows = ProfileRows()
+    rows.warnings = []
+    rows.profile, rows.format = str(path), prof.format
+    rows.total_us, rows.kernels_total, rows.limit = prof.total_us, len(groups), limit
+    rows.torch_version, rows.version_source = prof.torch_version, prof.version_source
+    rows.index_version, rows.checkout_root, rows.unlinked = index_version, root, prof.unlinked
+    if prof.torch_version and index_version and _minor(prof.torch_version) != _minor(index_version):
+        rows.warnings.append(
+            f"the profile was recorded with torch {prof.torch_version} (from its {prof.version_source}) but the index "
+            f"holds PyTorch {index_version}: kernels that are not in this checkout are reported as such")
+    if prof.format == "list":
+        rows.warnings.append("a plain list of kernel names: no GPU times and no ops, so library kernels cannot be "
+                             "tied to their call sites and shared kernels are answered from their names alone")
+    for i, g in enumerate(groups):
+        kn = parse_kernel_name(g.name, demangled.get(g.name))
+        row = att.attribute(g, kn)
+        if row["attributed"]:
+            rows.attributed_us += g.total_us
+        row["rank"] = i + 1
+        if len(row["chain"]) > CHAIN_CAP:
+            row["chain"] = row["chain"][:CHAIN_CAP]
+            row["chain_capped"] = True
+        if limit is None or i < limit:
+            rows.append(row)
+        if progress:
+            progress(i + 1, len(groups))
+    if prof.unlinked:
+        rows.warnings.append(f"{prof.unlinked} kernel launches could not be tied to a CPU op (no matching "
+                             f"correlation id in the trace)")
+    return rows
+
+
+def _minor(version: str) -> tuple:
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return (int(m.group(1)), int(m.group(2))) if m else (version,)
