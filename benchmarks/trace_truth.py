@@ -307,13 +307,15 @@ def run_expert(tracer: Tracer, experts: dict, depth: int, verbose: bool) -> dict
 LIBRARY_PATTERNS = [
     ("cudnn", re.compile(r"_cudnn$|\bcudnn::|^(void )?(RNN_|LSTM_|GENERIC_elementWise|GRU_|elemWise_RNN)|"
                          r"implicit_convolve|winograd|bn_fw|bn_bw|nchwToNhwc|nhwcToNchw|cudnn", re.I)),
+    # CUTLASS gemms shipped inside cuBLAS *and* cuDNN (cuDNN's RNNs run them too): either library's call is a hit
+    ("gemm-engine", re.compile(r"cutlass::Kernel2?<cutlass_\d+_", re.I)),
     ("cublas", re.compile(r"_cublas$|cublasLt::|cublas|\bgemmSN_|\bgemmk1_|\bgemv2?[NT]?_kernel|nvjet|"
-                          r"cutlass::Kernel2?<cutlass_\d+_|^sm\d+_xmma_gemm|xmma_gemm|splitKreduce", re.I)),
+                          r"^sm\d+_xmma_gemm|xmma_gemm|splitKreduce", re.I)),
     ("cub", re.compile(r"\bcub::|DeviceRadixSort|DeviceScan|DeviceReduce|DeviceSelect|DeviceSegmented", re.I)),
     ("cufft", re.compile(r"\bcufft|fft_?kernel|regular_fft|vector_fft", re.I)),
 ]
 # opindex library names that count as the same library as the profile's class
-LIBRARY_ALIASES = {"cublas": {"cublas", "cublaslt"}, "cudnn": {"cudnn", "cudnn_frontend"}, "cub": {"cub", "thrust"},
+LIBRARY_ALIASES = {"cublas": {"cublas", "cublaslt"}, "gemm-engine": {"cublas", "cublaslt", "cudnn", "cudnn_frontend"}, "cudnn": {"cudnn", "cudnn_frontend"}, "cub": {"cub", "thrust"},
                    "cufft": {"cufft"}}
 
 
