@@ -528,7 +528,13 @@ def main(argv=None) -> int:
         else:
             print(f"\nruntime tier skipped: {a.profile} not found")
     result["seconds"] = round(time.perf_counter() - t0, 1)
+    failed = {q: d["error"] for q, d in tracer.cache.items() if d.get("error")}
+    result["failed_traces"] = {f"{q[0]} ({q[1]}, depth {q[2]})": e for q, e in failed.items()}
     print(f"\n{len(tracer.cache)} traces in {result['seconds']} s")
+    if failed:
+        (q, e), = list(failed.items())[:1]
+        print(f"WARNING: {len(failed)} of {len(tracer.cache)} traces failed (they score as misses); "
+              f"first: {q[0]}: {e}")
     if a.json:
         a.json.write_text(json.dumps(result, indent=1) + "\n")
         print(f"wrote {a.json}")
