@@ -32,6 +32,7 @@ DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAut
                       "CompositeImplicitAutograd")
 _UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
 UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
+_HOST_DEVICE = re.compile(r"^(at::|c10::)?(k(CPU|MPS|XPU|Meta)|DeviceType::(CPU|MPS|XPU|Meta))$")
 _SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set|Create|Destroy)|Descriptor|"
                          r"WorkspaceSize|Handle|Stream$|Builder$")
 
@@ -427,9 +428,14 @@ class Attributor:
                 if rows:
                     found.append((node, rows))
                     continue
+                multi = len({r[1] for r in self.defs(_last(f), FUNCTION_KINDS)}) > 1
                 for stub, rf, rl in self.registrations(f):
-                    for caller, cf, cl in self._q("SELECT caller, file, line FROM stub_calls WHERE stub = ? "
-                                                  "AND caller != ''", (stub,)):
+                    if multi and rf != file:
+                        continue        # the registration of a same-named function of another file
+                    for caller, cf, cl, dev in self._q("SELECT caller, file, line, device_arg FROM stub_calls "
+                                                       "WHERE stub = ? AND caller != ''", (stub,)):
+                        if _HOST_DEVICE.search(dev or ""):
+                            continue    # stub(kCPU, ...) never reaches the CUDA registration
                         key = (caller, cf)
                         if key not in parent:
                             parent[key] = (node, ("registration", stub, rf, rl), ("stub call", caller, cf, cl))
