@@ -7,6 +7,7 @@ import sys
 import click
 
 from . import __version__
+from .pytorch.devices import DEVICE_OPTIONS
 
 
 def _fail_cleanly(fn):
@@ -172,7 +173,7 @@ def _flat(records) -> list[dict]:
 
 @main.command()
 @click.argument("name")
-@click.option("--device", type=click.Choice(["cuda", "cpu", "mps", "all"]), default="cuda", show_default=True,
+@click.option("--device", type=click.Choice(DEVICE_OPTIONS), default="cuda", show_default=True,
               help="Which dispatch rows and registrations to follow.")
 @click.option("--depth", type=click.IntRange(0, 5), default=1, show_default=True,
               help="How many times to follow a C++ kernel's calls of other ops back into their YAML entries.")

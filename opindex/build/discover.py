@@ -5,6 +5,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..pytorch.devices import DEVICE_CODE_FOLDERS
+
 # The folders that hold the layers of the seed document. third_party and build outputs are never indexed.
 DEFAULT_SCOPE = ("torch", "aten", "c10", "tools", "torchgen", "functorch")
 INSTALLED_SCOPE = ("torch", "torchgen")
@@ -16,8 +18,8 @@ PYTHON_EXT = {".py": "python", ".pyi": "python"}
 CPP_EXT = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c": "cpp", ".h": "cpp", ".hpp": "cpp",
            ".cu": "cuda", ".cuh": "cuda"}
 REGISTRIES = {"native_functions.yaml", "derivatives.yaml"}
-# Folders whose C++ belongs to the CUDA layer even in .cpp files (cuDNN and cuBLAS wrappers live there).
-CUDA_FOLDERS = {"cuda", "cudnn", "miopen", "hip"}
+# Folders whose C++ belongs to the cuda layer even in .cpp files (cuDNN and cuBLAS wrappers live there).
+CUDA_FOLDERS = DEVICE_CODE_FOLDERS
 
 
 @dataclass(frozen=True)

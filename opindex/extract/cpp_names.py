@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ..pytorch.devices import DEVICE_TYPES, EXTENSION_DEVICE, FOLDER_DEVICE, MACRO_DEVICE
+
 # DECLARE_DISPATCH(fn_type, stub), DEFINE_DISPATCH(stub), every (ALSO_)?REGISTER_<X>_DISPATCH form, AT_DISPATCH_*.
 MACRO_SITE = re.compile(
     rb"\b(DECLARE_DISPATCH|DEFINE_DISPATCH|(?:ALSO_)?REGISTER_\w*DISPATCH|AT_DISPATCH_\w+)\s*\(")
@@ -16,13 +18,10 @@ STRUCTURED = {"TORCH_META_FUNC": "meta_func", "TORCH_META_FUNC2": "meta_func",
               "TORCH_PRECOMPUTE_META_FUNC": "precompute_meta_func",
               "TORCH_PRECOMPUTE_META_FUNC2": "precompute_meta_func", "TORCH_IMPL_FUNC": "impl_func"}
 
-# The word between REGISTER_ and _DISPATCH: a device, or a CPU capability (then the device is CPU).
-MACRO_DEVICE = {"CUDA": "CUDA", "HIP": "HIP", "MPS": "MPS", "XPU": "XPU", "PRIVATEUSE1": "PrivateUse1",
-                "NO_CPU": "CPU", "ALL_CPU": "CPU", "ARCH": "CPU", "CPU": "CPU"}
+# The word between REGISTER_ and _DISPATCH: a device (MACRO_DEVICE, from the device table), or a CPU capability
+# (then the device is CPU).
 CPU_CAPABILITIES = {"DEFAULT", "AVX", "AVX2", "AVX512", "VSX", "ZVECTOR", "SVE", "SVE128", "SVE256", "SVE512",
                     "NEON"}
-_PATH_DEVICE = {"cpu": "CPU", "cuda": "CUDA", "cudnn": "CUDA", "miopen": "CUDA", "hip": "CUDA", "mps": "MPS",
-                "xpu": "XPU", "vulkan": "Vulkan", "metal": "Metal"}
 
 
 def device_from_path(path: str) -> str:
@@ -32,12 +31,13 @@ def device_from_path(path: str) -> str:
     the files of native/cpu/** are compiled once per CPU capability (REGISTER_ARCH_DISPATCH(stub, CPU_CAPABILITY));
     Objective-C++ under mps/ makes it REGISTER_MPS_DISPATCH. So: .cu/.cuh -> CUDA; otherwise the deepest folder
     named cpu (CPU), cuda/cudnn/miopen/hip (CUDA: a ROCm build hipifies these and still registers them as CUDA),
-    mps (MPS), xpu (XPU), vulkan, metal decides; a file under none of them is CPU.
+    mps (MPS), xpu (XPU), vulkan, metal decides; a file under none of them is CPU (opindex/pytorch/devices.py).
     """
-    if path.endswith((".cu", ".cuh")):
-        return "CUDA"
+    device = EXTENSION_DEVICE.get(path[path.rfind("."):]) if "." in path else None
+    if device:
+        return device
     for part in reversed(path.split("/")[:-1]):
-        device = _PATH_DEVICE.get(part)
+        device = FOLDER_DEVICE.get(part)
         if device:
             return device
     return "CPU"
@@ -136,7 +136,7 @@ def launch_kind(callee: str, qualifier: str) -> str | None:
 # The first argument of a stub call: a device. kCPU, at::kCUDA, DeviceType::CUDA, c10::DeviceType::MPS,
 # iter.device_type(), self.device().type(), device_type() (inside a structured kernel).
 DEVICE_ARG = re.compile(
-    r"^(?:(?:c10|at)::)?(?:DeviceType::|k)(?:CPU|CUDA|HIP|MPS|XPU|Meta|PrivateUse1|IPU|HPU|Lazy|MTIA)$"
+    rf"^(?:(?:c10|at)::)?(?:DeviceType::|k)(?:{'|'.join(DEVICE_TYPES)})$"
     r"|(?:^|[.>])device_type\(\)$|device\(\)\s*\.\s*type\(\)$")
 
 

@@ -9,12 +9,8 @@ import contextlib
 import re
 import sqlite3
 
-# Dispatch keys that serve every device when the entry has no row of the device's own (dispatcher precedence).
-COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
-DEVICE_KEYS = {"cuda": ("CUDA",), "cpu": ("CPU",), "mps": ("MPS",), "xpu": ("XPU",), "hip": ("HIP",)}
-# dispatch_registrations.device per --device
-REGISTRATION_DEVICES = {"cuda": ("CUDA",), "cpu": ("CPU",), "mps": ("MPS",), "xpu": ("XPU",), "hip": ("HIP",)}
-DEVICES = ("cuda", "cpu", "mps", "all")
+from ..pytorch.devices import COMPOSITE_KEYS, DEVICE_OPTIONS as DEVICES, dispatch_keys, registration_devices
+
 CPP_LANGUAGES = ("cpp", "cuda")
 DEFINITION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function", "meta_func",
                     "precompute_meta_func")
@@ -88,7 +84,7 @@ def rows_for_device(dispatch: list[dict], device: str) -> list[dict]:
     """The rows the dispatcher would use on `device`: the device's own, else the composite ones (in precedence)."""
     if device == "all":
         return dispatch
-    own = [r for r in dispatch if r["dispatch_key"] in DEVICE_KEYS[device]]
+    own = [r for r in dispatch if r["dispatch_key"] in dispatch_keys(device)]
     if own:
         return own
     for key in COMPOSITE_KEYS:
@@ -174,7 +170,7 @@ def registrations(con, stub: str, device: str = "all") -> list[dict]:
     found = rows(con, "SELECT * FROM dispatch_registrations WHERE stub = ? ORDER BY device, file, line", (stub,))
     if device == "all":
         return found
-    return [r for r in found if r["device"] in REGISTRATION_DEVICES[device]]
+    return [r for r in found if r["device"] in registration_devices(device)]
 
 
 def stub_callers(con, stub: str) -> list[dict]:

@@ -2,6 +2,7 @@
 registrations, the stub's callers, the native functions whose kernels reach them, and their Python surfaces."""
 from __future__ import annotations
 
+from ..pytorch.devices import literal_device
 from . import facts as q
 from .model import Hop
 from .down import Walker, _cpp_detail
@@ -158,14 +159,9 @@ class UpWalker(Walker):
                          b["line"], "Python caller")
 
 
-_DEVICE_LITERALS = {"kCPU": "CPU", "kCUDA": "CUDA", "kMPS": "MPS", "kXPU": "XPU", "kHIP": "HIP",
-                    "DeviceType::CPU": "CPU", "DeviceType::CUDA": "CUDA", "c10::DeviceType::CPU": "CPU",
-                    "c10::DeviceType::CUDA": "CUDA", "at::kCPU": "CPU", "at::kCUDA": "CUDA"}
-
-
 def _may_reach(device_arg: str | None, device: str | None) -> bool:
     """A stub call with a literal device (kCPU) only reaches that device's registration."""
     if device is None or not device_arg:
         return True
-    literal = _DEVICE_LITERALS.get(device_arg.strip())
+    literal = literal_device(device_arg)
     return literal is None or literal == device

@@ -1,0 +1,77 @@
+"""The backends PyTorch dispatches to, each declared once: everything else about devices derives from this table.
+
+A row says how a backend shows up in the source: its dispatch keys in native_functions.yaml, the device name its
+REGISTER_*DISPATCH sites record (dispatch_registrations.device), the word of its own registration macro
+(REGISTER_CUDA_DISPATCH), the folders whose plain REGISTER_DISPATCH registers it (a device comes from where a file
+is compiled, not from the macro), the file extensions compiled only for it, and whether `--device` offers it.
+Adding a backend is one row here (plus, if its code needs other patterns, a query file in extract/queries/).
+
+Words: a *device* is what code runs on (CPU, CUDA); a *language* is what a file is written in (cpp, cuda); a
+*layer* is a reading step of a trace (cpp, cuda, library ...). "cuda" the language and layer is not the device.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Backend:
+    device: str  # dispatch_registrations.device and the DeviceType name (CUDA)
+    option: str | None  # the --device choice (cuda), None when the trace does not offer it
+    dispatch_keys: tuple[str, ...]  # native_functions.yaml keys that are this backend's own kernels
+    macro_word: str | None  # REGISTER_<word>_DISPATCH
+    folders: tuple[str, ...] = ()  # a plain REGISTER_DISPATCH under these folders registers this device
+    extensions: tuple[str, ...] = ()  # files compiled only for this device (.cu): REGISTER_DISPATCH registers it
+    device_code_folders: tuple[str, ...] = ()  # C++ here is device code (the trace's cuda layer) even in .cpp
+
+
+BACKENDS: tuple[Backend, ...] = (
+    Backend("CPU", "cpu", ("CPU",), "CPU", folders=("cpu",)),
+    # a ROCm build hipifies cuda/, cudnn/ and miopen/ and still registers them as CUDA
+    Backend("CUDA", "cuda", ("CUDA",), "CUDA", folders=("cuda", "cudnn", "miopen", "hip"), extensions=(".cu", ".cuh"),
+            device_code_folders=("cuda", "cudnn", "miopen", "hip")),
+    Backend("HIP", None, ("HIP",), "HIP"),
+    Backend("MPS", "mps", ("MPS",), "MPS", folders=("mps",)),
+    Backend("XPU", "xpu", ("XPU",), "XPU", folders=("xpu",)),
+    Backend("PrivateUse1", None, ("PrivateUse1",), "PRIVATEUSE1"),
+    Backend("Vulkan", None, ("Vulkan",), None, folders=("vulkan",)),
+    Backend("Metal", None, ("Metal",), None, folders=("metal",)),
+)
+# Devices a stub call may name literally (kCUDA, DeviceType::MPS) besides the backends above.
+OTHER_DEVICE_TYPES = ("Meta", "IPU", "HPU", "Lazy", "MTIA")
+
+# Dispatch keys that serve every device when the entry has no row of the device's own (dispatcher precedence).
+COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+# The registration macro words that are CPU by another name (per-ISA forms are read as CPU capabilities).
+CPU_MACRO_WORDS = ("NO_CPU", "ALL_CPU", "ARCH")
+
+# -- derived ---------------------------------------------------------------------------------------------------------
+BY_OPTION = {b.option: b for b in BACKENDS if b.option}
+DEVICE_OPTIONS = (*BY_OPTION, "all")  # the --device choices
+MACRO_DEVICE = {**{b.macro_word: b.device for b in BACKENDS if b.macro_word}, **dict.fromkeys(CPU_MACRO_WORDS, "CPU")}
+FOLDER_DEVICE = {folder: b.device for b in BACKENDS for folder in b.folders}
+EXTENSION_DEVICE = {ext: b.device for b in BACKENDS for ext in b.extensions}
+DEVICE_CODE_FOLDERS = frozenset(f for b in BACKENDS for f in b.device_code_folders)
+DEVICE_TYPES = tuple(b.device for b in BACKENDS) + OTHER_DEVICE_TYPES
+
+
+def literal_device(text: str) -> str | None:
+    """The device a literal stub-call argument names (kCUDA, at::kCPU, c10::DeviceType::MPS), else None."""
+    word = text.strip().removeprefix("c10::").removeprefix("at::")
+    if word.startswith("DeviceType::"):
+        word = word.removeprefix("DeviceType::")
+    elif word.startswith("k"):
+        word = word[1:]
+    else:
+        return None
+    return word if word in DEVICE_TYPES else None
+
+
+def dispatch_keys(option: str) -> tuple[str, ...]:
+    """The dispatch keys that are `option`'s own kernels (--device cuda -> CUDA)."""
+    return BY_OPTION[option].dispatch_keys
+
+
+def registration_devices(option: str) -> tuple[str, ...]:
+    """dispatch_registrations.device values that serve `option`."""
+    return (BY_OPTION[option].device,)
