@@ -523,18 +523,33 @@ REAL = {
     ("vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>",):
         dict(definition=N + "cuda/CUDALoops.cuh:63", body=N + "ufunc/add.h:15", dispatch="add.out CUDA: ufunc_add_CUDA"),
 }
-REAL_LIBRARY = {
-    ("RNN_blockPersist_fp_LSTM",): ("cudnn", N + "cudnn/RNN.cpp:1596 cudnnRNNForward (native::_cudnn_rnn)"),
-    ("RNN_blockPersist_bp_LSTM_FMA",): ("cudnn", N + "cudnn/RNN.cpp:1851 cudnnRNNBackwardData "
-                                                 "(native::_cudnn_rnn_backward_input)"),
-    ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8",): (
-        "cublas", N + "cuda/Blas.cpp:393 at::cuda::blas::gemm (at::native::addmm_out_cuda_impl)"),
-    ("cutlass_80_simt_sgemm_128x64",): (
-        "cublas", N + "cuda/Blas.cpp:393 at::cuda::blas::gemm (at::native::addmm_out_cuda_impl)"),
-    ("sm80_xmma_fprop_implicit_gemm",): ("cudnn", N + "cudnn/Conv_v8.cpp:400 cudnnBackendExecute (run_conv_plan)"),
-    ("sm80_xmma_wgrad_implicit_gemm",): ("cudnn", N + "cudnn/Conv_v8.cpp:400 cudnnBackendExecute (run_conv_plan)"),
-    ("bn_fw_tr_1C11_singleread",): ("cudnn", N + "cudnn/BatchNorm.cpp:213 cudnnBatchNormalizationForwardTrainingEx "
-                                             "(at::native::cudnn_batch_norm)"),
+REAL_LIBRARY = {   # the library, then the call sites listed (the first function reached, all its calls of the library)
+    ("RNN_blockPersist_fp_LSTM",): ("cudnn", [
+        N + "cudnn/RNN.cpp:1573 cudnnRNNForwardTraining (native::_cudnn_rnn)",
+        N + "cudnn/RNN.cpp:1596 cudnnRNNForward (native::_cudnn_rnn)",
+        N + "cudnn/RNN.cpp:1631 cudnnRNNForwardInference (native::_cudnn_rnn)",
+        N + "cudnn/RNN.cpp:1652 cudnnRNNForward (native::_cudnn_rnn)"]),
+    ("RNN_blockPersist_bp_LSTM_FMA",): ("cudnn", [
+        N + "cudnn/RNN.cpp:1851 cudnnRNNBackwardData (native::_cudnn_rnn_backward_input)",
+        N + "cudnn/RNN.cpp:1880 cudnnRNNBackwardData_v8 (native::_cudnn_rnn_backward_input)",
+        N + "cudnn/RNN.cpp:2038 cudnnRNNBackwardWeights (native::_cudnn_rnn_backward_weight)",
+        N + "cudnn/RNN.cpp:2055 cudnnRNNBackwardWeights_v8 (native::_cudnn_rnn_backward_weight)"]),
+    ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8",): ("cublas", [
+        N + "cuda/Blas.cpp:326 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
+        N + "cuda/Blas.cpp:361 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
+        N + "cuda/Blas.cpp:393 at::cuda::blas::gemm (at::native::addmm_out_cuda_impl)"]),
+    ("cutlass_80_simt_sgemm_128x64",): ("cublas", [
+        N + "cuda/Blas.cpp:326 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
+        N + "cuda/Blas.cpp:361 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
+        N + "cuda/Blas.cpp:393 at::cuda::blas::gemm (at::native::addmm_out_cuda_impl)"]),
+    ("sm80_xmma_fprop_implicit_gemm",): ("cudnn", [N + "cudnn/Conv_v8.cpp:400 cudnnBackendExecute (run_conv_plan)"]),
+    ("sm80_xmma_wgrad_implicit_gemm",): ("cudnn", [
+        N + "cudnn/Conv_v8.cpp:400 cudnnBackendExecute (run_conv_plan)",
+        N + "cudnn/Conv_v7.cpp:989 cudnnConvolutionBackwardFilter "
+            "(at::native::raw_cudnn_convolution_backward_weight_out_32bit)"]),
+    ("bn_fw_tr_1C11_singleread",): ("cudnn", [
+        N + "cudnn/BatchNorm.cpp:213 cudnnBatchNormalizationForwardTrainingEx (at::native::cudnn_batch_norm)",
+        N + "cudnn/BatchNorm.cpp:244 cudnnBatchNormalizationForwardInference (at::native::cudnn_batch_norm)"]),
 }
 
 
@@ -550,7 +565,8 @@ def test_real_tree_global_kernels(real_rows, fragments):
 @pytest.mark.parametrize("fragments", sorted(REAL_LIBRARY), ids=lambda f: f[0][:40])
 def test_real_tree_library_kernels(real_rows, fragments):
     r = real(real_rows, *fragments)
-    assert (r["library"], r["library_calls"][0]) == REAL_LIBRARY[fragments]
+    assert (r["library"], r["library_calls"]) == REAL_LIBRARY[fragments]
+    assert r["attributed"] and r["native_function"]
 
 
 def test_real_tree_not_in_checkout_and_share(real_rows):

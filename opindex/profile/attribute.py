@@ -34,7 +34,7 @@ _UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
 UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
 _HOST_DEVICE = re.compile(r"^(at::|c10::)?(k(CPU|MPS|XPU|Meta)|DeviceType::(CPU|MPS|XPU|Meta))$")
 _SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set|Create|Destroy)|Descriptor|"
-                         r"WorkspaceSize|Handle|Stream$|Builder$")
+                         r"WorkspaceSize|Handle|Stream$|Builder$|_plans?$")
 
 
 def _loc(file, line) -> str | None:
@@ -608,7 +608,10 @@ class Attributor:
                     nf = self._q("SELECT full_name, file, line FROM native_functions WHERE full_name = ?", (d[2],))
                     if nf:
                         chain.append(_hop("native", "native function", f"aten::{nf[0][0]}", nf[0][1], nf[0][2], ""))
-                row["note"] = f"a {lib} kernel, reached from {op}"
+                same = [h for h in lib_rows if h[0] == c]
+                row["note"] = f"a {lib} kernel, reached from {op}" + (
+                    f"; {len(same)} {lib} calls in {c} (which one runs depends on build flags and arguments)"
+                    if len(same) > 1 else "")
                 return
         row["note"] = (f"a {'/'.join(sorted(libs))} kernel; no {'/'.join(sorted(libs))} call found below "
                        f"{', '.join(ops)}")
@@ -667,10 +670,10 @@ class Attributor:
             # keep looking below for the compute call, and fall back to the setup call only if none is found
             compute = [h for h in hits if not _SETUP_CALL.search(_last(h[4]))]
             if compute:
-                # all the calls of the first function reached; the plainest first (at::cuda::blas::gemm before
-                # gemm_and_bias: the general path before the fused special case), then by line
+                # the calls of the first function reached first, in source order; which one runs depends on build
+                # flags and arguments (gemm_and_bias for addmm with a bias, gemm otherwise), so all are listed
                 first = compute[0][0]
-                compute.sort(key=lambda h: (h[0] != first, len(h[4]), h[1], h[2]))
+                compute.sort(key=lambda h: (h[0] != first, h[1], h[2]))
                 result = (compute, self._path(parent, compute[0][0]))
                 break
             if hits and fallback is None:
