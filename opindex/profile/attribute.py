@@ -16,6 +16,7 @@ same ops and helpers many times.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sqlite3
 from collections import deque
@@ -329,7 +330,7 @@ class Attributor:
             if _host_only(path):
                 continue
             raw = self._read_bytes(path)
-            if not raw or needle not in raw:
+            if not raw or needle not in raw or not self._inside(path):
                 continue
             text = raw.decode("utf-8", errors="replace")
             for m in pat.finditer(text):
@@ -342,19 +343,26 @@ class Attributor:
         return _dedupe(out)
 
     def _read_bytes(self, path: str) -> bytes | None:
-        """A checkout file's bytes, only from inside the recorded root; cached (a profile asks for the same files)."""
+        """A checkout file's bytes; cached (a profile asks for the same files). Only relative paths without `..`
+        are opened; whether a symlink leads outside the root is checked by the callers that use the text
+        (`_inside`), so the scan of every CUDA file for a functor's name does not resolve 400 paths."""
         key = ("bytes", path)
         if key not in self._cache:
             data = None
-            try:
-                root = self._root_resolved()
-                p = (root / path).resolve()
-                if p.is_relative_to(root):
-                    data = p.read_bytes()
-            except OSError:
-                pass
+            if path and not path.startswith("/") and ".." not in path.split("/"):
+                try:
+                    with open(os.path.join(self.root, path), "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    pass
             self._cache[key] = data
         return self._cache[key]
+
+    def _inside(self, path: str) -> bool:
+        try:
+            return (self._root_resolved() / path).resolve().is_relative_to(self._root_resolved())
+        except OSError:
+            return False
 
     def _root_resolved(self) -> Path:
         if "_root" not in self._cache:
@@ -364,7 +372,7 @@ class Attributor:
     def _read(self, path: str) -> str | None:
         key = ("file", path)
         if key not in self._cache:
-            raw = self._read_bytes(path)
+            raw = self._read_bytes(path) if self._inside(path) else None
             self._cache[key] = raw.decode("utf-8", errors="replace") if raw is not None else None
         return self._cache[key]
 
