@@ -192,6 +192,22 @@ def test_mangled_with_cxxfilt():
                                                    ["at::native::direct_copy_kernel_cuda"])
 
 
+MANGLED_LIST = DATA / "profiles" / "mangled_torch2.11.0.txt"   # cuobjdump -symbols of libtorch_cuda.so, torch 2.11
+
+
+def test_builtin_demangler_is_never_wrong():
+    """On the 74 mangled names of the list, the built-in demangler gives c++filt's answer or none at all."""
+    if not kname._CXXFILT:
+        pytest.skip("c++filt (binutils) is the reference here")
+    names = read_profile(MANGLED_LIST)
+    names = [g.name for g in names.kernels]
+    ref = kname.demangle_many(names)
+    mine = {n: itanium_demangle(n) for n in names}
+    assert len(names) == 74 and all(ref[n] for n in names)
+    assert [n for n in names if mine[n] is not None and mine[n] != ref[n]] == []
+    assert sum(1 for n in names if mine[n] == ref[n]) == 39      # local names ({lambda} scopes) are beyond it
+
+
 def test_parser_survives_malformed_names():
     for junk in ("", "void", "<<<>>>", "f(", "a::<b>(c", "{lambda(", "operator()", "x" * 5000, "((((((("):
         parse_kernel_name(junk)
@@ -260,6 +276,26 @@ def test_plain_list_and_bad_input(tmp_path):
     (tmp_path / "x.json").write_text('{"a": 1}')
     with pytest.raises(OpindexError, match="not a Chrome trace"):
         read_profile(tmp_path / "x.json")
+
+
+PROFILES = DATA / "profiles"   # made by tests/data/make_profiles.py on an H200 with torch 2.11
+
+
+def test_more_profiles_read():
+    counts = {p.name.split("_h200")[0]: len(read_profile(p).kernels) for p in sorted(PROFILES.glob("*.json.gz"))}
+    assert counts == {"bf16_step": 72, "compiled": 7, "fp16_attention": 19, "sort_index": 48}
+    compiled = read_profile(PROFILES / "compiled_h200_torch2.11.0.json.gz")
+    triton = [g for g in compiled.kernels if g.name.startswith("triton_")]
+    assert len(triton) == 2 and all(parse_kernel_name(g.name).kind == "generated" for g in triton)
+    bf16 = read_profile(PROFILES / "bf16_step_h200_torch2.11.0.json.gz")
+    adam = [g for g in bf16.kernels if "FusedAdamMathFunctor" in g.name]
+    assert len(adam) == 1 and adam[0].inner_op == "aten::_fused_adamw_"
+    assert any(g.python for g in bf16.kernels)          # with_stack: the Python functions around the launch
+    kn = parse_kernel_name(adam[0].name)
+    assert kn.name == "multi_tensor_apply_kernel" and any(f.endswith("FusedAdamMathFunctor") for f in kn.functors)
+    sort = read_profile(PROFILES / "sort_index_h200_torch2.11.0.json.gz")
+    cub = [g for g in sort.kernels if "DeviceRadixSortOnesweepKernel" in g.name]
+    assert cub and all(parse_kernel_name(g.name).library == "cub" for g in cub)   # at_cuda_detail::cub::
 
 
 # -- attribution on the sample checkout ----------------------------------------------------------------------------
@@ -436,7 +472,7 @@ def test_dataframe(sample_ix, tmp_path):
 
 # -- the PyTorch 2.4 tree (OPINDEX_REAL_CHECKOUT) ----------------------------------------------------------------
 @pytest.fixture(scope="module")
-def real_rows(tmp_path_factory):
+def real_ix(tmp_path_factory):
     root = real_checkout()
     if root is None:
         pytest.skip("set OPINDEX_REAL_CHECKOUT to the PyTorch 2.4 source tree")
@@ -445,8 +481,12 @@ def real_rows(tmp_path_factory):
     with Index(db) as ix:
         if not (ix.meta.get("pytorch_version") or "").startswith("2.4"):
             pytest.skip("these answers are for the PyTorch 2.4 tree")
-        rows = ix.profile(TRACE)
-        yield rows
+        yield ix
+
+
+@pytest.fixture(scope="module")
+def real_rows(real_ix):
+    return real_ix.profile(TRACE)
 
 
 def real(rows, *fragments) -> dict:
@@ -576,3 +616,28 @@ def test_real_tree_not_in_checkout_and_share(real_rows):
         assert (r["status"], r["definition"]) == ("not in this checkout", None)
     assert real_rows.attributed_share >= 0.95
     assert len(REAL) + len(REAL_LIBRARY) >= 15
+
+
+def test_real_tree_more_profiles(real_ix):
+    """The answers hold on other workloads: compiled Triton kernels are never matched, fused AdamW is found, cub
+    kernels are tied to the op's cub call, mangled names are demangled and attributed."""
+    compiled = real_ix.profile(PROFILES / "compiled_h200_torch2.11.0.json.gz")
+    for r in compiled:
+        if r["kernel"].startswith("triton_"):
+            assert (r["status"], r["definition"], r["attributed"]) == ("generated", None, False)
+    bf16 = {r["kernel"]: r for r in real_ix.profile(PROFILES / "bf16_step_h200_torch2.11.0.json.gz")}
+    adam = next(r for k, r in bf16.items() if "FusedAdamMathFunctor" in k)
+    assert (adam["definition"], adam["body"]["definition"]) == (
+        N + "cuda/MultiTensorApply.cuh:100", N + "cuda/fused_adam_utils.cuh:106")
+    assert adam["native_function"].startswith("_fused_adamw_")
+    emb = next(r for k, r in bf16.items() if "embedding_backward_feature_kernel" in k)
+    assert emb["definition"] == N + "cuda/Embedding.cu:48"
+    sort = real_ix.profile(PROFILES / "sort_index_h200_torch2.11.0.json.gz")
+    onesweep = [r for r in sort if "DeviceRadixSortOnesweepKernel" in r["kernel"] and r["op"] == "aten::sort"]
+    assert onesweep and all(r["library_calls"][0].startswith(N + "cuda/SortStable.cu:123 at::cuda::cub::radix_sort_pairs")
+                            for r in onesweep)
+    mangled = real_ix.profile(MANGLED_LIST)
+    assert all(not r.get("demangle_error") for r in mangled if kname._CXXFILT)
+    abs_rows = [r for r in mangled if "AbsFunctor" in r["short"] and "vectorized" in r["short"]]
+    assert abs_rows and all((r["definition"], r["body"]["definition"]) == (
+        N + "cuda/CUDALoops.cuh:63", N + "cuda/AbsKernel.cu:12") for r in abs_rows)

@@ -408,6 +408,31 @@ class Attributor:
         return True
 
     # -- bottom-up: body function -> registration -> stub -> op kernel -> dispatch row ----------------------------
+    def _optional(self, sql: str, params: tuple) -> list[tuple]:
+        """A query on a table that older indexes lack (stub_arguments comes with the link step): none there."""
+        try:
+            return self._q(sql, params)
+        except sqlite3.OperationalError:
+            return []
+
+    def _stub_passed_by(self, stub: str) -> list[tuple]:
+        """(caller, file, line) of calls that pass `stub` to a helper (`impl_func_cum_ops(..., cumsum_stub)`,
+        `unary_op_impl_with_complex_to_float_out(result, self, abs_stub, ...)`): the helper calls the stub, so the
+        caller of that call reaches the stub's registrations as a direct stub call would."""
+        out = []
+        for helper, file, line in self._optional("SELECT helper, file, line FROM stub_arguments WHERE stub = ?",
+                                                 (stub,)):
+            out += [(c, f, l) for c, f, l, callee in self._q(
+                "SELECT caller, file, line, callee FROM calls WHERE file = ? AND line = ? AND caller != ''",
+                (file, line)) if callee == _last(helper)]
+        return out
+
+    def _stubs_passed_in(self, f: str) -> list[str]:
+        """The stubs the function f passes to helpers (the downward twin of _stub_passed_by)."""
+        return [stub for stub, callee, helper in self._optional(
+            "SELECT sa.stub, c.callee, sa.helper FROM calls c JOIN stub_arguments sa ON sa.file = c.file "
+            "AND sa.line = c.line WHERE c.caller = ?", (f,)) if callee == _last(helper)]
+
     def _caller_edges(self, f: str, file: str) -> list[tuple]:
         """Call sites of function f (defined in `file`). Calls are recorded by unqualified name, so when that name
         is defined in several files (file-local helpers: foreach_binary_op_ in ForeachBinaryOpScalar.cu and in
@@ -441,7 +466,8 @@ class Attributor:
                     if multi and rf != file:
                         continue        # the registration of a same-named function of another file
                     for caller, cf, cl, dev in self._q("SELECT caller, file, line, device_arg FROM stub_calls "
-                                                       "WHERE stub = ? AND caller != ''", (stub,)):
+                                                       "WHERE stub = ? AND caller != ''", (stub,)) + [
+                            (c, cf_, cl_, "") for c, cf_, cl_ in self._stub_passed_by(stub)]:
                         if _HOST_DEVICE.search(dev or ""):
                             continue    # stub(kCPU, ...) never reaches the CUDA registration
                         key = (caller, cf)
@@ -601,8 +627,11 @@ class Attributor:
                 lib = lib_rows[0][3]
                 row["library"] = lib
                 row["library_calls"] = [f"{_loc(f, l)} {fn} ({c})" for c, f, l, lib_, fn in lib_rows[:5]]
-                row["attributed"] = True
-                row["status"] = "library"
+                setup_only = all(_SETUP_CALL.search(_last(h[4])) for h in lib_rows)
+                # a handle or descriptor call (cudnnSetStream) is on the path but is not where the kernel runs: the
+                # answer names it, and does not count it as the kernel's source location
+                row["attributed"] = not setup_only
+                row["status"] = "library" if not setup_only else "library (setup calls only)"
                 # bottom-up like every chain: the library call, the functions above it, the dispatch row, the op
                 c, f, l, lib_, fn = lib_rows[0]
                 chain.append(_hop("library", lib, fn, f, l, f"in {c}"))
@@ -617,6 +646,11 @@ class Attributor:
                     if nf:
                         chain.append(_hop("native", "native function", f"aten::{nf[0][0]}", nf[0][1], nf[0][2], ""))
                 same = [h for h in lib_rows if h[0] == c]
+                if setup_only:
+                    row["note"] = (f"a {lib} kernel, reached from {op}; the index records only handle/descriptor "
+                                   f"{lib} calls on that path (the call that runs it is not one the index "
+                                   f"classifies, e.g. a method of a cudnn_frontend graph)")
+                    return
                 row["note"] = f"a {lib} kernel, reached from {op}" + (
                     f"; {len(same)} {lib} calls in {c} (which one runs depends on build flags and arguments)"
                     if len(same) > 1 else "")
@@ -688,7 +722,11 @@ class Attributor:
                 fallback = (hits, self._path(parent, hits[0][0]))
             nxt = []
             for f in frontier:
-                for stub, dev in self._q("SELECT stub, device_arg FROM stub_calls WHERE caller = ?", (f,)):
+                stubs = self._q("SELECT stub, device_arg FROM stub_calls WHERE caller = ?", (f,))
+                stubs = list(stubs) + [(st, "") for st in self._stubs_passed_in(f)]
+                for stub, dev in stubs:
+                    if _HOST_DEVICE.search(dev or ""):
+                        continue
                     for kern, rf, rl in self._q("SELECT kernel, file, line FROM dispatch_registrations "
                                                 "WHERE stub = ? AND device = 'CUDA' AND kernel IS NOT NULL", (stub,)):
                         for qn, kf, kl in self._kernel_defs(kern)[:1]:
@@ -707,6 +745,12 @@ class Attributor:
                                     nxt.append(qn)
                         continue
                     targets = self._gpu_defs(callee)
+                    if not targets:
+                        # a functor built and called in one go (`UniqueCub<scalar_t>{}(...)`): its operator()
+                        targets = [r for cls in self._q("SELECT qualified_name FROM symbols WHERE name = ? AND kind IN "
+                                                        "('struct', 'class') LIMIT 3", (callee,))
+                                   for r in self._q("SELECT qualified_name, file, line FROM symbols "
+                                                    "WHERE qualified_name = ?", (cls[0] + "::operator()",))]
                     if not targets or len(targets) > 3:
                         continue               # unknown, or too generic a name to follow
                     for qn, kf, kl, *_ in targets:

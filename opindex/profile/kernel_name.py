@@ -172,7 +172,8 @@ class _Parser:
         comp = Comp(name)
         if name in ("const", "volatile", "unsigned", "signed", "struct", "class", "enum"):
             return comp
-        if self.peek("<") and not name.startswith("operator"):
+        if self.peek("<"):
+            # template arguments, also of a member template operator: `operator()<float>(...)`
             comp.targs = self.arglist("<", ">")
         if self.peek("("):
             comp.params = self.arglist("(", ")")
@@ -367,7 +368,18 @@ def _add(lst, seen, name):
 
 
 def _classify_library(kn: KernelName) -> None:
-    head = kn.namespace_parts[0] if kn.namespace_parts else ""
+    parts = kn.namespace_parts
+    head = parts[0] if parts else ""
+    # cub and thrust are often wrapped: at_cuda_detail::cub:: (PyTorch's CUB_NS_PREFIX), thrust::THRUST_300001_NS
+    wrapped = next((p for p in parts[1:3] if p in ("cub", "thrust")), None)
+    if head not in LIBRARY_NAMESPACES and wrapped:
+        head = wrapped
+    if head.startswith("cutlass_") or head.startswith("cutlass__"):
+        # a vendor's private CUTLASS build: cutlass__5x_cudnn::Kernel<...>, cutlass__5x_cublas::Kernel<...>
+        lib = next((l for l in ("cudnn", "cublas") if l in head), None)
+        if lib:
+            kn.kind, kn.library = "library", lib
+            return
     if head in LIBRARY_NAMESPACES:
         lib = LIBRARY_NAMESPACES[head]
         if lib == "cutlass":
@@ -493,6 +505,7 @@ class _Demangler:
                     last_template = True
                     parts[-1] += args
                     continue
+                from_sub = self.peek() == "S" and not parts
                 if self.peek() == "S":
                     part = self.substitution()
                 elif self.peek() == "T":
@@ -501,7 +514,8 @@ class _Demangler:
                     part = self.source_name()
                 parts.append(part)
                 prefix = "::".join(parts)
-                self.subs.append(prefix)
+                if not from_sub:          # a substitution is a candidate already; it is not added twice
+                    self.subs.append(prefix)
                 last_template = False
             self.take("E")
             return "::".join(parts), last_template
@@ -604,17 +618,22 @@ class _Demangler:
             t = self.type() + " const"
         elif c == "S":
             t = self.substitution()
-            if self.peek() == "I":
-                t += self.template_args()
-            elif t == "std":
+            if t == "std":                  # St <unqualified-name>: std::x is a candidate, so is std::x<args>
                 t = "std::" + self.source_name()
+                self.subs.append(t)
                 if self.peek() == "I":
-                    self.subs.append(t)
                     t += self.template_args()
+                    self.subs.append(t)
+            elif self.peek() == "I":        # a substituted template name with its arguments
+                t += self.template_args()
+                self.subs.append(t)
             return t
         elif c == "T":
             t = self.template_param()
-        elif c == "N" or c.isdigit():
+        elif c == "N":
+            t, _ = self.name()              # name() adds every prefix of a nested name, the whole one included
+            return t
+        elif c.isdigit():
             t, _ = self.name()
         else:
             self.fail()
