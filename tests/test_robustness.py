@@ -109,7 +109,7 @@ def test_unwritable_target_keeps_the_old_index(sample_db, tmp_path):
         if os.access(folder, os.W_OK):
             pytest.skip("running as root: permissions are not enforced")
         result = cli("build", "--db", str(db), "-q")
-        assert result.exit_code == 1
+        assert result.exit_code == 3
         assert "Error:" in result.output and "Traceback" not in result.output
     finally:
         folder.chmod(0o755)
@@ -128,8 +128,9 @@ def test_unwritable_target_simulated(sample_copy, tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied", str(tmp_path))
     monkeypatch.setattr(store.shutil, "copyfile", refuse)  # an incremental build starts with a copy
     result = cli("build", str(sample_copy), "--db", str(db), "-q")
-    assert result.exit_code == 1
-    assert result.output.endswith(f"Error: {tmp_path}: cannot write the index there (Permission denied)\n")
+    assert result.exit_code == 3
+    assert result.output.endswith(f"Error: {tmp_path}: cannot write the index there (Permission denied); "
+                                  f"the previous index is unchanged\n")
     assert native_count(db) == SAMPLE_ENTRIES
 
 
@@ -143,7 +144,7 @@ def test_full_disk_keeps_the_old_index(sample_copy, sample_db, tmp_path, monkeyp
     monkeypatch.setattr(store.Writer, "add_facts", full)
     monkeypatch.setattr(store.Writer, "add_native_functions", full)
     result = cli("build", str(sample_copy), "--db", str(db), "-q")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert result.output == f"Error: {db}: the build could not be written (No space left on device); " \
                             "the previous index is unchanged\n"
     assert native_count(db) == SAMPLE_ENTRIES
@@ -160,7 +161,7 @@ def test_not_an_index(tmp_path):
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"hello, this is not sqlite" * 100)
     result = cli("sql", "SELECT 1", "--db", str(bad))
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert "not an opindex database" in result.output
 
 
@@ -307,7 +308,6 @@ def test_readers_during_rebuilds_see_old_or_new(sample_copy, sample_db, tmp_path
 
 def test_unreadable_and_vanished_files_are_reported(sample_copy, tmp_path, monkeypatch):
     """As root nothing is unreadable and files do not vanish on cue: both are simulated at the read."""
-    import builtins
     import opindex.build.pipeline as pipeline
     import opindex.build.workers as workers
     from opindex.build.discover import SourceFile
@@ -318,13 +318,15 @@ def test_unreadable_and_vanished_files_are_reported(sample_copy, tmp_path, monke
         found = real_discover(*args, **kwargs)
         return found + [SourceFile("torch/ghost.py", "python", "python", "torch.ghost", 10, 1)]
 
-    def guarded_open(path, *args, **kwargs):
+    real_open = workers.open_source
+
+    def guarded_open(path):
         if str(path).endswith("torch/nn/functional.py"):
             raise PermissionError(13, "Permission denied", str(path))
-        return builtins.open(path, *args, **kwargs)
+        return real_open(path)
 
     monkeypatch.setattr(pipeline, "discover", discover_plus_ghost)
-    monkeypatch.setattr(workers, "open", guarded_open, raising=False)
+    monkeypatch.setattr(workers, "open_source", guarded_open)
     report = build(str(sample_copy), tmp_path / "i.sqlite", jobs=1)
     assert "torch/ghost.py: unreadable: No such file or directory" in report.warnings
     assert "torch/nn/functional.py: unreadable: Permission denied" in report.warnings

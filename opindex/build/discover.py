@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,4 +100,15 @@ def _add(root: Path, rel: str, out: list[SourceFile], warn) -> None:
     except OSError as exc:  # a dangling symlink or a file that vanished
         warn(f"{rel}: {exc.strerror}; skipped")
         return
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read, a device never end: known by type, not opened
+        warn(f"{rel}: not a regular file ({_kind(st.st_mode)}); skipped")
+        return
     out.append(SourceFile(rel, kind[0], kind[1], module_name(rel), st.st_size, st.st_mtime_ns))
+
+
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return kind
+    return "special file"

@@ -15,6 +15,7 @@ same ops and helpers many times.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
@@ -71,6 +72,7 @@ class Attributor:
         self.con = con
         self.root = Path(root) if root else None
         self._cache: dict = {}
+        self._text_pass = False      # the second, text-assisted walk (see _up)
 
     # -- cached lookups ------------------------------------------------------------------------------------------
     def _q(self, sql: str, params: tuple = ()) -> list[tuple]:
@@ -256,11 +258,9 @@ class Attributor:
         out = []
         pat = re.compile(r"\b" + re.escape(kn.name) + r"\s*(<[^;{}]*?>)?[\s\\]*<<<([^;]*?)>>>", re.S)
         for m in pat.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
-            enc = self._q("SELECT qualified_name FROM symbols WHERE file = ? AND line <= ? AND end_line >= ? "
-                          "AND kind IN ('function','method','impl_func') ORDER BY line DESC LIMIT 1",
-                          (prim[1], line, line))
-            out.append((enc[0][0] if enc else "", prim[1], line, m.group(1), " ".join(m.group(2).split())))
+            line = bisect.bisect_right(self._line_starts(prim[1], text), m.start())
+            enc = self._enclosing(prim[1], line)
+            out.append((enc[0] if enc else "", prim[1], line, m.group(1), " ".join(m.group(2).split())))
         return out
 
     def _body(self, kn: KernelName, row: dict, chain: list) -> tuple[list[str], str | None]:
@@ -333,13 +333,12 @@ class Attributor:
             if not raw or needle not in raw or not self._inside(path):
                 continue
             text = raw.decode("utf-8", errors="replace")
+            starts = [0] + [m.end() for m in re.finditer("\n", text)]
             for m in pat.finditer(text):
-                line = text.count("\n", 0, m.start()) + 1
-                enc = self._q("SELECT qualified_name, line FROM symbols WHERE file = ? AND line <= ? AND end_line >= ? "
-                              "AND kind IN ('function','method','impl_func') ORDER BY line DESC LIMIT 1",
-                              (path, line, line))
-                if enc and _last(enc[0][0]) != name:
-                    out.append((enc[0][0], path, line))
+                line = bisect.bisect_right(starts, m.start())
+                enc = self._enclosing(path, line)
+                if enc and _last(enc[0]) != name:
+                    out.append((enc[0], path, line))
         return _dedupe(out)
 
     def _read_bytes(self, path: str) -> bytes | None:
@@ -422,9 +421,8 @@ class Attributor:
         out = []
         for helper, file, line in self._optional("SELECT helper, file, line FROM stub_arguments WHERE stub = ?",
                                                  (stub,)):
-            out += [(c, f, l) for c, f, l, callee in self._q(
-                "SELECT caller, file, line, callee FROM calls WHERE file = ? AND line = ? AND caller != ''",
-                (file, line)) if callee == _last(helper)]
+            out += self._q("SELECT caller, file, line FROM calls WHERE callee = ? AND file = ? AND line = ? "
+                           "AND caller != ''", (_last(helper), file, line))
         return out
 
     def _stubs_passed_in(self, f: str) -> list[str]:
@@ -434,18 +432,105 @@ class Attributor:
             "AND sa.line = c.line WHERE c.caller = ?", (f,)) if callee == _last(helper)]
 
     def _caller_edges(self, f: str, file: str) -> list[tuple]:
-        """Call sites of function f (defined in `file`). Calls are recorded by unqualified name, so when that name
-        is defined in several files (file-local helpers: foreach_binary_op_ in ForeachBinaryOpScalar.cu and in
-        ForeachBinaryOpList.cu), only the calls in f's own file are its callers."""
-        name = _last(f)
-        callers = self.callers(name)
-        def_files = {r[1] for r in self.defs(name, FUNCTION_KINDS)}
-        if len(def_files) > 1:
+        """Call sites of function f (defined in `file`). Calls are recorded by unqualified name, so:
+        - a call written with a namespace qualifier must fit f's scope (`mbtopk::launch(...)` is not sbtopk::launch);
+        - when the name is defined in several files (file-local helpers: foreach_binary_op_ in
+          ForeachBinaryOpScalar.cu and in ForeachBinaryOpList.cu), or is too common a name to follow across the
+          tree (`launch`), only the calls in f's own file count;
+        - a functor's operator() is reached through the calls that build the functor (`Functor<T>()(iter, ...)`)."""
+        parts = f.split("::")
+        name = parts[-1]
+        scope = set(parts[:-1])
+        common = self._q("SELECT count(*) FROM calls WHERE callee = ?", (name,))[0][0] > 4 * FANOUT
+        if common:       # a name called all over the tree (fill_, copy_): only its own file's calls are read
+            rows = self._q("SELECT caller, file, line, qualifier, is_method FROM calls WHERE callee = ? AND file = ? "
+                           "AND caller != '' ORDER BY line", (name, file))
+        else:
+            rows = self._q("SELECT caller, file, line, qualifier, is_method FROM calls WHERE callee = ? "
+                           "AND language != 'python' AND caller != '' ORDER BY file, line", (name,))
+        if name == "operator()" and len(parts) > 1:
+            rows = rows + self._q("SELECT caller, file, line, qualifier, is_method FROM calls WHERE callee = ? "
+                                  "AND language != 'python' AND caller != '' ORDER BY file, line", (parts[-2],))
+        callers = []
+        for caller, cf, cl, qual, is_method in rows:
+            q = (qual or "").split("::")[-1]
+            if q and not is_method and re.fullmatch(r"\w+", q) and q not in scope and q not in ("at", "native"):
+                continue
+            callers.append((caller, cf, cl))
+        def_files = {r[1] for r in self.defs(name, FUNCTION_KINDS)} if name != "operator()" else {file}
+        if len(def_files) > 1 or len(callers) > FANOUT:
             callers = [c for c in callers if c[1] == file]
+        if not callers and name != "operator()" and self._text_pass:
+            callers = self._text_refs(f, file)
         return callers
+
+    def _text_refs(self, f: str, file: str) -> list[tuple]:
+        """Uses of f in its own file that are not calls the index records: a function passed to a macro
+        (`RUN_K(INDEX_T, DIM, mbtopk::launch)`) or taken by address. Each is attributed to the function around it."""
+        key = ("textrefs", f, file)
+        if key in self._cache:
+            return self._cache[key]
+        text = self._read(file) if self.root else None
+        parts = f.split("::")
+        if not text or parts[-1] not in text:
+            self._cache[key] = []
+            return []
+        starts = self._line_starts(file, text)
+        pat = re.compile(r"(?<![\w:])(?:\w+::)*" + re.escape(parts[-1]) + r"\b")
+        out = []
+        for m in pat.finditer(text):
+            quals = m.group().split("::")[:-1]
+            if quals and quals[-1] not in parts[:-1]:
+                continue
+            line = bisect.bisect_right(starts, m.start())
+            enc = self._enclosing(file, line)
+            if enc and enc[0] != f and enc[1] != line:
+                out.append((enc[0], file, line))
+        self._cache[key] = _dedupe(out)[:FANOUT]
+        return self._cache[key]
+
+    def _enclosing(self, file: str, line: int) -> tuple | None:
+        """(qualified_name, line) of the innermost function around a line. The file's function ranges are read once
+        (symbols has no index on file; one query per file instead of one scan per line)."""
+        key = ("ranges", file)
+        if key not in self._cache:
+            self._cache[key] = self.con.execute(
+                "SELECT line, end_line, qualified_name FROM symbols WHERE file = ? AND kind IN "
+                "('function','method','impl_func') ORDER BY line", (file,)).fetchall()
+        best = None
+        for start, end, qn in self._cache[key]:
+            if start > line:
+                break
+            if end is not None and end >= line:
+                best = (qn, start)        # later starts are inner
+        return best
+
+    def _line_starts(self, file: str, text: str) -> list[int]:
+        key = ("lines", file)
+        if key not in self._cache:
+            self._cache[key] = [0] + [m.end() for m in re.finditer("\n", text)]
+        return self._cache[key]
 
     def _up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list,
             hints: list[str] = ()) -> None:
+        """Walk up from the op body; when the recorded calls lead to no dispatch row of the profile's op, walk again
+        letting uses the index does not record as calls (a function handed to a macro) count too."""
+        n = len(chain)
+        self._walk_up(starts, g, row, chain, hints)
+        wanted = _profile_ops(g)
+        if row["dispatch"] is None or (wanted and _norm_op(row["native_function"] or "") not in wanted):
+            del chain[n:]
+            for k in ("dispatch", "native_function", "registration", "stub"):
+                row[k] = None
+            row["note"] = ""
+            self._text_pass = True
+            try:
+                self._walk_up(starts, g, row, chain, hints)
+            finally:
+                self._text_pass = False
+
+    def _walk_up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list,
+                 hints: list[str] = ()) -> None:
         """Breadth-first from the op body's functions (qualified name, file) to the first dispatch rows: through
         CUDA registrations to the stub's callers, and through plain calls. With a profile op, a row of exactly
         that op ends the walk; rows of its in-place/out twins are kept as second choice."""
@@ -500,8 +585,11 @@ class Attributor:
         node, rs = min(found, key=lambda fr: min(score(r) for r in fr[1]))
         rs = sorted(rs, key=score)
         if wanted and _norm_op(rs[0][0]) not in wanted:
-            row["note"] = (f"the profile's op ({row['op']}) is not among the ops reached bottom-up: "
+            # the walk reached other ops only (sortKeyValueInplace serves sort as well as topk): they are named in
+            # the note, and no dispatch row is claimed for this kernel
+            row["note"] = (f"the profile's op ({row['op']}) is not among the ops reached bottom-up, which are: "
                            + ", ".join(sorted({r[0] for _, rs_ in found for r in rs_})[:5]))
+            return
         # the path from the body function to the op kernel, bottom-up
         steps, cur = [], node
         while parent.get(cur):

@@ -195,6 +195,10 @@ INFRA = {
     "TensorIterator", "Tensor", "Scalar", "OpaqueType", "CatArrInputTensorMetadata", "TensorSizeStride",
     "TensorListAddresses", "ClampLimits", "GeluType", "NormType", "complex", "Half", "BFloat16", "IntDivider",
     "reduced_divisor", "Params", "Sm80", "Sm75", "Sm70", "Sm90", "tuple", "pair", "integral_constant",
+    "ArrayRef", "IntArrayRef", "OptionalArrayRef", "IndexBoundsCheck", "RestrictPtrTraits", "DefaultPtrTraits",
+    "GenericPackedTensorAccessor", "PackedTensorAccessor", "PackedTensorAccessor32", "PackedTensorAccessor64",
+    "TensorAccessor", "GenericTensorAccessor", "Array", "OpMathType", "opmath_type", "acc_type", "Float8_e4m3fn",
+    "Float8_e5m2", "ScalarType", "Layout", "Device", "Generator", "CUDAGeneratorImpl", "TensorListScalarListMetadata",
 }
 # std:: function objects that foreach/multi_tensor_apply kernels take as their op.
 STD_OPS = {"plus", "minus", "multiplies", "divides", "modulus", "negate", "equal_to", "not_equal_to", "greater",
