@@ -12,12 +12,13 @@ from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexErro
 
 
 def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, installed: bool = False,
-          jobs: int | None = None, include=(), exclude=(), progress: bool = False):
-    """Build (or incrementally rebuild) an index; returns a BuildReport."""
+          jobs: int | None = None, include=(), exclude=(), progress: bool = False, force: bool = False):
+    """Build (or incrementally rebuild) an index; returns a BuildReport. `db` must be an opindex index or a new
+    file (a symlink is followed); `force` lets it replace a regular file that is not an index."""
     from .build import checkout as co
     from .build.pipeline import build as _build
     ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude)
-    return _build(ck, resolve_db(db), jobs=jobs, progress=progress)
+    return _build(ck, resolve_db(db), jobs=jobs, progress=progress, force=force)
 
 
 class Index:

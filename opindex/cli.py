@@ -18,7 +18,9 @@ def _fail_cleanly(fn):
         try:
             return fn(*args, **kwargs)
         except OpindexError as exc:
-            raise click.ClickException(str(exc)) from None
+            error = click.ClickException(str(exc))
+            error.exit_code = getattr(exc, "exit_code", 1)  # db.UsageError 2, db.Broken 3
+            raise error from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise click.ClickException(f"{where}{exc.strerror or exc}") from None
@@ -69,13 +71,18 @@ def main():
 @click.option("--exclude", multiple=True, metavar="PATH",
               help="Skip this folder or file (relative to the checkout); repeatable.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+@click.option("--force", is_flag=True, help="Replace --db even when it is a regular file that is not an index.")
 @_fail_cleanly
-def build(checkout, db, installed, jobs, include, exclude, quiet):
+def build(checkout, db, installed, jobs, include, exclude, quiet, force):
     """Index CHECKOUT into the database.
 
     CHECKOUT defaults to $TILEGYM_SKILL_CACHE_DIR/pytorch-source, else ~/.cache/tilegym/pytorch-source, else the
     bundled sample_checkout. Indexed: torch, aten, c10, tools, torchgen, functorch (never third_party or build
     outputs). The index is written to a temporary file and replaces the old one only when complete.
+
+    --db must be an opindex index or a new file: any other file is refused (--force replaces a regular file; a
+    device, FIFO or folder never), an empty --db is an error. A symlink is followed: the file it points to is
+    replaced, in its own folder, and the link stays.
     """
     from .build import checkout as co
     from .db import resolve_db
@@ -87,7 +94,7 @@ def build(checkout, db, installed, jobs, include, exclude, quiet):
         err(f"index:    {target}")
     _warn_version_mismatch(ck, err)
     from .build.pipeline import build as _build
-    report = _build(ck, target, jobs=jobs, progress=not quiet)
+    report = _build(ck, target, jobs=jobs, progress=not quiet, force=force)
     for w in report.warnings[:50]:
         err(f"warning: {w}")
     if len(report.warnings) > 50:
@@ -327,6 +334,23 @@ def profile(profile_path, db, limit, fmt):
             click.echo(f"warning: {w}", err=True)
     click.echo({"table": render.to_table, "json": render.to_json, "csv": render.to_csv,
                 "markdown": render.to_markdown, "html": render.to_html}[fmt](rows), nl=False)
+
+
+@main.command()
+@db_option
+@_fail_cleanly
+def check(db):
+    """SQLite's full integrity check of the index: exit 0 when sound, 3 when damaged (a build then rebuilds it
+    from scratch)."""
+    from .db import check as check_index, resolve_db
+    path = resolve_db(db)
+    problems = check_index(path)
+    for problem in problems:
+        click.echo(f"{path}: damaged: {problem}")
+    if problems:
+        click.echo(f"{path}: rebuild it with `opindex build` (it rebuilds a damaged index from scratch)", err=True)
+        sys.exit(3)
+    click.echo(f"{path}: ok")
 
 
 @main.command()

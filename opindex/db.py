@@ -3,11 +3,22 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from .model import OpindexError
 
 SCHEMA_REVISIONS = ("0001", "0002")  # oldest first; the last is what this code writes (schema.SCHEMA_VERSION)
+
+
+class UsageError(OpindexError):
+    """A command line that cannot mean what it says (an empty --db): exit 2."""
+    exit_code = 2
+
+
+class Broken(OpindexError):
+    """The index or its environment is broken (damaged, unreadable, not an index, unknown schema, a failed write): exit 3."""
+    exit_code = 3
 
 
 def default_db_path() -> Path:
@@ -16,11 +27,64 @@ def default_db_path() -> Path:
 
 
 def resolve_db(arg: str | os.PathLike | None) -> Path:
-    """--db, else $OPINDEX_DB, else ~/.cache/opindex/index.sqlite."""
-    if arg:
+    """--db, else $OPINDEX_DB, else ~/.cache/opindex/index.sqlite. An empty --db is an error, never the default
+    (`--db "$UNSET"` must not write over the default index); an empty $OPINDEX_DB counts as unset."""
+    if arg is not None:
+        if not os.fspath(arg):
+            raise UsageError("--db: empty path (an unset shell variable?); give the index file")
         return Path(arg).expanduser()
     env = os.environ.get("OPINDEX_DB")
     return Path(env).expanduser() if env else default_db_path()
+
+
+def build_target(path: Path, force: bool = False) -> Path:
+    """The file a build writes: `path`, or through a symlink the file it points to (replaced in its own folder,
+    the link stays). A build creates a new file or replaces an opindex index; a regular file that is not one is
+    refused unless `force`; a device, FIFO, socket or folder is always refused."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else path
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise Broken(f"{path}: cannot check the index file ({exc.strerror})") from None
+    shown = path if target == path else f"{path} (-> {target})"
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{shown}: {_file_kind(st.st_mode)}, not an index file; refused (give a file path)")
+    if not force and not is_index_file(target):
+        raise UsageError(f"{shown}: not an opindex index; refused to replace it (--force to overwrite it)")
+    return target
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def is_index_file(path: Path) -> bool:
+    """An opindex index (even a damaged or older one), or an empty file: what a build may replace. Judged by the
+    SQLite header and the names of opindex's own tables, read without opening it as a database."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return False
+    if not head:
+        return True  # an empty file (touch x.sqlite): nothing to lose
+    if not head.startswith(b"SQLite format 3\0"):
+        return False
+    try:
+        con = sqlite3.connect(readonly_uri(path), uri=True)
+        try:
+            names = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return False
+    return {"meta", "files", "checkouts"} <= names
 
 
 # SQLite authorizer action codes that only read (everything else is refused on read-only connections).
@@ -57,13 +121,19 @@ def _authorize(action, arg1, arg2, dbname, source):
 def connect_readonly(path: Path, check_schema: bool = True) -> sqlite3.Connection:
     """A connection that cannot change the index: opened read-only, and an authorizer refuses anything but reads
     (so ATTACH, VACUUM INTO, writable PRAGMAs and load_extension fail too)."""
-    if not path.is_file():
+    if not path.exists():
         raise OpindexError(f"{path}: no index here; run `opindex build` first (or pass --db / set OPINDEX_DB)")
+    if not path.is_file():
+        raise Broken(f"{path}: not a file, so not an index")
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError as exc:  # SQLite would only say "unable to open database file"
+        raise Broken(f"{path}: cannot read the index ({exc.strerror})") from None
+    try:
+        con = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise OpindexError(f"{path}: not an opindex database ({exc})") from None
+        raise Broken(f"{path}: not an opindex database ({exc})") from None
     if check_schema:
         check_schema_version(con, path)
     con.enable_load_extension(False) if hasattr(con, "enable_load_extension") else None
@@ -85,9 +155,57 @@ def check_schema_version(con: sqlite3.Connection, path: Path) -> None:
     if version == head:
         return
     if version is None:
-        raise OpindexError(f"{path}: not an opindex index (no schema version); rebuild it with `opindex build`")
+        raise Broken(f"{path}: not an opindex index (no schema version); rebuild it with `opindex build`")
     if version in SCHEMA_REVISIONS:
-        raise OpindexError(f"{path}: index schema {version} is older than this opindex's ({head}); "
-                           f"run `opindex migrate --db {path}` (keeps the data) or rebuild with `opindex build`")
-    raise OpindexError(f"{path}: index schema {version} is newer than this opindex knows ({head}); "
-                       f"upgrade opindex (pip install -U opindex) or rebuild the index with this version")
+        raise Broken(f"{path}: index schema {version} is older than this opindex's ({head}); "
+                          f"run `opindex migrate --db {path}` (keeps the data) or rebuild with `opindex build`")
+    if is_newer_revision(version):
+        raise Broken(f"{path}: index schema {version} is newer than this opindex knows ({head}); "
+                          f"upgrade opindex (pip install -U opindex) or rebuild the index with this version")
+    raise Broken(f"{path}: index schema {version!r} is not one opindex ever wrote (this one knows "
+                      f"{', '.join(SCHEMA_REVISIONS)}); rebuild the index with `opindex build`")
+
+
+def is_newer_revision(version: str) -> bool:
+    """Revisions are numbered 0001, 0002, ...: newer means a higher number than this code's head."""
+    return version.isdigit() and int(version) > int(SCHEMA_REVISIONS[-1])
+
+
+def readonly_uri(path: Path) -> str:
+    """A read-only SQLite URI for a path; ?, # and % in a file name are escaped (they would end the path)."""
+    from urllib.parse import quote
+    return f"file:{quote(os.path.abspath(path))}?mode=ro"
+
+
+def connect_raw(path: Path) -> sqlite3.Connection:
+    """A plain read-only connection (no authorizer, no schema check): for checks of the file itself."""
+    con = sqlite3.connect(readonly_uri(path), uri=True)
+    con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # fails here when it is not a database
+    return con
+
+
+def integrity(path: Path | sqlite3.Connection, quick: bool = False) -> list[str]:
+    """SQLite's own check of the index file: [] when sound, else its findings (at most 100). `quick` runs
+    PRAGMA quick_check (every page read once, no index-to-table cross-check: what a build runs on the previous
+    index); otherwise PRAGMA integrity_check, the full check (`opindex check`)."""
+    pragma = f"PRAGMA {'quick_check' if quick else 'integrity_check'}(100)"
+    try:
+        if isinstance(path, sqlite3.Connection):
+            rows = [r[0] for r in path.execute(pragma)]
+        else:
+            con = sqlite3.connect(readonly_uri(path), uri=True)
+            try:
+                rows = [r[0] for r in con.execute(pragma)]
+            finally:
+                con.close()
+    except sqlite3.DatabaseError as exc:
+        return [str(exc)]
+    return [] if rows == ["ok"] else rows
+
+
+def check(path: Path) -> list[str]:
+    """`opindex check`: the index opens, its schema is this opindex's, and the full integrity check passes.
+    Returns the integrity findings ([] when sound); an index that cannot be used at all raises Broken."""
+    con = connect_readonly(path)
+    con.close()
+    return integrity(path)

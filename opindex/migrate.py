@@ -72,6 +72,10 @@ def _check_migratable(db_path: Path) -> None:
         raise Broken(f"{db_path}: not an opindex index ({exc}); nothing to migrate") from None
     try:
         version = schema_version(con)
+        tables = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT "
+                                            "LIKE 'sqlite_%' AND name != 'alembic_version'")}
+        if version is None and not tables:
+            return  # an empty database (or one downgraded to base): the migrations create everything
         if version is None:
             what = "an opindex index without a schema version" if is_index_file(db_path) else "not an opindex index"
             raise Broken(f"{db_path}: {what} (no alembic_version table); nothing to migrate: rebuild it with "
