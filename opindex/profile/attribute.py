@@ -180,6 +180,8 @@ class Attributor:
         row = {"kernel": g.name, "short": short_name(kn), "kind": g.kind if g.kind != "kernel" else kn.kind,
                "calls": g.calls, "gpu_us": round(g.total_us, 3), "share": g.share, "op": g.inner_op or g.op,
                "outer_op": g.op, "scope": g.scopes.most_common(1)[0][0] if g.scopes else None,
+               "python": g.python.most_common(1)[0][0] if g.python else None,
+               "module": g.modules.most_common(1)[0][0] if g.modules else None,
                "library": kn.library, "status": "", "attributed": False, "definition": None,
                "launch_sites": [], "body": None, "registration": None, "stub": None, "dispatch": None,
                "native_function": None, "library_calls": [], "chain": [], "note": ""}

@@ -36,7 +36,8 @@ class KernelGroup:
     ops: Counter = field(default_factory=Counter)         # outermost aten:: op at launch -> calls
     inner_ops: Counter = field(default_factory=Counter)   # innermost aten:: op at launch -> calls
     scopes: Counter = field(default_factory=Counter)      # outermost non-aten CPU span (autograd node, Optimizer.step)
-    python: Counter = field(default_factory=Counter)      # innermost python_function / nn.Module span, when recorded
+    python: Counter = field(default_factory=Counter)      # innermost Python source frame (file.py(line): name)
+    modules: Counter = field(default_factory=Counter)     # innermost nn.Module span (with_modules=True)
 
     @property
     def op(self) -> str | None:
@@ -179,9 +180,14 @@ def _from_chrome(path: Path, data) -> Profile:
         other = [n for n, c in stack if c != "python_function" and not n.startswith("aten::")]
         if other:
             g.scopes[other[0]] += 1
-        py = [n for n, c in stack if c == "python_function" or n.startswith("nn.Module:")]
+        # with_stack=True records Python frames; the innermost one of a .py file says where the op was called
+        # (builtins such as `<built-in function linear>` say less); with_modules=True adds nn.Module spans
+        py = [n for n, c in stack if c == "python_function" and ".py(" in n]
         if py:
             g.python[py[-1]] += 1
+        mods = [n for n, c in stack if n.startswith("nn.Module:")]
+        if mods:
+            g.modules[mods[-1].removeprefix("nn.Module: ")] += 1
     kernels = sorted(groups.values(), key=lambda g: (-g.total_us, g.name))
     for g in kernels:
         g.share = g.total_us / total if total else 0.0

@@ -98,6 +98,10 @@ def to_markdown(rows: ProfileRows) -> str:
             out.append(f"- launched by: {r['op']}" + (f" inside {r['outer_op']}" if r.get("outer_op") and
                                                           r["outer_op"] != r["op"] else "")
                        + (f" ({r['scope']})" if r.get("scope") else ""))
+        if r.get("module") or r.get("python"):
+            out.append("- from Python: " + ", ".join(x for x in (
+                f"module {r['module']}" if r.get("module") else "", f"`{_md(r['python'])}`" if r.get("python") else "")
+                if x))
         if r.get("note"):
             out.append(f"- note: {_md(r['note'])}")
         if r["chain"]:
