@@ -6,7 +6,7 @@ The SQLite DDL and column lists a build uses, so that a build does not import SQ
 SCHEMA_VERSION = '0002'
 PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
-LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments']
+LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
 TABLES = {
     'checkouts': (
@@ -37,6 +37,10 @@ TABLES = {
         ('id', 'checkout_id', 'name', 'overload', 'full_name', 'schema', 'output_differentiability', 'dispatch', 'file', 'line'),
         'CREATE TABLE derivatives (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tname TEXT NOT NULL, \n\toverload TEXT NOT NULL, \n\tfull_name TEXT NOT NULL, \n\tschema TEXT NOT NULL, \n\toutput_differentiability TEXT, \n\tdispatch TEXT, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_derivatives_full_name ON derivatives (full_name)', 'CREATE INDEX ix_derivatives_name ON derivatives (name)')),
+    'device_reach': (
+        ('id', 'checkout_id', 'symbol_id', 'distance', 'reaches'),
+        'CREATE TABLE device_reach (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tsymbol_id INTEGER NOT NULL, \n\tdistance INTEGER NOT NULL, \n\treaches VARCHAR(16) NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_device_reach_symbol ON device_reach (symbol_id)',)),
     'dispatch_registrations': (
         ('id', 'checkout_id', 'file', 'line', 'stub', 'kernel', 'macro', 'device', 'cpu_capability', 'from_macro'),
         'CREATE TABLE dispatch_registrations (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tstub TEXT NOT NULL, \n\tkernel TEXT, \n\tmacro TEXT NOT NULL, \n\tdevice VARCHAR(16) NOT NULL, \n\tcpu_capability TEXT, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
@@ -85,6 +89,10 @@ TABLES = {
         ('id', 'checkout_id', 'file', 'line', 'module', 'name', 'target', 'kind'),
         'CREATE TABLE python_imports (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tmodule TEXT NOT NULL, \n\tname TEXT NOT NULL, \n\ttarget TEXT NOT NULL, \n\tkind VARCHAR(8) NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_python_imports_module_name ON python_imports (module, name)',)),
+    'receiver_types': (
+        ('id', 'checkout_id', 'file', 'line', 'receiver', 'declared'),
+        'CREATE TABLE receiver_types (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\treceiver TEXT NOT NULL, \n\tdeclared TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_receiver_types_site ON receiver_types (file, line)',)),
     'registration_links': (
         ('id', 'checkout_id', 'registration_id', 'stub', 'device', 'kernel', 'symbol_id', 'definition', 'def_file', 'def_line'),
         'CREATE TABLE registration_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tregistration_id INTEGER NOT NULL, \n\tstub TEXT NOT NULL, \n\tdevice VARCHAR(16) NOT NULL, \n\tkernel TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',

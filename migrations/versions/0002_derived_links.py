@@ -2,7 +2,7 @@
 
 Revision ID: 0002
 Revises: 0001
-Create Date: 2026-12-03 08:14:33.775257
+Create Date: 2026-12-03 08:37:31.689202
 """
 from __future__ import annotations
 
@@ -31,10 +31,23 @@ def upgrade() -> None:
     sa.Column('overloads', sa.Integer(), nullable=False, comment='how many definitions the call may reach (C++ overloads of one name in one file); above 1 the call is ambiguous to opindex and every one is listed, never one picked'),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment='C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: the same file first, then a qualified-name match, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions).'
+    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm); then the same file first, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions)."
     )
     with op.batch_alter_table('call_links', schema=None) as batch_op:
         batch_op.create_index('ix_call_links_site', ['file', 'callee'], unique=False)
+
+    op.create_table('device_reach',
+    sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
+    sa.Column('checkout_id', sa.Integer(), nullable=False, comment='the checkout this row came from (checkouts.id)'),
+    sa.Column('symbol_id', sa.Integer(), nullable=False, comment='symbols.id of a C++/CUDA definition'),
+    sa.Column('distance', sa.Integer(), nullable=False, comment='calls (through call_links) from this definition to one that itself launches a kernel (<<<>>> or a TensorIterator launcher), calls a vendor library, calls a dispatch stub or calls an op through the dispatcher (at::x, not an allocation or view op); 0 for that one'),
+    sa.Column('reaches', sa.String(length=16), nullable=False, comment='what the nearest such definition does: launch, library, stub or op'),
+    sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
+    sa.PrimaryKeyConstraint('id'),
+    comment='Definitions from which device code (or another op) is reachable through helper calls, and how far: the trace follows a helper through any number of levels when it is here, and never when it is not.'
+    )
+    with op.batch_alter_table('device_reach', schema=None) as batch_op:
+        batch_op.create_index('ix_device_reach_symbol', ['symbol_id'], unique=False)
 
     op.create_table('launch_links',
     sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
@@ -73,6 +86,20 @@ def upgrade() -> None:
     with op.batch_alter_table('op_kernel_links', schema=None) as batch_op:
         batch_op.create_index('ix_op_kernel_links_dispatch', ['dispatch_id'], unique=False)
         batch_op.create_index('ix_op_kernel_links_kernel', ['kernel'], unique=False)
+
+    op.create_table('receiver_types',
+    sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
+    sa.Column('checkout_id', sa.Integer(), nullable=False, comment='the checkout this row came from (checkouts.id)'),
+    sa.Column('file', sa.Text(), nullable=False, comment='file of the method call'),
+    sa.Column('line', sa.Integer(), nullable=False, comment='line of the method call'),
+    sa.Column('receiver', sa.Text(), nullable=False, comment="the receiver, a local variable's name"),
+    sa.Column('declared', sa.Text(), nullable=False, comment='its declared type as written (c10::Device), or for `auto x = e;` the text `auto = e`'),
+    sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
+    sa.PrimaryKeyConstraint('id'),
+    comment='Local variables that receive a method call named like a Tensor-method op (src_device.index()): the declaration above the call in the same function, read at build time, so the trace can tell a c10::Device from a Tensor. Parameters are not here: their types are in symbols.signature.'
+    )
+    with op.batch_alter_table('receiver_types', schema=None) as batch_op:
+        batch_op.create_index('ix_receiver_types_site', ['file', 'line'], unique=False)
 
     op.create_table('registration_links',
     sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
@@ -134,6 +161,10 @@ def downgrade() -> None:
         batch_op.drop_index('ix_registration_links_registration')
 
     op.drop_table('registration_links')
+    with op.batch_alter_table('receiver_types', schema=None) as batch_op:
+        batch_op.drop_index('ix_receiver_types_site')
+
+    op.drop_table('receiver_types')
     with op.batch_alter_table('op_kernel_links', schema=None) as batch_op:
         batch_op.drop_index('ix_op_kernel_links_kernel')
         batch_op.drop_index('ix_op_kernel_links_dispatch')
@@ -144,6 +175,10 @@ def downgrade() -> None:
         batch_op.drop_index('ix_launch_links_launch')
 
     op.drop_table('launch_links')
+    with op.batch_alter_table('device_reach', schema=None) as batch_op:
+        batch_op.drop_index('ix_device_reach_symbol')
+
+    op.drop_table('device_reach')
     with op.batch_alter_table('call_links', schema=None) as batch_op:
         batch_op.drop_index('ix_call_links_site')
 

@@ -12,6 +12,7 @@ import re
 import sqlite3
 from collections import defaultdict
 
+from ..pytorch.plumbing import PLUMBING_OPS
 from ..sqlite_ddl import LINK_TABLES
 
 CHECKOUT_ID = 1
@@ -31,8 +32,14 @@ def derive(con: sqlite3.Connection, root: str | None) -> dict[str, int]:
     _op_kernels(con, symbols)
     _registrations(con, symbols)
     _launches(con, symbols)
-    _calls(con, symbols)
-    _stub_arguments(con, root)
+    # the C++ call sites, read once for the three links made from them
+    calls = con.execute("SELECT file, line, caller, qualifier, callee, is_method FROM calls "
+                        "WHERE language != 'python'").fetchall()
+    links = _calls(con, symbols, calls)
+    lines = _Lines(root) if root else None
+    _stub_arguments(con, lines)
+    _device_reach(con, calls, links)
+    _receiver_types(con, lines, calls)
     return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LINK_TABLES}
 
 
@@ -154,29 +161,82 @@ def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) ->
     return [s for s in defs if s[_QUAL] == first[_QUAL] and s[_FILE] == first[_FILE]]
 
 
-def _calls(con, symbols: _Symbols) -> None:
-    rows, helpers = [], symbols.helpers
-    sites = set(con.execute("SELECT file, qualifier, callee FROM calls WHERE is_method = 0 AND language != 'python'"))
+def _calls(con, symbols: _Symbols, calls: list[tuple]) -> dict[tuple[str, str, str], list[int]]:
+    """call_links; returns (file, qualifier, callee) -> the symbol ids linked."""
+    rows, helpers, links = [], symbols.helpers, {}
+    sites = {(c[0], c[3], c[4]) for c in calls if not c[5] and c[4] in helpers}
     for file, qualifier, callee in sorted(sites):
-        if callee not in helpers or qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
+        if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
         targets = helper_targets(symbols, file, qualifier, callee)
+        if targets:
+            links[(file, qualifier, callee)] = [s[_ID] for s in targets]
         for s in targets:
             rows.append((file, qualifier, callee, *_def(s), len(targets)))
     con.executemany(f"INSERT INTO call_links (file, qualifier, callee, symbol_id, definition, def_file, def_line, "
                     f"overloads, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
+    return links
+
+
+def _op_name(api_name: str) -> str:
+    """at::foo_out / at::foo_symint -> foo (the cpp API names of an op's overloads)."""
+    return re.sub(r"(?:_symint|_out|_outf)$", "", api_name)
+
+
+# -- which definitions reach device code ----------------------------------------------------------------------------
+def _device_reach(con, calls: list[tuple], links: dict) -> None:
+    """Breadth-first from the definitions that launch, call a library or call a stub, backwards over call_links."""
+    ids: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for sid, qual, file in con.execute("SELECT id, qualified_name, file FROM symbols WHERE language != 'python' AND "
+                                       "kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
+        ids[(qual, file)].append(sid)
+    seeds: dict[int, str] = {}
+    for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'tensor_iterator')"),
+                               ("library", "library_calls", "1"), ("stub", "stub_calls", "1")):
+        for caller, file in con.execute(f"SELECT DISTINCT caller, file FROM {table} WHERE {where}"):
+            for sid in ids.get((caller, file), ()):
+                seeds.setdefault(sid, what)
+    # a definition that calls an op through the dispatcher (at::x, at::_ops::x) leads back into the YAML layer
+    ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
+    for file, _, caller, qualifier, callee, is_method in calls:
+        if not is_method and qualifier in ("at", "at::_ops") and _op_name(callee) in ops:
+            for sid in ids.get((caller, file), ()):
+                seeds.setdefault(sid, "op")
+    callers: dict[int, set[int]] = defaultdict(set)  # callee definition -> caller definitions
+    for file, _, caller, qualifier, callee, is_method in calls:
+        targets = None if is_method else links.get((file, qualifier, callee))
+        if targets:
+            for sid in ids.get((caller, file), ()):
+                for target in targets:
+                    callers[target].add(sid)
+    rows = [(sid, 0, what) for sid, what in seeds.items()]
+    reached = dict(seeds)
+    frontier = list(seeds)
+    distance = 0
+    while frontier:
+        distance += 1
+        nxt = []
+        for callee in frontier:
+            for caller in callers.get(callee, ()):
+                if caller not in reached:
+                    reached[caller] = reached[callee]
+                    rows.append((caller, distance, reached[callee]))
+                    nxt.append(caller)
+        frontier = nxt
+    con.executemany(f"INSERT INTO device_reach (symbol_id, distance, reaches, checkout_id) VALUES "
+                    f"(?, ?, ?, {CHECKOUT_ID})", rows)
 
 
 # -- stub passed as an argument ------------------------------------------------------------------------------------
-def _stub_arguments(con, root: str | None) -> None:
+def _stub_arguments(con, lines: "_Lines | None") -> None:
     """A stub call whose stub is not declared anywhere is a helper's parameter (argmax_argmin_impl(..., Stub& stub)):
     the declared stub it stands for is on each line that calls the helper. Those few lines are read here, once."""
     declared = {r[0] for r in con.execute("SELECT DISTINCT stub FROM dispatch_stubs")}
     helpers = [r for r in con.execute("SELECT DISTINCT s.caller, s.file, s.stub FROM stub_calls s WHERE s.caller != ''")
                if r[2] not in declared]
-    if not helpers or root is None:
+    if not helpers or lines is None:
         return
-    rows, lines = [], _Lines(root)
+    rows = []
     for helper, helper_file, parameter in helpers:
         bare = helper.split("::")[-1]
         for file, line in con.execute("SELECT DISTINCT file, line FROM calls WHERE callee = ? AND language IN "
@@ -188,6 +248,71 @@ def _stub_arguments(con, root: str | None) -> None:
                     break
     con.executemany(f"INSERT INTO stub_arguments (file, line, helper, parameter, stub, checkout_id) VALUES "
                     f"(?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
+
+
+# -- the declared type of a method call's receiver -----------------------------------------------------------------
+_IDENT = re.compile(r"[A-Za-z_]\w*\Z")
+
+
+def _receiver_types(con, lines: "_Lines | None", calls: list[tuple]) -> None:
+    """For `x.f(...)` where f names a Tensor-method op the walk would follow (not a plumbing op) and x is not a
+    parameter: x's declaration above the call in the same function. Each function's text is scanned once."""
+    if lines is None:
+        return
+    methods = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions WHERE variants LIKE "
+                                         "'%method%'")} - PLUMBING_OPS
+    sites: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for file, line, caller, receiver, callee, is_method in calls:
+        if is_method and callee in methods and _IDENT.match(receiver) and receiver not in ("self", "this"):
+            sites[(caller, file)].append((line, receiver))
+    if not sites:
+        return
+    spans: dict[tuple[str, str], list[tuple[int, int, str]]] = defaultdict(list)
+    for qual, file, line, end, sig in con.execute(
+            "SELECT qualified_name, file, line, end_line, coalesce(signature, '') FROM symbols "
+            "WHERE language != 'python' AND kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
+        if (qual, file) in sites:
+            spans[(qual, file)].append((line, end, sig))
+    rows = []
+    for (caller, file), calls in sites.items():
+        for start, end, sig in spans.get((caller, file), ()):
+            inside = [(ln, r) for ln, r in calls if start <= ln <= end]
+            if not inside:
+                continue
+            decls = _declarations(lines.get(file, start, end - start + 1), start, {r for _, r in inside})
+            parameters = set(_PARAMETER.findall(sig))
+            for line, receiver in inside:
+                if receiver in parameters:
+                    continue  # a parameter: the walk reads its type from the signature
+                found = [d for ln, name, d in decls if name == receiver and ln <= line]
+                if found:
+                    rows.append((file, line, receiver, found[-1]))
+    con.executemany(f"INSERT INTO receiver_types (file, line, receiver, declared, checkout_id) VALUES "
+                    f"(?, ?, ?, ?, {CHECKOUT_ID})", rows)
+
+
+_PARAMETER = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:=[^,]*)?(?:,|\)\s*$)")
+_DECLARATION = re.compile(r"(?<![\w:.>-])((?:const\s+)?[A-Za-z_][\w:]*(?:<[^;(){}]*>)?)\s*[&*]*\s+"
+                          r"([A-Za-z_]\w*)\s*(?:=\s*([^;]*)|[;({\[,])")
+_NOT_TYPES = frozenset({"return", "else", "case", "new", "delete", "throw", "co_return", "goto", "typedef",
+                        "using", "namespace", "struct", "class", "enum", "if", "while", "for", "switch"})
+
+
+def _declarations(body: list[str], first_line: int, names: set[str]) -> list[tuple[int, str, str]]:
+    """(line, name, declared type) of the declarations of `names` in a function's lines; `auto x = e` gives
+    `auto = e`."""
+    out = []
+    for i, text in enumerate(body):
+        if not any(n in text for n in names):
+            continue
+        for m in _DECLARATION.finditer(text):
+            kind = m.group(1)
+            if kind in _NOT_TYPES or m.group(2) not in names:
+                continue
+            if kind.removeprefix("const ").strip() == "auto" and m.group(3) is not None:
+                kind = f"auto = {m.group(3).strip()}"
+            out.append((first_line + i, m.group(2), kind))
+    return out
 
 
 class _Lines:

@@ -98,4 +98,36 @@ stub_arguments = Table(
             "declared stub its stub parameter stands for, read from the call's text at build time.",
 )
 
-LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments"]
+device_reach = Table(
+    "device_reach", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("symbol_id", Integer, nullable=False, comment="symbols.id of a C++/CUDA definition"),
+    Column("distance", Integer, nullable=False,
+           comment="calls (through call_links) from this definition to one that itself launches a kernel (<<<>>> or "
+                   "a TensorIterator launcher), calls a vendor library, calls a dispatch stub or calls an op through "
+                   "the dispatcher (at::x, not an allocation or view op); 0 for that one"),
+    Column("reaches", String(16), nullable=False,
+           comment="what the nearest such definition does: launch, library, stub or op"),
+    Index("ix_device_reach_symbol", "symbol_id"),
+    comment="Definitions from which device code (or another op) is reachable through helper calls, and how far: "
+            "the trace follows a helper through any number of levels when it is here, and never when it is not.",
+)
+
+receiver_types = Table(
+    "receiver_types", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("file", Text, nullable=False, comment="file of the method call"),
+    Column("line", Integer, nullable=False, comment="line of the method call"),
+    Column("receiver", Text, nullable=False, comment="the receiver, a local variable's name"),
+    Column("declared", Text, nullable=False,
+           comment="its declared type as written (c10::Device), or for `auto x = e;` the text `auto = e`"),
+    Index("ix_receiver_types_site", "file", "line"),
+    comment="Local variables that receive a method call named like a Tensor-method op (src_device.index()): the "
+            "declaration above the call in the same function, read at build time, so the trace can tell a "
+            "c10::Device from a Tensor. Parameters are not here: their types are in symbols.signature.",
+)
+
+LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments",
+               "device_reach", "receiver_types"]

@@ -9,12 +9,13 @@ import re
 
 from . import facts as q
 from ..pytorch.plumbing import PLUMBING_OPS
+from ..pytorch.receivers import may_be_tensor
 from .model import Hop, Trace
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
 MAX_OVERLOADS = 4  # native entries shown per bridged name
 LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for launches/stubs/op calls
-MAX_HOPS = 400
+MAX_HOPS = 2000
 # Hops that make a followed C++ helper worth showing.
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
 _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
@@ -29,7 +30,7 @@ class Walker:
         self.con, self.trace = con, trace
         self.device, self.depth, self.backward = trace.device, trace.depth, backward
         self.seen_native: set[int] = set()
-        self.seen_cpp: set[tuple[str, str]] = set()
+        self.seen_cpp: set = set()  # symbol ids walked down (the up walk keeps (qualified name, file) pairs)
         self.seen_stub: set[str] = set()
         self.nest = 0
         self.unexpanded: dict[int, int] = {}
@@ -52,8 +53,9 @@ class Walker:
     def truncate(self, mark: int) -> None:
         """Drop the hops from `mark` on (a helper that led nowhere)."""
         del self.trace.hops[mark:]
-        self.repeats = {i for i in self.repeats if i < mark}
-        self.call_sites = {i: v for i, v in self.call_sites.items() if i < mark}
+        self.repeats.difference_update([i for i in self.repeats if i >= mark])
+        while self.call_sites and next(reversed(self.call_sites)) >= mark:  # ids only grow: drop from the end
+            self.call_sites.popitem()
 
     def full(self) -> bool:
         return len(self.trace.hops) >= MAX_HOPS
@@ -270,7 +272,7 @@ class Walker:
 
     def cpp(self, d: dict, parent: Hop, depth: int, local_depth: int, kind: str | None = None,
             call_site: tuple[str, int] | None = None) -> Hop | None:
-        key = (d["qualified_name"], d["file"])
+        key = d["id"]  # by definition: the gemm<float> and gemm<double> specialisations are two
         hop = self.add(parent, "cpp", kind or d["kind"], d["qualified_name"], d["file"], d["line"],
                        _cpp_detail(d))
         if call_site is not None:
@@ -284,27 +286,32 @@ class Walker:
         return hop
 
     def body(self, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
-        caller, file = d["qualified_name"], d["file"]
-        for t in q.in_function(self.con, "type_dispatches", caller, file)[:2]:
+        caller, file, lines = d["qualified_name"], d["file"], q.span(d)
+        for t in q.in_function(self.con, "type_dispatches", caller, file, lines)[:2]:
             self.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
                      f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
-        for s in q.in_function(self.con, "stub_calls", caller, file):
+        for s in q.in_function(self.con, "stub_calls", caller, file, lines):
             self.stub(s, hop, depth)
-        for launch in q.in_function(self.con, "kernel_launches", caller, file):
-            self.launch(launch, hop)
-        for lib in q.in_function(self.con, "library_calls", caller, file):
+        for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
+            if launch["kernel"] != d["name"]:  # gpu_kernel(sub_iter, f) inside gpu_kernel: a recursion
+                self.launch(launch, hop)
+        for lib in q.in_function(self.con, "library_calls", caller, file, lines):
+            if self.wrapper(lib):
+                continue  # PyTorch's own wrapper (at::cuda::blas::gemm): the call is followed into it below
             self.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
                      f"{lib['library']} call")
         self.calls(d, hop, depth, local_depth)
 
+    def wrapper(self, lib: dict) -> bool:
+        """A library call that names a definition of this checkout (at::cuda::blas::gemm) is a wrapper to walk."""
+        qualifier, _, name = lib["function"].rpartition("::")
+        return bool(qualifier) and bool(q.call_targets(self.con, lib["file"], qualifier, name))
+
     def calls(self, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
-        # A launcher (gpu_kernel, launch_vectorized_kernel) is where device code starts: its own body is
-        # TensorIterator machinery shared by every op, so it is shown as the launch and not walked into.
-        launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"])
-        if any(r["kind"] == "tensor_iterator" for r in launches):
-            local_depth = 0  # device code reached through TensorIterator: the rest is shared launch machinery
-        seen_ops: set[str] = {r["kernel"] for r in launches}
-        for call in q.calls_in(self.con, d["qualified_name"], d["file"]):
+        # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
+        launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
+        seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
             if self.full():
                 return
             qual, name = call["qualifier"], call["callee"]
@@ -312,6 +319,9 @@ class Walker:
                 # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op
                 if name in seen_ops or name in PLUMBING_OPS:
                     continue
+                if call["is_method"] and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
+                        self.con, call["file"], call["line"], qual)):
+                    continue  # options.device().index(): a method of c10::Device, not the op aten::index
                 seen_ops.add(name)
                 entries = q.native_for_cpp_api(self.con, name)
                 if call["is_method"]:
@@ -319,11 +329,17 @@ class Walker:
                 if entries:
                     self.op_call(call, entries, hop, depth)
                 continue
-            if qual.startswith(("at::cuda", "c10", "std", "TORCH")):
+            if qual.startswith(("c10", "std", "TORCH")):
                 continue
-            if local_depth > 0 and name not in seen_ops:
+            if name not in seen_ops:
                 seen_ops.add(name)
+                if self.plumbing_kernel(name):
+                    continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
                 self.local_call(call, d, hop, depth, local_depth)
+
+    def plumbing_kernel(self, name: str) -> bool:
+        """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""
+        return any(r["full_name"].split(".")[0] in PLUMBING_OPS for r in q.dispatch_rows_with_kernel(self.con, name))
 
     def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int) -> None:
         """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
@@ -362,20 +378,24 @@ class Walker:
     def _restore(self, saved) -> None:
         self.seen_native, self.seen_cpp, self.seen_stub = (set(x) for x in saved)
 
-    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
-        """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): shown only if it leads on. A call
-        that may reach several C++ overloads walks each, marked (call_links.overloads)."""
+    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, local_depth: int,
+                   kind: str = "calls") -> None:
+        """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of
+        levels when device code is reachable from it (device_reach), else a few levels while looking for op calls,
+        and shown only if it leads on. A call that may reach several C++ overloads walks each, marked."""
         links = q.call_targets(self.con, call["file"], call["qualifier"], call["callee"])
         for ln in links:
             target = q.symbol_by_id(self.con, ln["symbol_id"])
-            if (target["qualified_name"], target["file"]) in self.seen_cpp:
+            if target["id"] in self.seen_cpp:
                 continue
+            if q.device_reach(self.con, target["id"]) is None:
+                continue  # leads to no launch, library call, stub or op: nothing to show
             mark = len(self.trace.hops)
-            self.cpp(target, hop, depth, local_depth - 1, kind="calls", call_site=(call["file"], call["line"]))
+            self.cpp(target, hop, depth, max(local_depth - 1, 0), kind=kind, call_site=(call["file"], call["line"]))
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
             if not self._prune(mark + 1):
-                self.seen_cpp.discard((target["qualified_name"], target["file"]))
+                self.seen_cpp.discard(target["id"])
                 self.truncate(mark)
 
     def stub(self, s: dict, parent: Hop, depth: int) -> None:
@@ -457,8 +477,17 @@ class Walker:
                 self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
                          _cpp_detail(k))
         elif launch["kind"] == "tensor_iterator":  # cub/thrust launches are shown as their library calls
-            self.add(parent, "cuda", launch["kind"], launch["kernel"], launch["file"], launch["line"],
-                     f"{launch['kind']} launch via {launch['kernel']}")
+            hop = self.add(parent, "cuda", launch["kind"], launch["kernel"], launch["file"], launch["line"],
+                           f"{launch['kind']} launch via {launch['kernel']}: the op's own body is the functor or "
+                           f"lambda passed at {launch['file']}:{launch['line']}")
+            self.launcher(launch, hop)
+
+    def launcher(self, launch: dict, hop: Hop) -> None:
+        """The shared TensorIterator machinery a launcher call goes through (gpu_kernel -> gpu_kernel_impl ->
+        launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>), followed to its launches."""
+        for call in q.calls_at(self.con, launch["file"], launch["line"], launch["kernel"]):
+            self.local_call(call, {}, hop, self.depth, 0, kind="launcher")
+            return
 
     # -- backward, decompositions, codegen -------------------------------------------------------------------------
     def backward_of(self, entry: dict, parent: Hop) -> None:

@@ -130,6 +130,22 @@ def call_targets(con, file: str, qualifier: str, callee: str) -> list[dict]:
                 (file, qualifier, callee))
 
 
+def device_reach(con, symbol_id: int) -> dict | None:
+    found = rows(con, "SELECT * FROM device_reach WHERE symbol_id = ?", (symbol_id,))
+    return found[0] if found else None
+
+
+def receiver_type(con, file: str, line: int, receiver: str) -> str | None:
+    found = rows(con, "SELECT declared FROM receiver_types WHERE file = ? AND line = ? AND receiver = ?",
+                 (file, line, receiver))
+    return found[0]["declared"] if found else None
+
+
+def calls_at(con, file: str, line: int, callee: str) -> list[dict]:
+    return rows(con, "SELECT * FROM calls WHERE file = ? AND line = ? AND callee = ? AND NOT is_method",
+                (file, line, callee))
+
+
 def registration_link(con, registration_id: int) -> dict | None:
     found = rows(con, "SELECT * FROM registration_links WHERE registration_id = ?", (registration_id,))
     return found[0] if found else None
@@ -151,15 +167,29 @@ def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
                      f"ORDER BY file, line", (name, *languages))
 
 
-def calls_in(con, caller: str, file: str | None = None) -> list[dict]:
+def calls_in(con, caller: str, file: str | None = None, lines: tuple[int, int] | None = None) -> list[dict]:
     if file is None:
         return rows(con, "SELECT * FROM calls WHERE caller = ? ORDER BY file, line", (caller,))
-    return rows(con, "SELECT * FROM calls WHERE caller = ? AND file = ? ORDER BY line", (caller, file))
+    return within(rows(con, "SELECT * FROM calls WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines)
 
 
-def in_function(con, table: str, caller: str, file: str) -> list[dict]:
+def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:
+    """Facts of `table` inside a function; with `lines`, only those of the one definition spanning them (C++
+    overloads share a qualified name and a file, not a body)."""
     assert table in ("stub_calls", "kernel_launches", "library_calls", "type_dispatches")  # our names only
-    return rows(con, f"SELECT * FROM {table} WHERE caller = ? AND file = ? ORDER BY line", (caller, file))
+    return within(rows(con, f"SELECT * FROM {table} WHERE caller = ? AND file = ? ORDER BY line", (caller, file)),
+                  lines)
+
+
+def within(found: list[dict], lines: tuple[int, int] | None) -> list[dict]:
+    if lines is None:
+        return found
+    return [r for r in found if lines[0] <= r["line"] <= lines[1]]
+
+
+def span(d: dict) -> tuple[int, int] | None:
+    """The lines of a definition's body, when it is a symbol row (has end_line)."""
+    return (d["line"], d["end_line"]) if d.get("end_line") else None
 
 
 def stub_declarations(con, stub: str) -> list[dict]:

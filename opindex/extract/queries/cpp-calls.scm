@@ -20,6 +20,15 @@
   arguments: (argument_list) @call.args)
  (#set! role "call.template"))
 
+; `f<T>(MACRO(T));` in a body parses as a declaration (C++'s most vexing parse: the argument looks like a declarator);
+; it is a call. A real declaration of that shape, `T<x> (name);`, is vanishingly rare.
+((declaration
+  type: (template_type
+    name: (type_identifier) @call.name
+    arguments: (template_argument_list) @call.template_args)
+  declarator: (parenthesized_declarator) @call.args)
+ (#set! role "call.template"))
+
 ((call_expression
   function: (field_expression
     argument: (_) @call.receiver

@@ -1,0 +1,62 @@
+"""Whether a C++ method call can be a Tensor method (an op through the dispatcher), from what the source says about
+its receiver: `options.device().index()` calls c10::Device::index, not the op aten::index.
+
+Two things are known without a type checker: the declared type of a parameter of the enclosing function (its
+signature is indexed), and the result of the accessors below, which never return a Tensor.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+# Tensor/TensorIterator accessors whose results are not Tensors (Device, TensorOptions, IntArrayRef, ScalarType ...)
+NON_TENSOR_ACCESSORS = frozenset({
+    "device", "options", "sizes", "strides", "sym_sizes", "sym_strides", "dtype", "scalar_type", "layout",
+    "storage", "key_set", "suggest_memory_format", "device_type", "type", "shape", "common_dtype", "input_dtype",
+    "dims", "get_device", "data_ptr", "const_data_ptr", "mutable_data_ptr", "itemsize", "element_size",
+    "nbytes", "numel", "dim", "ndimension", "size", "stride", "begin", "end",
+})
+_LAST_CALL = re.compile(r"(\w+)\s*(?:<[^<>()]*>)?\s*\([^()]*\)\s*$")
+_IDENT = re.compile(r"[A-Za-z_]\w*\Z")
+_TENSOR_TYPE = re.compile(r"(?<![\w])(?:at::|c10::)?Tensor(?![\w])")
+
+
+def may_be_tensor(receiver: str, signature: str | None, declared: str | None = None) -> bool:
+    """False when the receiver is known not to be a Tensor; True when it is one or nothing says otherwise.
+    `declared`: a local variable's declared type (`c10::Device`, or `auto = <initializer>`), when known."""
+    text = receiver.strip()
+    m = _LAST_CALL.search(text)
+    if m and m.group(1) in NON_TENSOR_ACCESSORS:
+        return False
+    if _IDENT.match(text):
+        if declared is None and signature:
+            declared = parameter_type(signature, text)
+        if declared is not None and declared.startswith("auto = "):
+            return may_be_tensor(declared.removeprefix("auto = "), None)  # the initializer says what it is
+        if declared is not None:
+            return _TENSOR_TYPE.search(declared) is not None and "optional" not in declared
+    return True
+
+
+@functools.lru_cache(maxsize=4096)  # a walk asks about the same few signatures many times
+def parameter_type(signature: str, name: str) -> str | None:
+    """The declared type of parameter `name` in a C++ parameter list as written, else None."""
+    inner = signature.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        inner = inner[1:-1]
+    depth, start, parts = 0, 0, []
+    for i, ch in enumerate(inner):  # split on top-level commas (templates and defaults may hold commas)
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:])
+    for part in parts:
+        decl = part.split("=", 1)[0].strip()
+        m = re.search(r"(\w+)\s*(?:\[\s*\w*\s*\])?$", decl)
+        if m and m.group(1) == name and decl[:m.start()].strip():
+            return decl[:m.start()].strip()
+    return None
