@@ -17,7 +17,8 @@ class UsageError(OpindexError):
 
 
 class Broken(OpindexError):
-    """The index or its environment is broken (damaged, unreadable, not an index, unknown schema, a failed write): exit 3."""
+    """The index or its environment is broken (damaged, unreadable, not an index, an unknown schema, a failed
+    write, a worker that died): exit 3."""
     exit_code = 3
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
-import stat
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
