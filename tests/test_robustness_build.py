@@ -416,12 +416,14 @@ def test_glob_characters_in_the_index_name_touch_no_other_build(sample_copy, tmp
 def test_a_fifo_named_like_a_source_does_not_hang_the_build(sample_copy, tmp_path):
     os.mkfifo(sample_copy / "torch" / "pipe.py")
     os.mkfifo(sample_copy / "aten" / "pipe.cpp")
+    os.symlink("/dev/zero", sample_copy / "torch" / "zero.py")  # endless, if it were read
     proc = subprocess.run([sys.executable, "-m", "opindex", "build", str(sample_copy), "--db",
                            str(tmp_path / "i.sqlite"), "-q", "--jobs", "1"], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "warning: torch/pipe.py: not a regular file (a FIFO); skipped" in proc.stderr
     assert "warning: aten/pipe.cpp: not a regular file (a FIFO); skipped" in proc.stderr
+    assert "warning: torch/zero.py: not a regular file (a character device); skipped" in proc.stderr
 
 
 def test_a_fifo_put_in_place_after_the_listing_is_not_opened_for_reading(tmp_path):
