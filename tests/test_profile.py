@@ -636,6 +636,12 @@ def test_real_tree_more_profiles(real_ix):
     onesweep = [r for r in sort if "DeviceRadixSortOnesweepKernel" in r["kernel"] and r["op"] == "aten::sort"]
     assert onesweep and all(r["library_calls"][0].startswith(N + "cuda/SortStable.cu:123 at::cuda::cub::radix_sort_pairs")
                             for r in onesweep)
+    fp16 = real_ix.profile(PROFILES / "fp16_attention_h200_torch2.11.0.json.gz")
+    sdpa = [r for r in fp16 if "_sdpa_" in r["kernel"]]
+    assert {r["library_calls"][0] for r in sdpa} == {
+        N + "cudnn/MHA.cpp:593 cudnn_frontend graph mha_graph->execute (at::native::run_cudnn_SDP_fprop)",
+        N + "cudnn/MHA.cpp:674 cudnn_frontend graph mha_graph->execute (at::native::run_cudnn_SDP_bprop)"}
+    assert fp16.attributed_share >= 0.9
     mangled = real_ix.profile(MANGLED_LIST)
     assert all(not r.get("demangle_error") for r in mangled if kname._CXXFILT)
     abs_rows = [r for r in mangled if "AbsFunctor" in r["short"] and "vectorized" in r["short"]]

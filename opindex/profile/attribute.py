@@ -798,6 +798,13 @@ class Attributor:
             for f in frontier:
                 hits += self._q(f"SELECT caller, file, line, library, function FROM library_calls "
                                 f"WHERE caller = ? AND library IN ({marks}) ORDER BY file, line", (f, *sorted(libs)))
+                if "cudnn" in libs:
+                    # cuDNN's graph API runs its kernels from a method of the graph object (mha_graph->execute(...)
+                    # in cudnn/MHA.cpp), a call the library_calls table does not classify
+                    hits += [(c, fl, ln, "cudnn", f"cudnn_frontend graph {q}->execute")
+                             for c, fl, ln, q in self._q(
+                                 "SELECT caller, file, line, qualifier FROM calls WHERE caller = ? AND callee = 'execute' "
+                                 "AND is_method AND file LIKE '%cudnn/%' ORDER BY line", (f,))]
             # a handle/descriptor/workspace call (cudnnSetStream in getCudnnHandle) is not where the kernel runs:
             # keep looking below for the compute call, and fall back to the setup call only if none is found
             compute = [h for h in hits if not _SETUP_CALL.search(_last(h[4]))]
