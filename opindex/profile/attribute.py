@@ -11,170 +11,26 @@ For a library kernel (cuBLAS, cuDNN, ...): the library, and top-down from the op
 library call sites that op reaches (addmm_out_cuda_impl's at::cuda::blas::gemm).
 
 The walks are breadth-first with small depth and fan-out bounds, and every lookup is cached: a profile repeats the
-same ops and helpers many times.
+same ops and helpers many times. The lookups are in index.py, the reading of checkout text in source.py, the walk
+from an op down to library calls in library.py; this module holds the __global__ side and the walk up.
 """
 from __future__ import annotations
 
 import bisect
-import functools
-import os
 import re
-import sqlite3
-from collections import deque
-from pathlib import Path
 
 from .chrome import KernelGroup
-from .kernel_name import ANON, KernelName, parse_kernel_name
-
-FUNCTION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function")
-CLASS_KINDS = ("struct", "class")
-# Folders whose code never runs on a GPU: a GPU kernel's lambda or functor is never defined there.
-HOST_ONLY_DIRS = {"cpu", "mps", "vulkan", "metal", "mkldnn", "xnnpack", "qnnpack", "mkl", "sparse/cpu"}
-DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional",
-                      "CompositeImplicitAutograd")
-_UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
-UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
-_HOST_DEVICE = re.compile(r"^(at::|c10::)?(k(CPU|MPS|XPU|Meta)|DeviceType::(CPU|MPS|XPU|Meta))$")
-_SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set|Create|Destroy)|Descriptor|"
-                         r"WorkspaceSize|Handle|Stream$|Builder$|_plans?$")
+from .index import (ANON, CLASS_KINDS, DISPATCH_KEY_ORDER, FANOUT, FUNCTION_KINDS, UP_DEPTH, _HOST_DEVICE,
+                    _UFUNC_FUNCTOR, IndexFacts, _dedupe, _host_only, _hop, _last, _loc, _norm_op, _op_base,
+                    _profile_op_list, _profile_ops, _scope)
+from .kernel_name import KernelName, parse_kernel_name
+from .library import LibraryWalk
+from .source import SourceText, _pasted_patterns
 
 
-def _loc(file, line) -> str | None:
-    return f"{file}:{line}" if file and line else None
+class Attributor(LibraryWalk, SourceText, IndexFacts):
+    """One profile's kernels against one index: `attribute(group)` answers one kernel name."""
 
-
-def _scope(qualified: str) -> list[str]:
-    return [p for p in qualified.split("::")[:-1] if p and p != ANON]
-
-
-def _last(name: str) -> str:
-    return name.split("::")[-1]
-
-
-@functools.lru_cache(maxsize=65536)
-def _host_only(path: str) -> bool:
-    parts = path.split("/")[:-1]
-    return any(p in HOST_ONLY_DIRS for p in parts)
-
-
-def _op_base(op: str) -> str:
-    """aten::_foreach_mul_ -> _foreach_mul_; aten::add.Tensor -> add."""
-    return op.removeprefix("aten::").split(".")[0]
-
-
-def _norm_op(name: str) -> str:
-    """In-place and out= twins share their kernel: add_, add, add.out all normalize to add."""
-    return name.split(".")[0].rstrip("_") or name
-
-
-class Attributor:
-    def __init__(self, con: sqlite3.Connection, root: str | None = None):
-        self.con = con
-        self.root = Path(root) if root else None
-        self._cache: dict = {}
-        self._text_pass = False      # the second, text-assisted walk (see _up)
-
-    # -- cached lookups ------------------------------------------------------------------------------------------
-    def _q(self, sql: str, params: tuple = ()) -> list[tuple]:
-        key = (sql, params)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = self.con.execute(sql, params).fetchall()
-        return hit
-
-    def defs(self, name: str, kinds: tuple) -> list[tuple]:
-        """(qualified_name, file, line, kind, language) of definitions named `name`."""
-        marks = ",".join("?" * len(kinds))
-        return self._q(f"SELECT s.qualified_name, s.file, s.line, s.kind, s.language FROM symbols s "
-                       f"WHERE s.name = ? AND s.kind IN ({marks}) AND s.language != 'python' "
-                       f"ORDER BY s.file, s.line", (name, *kinds))
-
-    def _gpu_defs(self, name: str) -> list[tuple]:
-        """Function definitions of a callee outside host-only folders; a name with many definitions (size, get) is
-        too generic to follow and gives none."""
-        key = ("gpudefs", name)
-        if key not in self._cache:
-            n = self._q("SELECT count(*) FROM symbols WHERE name = ?", (name,))[0][0]
-            rows = [] if n > 12 else [d for d in self.defs(name, ("function", "method", "impl_func"))
-                                      if not _host_only(d[1])]
-            self._cache[key] = rows
-        return self._cache[key]
-
-    def pick(self, name: str, namespace: list[str], kinds: tuple, gpu_context: bool = True):
-        """The definitions of `name` in `namespace`: (primary, alternates, note). Same name AND a compatible
-        namespace: the index's scope equals the profile's (anonymous namespaces left out on both sides); a
-        definition whose scope the index did not record (a parse error hid the namespace) is taken only when none
-        matches exactly, and says so. In a GPU context, files under cpu/, mps/ ... are never candidates.
-        Several equal candidates (a copy under #ifdef in a vendor folder): the shallowest path is primary."""
-        rows = [r for r in self.defs(name, kinds) if not (gpu_context and _host_only(r[1]))]
-        exact = [r for r in rows if _scope(r[0]) == namespace]
-        note = None
-        if not exact and namespace:
-            exact = [r for r in rows if not _scope(r[0])]
-            if exact:
-                note = f"the index has no namespace for {name} (declared in {'::'.join(namespace)})"
-        if not exact:
-            return None, [], None
-        # one definition per file is enough (a template and its specialization are the same answer)
-        seen, uniq = set(), []
-        for r in exact:
-            if r[1] not in seen:
-                seen.add(r[1])
-                uniq.append(r)
-        uniq.sort(key=lambda r: (r[4] != "cuda" and gpu_context, r[1].count("/"), r[1], r[2]))
-        return uniq[0], uniq[1:], note
-
-    def symbol_name(self, qualified: str) -> list[str]:
-        """The names a function is known by in dispatch rows and registrations: its symbol name (TORCH_IMPL_FUNC(x)
-        is named x though qualified structured_x), its last component, its qualified name."""
-        names = {qualified, _last(qualified)}
-        for (n,) in self._q("SELECT DISTINCT name FROM symbols WHERE qualified_name = ?", (qualified,)):
-            names.add(n)
-        return sorted(names)
-
-    def _by_last(self, table: str) -> dict:
-        """A table's rows keyed by the last component of the kernel name as written (`binary_internal::f` and
-        `at::native::f` are f): dispatch rows and registrations are small, one read beats a LIKE scan per name."""
-        key = ("bylast", table)
-        if key not in self._cache:
-            m: dict = {}
-            if table == "native_dispatch":
-                rows = self.con.execute("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch")
-                for r in rows:
-                    m.setdefault(_last(r[2] or ""), []).append(tuple(r))
-            else:
-                rows = self.con.execute("SELECT stub, file, line, kernel FROM dispatch_registrations "
-                                        "WHERE device = 'CUDA' AND kernel IS NOT NULL")
-                for r in rows:
-                    m.setdefault(_last(r[3].lstrip("&")), []).append(tuple(r[:3]))
-            self._cache[key] = m
-        return self._cache[key]
-
-    def dispatch_rows(self, qualified: str) -> list[tuple]:
-        """native_dispatch rows (function, key, kernel, file, line) naming this function (CUDA-capable keys)."""
-        out = []
-        for n in self.symbol_name(qualified):
-            if "::" in n:
-                continue
-            for r in self._by_last("native_dispatch").get(n, ()):
-                if r[1] in DISPATCH_KEY_ORDER or r[1].startswith("Composite"):
-                    out.append(r)
-        return sorted(set(out), key=lambda r: (r[3], r[4], r[1]))
-
-    def registrations(self, qualified: str) -> list[tuple]:
-        """CUDA registrations (stub, file, line) of this function, its name written bare or qualified."""
-        out = []
-        for n in self.symbol_name(qualified):
-            if "::" not in n:
-                out += self._by_last("dispatch_registrations").get(n, ())
-        return sorted(set(out))
-
-    def callers(self, name: str) -> list[tuple]:
-        """(caller, file, line) of calls of `name`, C++/CUDA only."""
-        return self._q("SELECT caller, file, line FROM calls WHERE callee = ? AND language != 'python' "
-                       "AND caller != '' ORDER BY file, line", (_last(name),))
-
-    # -- the answer for one kernel ---------------------------------------------------------------------------
     def attribute(self, g: KernelGroup, kn: KernelName | None = None) -> dict:
         kn = kn or parse_kernel_name(g.name)
         row = {"kernel": g.name, "short": short_name(kn), "kind": g.kind if g.kind != "kernel" else kn.kind,
@@ -204,6 +60,7 @@ class Attributor:
         return row
 
     # -- __global__ kernels ---------------------------------------------------------------------------------------
+
     def _global(self, g: KernelGroup, kn: KernelName, row: dict) -> None:
         ns = kn.namespace_parts
         prim, alts, note = self.pick(kn.name, ns, ("global_kernel",))
@@ -321,62 +178,6 @@ class Attributor:
             return _dedupe(users)
         return self._text_users(name)
 
-    def _text_users(self, name: str) -> list[tuple]:
-        if self.root is None:
-            return []
-        files = self._q("SELECT path FROM files WHERE language = 'cuda'")
-        pat = re.compile(r"\b" + re.escape(name) + r"\s*<[^;{]*>\s*[({]|\b" + re.escape(name) + r"\s*[({]")
-        needle = name.encode()
-        out = []
-        for (path,) in files:
-            if _host_only(path):
-                continue
-            raw = self._read_bytes(path)
-            if not raw or needle not in raw or not self._inside(path):
-                continue
-            text = raw.decode("utf-8", errors="replace")
-            starts = [0] + [m.end() for m in re.finditer("\n", text)]
-            for m in pat.finditer(text):
-                line = bisect.bisect_right(starts, m.start())
-                enc = self._enclosing(path, line)
-                if enc and _last(enc[0]) != name:
-                    out.append((enc[0], path, line))
-        return _dedupe(out)
-
-    def _read_bytes(self, path: str) -> bytes | None:
-        """A checkout file's bytes; cached (a profile asks for the same files). Only relative paths without `..`
-        are opened; whether a symlink leads outside the root is checked by the callers that use the text
-        (`_inside`), so the scan of every CUDA file for a functor's name does not resolve 400 paths."""
-        key = ("bytes", path)
-        if key not in self._cache:
-            data = None
-            if path and not path.startswith("/") and ".." not in path.split("/"):
-                try:
-                    with open(os.path.join(self.root, path), "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    pass
-            self._cache[key] = data
-        return self._cache[key]
-
-    def _inside(self, path: str) -> bool:
-        try:
-            return (self._root_resolved() / path).resolve().is_relative_to(self._root_resolved())
-        except OSError:
-            return False
-
-    def _root_resolved(self) -> Path:
-        if "_root" not in self._cache:
-            self._cache["_root"] = self.root.resolve()
-        return self._cache["_root"]
-
-    def _read(self, path: str) -> str | None:
-        key = ("file", path)
-        if key not in self._cache:
-            raw = self._read_bytes(path) if self._inside(path) else None
-            self._cache[key] = raw.decode("utf-8", errors="replace") if raw is not None else None
-        return self._cache[key]
-
     def _ufunc(self, op: str, functor: str, row: dict, chain: list) -> bool:
         """CUDAFunctor_add and its OnSelf/OnOther twins are written by torchgen's ufunc codegen at build time from
         the entry's ufunc_inner_loop; the source is the inner loop (native/ufunc/add.h) and the YAML entry."""
@@ -409,29 +210,6 @@ class Attributor:
         return True
 
     # -- bottom-up: body function -> registration -> stub -> op kernel -> dispatch row ----------------------------
-    def _optional(self, sql: str, params: tuple) -> list[tuple]:
-        """A query on a table that older indexes lack (stub_arguments comes with the link step): none there."""
-        try:
-            return self._q(sql, params)
-        except sqlite3.OperationalError:
-            return []
-
-    def _stub_passed_by(self, stub: str) -> list[tuple]:
-        """(caller, file, line) of calls that pass `stub` to a helper (`impl_func_cum_ops(..., cumsum_stub)`,
-        `unary_op_impl_with_complex_to_float_out(result, self, abs_stub, ...)`): the helper calls the stub, so the
-        caller of that call reaches the stub's registrations as a direct stub call would."""
-        out = []
-        for helper, file, line in self._optional("SELECT helper, file, line FROM stub_arguments WHERE stub = ?",
-                                                 (stub,)):
-            out += self._q("SELECT caller, file, line FROM calls WHERE callee = ? AND file = ? AND line = ? "
-                           "AND caller != ''", (_last(helper), file, line))
-        return out
-
-    def _stubs_passed_in(self, f: str) -> list[str]:
-        """The stubs the function f passes to helpers (the downward twin of _stub_passed_by)."""
-        return [stub for stub, callee, helper in self._optional(
-            "SELECT sa.stub, c.callee, sa.helper FROM calls c JOIN stub_arguments sa ON sa.file = c.file "
-            "AND sa.line = c.line WHERE c.caller = ?", (f,)) if callee == _last(helper)]
 
     def _caller_edges(self, f: str, file: str) -> list[tuple]:
         """Call sites of function f (defined in `file`). Calls are recorded by unqualified name, so:
@@ -465,53 +243,6 @@ class Attributor:
         if not callers and name != "operator()" and self._text_pass:
             callers = self._text_refs(f, file)
         return callers
-
-    def _text_refs(self, f: str, file: str) -> list[tuple]:
-        """Uses of f in its own file that are not calls the index records: a function passed to a macro
-        (`RUN_K(INDEX_T, DIM, mbtopk::launch)`) or taken by address. Each is attributed to the function around it."""
-        key = ("textrefs", f, file)
-        if key in self._cache:
-            return self._cache[key]
-        text = self._read(file) if self.root else None
-        parts = f.split("::")
-        if not text or parts[-1] not in text:
-            self._cache[key] = []
-            return []
-        starts = self._line_starts(file, text)
-        pat = re.compile(r"(?<![\w:])(?:\w+::)*" + re.escape(parts[-1]) + r"\b")
-        out = []
-        for m in pat.finditer(text):
-            quals = m.group().split("::")[:-1]
-            if quals and quals[-1] not in parts[:-1]:
-                continue
-            line = bisect.bisect_right(starts, m.start())
-            enc = self._enclosing(file, line)
-            if enc and enc[0] != f and enc[1] != line:
-                out.append((enc[0], file, line))
-        self._cache[key] = _dedupe(out)[:FANOUT]
-        return self._cache[key]
-
-    def _enclosing(self, file: str, line: int) -> tuple | None:
-        """(qualified_name, line) of the innermost function around a line. The file's function ranges are read once
-        (symbols has no index on file; one query per file instead of one scan per line)."""
-        key = ("ranges", file)
-        if key not in self._cache:
-            self._cache[key] = self.con.execute(
-                "SELECT line, end_line, qualified_name FROM symbols WHERE file = ? AND kind IN "
-                "('function','method','impl_func') ORDER BY line", (file,)).fetchall()
-        best = None
-        for start, end, qn in self._cache[key]:
-            if start > line:
-                break
-            if end is not None and end >= line:
-                best = (qn, start)        # later starts are inner
-        return best
-
-    def _line_starts(self, file: str, text: str) -> list[int]:
-        key = ("lines", file)
-        if key not in self._cache:
-            self._cache[key] = [0] + [m.end() for m in re.finditer("\n", text)]
-        return self._cache[key]
 
     def _up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list,
             hints: list[str] = ()) -> None:
@@ -629,24 +360,6 @@ class Attributor:
             if nf:
                 chain.append(_hop("native", "native function", f"aten::{nf[0][0]}", nf[0][1], nf[0][2], ""))
 
-    _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
-
-    def _macros(self, file: str) -> list[tuple]:
-        """Function-like #defines of a file: (name, line, parameters, body). The index's macros table, and when the
-        checkout is readable the file's own text too (the table leaves out some macros that define functions)."""
-        key = ("macros", file)
-        if key in self._cache:
-            return self._cache[key]
-        out = {r[0]: r for r in self._q("SELECT name, line, parameters, body FROM macros WHERE file = ? "
-                                        "AND parameters IS NOT NULL", (file,))}
-        text = self._read(file) if self.root else None
-        for m in self._DEFINE.finditer(text or ""):
-            if m.group(1) not in out:
-                out[m.group(1)] = (m.group(1), text.count("\n", 0, m.start()) + 1, m.group(2),
-                                   m.group(3).replace("\\\n", " "))
-        self._cache[key] = list(out.values())
-        return self._cache[key]
-
     def _macro_link(self, visited: list[tuple], g: KernelGroup, hints: list[str]):
         """Op kernels written by a macro (`FOREACH_BINARY_OP_SCALAR(all_types_..., mul, std::multiplies, false)`
         defines foreach_tensor_mul_scalar_kernel_cuda_) are missing from the calls table. The link is still
@@ -700,196 +413,6 @@ class Attributor:
                 return
 
     # -- library kernels: top-down from the profile's op to its library calls ------------------------------------
-    def _library(self, g: KernelGroup, kn: KernelName, row: dict) -> None:
-        chain = row["chain"]
-        libs = {kn.library}
-        if kn.namespace_parts[:1] == ["cutlass"]:
-            libs = {"cublas", "cudnn"}        # CUTLASS kernels ship inside both; the op's calls decide
-        row["status"] = "library"
-        ops = _profile_op_list(g)
-        if not ops:
-            row["note"] = f"a {kn.library} kernel; give a Chrome trace (with its ops) to find the call sites"
-            return
-        for op in ops:
-            hits = self._down_to_library(op, libs)
-            if hits:
-                lib_rows, path = hits
-                lib = lib_rows[0][3]
-                row["library"] = lib
-                row["library_calls"] = [f"{_loc(f, l)} {fn} ({c})" for c, f, l, lib_, fn in lib_rows[:5]]
-                setup_only = all(_SETUP_CALL.search(_last(h[4])) for h in lib_rows)
-                # a handle or descriptor call (cudnnSetStream) is on the path but is not where the kernel runs: the
-                # answer names it, and does not count it as the kernel's source location
-                row["attributed"] = not setup_only
-                row["status"] = "library" if not setup_only else "library (setup calls only)"
-                # bottom-up like every chain: the library call, the functions above it, the dispatch row, the op
-                c, f, l, lib_, fn = lib_rows[0]
-                chain.append(_hop("library", lib, fn, f, l, f"in {c}"))
-                for h in reversed(path):
-                    chain.append(_hop(*h))
-                disp = [h for h in path if h[0] == "dispatch"]
-                if disp:
-                    d = disp[0]
-                    row["dispatch"] = f"{d[2]} {d[5]}"
-                    row["native_function"] = d[2]
-                    nf = self._q("SELECT full_name, file, line FROM native_functions WHERE full_name = ?", (d[2],))
-                    if nf:
-                        chain.append(_hop("native", "native function", f"aten::{nf[0][0]}", nf[0][1], nf[0][2], ""))
-                same = [h for h in lib_rows if h[0] == c]
-                if setup_only:
-                    row["note"] = (f"a {lib} kernel, reached from {op}; the index records only handle/descriptor "
-                                   f"{lib} calls on that path (the call that runs it is not one the index "
-                                   f"classifies, e.g. a method of a cudnn_frontend graph)")
-                    return
-                row["note"] = f"a {lib} kernel, reached from {op}" + (
-                    f"; {len(same)} {lib} calls in {c} (which one runs depends on build flags and arguments)"
-                    if len(same) > 1 else "")
-                return
-        row["note"] = (f"a {'/'.join(sorted(libs))} kernel; no {'/'.join(sorted(libs))} call found below "
-                       f"{', '.join(ops)}")
-
-    def _op_kernels(self, op: str) -> list[tuple]:
-        """(function, key, kernel, file, line) of an op's CUDA-capable dispatch rows, every overload; a
-        structured_delegate is followed to the entry that holds the kernel."""
-        base = _op_base(op)
-        key = ("opk", base)
-        if key in self._cache:
-            return self._cache[key]
-        entries = self._q("SELECT id, full_name, structured_delegate FROM native_functions WHERE name = ?", (base,))
-        out = []
-        for eid, full, delegate in entries:
-            rows = self._q("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch "
-                           "WHERE native_function_id = ?", (eid,))
-            if not rows and delegate:
-                rows = self._q("SELECT d.function, d.dispatch_key, d.kernel, d.file, d.line FROM native_dispatch d "
-                               "JOIN native_functions n ON n.id = d.native_function_id WHERE n.full_name = ?",
-                               (delegate,))
-            out += [r for r in rows if r[1] in DISPATCH_KEY_ORDER]
-        out.sort(key=lambda r: DISPATCH_KEY_ORDER.index(r[1]))
-        self._cache[key] = out
-        return out
-
-    def _kernel_defs(self, kernel: str) -> list[tuple]:
-        """Definitions of a dispatch row's kernel name: at::native ones first, never in a host-only folder."""
-        rows = self._q("SELECT qualified_name, file, line, kind FROM symbols WHERE (name = ? OR qualified_name = ?) "
-                       "AND kind IN ('function','impl_func','method') AND language != 'python'", (_last(kernel), kernel))
-        rows = [r for r in rows if not _host_only(r[1])]
-        rows.sort(key=lambda r: (not r[0].startswith("at::native::"), r[3] == "method", r[1]))
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    def _down_to_library(self, op: str, libs: set[str]):
-        """Breadth-first from the op's kernels through calls, stub calls (to their CUDA registrations) and
-        at::op calls, to the first functions with a call into one of `libs`."""
-        key = ("down", op, tuple(sorted(libs)))
-        if key in self._cache:
-            return self._cache[key]
-        marks = ",".join("?" * len(libs))
-        parent: dict[str, tuple | None] = {}
-        frontier = []
-        for fn, dkey, kernel, file, line in self._op_kernels(op):
-            for qn, kf, kl in self._kernel_defs(kernel)[:2]:
-                if qn not in parent:
-                    parent[qn] = (None, [("dispatch", "dispatch", fn, file, line, f"{dkey}: {kernel}"),
-                                         ("cpp", "op kernel", qn, kf, kl, "")])
-                    frontier.append(qn)
-        result = fallback = None
-        for depth in range(DOWN_DEPTH):
-            hits = []
-            for f in frontier:
-                hits += self._q(f"SELECT caller, file, line, library, function FROM library_calls "
-                                f"WHERE caller = ? AND library IN ({marks}) ORDER BY file, line", (f, *sorted(libs)))
-                if "cudnn" in libs:
-                    # cuDNN's graph API runs its kernels from a method of the graph object (mha_graph->execute(...)
-                    # in cudnn/MHA.cpp), a call the library_calls table does not classify
-                    hits += [(c, fl, ln, "cudnn", f"cudnn_frontend graph {q}->execute")
-                             for c, fl, ln, q in self._q(
-                                 "SELECT caller, file, line, qualifier FROM calls WHERE caller = ? AND callee = 'execute' "
-                                 "AND is_method AND file LIKE '%cudnn/%' ORDER BY line", (f,))]
-            # a handle/descriptor/workspace call (cudnnSetStream in getCudnnHandle) is not where the kernel runs:
-            # keep looking below for the compute call, and fall back to the setup call only if none is found
-            compute = [h for h in hits if not _SETUP_CALL.search(_last(h[4]))]
-            if compute:
-                # the calls of the first function reached first, in source order; which one runs depends on build
-                # flags and arguments (gemm_and_bias for addmm with a bias, gemm otherwise), so all are listed
-                first = compute[0][0]
-                compute.sort(key=lambda h: (h[0] != first, h[1], h[2]))
-                result = (compute, self._path(parent, compute[0][0]))
-                break
-            if hits and fallback is None:
-                fallback = (hits, self._path(parent, hits[0][0]))
-            nxt = []
-            for f in frontier:
-                stubs = self._q("SELECT stub, device_arg FROM stub_calls WHERE caller = ?", (f,))
-                stubs = list(stubs) + [(st, "") for st in self._stubs_passed_in(f)]
-                for stub, dev in stubs:
-                    if _HOST_DEVICE.search(dev or ""):
-                        continue
-                    for kern, rf, rl in self._q("SELECT kernel, file, line FROM dispatch_registrations "
-                                                "WHERE stub = ? AND device = 'CUDA' AND kernel IS NOT NULL", (stub,)):
-                        for qn, kf, kl in self._kernel_defs(kern)[:1]:
-                            if qn not in parent:
-                                parent[qn] = (f, [("registration", "REGISTER_DISPATCH", stub, rf, rl, "CUDA"),
-                                                  ("cpp", "registered kernel", qn, kf, kl, "")])
-                                nxt.append(qn)
-                for callee, qual, cf, cl in self._q("SELECT callee, qualifier, file, line FROM calls WHERE caller = ?",
-                                                    (f,)):
-                    if qual == "at" and self._op_kernels(callee):
-                        for fn, dkey, kernel, file, line in self._op_kernels(callee)[:1]:
-                            for qn, kf, kl in self._kernel_defs(kernel)[:1]:
-                                if qn not in parent:
-                                    parent[qn] = (f, [("dispatch", "calls op", fn, file, line, f"{dkey}: {kernel}"),
-                                                      ("cpp", "op kernel", qn, kf, kl, "")])
-                                    nxt.append(qn)
-                        continue
-                    targets = self._gpu_defs(callee)
-                    if not targets:
-                        # a functor built and called in one go (`UniqueCub<scalar_t>{}(...)`): its operator()
-                        targets = [r for cls in self._q("SELECT qualified_name FROM symbols WHERE name = ? AND kind IN "
-                                                        "('struct', 'class') LIMIT 3", (callee,))
-                                   for r in self._q("SELECT qualified_name, file, line FROM symbols "
-                                                    "WHERE qualified_name = ?", (cls[0] + "::operator()",))]
-                    if not targets or len(targets) > 3:
-                        continue               # unknown, or too generic a name to follow
-                    for qn, kf, kl, *_ in targets:
-                        if qn not in parent:
-                            parent[qn] = (f, [("cpp", "calls", qn, kf, kl, "")])
-                            nxt.append(qn)
-            frontier = nxt[:400]
-            if not frontier:
-                break
-        result = result or fallback
-        self._cache[key] = result
-        return result
-
-    @staticmethod
-    def _path(parent, node) -> list[tuple]:
-        steps = []
-        while node is not None and parent.get(node):
-            prev, hops = parent[node]
-            steps = hops + steps
-            node = prev
-        return steps
-
-
-def _pasted_patterns(body: str, params: str | None) -> list[re.Pattern]:
-    """Names a macro body builds by token pasting, as regexes: foreach_tensor_##NAME##_scalar_cuda_ ->
-    foreach_tensor_(\\w+)_scalar_cuda_ (a parameter standing alone is any identifier part)."""
-    names = {p.strip() for p in (params or "").strip("()").split(",") if p.strip()}
-    out = []
-    for m in re.finditer(r"[A-Za-z_0-9]*(?:\s*##\s*[A-Za-z_0-9]+)+", body or ""):
-        parts = [p.strip() for p in m.group().split("##")]
-        rx = "".join(r"\w+" if p in names else re.escape(p) for p in parts)
-        out.append(re.compile(rx))
-    return out
-
-
-def _dedupe(rows: list[tuple]) -> list[tuple]:
-    seen, out = set(), []
-    for r in rows:
-        if r[0] not in seen:
-            seen.add(r[0])
-            out.append(r)
-    return out
 
 
 def _targs_agree(launch_targs: str | None, profile_targs: list[str]) -> bool:
@@ -924,20 +447,6 @@ def _split_top(s: str) -> list[str]:
             cur += ch
     out.append(cur)
     return out
-
-
-def _profile_op_list(g: KernelGroup) -> list[str]:
-    """The ops the profile names for this kernel, most specific first: innermost ops by count, then outermost."""
-    ops = [o for o, _ in g.inner_ops.most_common()] + [o for o, _ in g.ops.most_common()]
-    return list(dict.fromkeys(ops))
-
-
-def _profile_ops(g: KernelGroup) -> set[str]:
-    return {_norm_op(_op_base(o)) for o in _profile_op_list(g)}
-
-
-def _hop(layer, kind, name, file, line, detail) -> dict:
-    return {"layer": layer, "kind": kind, "name": name, "file": file, "line": line, "detail": detail}
 
 
 def short_name(kn: KernelName, width: int = 90) -> str:
