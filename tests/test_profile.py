@@ -13,7 +13,7 @@ import pytest
 from conftest import SAMPLE, real_checkout
 
 from opindex.api import Index, build
-from opindex.profile import kernel_name as kname
+from opindex.profile import demangle as kname
 from opindex.profile.chrome import read_profile
 from opindex.profile.kernel_name import itanium_demangle, parse_kernel_name
 
