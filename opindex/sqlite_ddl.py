@@ -18,8 +18,8 @@ TABLES = {
         'CREATE TABLE meta (\n\t"key" VARCHAR(64) NOT NULL, \n\tvalue TEXT, \n\tPRIMARY KEY ("key")\n)',
         ()),
     'call_links': (
-        ('id', 'checkout_id', 'file', 'qualifier', 'callee', 'symbol_id', 'definition', 'def_file', 'def_line', 'overloads'),
-        'CREATE TABLE call_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\toverloads INTEGER NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('id', 'checkout_id', 'file', 'qualifier', 'callee', 'symbol_id', 'definition', 'def_file', 'def_line', 'overloads', 'condition'),
+        'CREATE TABLE call_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\toverloads INTEGER NOT NULL, \n\tcondition TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_call_links_site ON call_links (file, callee)',)),
     'calls': (
         ('id', 'checkout_id', 'file', 'line', 'language', 'caller', 'callee', 'qualifier', 'is_method'),
@@ -78,8 +78,8 @@ TABLES = {
         'CREATE TABLE native_functions (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tname TEXT NOT NULL, \n\toverload TEXT NOT NULL, \n\tfull_name TEXT NOT NULL, \n\tschema TEXT NOT NULL, \n\tvariants TEXT NOT NULL, \n\tstructured BOOLEAN NOT NULL, \n\tstructured_delegate TEXT, \n\tstructured_inherits TEXT, \n\tpython_module TEXT, \n\ttags TEXT, \n\tautogen TEXT, \n\tcategory_override TEXT, \n\tufunc_inner_loop TEXT, \n\tis_out BOOLEAN NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_native_functions_full_name ON native_functions (full_name)', 'CREATE INDEX ix_native_functions_name ON native_functions (name)')),
     'op_kernel_links': (
-        ('id', 'checkout_id', 'dispatch_id', 'native_function_id', 'dispatch_key', 'kernel', 'symbol_id', 'definition', 'def_file', 'def_line', 'rank', 'chosen'),
-        'CREATE TABLE op_kernel_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tdispatch_id INTEGER NOT NULL, \n\tnative_function_id INTEGER NOT NULL, \n\tdispatch_key VARCHAR(64) NOT NULL, \n\tkernel TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\trank INTEGER NOT NULL, \n\tchosen BOOLEAN NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('id', 'checkout_id', 'dispatch_id', 'native_function_id', 'dispatch_key', 'kernel', 'symbol_id', 'definition', 'def_file', 'def_line', 'rank', 'chosen', 'condition'),
+        'CREATE TABLE op_kernel_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tdispatch_id INTEGER NOT NULL, \n\tnative_function_id INTEGER NOT NULL, \n\tdispatch_key VARCHAR(64) NOT NULL, \n\tkernel TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\trank INTEGER NOT NULL, \n\tchosen BOOLEAN NOT NULL, \n\tcondition TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_op_kernel_links_dispatch ON op_kernel_links (dispatch_id)', 'CREATE INDEX ix_op_kernel_links_kernel ON op_kernel_links (kernel)')),
     'python_bridges': (
         ('id', 'checkout_id', 'file', 'line', 'caller', 'kind', 'namespace', 'op', 'overload', 'text'),

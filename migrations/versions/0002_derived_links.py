@@ -2,7 +2,7 @@
 
 Revision ID: 0002
 Revises: 0001
-Create Date: 2026-12-03 08:37:31.689202
+Create Date: 2026-12-03 08:47:52.487230
 """
 from __future__ import annotations
 
@@ -29,9 +29,10 @@ def upgrade() -> None:
     sa.Column('def_file', sa.Text(), nullable=True, comment='file of the definition'),
     sa.Column('def_line', sa.Integer(), nullable=True, comment='line of the definition'),
     sa.Column('overloads', sa.Integer(), nullable=False, comment='how many definitions the call may reach (C++ overloads of one name in one file); above 1 the call is ambiguous to opindex and every one is listed, never one picked'),
+    sa.Column('condition', sa.Text(), nullable=True, comment='when overloads > 1: the #if condition around this one as written; a stand-in under a negated feature test (`#if !AT_CUDNN_ENABLED()`) is dropped when a sibling is not under one'),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm); then the same file first, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions)."
+    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), or the definition's namespace was lost to a parse error (empty scope); then the same file first, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions)."
     )
     with op.batch_alter_table('call_links', schema=None) as batch_op:
         batch_op.create_index('ix_call_links_site', ['file', 'callee'], unique=False)
@@ -77,8 +78,9 @@ def upgrade() -> None:
     sa.Column('definition', sa.Text(), nullable=True, comment='its qualified name'),
     sa.Column('def_file', sa.Text(), nullable=True, comment='file of the definition'),
     sa.Column('def_line', sa.Integer(), nullable=True, comment='line of the definition'),
-    sa.Column('rank', sa.Integer(), nullable=False, comment="0 for the best candidate; a structured entry's TORCH_IMPL_FUNC, then at::native, then the layer of the key (cuda for CUDA), code before tests, placeholders and quantized/sparse last"),
+    sa.Column('rank', sa.Integer(), nullable=False, comment="0 for the best candidate; a structured entry's TORCH_IMPL_FUNC, then an overload that fits the schema (Dimname parameters only for Dimname schemas), then at::native, then the layer of the key (cuda for CUDA), code before tests, placeholders and quantized/sparse last"),
     sa.Column('chosen', sa.Boolean(), nullable=False, comment='1 for the definitions the kernel name denotes: the best candidate and its C++ overloads in the same file (the trace walks these); 0 for other candidates'),
+    sa.Column('condition', sa.Text(), nullable=True, comment='for one of several chosen C++ overloads in one file: the #if condition around it as written (an #else branch reads `not (X)`); stand-ins under a negated feature test (`#if !AT_CUDNN_ENABLED()`) are not chosen when a sibling is not under one'),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
     comment='native_dispatch row -> the C++ definition(s) of its kernel.'

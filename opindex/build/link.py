@@ -29,14 +29,15 @@ def derive(con: sqlite3.Connection, root: str | None) -> dict[str, int]:
     for table in LINK_TABLES:
         con.execute(f"DELETE FROM {table}")  # our own table names
     symbols = _Symbols(con)
-    _op_kernels(con, symbols)
+    lines = _Lines(root) if root else None
+    conditions = _Conditions(lines)
+    _op_kernels(con, symbols, conditions)
     _registrations(con, symbols)
     _launches(con, symbols)
     # the C++ call sites, read once for the three links made from them
     calls = con.execute("SELECT file, line, caller, qualifier, callee, is_method FROM calls "
                         "WHERE language != 'python'").fetchall()
-    links = _calls(con, symbols, calls)
-    lines = _Lines(root) if root else None
+    links = _calls(con, symbols, calls, conditions)
     _stub_arguments(con, lines)
     _device_reach(con, calls, links)
     _receiver_types(con, lines, calls)
@@ -49,7 +50,8 @@ class _Symbols:
     def __init__(self, con):
         self.by_name: dict[str, list[tuple]] = defaultdict(list)
         for row in con.execute(
-                "SELECT s.id, s.name, s.qualified_name, s.kind, s.file, s.line, s.scope, f.layer FROM symbols s "
+                "SELECT s.id, s.name, s.qualified_name, s.kind, s.file, s.line, s.scope, f.layer, s.signature "
+                "FROM symbols s "
                 "JOIN files f ON f.path = s.file WHERE s.language IN ('cpp', 'cuda') AND s.kind IN "
                 "('function', 'method', 'impl_func', 'global_kernel') ORDER BY s.file, s.line"):
             self.by_name[row[1]].append(row)
@@ -61,7 +63,7 @@ class _Symbols:
 
 
 # symbol tuple fields
-_ID, _NAME, _QUAL, _KIND, _FILE, _LINE, _SCOPE, _LAYER = range(8)
+_ID, _NAME, _QUAL, _KIND, _FILE, _LINE, _SCOPE, _LAYER, _SIG = range(9)
 
 
 def _def(s: tuple | None) -> tuple:
@@ -69,7 +71,15 @@ def _def(s: tuple | None) -> tuple:
 
 
 # -- op -> kernel definition ---------------------------------------------------------------------------------------
-def kernel_candidates(symbols: _Symbols, kernel: str, prefer_layer: str, structured: bool) -> list[tuple]:
+def fits_schema(s: tuple, schema: str) -> bool:
+    """A C++ overload fits a schema unless their Dimname-ness differs: sort(Tensor, Dimname, bool) is the named
+    overload of sort.dimname, never the kernel of sort(Tensor, int, bool)."""
+    sig = s[_SIG]
+    return sig is None or s[_KIND] != "function" or ("Dimname" in sig) == ("Dimname" in schema)
+
+
+def kernel_candidates(symbols: _Symbols, kernel: str, prefer_layer: str, structured: bool,
+                      schema: str = "") -> list[tuple]:
     """Definitions a YAML kernel name refers to, best first.
 
     `at::native::foo` matches qualified names; a bare name matches symbols.name. Kernels are free functions or
@@ -85,6 +95,7 @@ def kernel_candidates(symbols: _Symbols, kernel: str, prefer_layer: str, structu
     def rank(s):
         # a structured entry's kernel is its TORCH_IMPL_FUNC, even when a plain function shares the name
         return (0 if structured and s[_KIND] == "impl_func" else 1,
+                0 if fits_schema(s, schema) else 1,
                 0 if s[_QUAL] == f"at::native::{bare}" else 1,
                 0 if s[_KIND] == "impl_func" else 1,
                 0 if s[_LAYER] == prefer_layer else 1,
@@ -94,23 +105,24 @@ def kernel_candidates(symbols: _Symbols, kernel: str, prefer_layer: str, structu
     return sorted(found, key=rank)
 
 
-def _op_kernels(con, symbols: _Symbols) -> None:
+def _op_kernels(con, symbols: _Symbols, conditions: "_Conditions") -> None:
     rows = []
-    for dispatch_id, nf_id, key, kernel, structured in con.execute(
-            "SELECT d.id, d.native_function_id, d.dispatch_key, d.kernel, n.structured FROM native_dispatch d "
-            "JOIN native_functions n ON n.id = d.native_function_id"):
-        cands = kernel_candidates(symbols, kernel, "cuda" if key == "CUDA" else "cpp", bool(structured))
+    for dispatch_id, nf_id, key, kernel, structured, schema in con.execute(
+            "SELECT d.id, d.native_function_id, d.dispatch_key, d.kernel, n.structured, n.schema FROM "
+            "native_dispatch d JOIN native_functions n ON n.id = d.native_function_id"):
+        cands = kernel_candidates(symbols, kernel, "cuda" if key == "CUDA" else "cpp", bool(structured), schema)
         if not cands:
-            rows.append((dispatch_id, nf_id, key, kernel, *_def(None), 0, 1))
+            rows.append((dispatch_id, nf_id, key, kernel, *_def(None), 0, 1, None))
             continue
         best = (cands[0][_QUAL], cands[0][_FILE])
         # the C++ overloads of the best definition in its file are all denoted (one of them holds the work)
-        chosen = [s for s in cands if (s[_QUAL], s[_FILE]) == best][:3]
+        chosen = conditions.real([s for s in cands if (s[_QUAL], s[_FILE]) == best and fits_schema(s, schema)])[:3]
         for rank, s in enumerate(cands):
-            rows.append((dispatch_id, nf_id, key, kernel, *_def(s), rank, int(s in chosen)))
+            rows.append((dispatch_id, nf_id, key, kernel, *_def(s), rank, int(s in chosen),
+                         conditions.of(s) if s in chosen and len(chosen) > 1 else None))
     con.executemany(f"INSERT INTO op_kernel_links (dispatch_id, native_function_id, dispatch_key, kernel, symbol_id, "
-                    f"definition, def_file, def_line, rank, chosen, checkout_id) VALUES "
-                    f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
+                    f"definition, def_file, def_line, rank, chosen, condition, checkout_id) VALUES "
+                    f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
 
 
 # -- registration -> definition ------------------------------------------------------------------------------------
@@ -143,8 +155,10 @@ def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) ->
     defs = symbols.helpers.get(callee)
     if not defs:
         return []
-    if qualifier:  # cpublas::gemm is not at::cuda::blas::gemm: a written qualifier must match
-        defs = [s for s in defs if s[_QUAL].endswith(f"{qualifier}::{callee}")]
+    if qualifier:  # cpublas::gemm is not at::cuda::blas::gemm: a written qualifier must match, unless the
+        # definition's namespace was lost to a parse error (its scope is empty: it could be any namespace)
+        defs = [s for s in defs if s[_QUAL].endswith(f"{qualifier}::{callee}")] or \
+            [s for s in defs if not s[_SCOPE]]
     if len(defs) <= 1:
         return defs
     same_file = [s for s in defs if s[_FILE] == file]
@@ -161,7 +175,8 @@ def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) ->
     return [s for s in defs if s[_QUAL] == first[_QUAL] and s[_FILE] == first[_FILE]]
 
 
-def _calls(con, symbols: _Symbols, calls: list[tuple]) -> dict[tuple[str, str, str], list[int]]:
+def _calls(con, symbols: _Symbols, calls: list[tuple], conditions: "_Conditions") -> dict[tuple[str, str, str],
+                                                                                            list[int]]:
     """call_links; returns (file, qualifier, callee) -> the symbol ids linked."""
     rows, helpers, links = [], symbols.helpers, {}
     sites = {(c[0], c[3], c[4]) for c in calls if not c[5] and c[4] in helpers}
@@ -169,12 +184,15 @@ def _calls(con, symbols: _Symbols, calls: list[tuple]) -> dict[tuple[str, str, s
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
         targets = helper_targets(symbols, file, qualifier, callee)
+        if len(targets) > 1:
+            targets = conditions.real(targets)
         if targets:
             links[(file, qualifier, callee)] = [s[_ID] for s in targets]
         for s in targets:
-            rows.append((file, qualifier, callee, *_def(s), len(targets)))
+            rows.append((file, qualifier, callee, *_def(s), len(targets),
+                         conditions.of(s) if len(targets) > 1 else None))
     con.executemany(f"INSERT INTO call_links (file, qualifier, callee, symbol_id, definition, def_file, def_line, "
-                    f"overloads, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
+                    f"overloads, condition, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
     return links
 
 
@@ -313,6 +331,64 @@ def _declarations(body: list[str], first_line: int, names: set[str]) -> list[tup
                 kind = f"auto = {m.group(3).strip()}"
             out.append((first_line + i, m.group(2), kind))
     return out
+
+
+# -- preprocessor conditions of same-named definitions --------------------------------------------------------------
+_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
+
+
+class _Conditions:
+    """The #if conditions around a definition, read from its file (only asked for C++ overloads that share a
+    qualified name in one file: `#if !AT_CUDNN_ENABLED()` stand-ins that only raise, next to the real one)."""
+
+    def __init__(self, lines: "_Lines | None"):
+        self.lines = lines
+        self.cache: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+
+    def of(self, s: tuple) -> str | None:
+        """The innermost condition around the definition, as written (`!AT_CUDNN_ENABLED()`; an #else branch
+        reads `not (X)`), or None at top level."""
+        stack = self._stack(s[_FILE], s[_LINE])
+        return stack[-1] if stack else None
+
+    def real(self, group: list[tuple]) -> list[tuple]:
+        """Drop the stand-ins of a group: definitions under a negated feature test (`#if !X`, `#ifndef X`) when
+        a sibling is not under one."""
+        if len(group) < 2 or self.lines is None:
+            return group
+        negated = [s for s in group if _negated(self.of(s))]
+        return [s for s in group if s not in negated] if negated and len(negated) < len(group) else group
+
+    def _stack(self, file: str, line: int) -> tuple[str, ...]:
+        if file not in self.cache:
+            self.cache[file] = self._scan(file)
+        found: tuple[str, ...] = ()
+        for at, stack in self.cache[file]:
+            if at > line:
+                break
+            found = stack
+        return found
+
+    def _scan(self, file: str) -> list[tuple[int, tuple[str, ...]]]:
+        out, stack = [(0, ())], []
+        text = self.lines.get(file, 1, 10 ** 9) if self.lines else []
+        for i, raw in enumerate(text, 1):
+            m = _DIRECTIVE.match(raw) if "#" in raw else None
+            if not m:
+                continue
+            word, rest = m.group(1), " ".join(m.group(2).split("//")[0].split())
+            if word in ("if", "ifdef", "ifndef"):
+                stack.append(f"!{rest}" if word == "ifndef" else (f"defined({rest})" if word == "ifdef" else rest))
+            elif word in ("elif", "else") and stack:
+                stack[-1] = rest if word == "elif" else f"not ({stack[-1]})"
+            elif word == "endif" and stack:
+                stack.pop()
+            out.append((i, tuple(stack)))
+        return out
+
+
+def _negated(condition: str | None) -> bool:
+    return bool(condition) and (condition.startswith("!") or condition.startswith("not (defined("))
 
 
 class _Lines:

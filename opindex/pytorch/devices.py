@@ -37,6 +37,13 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("Vulkan", None, ("Vulkan",), None, folders=("vulkan",)),
     Backend("Metal", None, ("Metal",), None, folders=("metal",)),
 )
+# Folders whose code runs on one platform only, whatever dispatch key reaches it: MIOpen is the ROCm build's
+# (hipified code registers as CUDA, but an NVIDIA build never compiles it), oneDNN/MKL/XNNPACK are CPU libraries.
+PLATFORM_FOLDERS = {"miopen": "ROCm", "hip": "ROCm", "mkldnn": "CPU", "mkl": "CPU", "xnnpack": "CPU", "cpu": "CPU",
+                    "mps": "MPS", "vulkan": "Vulkan", "metal": "Metal", "cudnn": "CUDA", "cuda": "CUDA"}
+# The platforms a --device trace may walk into (a folder of another platform is not this device's code).
+OPTION_PLATFORMS = {"cpu": ("CPU",), "cuda": ("CUDA",), "mps": ("MPS",), "xpu": ("XPU",)}
+
 # Devices a stub call may name literally (kCUDA, DeviceType::MPS) besides the backends above.
 OTHER_DEVICE_TYPES = ("Meta", "IPU", "HPU", "Lazy", "MTIA")
 
@@ -65,6 +72,21 @@ def literal_device(text: str) -> str | None:
     else:
         return None
     return word if word in DEVICE_TYPES else None
+
+
+def platform_of(path: str) -> str | None:
+    """The platform the deepest platform folder of a path names (aten/src/ATen/native/miopen/RNN_miopen.cpp ->
+    ROCm), else None (code of every platform)."""
+    for part in reversed(path.split("/")[:-1]):
+        if part in PLATFORM_FOLDERS:
+            return PLATFORM_FOLDERS[part]
+    return None
+
+
+def runs_on(path: str, option: str) -> bool:
+    """False when the file's folder says its code runs on another platform than `option` (--device)."""
+    platform = platform_of(path)
+    return option == "all" or platform is None or platform in OPTION_PLATFORMS.get(option, ())
 
 
 def dispatch_keys(option: str) -> tuple[str, ...]:

@@ -29,11 +29,16 @@ op_kernel_links = Table(
     Column("kernel", Text, nullable=False, comment="the kernel name as written in the YAML"),
     *_definition(),
     Column("rank", Integer, nullable=False,
-           comment="0 for the best candidate; a structured entry's TORCH_IMPL_FUNC, then at::native, then the "
-                   "layer of the key (cuda for CUDA), code before tests, placeholders and quantized/sparse last"),
+           comment="0 for the best candidate; a structured entry's TORCH_IMPL_FUNC, then an overload that fits the "
+                   "schema (Dimname parameters only for Dimname schemas), then at::native, then the layer of the key "
+                   "(cuda for CUDA), code before tests, placeholders and quantized/sparse last"),
     Column("chosen", Boolean, nullable=False,
            comment="1 for the definitions the kernel name denotes: the best candidate and its C++ overloads in "
                    "the same file (the trace walks these); 0 for other candidates"),
+    Column("condition", Text,
+           comment="for one of several chosen C++ overloads in one file: the #if condition around it as written "
+                   "(an #else branch reads `not (X)`); stand-ins under a negated feature test (`#if "
+                   "!AT_CUDNN_ENABLED()`) are not chosen when a sibling is not under one"),
     Index("ix_op_kernel_links_dispatch", "dispatch_id"),
     Index("ix_op_kernel_links_kernel", "kernel"),
     comment="native_dispatch row -> the C++ definition(s) of its kernel.",
@@ -76,9 +81,13 @@ call_links = Table(
     Column("overloads", Integer, nullable=False,
            comment="how many definitions the call may reach (C++ overloads of one name in one file); above 1 the "
                    "call is ambiguous to opindex and every one is listed, never one picked"),
+    Column("condition", Text,
+           comment="when overloads > 1: the #if condition around this one as written; a stand-in under a negated "
+                   "feature test (`#if !AT_CUDNN_ENABLED()`) is dropped when a sibling is not under one"),
     Index("ix_call_links_site", "file", "callee"),
     comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written "
-            "qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm); "
+            "qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), "
+            "or the definition's namespace was lost to a parse error (empty scope); "
             "then the same file first, then the same folder; a name with more than 3 definitions "
             "elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) "
             "are not here: they go through the dispatcher (native_functions).",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from . import facts as q
+from ..pytorch.devices import runs_on
 from ..pytorch.plumbing import PLUMBING_OPS
 from ..pytorch.receivers import may_be_tensor
 from .model import Hop, Trace
@@ -255,6 +256,13 @@ class Walker:
         """The definitions a dispatch row's kernel name denotes (op_kernel_links: chosen ones walked)."""
         links = q.kernel_links(self.con, row["id"])
         chosen = [ln for ln in links if ln["chosen"] and ln["symbol_id"] is not None]
+        elsewhere = [ln for ln in chosen if not runs_on(ln["def_file"], self.device)]
+        if elsewhere and len(elsewhere) == len(chosen):
+            where = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in elsewhere[:2])
+            self.add(parent, "cpp", "note", f"{kernel} is defined only in another platform's code ({where}): not "
+                     f"run on {self.device.upper()}", absent=True)
+            return
+        chosen = [ln for ln in chosen if ln not in elsewhere]
         if not chosen:
             self.add(parent, "cpp", "note", f"no C++ definition of {kernel} in this checkout", absent=True)
             return
@@ -262,10 +270,10 @@ class Walker:
         hop = None
         for ln in chosen:
             hop = self.cpp(q.symbol_by_id(self.con, ln["symbol_id"]), parent, depth, LOCAL_DEPTH)
-        if len(chosen) > 1:
-            for h in self.trace.hops[parent.id + 1:]:
-                if h.parent == parent.id and h.layer in ("cpp", "cuda"):
-                    h.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
+            if len(chosen) > 1:
+                hop.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
+            if ln["condition"]:
+                hop.detail += f" [#if {ln['condition']}]"
         if rest and hop is not None:
             others = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in rest[:3])
             hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
@@ -295,19 +303,20 @@ class Walker:
         for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
             if launch["kernel"] != d["name"]:  # gpu_kernel(sub_iter, f) inside gpu_kernel: a recursion
                 self.launch(launch, hop)
+        wrappers = set()
         for lib in q.in_function(self.con, "library_calls", caller, file, lines):
-            if self.wrapper(lib):
-                continue  # PyTorch's own wrapper (at::cuda::blas::gemm): the call is followed into it below
-            self.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
-                     f"{lib['library']} call")
-        self.calls(d, hop, depth, local_depth)
+            lh = self.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
+                          f"{lib['library']} call")
+            qualifier, _, name = lib["function"].rpartition("::")
+            if qualifier and q.call_targets(self.con, file, qualifier, name):
+                # PyTorch's own wrapper (at::cuda::blas::gemm<T>): followed to the vendor call it makes
+                lh.detail = f"{lib['library']} call through PyTorch's wrapper {lib['function']}"
+                wrappers.add((lib["line"], name))
+                self.local_call({"file": file, "line": lib["line"], "qualifier": qualifier, "callee": name}, d,
+                                lh, depth, local_depth, kind="wrapper")
+        self.calls(d, hop, depth, local_depth, skip=wrappers)
 
-    def wrapper(self, lib: dict) -> bool:
-        """A library call that names a definition of this checkout (at::cuda::blas::gemm) is a wrapper to walk."""
-        qualifier, _, name = lib["function"].rpartition("::")
-        return bool(qualifier) and bool(q.call_targets(self.con, lib["file"], qualifier, name))
-
-    def calls(self, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
+    def calls(self, d: dict, hop: Hop, depth: int, local_depth: int, skip: set = frozenset()) -> None:
         # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
@@ -315,6 +324,8 @@ class Walker:
             if self.full():
                 return
             qual, name = call["qualifier"], call["callee"]
+            if (call["line"], name) in skip:
+                continue  # a library wrapper, walked from its library hop
             if (qual in ("at", "at::_ops") and not call["is_method"]) or call["is_method"]:
                 # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op
                 if name in seen_ops or name in PLUMBING_OPS:
@@ -383,7 +394,8 @@ class Walker:
         """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of
         levels when device code is reachable from it (device_reach), else a few levels while looking for op calls,
         and shown only if it leads on. A call that may reach several C++ overloads walks each, marked."""
-        links = q.call_targets(self.con, call["file"], call["qualifier"], call["callee"])
+        links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"])
+                 if runs_on(ln["def_file"], self.device)]  # miopen/ on --device cuda: the ROCm build's code
         for ln in links:
             target = q.symbol_by_id(self.con, ln["symbol_id"])
             if target["id"] in self.seen_cpp:
@@ -394,6 +406,8 @@ class Walker:
             self.cpp(target, hop, depth, max(local_depth - 1, 0), kind=kind, call_site=(call["file"], call["line"]))
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
+            if ln["condition"]:
+                self.trace.hops[mark].detail += f" [#if {ln['condition']}]"
             if not self._prune(mark + 1):
                 self.seen_cpp.discard(target["id"])
                 self.truncate(mark)
@@ -413,6 +427,12 @@ class Walker:
         if decl:
             hop.detail += f"; declared {decl[0]['file']}:{decl[0]['line']}"
         regs = q.registrations(self.con, s["stub"], self.device)
+        foreign = [r for r in regs if not runs_on(r["file"], self.device)]  # miopen/ registers as CUDA too
+        regs = [r for r in regs if r not in foreign]
+        if not regs and foreign:
+            self.add(hop, "registration", "note", f"stub {s['stub']} is registered for {self.device.upper()} only "
+                     f"in another platform's code ({foreign[0]['file']}:{foreign[0]['line']})", absent=True)
+            return
         if not regs:
             others = sorted({r["device"] for r in q.registrations(self.con, s["stub"], "all")})
             self.add(hop, "registration", "note", f"stub {s['stub']} has no {self.device.upper()} registration "
@@ -448,6 +468,9 @@ class Walker:
             self.add(hop, "cpp", "note", f"no definition of {r['kernel']} found", absent=True)
             return
         d = q.symbol_by_id(self.con, link["symbol_id"])
+        if not runs_on(d["file"], self.device):
+            hop.detail += f" (not run on {self.device.upper()}: {d['file']} is another platform's code)"
+            return
         mark = len(self.trace.hops)
         self.cpp(d, hop, depth, LOCAL_DEPTH, kind="registered_kernel")
         if r["device"] != "CPU" and not any(h.layer in ("cuda", "library") for h in self.trace.hops[mark:]):
