@@ -7,6 +7,7 @@ ones too: it is cheaper than tracking which files a link depends on (about 1 s o
 """
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import sqlite3
@@ -34,13 +35,13 @@ def derive(con: sqlite3.Connection, root: str | None) -> dict[str, int]:
     _op_kernels(con, symbols, conditions)
     _registrations(con, symbols)
     _launches(con, symbols)
-    # the C++ call sites, read once for the three links made from them
-    calls = con.execute("SELECT file, line, caller, qualifier, callee, is_method FROM calls "
-                        "WHERE language != 'python'").fetchall()
-    links = _calls(con, symbols, calls, conditions)
+    # the distinct C++ call sites (file, caller, qualifier, callee), read once for call_links and device_reach
+    sites = set(con.execute("SELECT file, caller, qualifier, callee FROM calls WHERE language != 'python' AND "
+                            "is_method = 0"))
+    links = _calls(con, symbols, sites, conditions)
     _stub_arguments(con, lines)
-    _device_reach(con, calls, links)
-    _receiver_types(con, lines, calls)
+    _device_reach(con, sites, links)
+    _receiver_types(con, lines)
     return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LINK_TABLES}
 
 
@@ -110,7 +111,8 @@ def _op_kernels(con, symbols: _Symbols, conditions: "_Conditions") -> None:
     for dispatch_id, nf_id, key, kernel, structured, schema in con.execute(
             "SELECT d.id, d.native_function_id, d.dispatch_key, d.kernel, n.structured, n.schema FROM "
             "native_dispatch d JOIN native_functions n ON n.id = d.native_function_id"):
-        cands = kernel_candidates(symbols, kernel, "cuda" if key == "CUDA" else "cpp", bool(structured), schema)
+        cands = conditions.demote(kernel_candidates(symbols, kernel, "cuda" if key == "CUDA" else "cpp",
+                                                    bool(structured), schema))
         if not cands:
             rows.append((dispatch_id, nf_id, key, kernel, *_def(None), 0, 1, None))
             continue
@@ -155,10 +157,10 @@ def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) ->
     defs = symbols.helpers.get(callee)
     if not defs:
         return []
-    if qualifier:  # cpublas::gemm is not at::cuda::blas::gemm: a written qualifier must match, unless the
-        # definition's namespace was lost to a parse error (its scope is empty: it could be any namespace)
+    if qualifier:  # cpublas::gemm is not at::cuda::blas::gemm: a written qualifier must match, unless a parse
+        # error lost the definition's outer namespaces (scope '' or `native` for at::native: it may be the one)
         defs = [s for s in defs if s[_QUAL].endswith(f"{qualifier}::{callee}")] or \
-            [s for s in defs if not s[_SCOPE]]
+            [s for s in defs if not s[_SCOPE] or qualifier.endswith(f"::{s[_SCOPE]}")]
     if len(defs) <= 1:
         return defs
     same_file = [s for s in defs if s[_FILE] == file]
@@ -175,12 +177,11 @@ def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) ->
     return [s for s in defs if s[_QUAL] == first[_QUAL] and s[_FILE] == first[_FILE]]
 
 
-def _calls(con, symbols: _Symbols, calls: list[tuple], conditions: "_Conditions") -> dict[tuple[str, str, str],
-                                                                                            list[int]]:
+def _calls(con, symbols: _Symbols, sites: set[tuple], conditions: "_Conditions") -> dict[tuple[str, str, str],
+                                                                                          list[int]]:
     """call_links; returns (file, qualifier, callee) -> the symbol ids linked."""
     rows, helpers, links = [], symbols.helpers, {}
-    sites = {(c[0], c[3], c[4]) for c in calls if not c[5] and c[4] in helpers}
-    for file, qualifier, callee in sorted(sites):
+    for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites if c in helpers}):
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
         targets = helper_targets(symbols, file, qualifier, callee)
@@ -202,45 +203,40 @@ def _op_name(api_name: str) -> str:
 
 
 # -- which definitions reach device code ----------------------------------------------------------------------------
-def _device_reach(con, calls: list[tuple], links: dict) -> None:
-    """Breadth-first from the definitions that launch, call a library or call a stub, backwards over call_links."""
+def _device_reach(con, sites: set[tuple], links: dict) -> None:
+    """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
+    the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
     ids: dict[tuple[str, str], list[int]] = defaultdict(list)
     for sid, qual, file in con.execute("SELECT id, qualified_name, file FROM symbols WHERE language != 'python' AND "
                                        "kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
         ids[(qual, file)].append(sid)
-    seeds: dict[int, str] = {}
+    key_of = {sid: key for key, group in ids.items() for sid in group}
+    reached: dict[tuple[str, str], str] = {}
     for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'tensor_iterator')"),
                                ("library", "library_calls", "1"), ("stub", "stub_calls", "1")):
         for caller, file in con.execute(f"SELECT DISTINCT caller, file FROM {table} WHERE {where}"):
-            for sid in ids.get((caller, file), ()):
-                seeds.setdefault(sid, what)
+            reached.setdefault((caller, file), what)
     # a definition that calls an op through the dispatcher (at::x, at::_ops::x) leads back into the YAML layer
     ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
-    for file, _, caller, qualifier, callee, is_method in calls:
-        if not is_method and qualifier in ("at", "at::_ops") and _op_name(callee) in ops:
-            for sid in ids.get((caller, file), ()):
-                seeds.setdefault(sid, "op")
-    callers: dict[int, set[int]] = defaultdict(set)  # callee definition -> caller definitions
-    for file, _, caller, qualifier, callee, is_method in calls:
-        targets = None if is_method else links.get((file, qualifier, callee))
-        if targets:
-            for sid in ids.get((caller, file), ()):
-                for target in targets:
-                    callers[target].add(sid)
-    rows = [(sid, 0, what) for sid, what in seeds.items()]
-    reached = dict(seeds)
-    frontier = list(seeds)
-    distance = 0
+    callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
+    for file, caller, qualifier, callee in sites:
+        if qualifier in ("at", "at::_ops"):
+            if _op_name(callee) in ops:
+                reached.setdefault((caller, file), "op")
+            continue
+        for target in links.get((file, qualifier, callee), ()):
+            callers[key_of[target]].add((caller, file))
+    distance = {key: 0 for key in reached if key in ids}
+    frontier = list(distance)
     while frontier:
-        distance += 1
         nxt = []
         for callee in frontier:
             for caller in callers.get(callee, ()):
-                if caller not in reached:
-                    reached[caller] = reached[callee]
-                    rows.append((caller, distance, reached[callee]))
+                if caller not in distance and caller in ids:
+                    distance[caller], reached[caller] = distance[callee] + 1, reached[callee]
                     nxt.append(caller)
         frontier = nxt
+    rows = [(sid, d, reached[key]) for key, d in distance.items() for sid in ids[key]]
     con.executemany(f"INSERT INTO device_reach (symbol_id, distance, reaches, checkout_id) VALUES "
                     f"(?, ?, ?, {CHECKOUT_ID})", rows)
 
@@ -272,7 +268,7 @@ def _stub_arguments(con, lines: "_Lines | None") -> None:
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 
 
-def _receiver_types(con, lines: "_Lines | None", calls: list[tuple]) -> None:
+def _receiver_types(con, lines: "_Lines | None") -> None:
     """For `x.f(...)` where f names a Tensor-method op the walk would follow (not a plumbing op) and x is not a
     parameter: x's declaration above the call in the same function. Each function's text is scanned once."""
     if lines is None:
@@ -280,8 +276,11 @@ def _receiver_types(con, lines: "_Lines | None", calls: list[tuple]) -> None:
     methods = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions WHERE variants LIKE "
                                          "'%method%'")} - PLUMBING_OPS
     sites: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
-    for file, line, caller, receiver, callee, is_method in calls:
-        if is_method and callee in methods and _IDENT.match(receiver) and receiver not in ("self", "this"):
+    marks = ",".join("?" * len(methods))
+    for file, line, caller, receiver in con.execute(
+            f"SELECT file, line, caller, qualifier FROM calls WHERE callee IN ({marks}) AND is_method = 1 AND "
+            f"language != 'python'", sorted(methods)):
+        if _IDENT.match(receiver) and receiver not in ("self", "this"):
             sites[(caller, file)].append((line, receiver))
     if not sites:
         return
@@ -334,7 +333,7 @@ def _declarations(body: list[str], first_line: int, names: set[str]) -> list[tup
 
 
 # -- preprocessor conditions of same-named definitions --------------------------------------------------------------
-_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)")
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)", re.M)
 
 
 class _Conditions:
@@ -359,23 +358,32 @@ class _Conditions:
         negated = [s for s in group if _negated(self.of(s))]
         return [s for s in group if s not in negated] if negated and len(negated) < len(group) else group
 
+    def demote(self, ranked: list[tuple]) -> list[tuple]:
+        """Stand-ins last: of several candidates in one file, those under a negated feature test (the `#if
+        !AT_CUDNN_ENABLED()` half of a file whose namespace the parser may have read differently)."""
+        if self.lines is None or len(ranked) < 2:
+            return ranked
+        files = [s[_FILE] for s in ranked]
+        shared = {f for f in files if files.count(f) > 1}
+        if not shared:
+            return ranked
+        standin = {s[_ID] for s in ranked if s[_FILE] in shared and _negated(self.of(s))}
+        return sorted(ranked, key=lambda s: s[_ID] in standin)  # stable: the rank order otherwise
+
     def _stack(self, file: str, line: int) -> tuple[str, ...]:
         if file not in self.cache:
             self.cache[file] = self._scan(file)
-        found: tuple[str, ...] = ()
-        for at, stack in self.cache[file]:
-            if at > line:
-                break
-            found = stack
-        return found
+        marks = self.cache[file]
+        return marks[bisect.bisect_right(marks, (line, (chr(0x10FFFF),))) - 1][1]
 
     def _scan(self, file: str) -> list[tuple[int, tuple[str, ...]]]:
+        """(line, the condition stack from that line on) at every directive of the file."""
         out, stack = [(0, ())], []
-        text = self.lines.get(file, 1, 10 ** 9) if self.lines else []
-        for i, raw in enumerate(text, 1):
-            m = _DIRECTIVE.match(raw) if "#" in raw else None
-            if not m:
-                continue
+        text = self.lines.text(file) if self.lines else ""
+        line, pos = 1, 0
+        for m in _DIRECTIVE.finditer(text):  # the few directive lines, found in C by one search of the text
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
             word, rest = m.group(1), " ".join(m.group(2).split("//")[0].split())
             if word in ("if", "ifdef", "ifndef"):
                 stack.append(f"!{rest}" if word == "ifndef" else (f"defined({rest})" if word == "ifdef" else rest))
@@ -383,7 +391,7 @@ class _Conditions:
                 stack[-1] = rest if word == "elif" else f"not ({stack[-1]})"
             elif word == "endif" and stack:
                 stack.pop()
-            out.append((i, tuple(stack)))
+            out.append((line, tuple(stack)))
         return out
 
 
@@ -392,20 +400,26 @@ def _negated(condition: str | None) -> bool:
 
 
 class _Lines:
-    """Lines of checkout files, each file read once (only files under the root)."""
+    """Checkout files, each read once (only files under the root)."""
 
     def __init__(self, root: str):
         self.root = os.path.realpath(root)
-        self.cache: dict[str, list[str]] = {}
+        self.texts: dict[str, str] = {}
+        self.split: dict[str, list[str]] = {}
 
-    def get(self, rel: str, line: int, count: int) -> list[str]:
-        if rel not in self.cache:
+    def text(self, rel: str) -> str:
+        if rel not in self.texts:
             path = os.path.realpath(os.path.join(self.root, rel))
             try:
                 if not path.startswith(self.root + os.sep):
                     raise OSError("outside the checkout")
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    self.cache[rel] = f.read().splitlines()
+                    self.texts[rel] = f.read()
             except OSError:
-                self.cache[rel] = []
-        return self.cache[rel][line - 1:line - 1 + count]
+                self.texts[rel] = ""
+        return self.texts[rel]
+
+    def get(self, rel: str, line: int, count: int) -> list[str]:
+        if rel not in self.split:
+            self.split[rel] = self.text(rel).splitlines()
+        return self.split[rel][line - 1:line - 1 + count]

@@ -87,7 +87,7 @@ call_links = Table(
     Index("ix_call_links_site", "file", "callee"),
     comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written "
             "qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), "
-            "or the definition's namespace was lost to a parse error (empty scope); "
+            "or a parse error lost the definition's outer namespaces (its scope is empty or ends the qualifier); "
             "then the same file first, then the same folder; a name with more than 3 definitions "
             "elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) "
             "are not here: they go through the dispatcher (native_functions).",
