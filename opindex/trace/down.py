@@ -37,6 +37,8 @@ class Walker:
         self.unexpanded: dict[int, int] = {}
         self.call_sites: dict[int, tuple[str, int]] = {}  # helper hop -> where its caller called it
         self.repeats: set[int] = set()  # hops that stand for something shown above (not walked again)
+        self.implicit: list[bool] = []  # per op being walked: runs through CompositeImplicitAutograd on the device
+        self.autograd_shown: set[int] = set()  # entries whose backward formula is shown
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
@@ -72,7 +74,11 @@ class Walker:
     def start(self, targets: list, name: str) -> None:
         """Walk down from the looked-up targets (opindex.trace.targets.Target)."""
         if all(x.kind == "python_binding" for x in targets):
-            self.binding(name, [x.obj for x in targets])
+            alias = self.alias(targets[0].via)
+            if alias is None:
+                self.binding(name, [x.obj for x in targets])
+            else:
+                self.alias_binding(name, alias)
         elif all(x.kind == "by_name" for x in targets):
             hop = self.add(None, "python", "by_name", name, detail=f"no Python definition or binding of {name} "
                            f"found; traced as the op {targets[0].obj['name']} by name")
@@ -110,6 +116,26 @@ class Walker:
                        f"{', '.join(e['full_name'] for e in entries)}")
         for e in entries[:4]:
             self.tail(e, self.native(e, hop))
+
+    def alias(self, via: tuple[str, ...]) -> dict | None:
+        """The module-level assignment a Python name resolved through (`linear = _add_docstr(torch._C._nn.linear,
+        ...)` in torch/nn/functional.py): it is the Python hop of a C++ binding, at its line."""
+        for step in via[1:]:
+            module, _, name = step.rpartition(".")
+            found = q.alias_at(self.con, module, name) if module else None
+            if found:
+                return found
+        return None
+
+    def alias_binding(self, name: str, alias: dict) -> None:
+        hop = self.add(None, "python", "alias", f"{alias['module']}.{alias['name']}", alias["file"], alias["line"],
+                       f"{alias['name']} = {alias['target']} (a C++ binding given a Python name; no Python def)")
+        bridges = q.module_bridges_at(self.con, alias["file"], alias["line"])
+        for b in bridges:
+            self.bridge(b, hop)
+        if not bridges:
+            self.add(hop, "bridge", "note", f"no bridge recorded at {alias['file']}:{alias['line']}", absent=True)
+        self.tails_below()
 
     def tails_below(self) -> None:
         """Backward, decompositions and codegen of the ops a Python surface reaches directly (first showings)."""
@@ -220,6 +246,13 @@ class Walker:
         chosen = q.rows_for_device(all_rows, self.device)
         for loop in q.ufunc_loops(self.con, entry["id"]):
             self.ufunc_loop(loop, parent)
+        self.implicit.append(bool(chosen) and all(r["dispatch_key"] == "CompositeImplicitAutograd" for r in chosen))
+        try:
+            self._dispatch(entry, parent, depth, all_rows, chosen)
+        finally:
+            self.implicit.pop()
+
+    def _dispatch(self, entry: dict, parent: Hop, depth: int, all_rows: list[dict], chosen: list[dict]) -> None:
         if not chosen:
             keys = ", ".join(sorted({r["dispatch_key"] for r in all_rows})) or "none"
             self.add(parent, "dispatch", "note", f"no {self.device.upper()} kernel for {entry['full_name']} "
@@ -366,14 +399,31 @@ class Walker:
                         f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer")
         self.nest += 1
         try:
+            through_composite = bool(self.implicit) and self.implicit[-1]
             for e in entries[:2]:
                 # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
                 free = self.composite(e) and self.nest <= COMPOSITE_FREE_NEST
-                self.native(e, head, depth if free else depth - 1)
+                nh = self.native(e, head, depth if free else depth - 1)
+                if through_composite:  # autograd of a CompositeImplicitAutograd op is that of the ops it calls
+                    self.autograd_of(e, nh)
         finally:
             self.nest -= 1
         if not self._prune(mark, keep_if=_DEVICE_LAYERS):
             self._restore(saved)
+
+    def autograd_of(self, entry: dict, parent: Hop) -> None:
+        """The derivatives.yaml formulas of an op a CompositeImplicitAutograd kernel calls: where its backward is."""
+        ders = q.derivatives_of(self.con, entry)
+        if not ders or entry["id"] in self.autograd_shown:
+            return
+        self.autograd_shown.add(entry["id"])
+        for der in ders:
+            hop = self.add(parent, "backward", "derivative", f"derivatives.yaml: {der['full_name']}", der["file"],
+                           der["line"], f"{der['schema']} (the backward of the composite op that calls it)")
+            for f in q.formulas(self.con, der["id"]):
+                if not f["is_forward"]:
+                    self.add(hop, "backward", "formula", f"{f['inputs']}: {f['formula']}", f["file"], f["line"],
+                             "grad formula")
 
     def composite(self, entry: dict) -> bool:
         """True when `device` runs this op through a Composite* kernel (no kernel of the device's own)."""

@@ -241,6 +241,17 @@ def bridges_to(con, op: str) -> list[dict]:
     return rows(con, "SELECT * FROM python_bridges WHERE op = ? ORDER BY file, line", (op,))
 
 
+def alias_at(con, module: str, name: str) -> dict | None:
+    found = rows(con, "SELECT * FROM python_imports WHERE module = ? AND name = ? AND kind = 'alias' LIMIT 1",
+                 (module, name))
+    return found[0] if found else None
+
+
+def module_bridges_at(con, file: str, line: int) -> list[dict]:
+    return rows(con, "SELECT * FROM python_bridges WHERE file = ? AND line = ? AND caller = '' ORDER BY id",
+                (file, line))
+
+
 def decompositions_of(con, op: str) -> list[dict]:
     return rows(con, "SELECT * FROM decompositions WHERE op = ? ORDER BY kind, file, line", (op,))
 

@@ -76,8 +76,9 @@ class _Resolver:
 
     # -- Python definitions ---------------------------------------------------------------------------------------
     def symbols(self, qn: str) -> list[tuple]:
+        # the last def of a name is the one that runs (@overload stubs come first): it leads
         return _rows(self.con, "SELECT kind, qualified_name, file, line FROM symbols "
-                               "WHERE qualified_name = ? AND language = 'python' ORDER BY file, line", (qn,))
+                               "WHERE qualified_name = ? AND language = 'python' ORDER BY file, line DESC", (qn,))
 
     def lookup(self, dotted: str, via: tuple[str, ...], depth: int = 0) -> list[Resolution]:
         dotted = normalize(dotted)

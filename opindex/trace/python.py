@@ -42,7 +42,7 @@ def follow_python(con, module: str | None, qualifier: str, callee: str, limit: i
         if binding:
             return "bridge", binding
         found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
-                            "AND kind IN ('function', 'method') AND file NOT LIKE '%.pyi' ORDER BY line LIMIT 1",
+                            "AND kind IN ('function', 'method') AND file NOT LIKE '%.pyi' ORDER BY line DESC LIMIT 1",
                        (full,))
         if found:
             return "def", found[0]
@@ -97,7 +97,9 @@ def find_method(con, cls: dict, name: str, limit: int = 8) -> dict | None:
         if c["qualified_name"] in seen:
             continue
         seen.add(c["qualified_name"])
-        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' LIMIT 1",
+        # the last def of a name is the one that runs: @overload stubs come first, the implementation last
+        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
+                            "ORDER BY line DESC LIMIT 1",
                        (f"{c['qualified_name']}.{name}",))
         if found:
             return found[0]

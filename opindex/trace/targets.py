@@ -14,6 +14,7 @@ class Target:
     kind: str  # native | python_class | python_function | python_binding | by_name | cpp | stub | global_kernel
     label: str
     obj: dict | tuple
+    via: tuple[str, ...] = ()  # the names followed to reach it (a Python name's aliases and re-exports)
 
 
 def lookup(con, name: str) -> list[Target]:
@@ -51,7 +52,7 @@ def _python(con, name: str) -> list[Target]:
             entry = q.rows(con, "SELECT * FROM native_functions WHERE full_name = ? LIMIT 1",
                            (r.qualified_name.removeprefix("aten::"),))
             if entry:
-                out.append(Target("python_binding", name, entry[0]))
+                out.append(Target("python_binding", name, entry[0], r.via))
             continue
         sym = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? AND line = ? LIMIT 1",
                      (r.qualified_name, r.file, r.line))
