@@ -54,12 +54,13 @@ class Index:
 
     # -- cross-layer ----------------------------------------------------------------------------------------------
     def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
-              backward: bool = False):
-        """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel)."""
+              backward: bool = False, max_hops: int = 2000):
+        """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel).
+        A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message)."""
         from .render.trace_view import TraceView
         from .trace import trace
         return TraceView.of(trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
-                                  root=self.meta.get("checkout_root")))
+                                  root=self.meta.get("checkout_root"), max_hops=max_hops))
 
     def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200) -> list[Symbol]:
         """Definitions named `name` (exact name or qualified name; `*` and `?` wildcards)."""

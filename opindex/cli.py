@@ -193,9 +193,11 @@ def _flat(records) -> list[dict]:
 @click.option("--markdown", "fmt", flag_value="markdown", help="Markdown (nested list and summary table).")
 @click.option("--dot", "fmt", flag_value="dot", help="Graphviz dot.")
 @click.option("--mermaid", "fmt", flag_value="mermaid", help="Mermaid flowchart.")
+@click.option("--max-hops", type=click.IntRange(0), default=2000, show_default=True,
+              help="Stop the walk after N hops and say so (0: no limit).")
 @db_option
 @_fail_cleanly
-def trace(name, device, depth, up, backward, context, fmt, db):
+def trace(name, device, depth, up, backward, context, fmt, max_hops, db):
     """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
     registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
 
@@ -204,7 +206,9 @@ def trace(name, device, depth, up, backward, context, fmt, db):
     """
     from .api import Index
     with Index(db) as ix:
-        t = ix.trace(name, device=device, depth=depth, up=up, backward=backward)
+        t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops)
+    if t.truncated:
+        click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:
         click.echo(t.to_text(), err=True, nl=False)
         sys.exit(2)

@@ -19,7 +19,8 @@ def test_trace_json_shape(sample_db):
     result = cli(sample_db, "trace", "nn.LSTM", "--json")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert set(data) == {"query", "direction", "device", "depth", "hops", "candidates", "message"}
+    assert set(data) == {"query", "direction", "device", "depth", "hops", "candidates", "message", "truncated"}
+    assert data["truncated"] == {}
     assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)
     hops = data["hops"]
     assert set(hops[0]) == {"id", "parent", "layer", "kind", "name", "file", "line", "detail", "absent"}
@@ -233,3 +234,17 @@ def test_a_trace_answers_repeated_lookups_once(ix):
     assert second == third == after == [{"name": "relu"}]  # a caller's change to its list does not leak
     assert [c for c in calls if c.startswith("SELECT name")] == [sql.replace("?", "'relu'")] * 2  # memo, then not
     assert q._memos == {}
+
+
+def test_a_cut_trace_says_so_and_the_cap_lifts(ix):
+    cut = ix.trace("nn.LSTM", max_hops=5)
+    assert len(cut.hops) == 5
+    assert cut.truncated == {"hops": 5, "reason": "the walk stopped at 5 hops; raise max_hops (--max-hops N, 0 for "
+                                                  "no limit) to see the rest"}
+    assert cut.to_dict()["truncated"]["hops"] == 5
+    assert "TRUNCATED: the walk stopped at 5 hops" in cut.to_text(context=0)
+    whole = ix.trace("nn.LSTM", max_hops=0)
+    assert whole.truncated == {} and len(whole.hops) > 5
+    out = CliRunner().invoke(main, ["trace", "nn.LSTM", "--max-hops", "5", "--json", "--db", str(ix.path)])
+    assert out.exit_code == 0
+    assert "opindex: the walk stopped at 5 hops" in out.stderr

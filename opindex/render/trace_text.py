@@ -20,6 +20,8 @@ def render(t: Trace, context: int = 2) -> str:
     if context > 0:
         out += ["Layers", ""] + layers(t, context) + [""]
     out += ["Summary", ""] + summary(t)
+    if t.truncated:
+        out += ["", f"TRUNCATED: {t.truncated['reason']}"]
     return "\n".join(out) + "\n"
 
 

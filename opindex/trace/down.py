@@ -16,7 +16,7 @@ from .python import bases_text, bridged_entries, find_method, follow_python, mod
 
 MAX_OVERLOADS = 4  # native entries shown per bridged name
 LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for launches/stubs/op calls
-MAX_HOPS = 2000
+MAX_HOPS = 2000  # the default cap of a trace's size (Trace.max_hops; the CLI's --max-hops)
 # Hops that make a followed C++ helper worth showing.
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
 _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
@@ -39,6 +39,10 @@ class Walker:
         self.repeats: set[int] = set()  # hops that stand for something shown above (not walked again)
         self.implicit: list[bool] = []  # per op being walked: runs through CompositeImplicitAutograd on the device
         self.autograd_shown: set[int] = set()  # entries whose backward formula is shown
+        # what led to device code when walked: a later call of it is kept as a "(shown above)" hop (live)
+        self.useful_cpp: set[int] = set()
+        self.useful_native: set[int] = set()
+        self.live: set[int] = set()
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
@@ -57,15 +61,21 @@ class Walker:
         """Drop the hops from `mark` on (a helper that led nowhere)."""
         del self.trace.hops[mark:]
         self.repeats.difference_update([i for i in self.repeats if i >= mark])
+        self.live.difference_update([i for i in self.live if i >= mark])
         while self.call_sites and next(reversed(self.call_sites)) >= mark:  # ids only grow: drop from the end
             self.call_sites.popitem()
 
     def full(self) -> bool:
-        return len(self.trace.hops) >= MAX_HOPS
+        limit = self.trace.max_hops
+        if limit and len(self.trace.hops) >= limit:
+            self.trace.truncated = {"hops": limit, "reason": f"the walk stopped at {limit} hops; raise max_hops "
+                                    "(--max-hops N, 0 for no limit) to see the rest"}
+            return True
+        return False
 
     def _prune(self, mark: int, keep_if=_INTERESTING) -> bool:
         """Drop hops added since `mark` unless one of them is interesting; True when kept."""
-        if any(h.layer in keep_if for h in self.trace.hops[mark:]):
+        if any(h.layer in keep_if or h.id in self.live for h in self.trace.hops[mark:]):
             return True
         self.truncate(mark)
         return False
@@ -224,6 +234,8 @@ class Walker:
         hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
                        entry["schema"])
         if entry["id"] in self.seen_native:
+            if entry["id"] in self.useful_native:
+                self.live.add(hop.id)  # reached again: what it leads to is shown above
             return self.repeat(hop)
         self.seen_native.add(entry["id"])
         if not entry["structured_delegate"]:
@@ -408,7 +420,9 @@ class Walker:
                     self.autograd_of(e, nh)
         finally:
             self.nest -= 1
-        if not self._prune(mark, keep_if=_DEVICE_LAYERS):
+        if self._prune(mark, keep_if=_DEVICE_LAYERS):
+            self.useful_native.update(e["id"] for e in entries[:2])
+        else:
             self._restore(saved)
 
     def autograd_of(self, entry: dict, parent: Hop) -> None:
@@ -434,10 +448,12 @@ class Walker:
         return bool(rows) and all(r["dispatch_key"] in q.COMPOSITE_KEYS for r in rows)
 
     def _snapshot(self):
-        return set(self.seen_native), set(self.seen_cpp), set(self.seen_stub)
+        return (set(self.seen_native), set(self.seen_cpp), set(self.seen_stub), set(self.useful_cpp),
+                set(self.useful_native))
 
     def _restore(self, saved) -> None:
-        self.seen_native, self.seen_cpp, self.seen_stub = (set(x) for x in saved)
+        self.seen_native, self.seen_cpp, self.seen_stub, self.useful_cpp, self.useful_native = \
+            (set(x) for x in saved)
 
     def local_call(self, call: dict, d: dict, hop: Hop, depth: int, local_depth: int,
                    kind: str = "calls") -> None:
@@ -448,17 +464,20 @@ class Walker:
                  if runs_on(ln["def_file"], self.device)]  # miopen/ on --device cuda: the ROCm build's code
         for ln in links:
             target = q.symbol_by_id(self.con, ln["symbol_id"])
-            if target["id"] in self.seen_cpp:
-                continue
-            if q.device_reach(self.con, target["id"]) is None:
-                continue  # leads to no launch, library call, stub or op: nothing to show
+            seen = target["id"] in self.seen_cpp
+            if (seen and target["id"] not in self.useful_cpp) or q.device_reach(self.con, target["id"]) is None:
+                continue  # leads to no launch, library call, stub or op (or did not, above): nothing to show
             mark = len(self.trace.hops)
             self.cpp(target, hop, depth, max(local_depth - 1, 0), kind=kind, call_site=(call["file"], call["line"]))
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
             if ln["condition"]:
                 self.trace.hops[mark].detail += f" [#if {ln['condition']}]"
-            if not self._prune(mark + 1):
+            if seen:
+                self.live.add(mark)  # called here too; what it leads to is shown above
+            elif self._prune(mark + 1):
+                self.useful_cpp.add(target["id"])
+            else:
                 self.seen_cpp.discard(target["id"])
                 self.truncate(mark)
 

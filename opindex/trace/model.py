@@ -37,6 +37,8 @@ class Trace:
     candidates: list[str] = field(default_factory=list)  # set when the name is ambiguous or unknown
     message: str = ""  # why there are no hops (unknown / ambiguous)
     root: str | None = None  # checkout root, for reading source snippets
+    max_hops: int = 2000  # the walk stops here (0: no limit); `truncated` then says so
+    truncated: dict = field(default_factory=dict)  # {"hops": N, "reason": ...} when a cap cut the walk
 
     # -- shape ------------------------------------------------------------------------------------------------
     def children(self, hop_id: int | None) -> list[Hop]:
@@ -57,9 +59,10 @@ class Trace:
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (stable): query, direction, device, depth, hops[{id, parent, layer, kind, name, file,
-        line, detail, absent}], candidates, message."""
+        line, detail, absent}], candidates, message, truncated ({} or {"hops": N, "reason": ...})."""
         return {"query": self.query, "direction": self.direction, "device": self.device, "depth": self.depth,
-                "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message}
+                "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
+                "truncated": self.truncated}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)

@@ -1,0 +1,69 @@
+"""Trace truth on PyTorch 2.4 (OPINDEX_REAL_CHECKOUT, e.g. MetaX-MACA/mcPytorch extracted): each hop named here was
+read in the source (file:line); the trace must show it, and must not show the wrong hops named."""
+from __future__ import annotations
+
+def where(t) -> set[tuple[str, int]]:
+    return {(h.file, h.line) for h in t.hops if not h.absent}
+
+
+def names(t) -> set[str]:
+    return {h.name for h in t.hops if not h.absent}
+
+
+CUDALOOPS = "aten/src/ATen/native/cuda/CUDALoops.cuh"
+
+
+def test_exp_reaches_the_tensor_iterator_kernels(real_index):
+    t = real_index.trace("torch.exp")
+    assert {
+        ("aten/src/ATen/native/cuda/UnaryOpsKernel.cu", 38),  # exp_kernel_cuda, registered for exp_stub
+        ("aten/src/ATen/native/cuda/UnaryOpsKernel.cu", 56),  # gpu_kernel(iter, []GPU_LAMBDA ...): the op's body
+        ("aten/src/ATen/native/cuda/Loops.cuh", 80),  # gpu_kernel
+        (CUDALOOPS, 383),  # gpu_kernel_impl
+        (CUDALOOPS, 404),  # launch_vectorized_kernel(numel, f, data)
+        (CUDALOOPS, 223),  # vectorized_elementwise_kernel<4, ...><<<...>>>
+        (CUDALOOPS, 63),  # __global__ vectorized_elementwise_kernel
+        (CUDALOOPS, 292),  # __global__ elementwise_kernel (launch_legacy_kernel's)
+    } <= where(t)
+
+
+def test_mm_follows_the_cublas_wrapper_to_the_cublas_call(real_index):
+    t = real_index.trace("torch.mm")
+    assert {
+        ("aten/src/ATen/native/cuda/Blas.cpp", 393),  # at::cuda::blas::gemm<scalar_t>(...) in addmm_out_cuda_impl
+        ("aten/src/ATen/cuda/CUDABlas.cpp", 1125),  # gemm<float>, written through CUDABLAS_GEMM_ARGTYPES(float)
+        ("aten/src/ATen/cuda/CUDABlas.cpp", 1008),  # gemm_internal<float>
+        ("aten/src/ATen/cuda/CUDABlas.cpp", 808),  # gemm_internal_cublas<float>
+        ("aten/src/ATen/cuda/CUDABlas.cpp", 816),  # cublasSgemm
+    } <= where(t)
+    assert "aten::index.Tensor" not in names(t)  # self.device().index() is c10::Device::index
+
+
+def test_lstm_runs_the_real_forward_and_the_cudnn_op(real_index):
+    t = real_index.trace("nn.LSTM")
+    assert {
+        ("torch/nn/modules/rnn.py", 856),  # LSTM.forward: the def that runs, after the @overload stubs
+        ("aten/src/ATen/native/cudnn/RNN.cpp", 2623),  # at::_cudnn_rnn_symint(...) in _cudnn_impl
+        ("aten/src/ATen/native/cudnn/RNN.cpp", 1395),  # _cudnn_rnn under AT_CUDNN_ENABLED(), not the stand-in
+    } <= where(t)
+    assert ("aten/src/ATen/native/cudnn/RNN.cpp", 50) not in where(t)  # #if !AT_CUDNN_ENABLED(): only raises
+    assert "aten::index.Tensor" not in names(t)  # options.device().index()
+    assert not [h for h in t.hops if h.file and "/miopen/" in h.file and not h.absent]  # ROCm's code
+    assert {h.name for h in t.hops if h.layer == "library"} >= {"cudnnRNNForward", "cudnnRNNForwardTraining"}
+
+
+def test_batch_norm_takes_the_real_cudnn_function(real_index):
+    t = real_index.trace("F.batch_norm")
+    assert ("aten/src/ATen/native/cudnn/BatchNorm.cpp", 121) in where(t)
+    assert ("aten/src/ATen/native/cudnn/BatchNorm.cpp", 19) not in where(t)  # #if !AT_CUDNN_ENABLED() stand-in
+
+
+def test_linear_alias_and_the_backward_of_what_it_calls(real_index):
+    t = real_index.trace("F.linear")
+    assert (t.hops[0].kind, t.hops[0].file, t.hops[0].line) == ("alias", "torch/nn/functional.py", 2038)
+    assert ("tools/autograd/derivatives.yaml", 256) in where(t)  # addmm's formula: linear is composite
+
+
+def test_named_dimension_overloads_are_not_the_kernel_of_a_dim_schema(real_index):
+    rows = real_index.rows("SELECT file, line FROM op_kernels WHERE function = 'sort'")
+    assert rows == [{"file": "aten/src/ATen/native/Sorting.cpp", "line": 966}]  # not NamedTensor.cpp:381/384
