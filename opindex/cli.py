@@ -195,9 +195,11 @@ def _flat(records) -> list[dict]:
 @click.option("--mermaid", "fmt", flag_value="mermaid", help="Mermaid flowchart.")
 @click.option("--max-hops", type=click.IntRange(0), default=2000, show_default=True,
               help="Stop the walk after N hops and say so (0: no limit).")
+@click.option("--full", is_flag=True, help="Text: show the shared TensorIterator launch machinery hop by hop "
+                                          "(folded to one line by default; --json always has every hop).")
 @db_option
 @_fail_cleanly
-def trace(name, device, depth, up, backward, context, fmt, max_hops, db):
+def trace(name, device, depth, up, backward, context, fmt, max_hops, full, db):
     """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
     registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
 
@@ -213,7 +215,7 @@ def trace(name, device, depth, up, backward, context, fmt, max_hops, db):
         click.echo(t.to_text(), err=True, nl=False)
         sys.exit(2)
     out = {"json": t.to_json, "markdown": t.to_markdown, "dot": t.to_dot, "mermaid": t.to_mermaid}.get(fmt)
-    click.echo(out() if out else t.to_text(context=context), nl=False)
+    click.echo(out() if out else t.to_text(context=context, full=full), nl=False)
     if fmt == "json":
         click.echo()
 

@@ -5,21 +5,27 @@ from ..trace.model import Hop, Trace
 from .source import snippet
 
 
-def render(t: Trace, context: int = 2) -> str:
+def render(t: Trace, context: int = 2, full: bool = False) -> str:
+    """The text trace. The TensorIterator machinery under each launcher call (gpu_kernel -> gpu_kernel_impl ->
+    launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>) is the same for every op: folded to one line
+    unless `full`; the JSON always has every hop."""
     if not t.hops:
         lines = [t.message or f"nothing found for {t.query!r}"]
         lines += [f"  {c}" for c in t.candidates]
         return "\n".join(lines) + "\n"
     out = [f"opindex trace {t.query}   ({'bottom-up' if t.direction == 'up' else 'top-down'}, device "
            f"{t.device}, depth {t.depth})", ""]
+    hidden = {} if full else machinery(t)
     out += ["Chain", ""] + flow(t) + [""]
-    out += ["Tree", ""] + tree(t) + [""]
-    absent = [h for h in t.hops if h.absent]
+    out += ["Tree", ""] + tree(t, hidden) + [""]
+    absent = [h for h in t.hops if h.absent and h.id not in hidden]
     if absent:
         out += ["Absent in this checkout", ""] + [f"  - {h.name}" for h in absent] + [""]
     if context > 0:
-        out += ["Layers", ""] + layers(t, context) + [""]
-    out += ["Summary", ""] + summary(t)
+        out += ["Layers", ""] + layers(t, context, hidden) + [""]
+    out += ["Summary", ""] + summary(t, hidden)
+    if hidden:
+        out += ["", f"{len(hidden)} hops of shared TensorIterator launch machinery folded (--full shows them)"]
     if t.truncated:
         out += ["", f"TRUNCATED: {t.truncated['reason']}"]
     return "\n".join(out) + "\n"
@@ -71,15 +77,42 @@ def _where(h: Hop) -> str:
     return f"{h.file}:{h.line}" if h.file and h.line else ""
 
 
-def tree(t: Trace) -> list[str]:
+def machinery(t: Trace) -> dict[int, int]:
+    """Hops below a TensorIterator launch hop (its launchers, their launches and __global__ kernels): hop id ->
+    the launch hop it folds into."""
+    hidden: dict[int, int] = {}
+    for h in t.hops:  # parents come before children
+        if h.parent is not None and h.parent in hidden:
+            hidden[h.id] = hidden[h.parent]
+        elif h.parent is not None and t.hops[h.parent].kind == "tensor_iterator" and h.parent not in hidden:
+            hidden[h.id] = h.parent
+    return hidden
+
+
+def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
+    below = [t.hops[i] for i, top in hidden.items() if top == launch.id]
+    launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in below if h.kind == "launcher")
+                 if n != launch.name]
+    kernels = list(dict.fromkeys(h.name.removeprefix("__global__ ").split("::")[-1] for h in below
+                                 if h.kind == "global_kernel"))
+    text = " -> ".join([launch.name] + launchers[:4] + (["..."] if len(launchers) > 4 else []))
+    if kernels:
+        text += " -> __global__ " + ", ".join(kernels[:4]) + (", ..." if len(kernels) > 4 else "")
+    return f"TensorIterator launch: {text} ({len(below)} hops folded)"
+
+
+def tree(t: Trace, hidden: dict[int, int] | None = None) -> list[str]:
     out: list[str] = []
+    hidden = hidden or {}
 
     def walk(hop: Hop, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")
         mark = "✗ " if hop.absent else ""
         where = f"  {_where(hop)}" if _where(hop) and hop.name != hop.file else ""
-        out.append(f"  {prefix}{branch}{mark}[{hop.layer}] {hop.name}{where}")
-        kids = t.children(hop.id)
+        folds = any(top_id == hop.id for top_id in hidden.values()) if hidden else False
+        name = _folded(t, hop, hidden) if folds else hop.name
+        out.append(f"  {prefix}{branch}{mark}[{hop.layer}] {name}{where}")
+        kids = [k for k in t.children(hop.id) if k.id not in hidden]
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
         for i, k in enumerate(kids):
             walk(k, child_prefix, i == len(kids) - 1, False)
@@ -89,10 +122,10 @@ def tree(t: Trace) -> list[str]:
     return out
 
 
-def layers(t: Trace, context: int) -> list[str]:
+def layers(t: Trace, context: int, hidden: dict[int, int] | None = None) -> list[str]:
     out = []
     for h in t.hops:
-        if h.absent or not h.file or not h.line:
+        if h.absent or not h.file or not h.line or h.id in (hidden or {}):
             continue
         out.append(f"  [{h.layer}] {h.name} — {h.file}:{h.line}")
         if h.detail:
@@ -102,8 +135,8 @@ def layers(t: Trace, context: int) -> list[str]:
     return out
 
 
-def summary(t: Trace) -> list[str]:
-    rows = [(h.layer, _where(h), h.name) for h in t.hops if not h.absent and h.file]
+def summary(t: Trace, hidden: dict[int, int] | None = None) -> list[str]:
+    rows = [(h.layer, _where(h), h.name) for h in t.hops if not h.absent and h.file and h.id not in (hidden or {})]
     if not rows:
         return ["  (no located hops)"]
     w0 = max(len("layer"), *(len(r[0]) for r in rows))

@@ -14,9 +14,9 @@ class TraceView(Trace):
     def of(cls, t: Trace) -> "TraceView":
         return cls(**{f.name: getattr(t, f.name) for f in fields(t)})
 
-    def to_text(self, context: int = 2) -> str:
+    def to_text(self, context: int = 2, full: bool = False) -> str:
         from .trace_text import render
-        return render(self, context=context)
+        return render(self, context=context, full=full)
 
     def to_markdown(self) -> str:
         from .trace_graph import markdown
