@@ -137,19 +137,10 @@ class WorkerPool:
 
 
 # -- in the worker -----------------------------------------------------------------------------------------------
-_AT = None  # this worker's shared (batch, index) slot
-
-
-def note(batch: int | None, index: int) -> None:
-    """Tell the writing process which file this worker is extracting (read only if the worker dies)."""
-    if _AT is not None and batch is not None:
-        _AT[0], _AT[1] = batch, index
-
-
 def _serve(conn, at, parent: int | None, lock_fd: int | None) -> None:
-    global _AT
+    from . import workers
     from .workers import warm_up, work
-    _AT = at
+    workers._AT = at  # the slot workers.note writes the file being extracted into
     warm_up(parent, lock_fd)
     while True:
         try:
@@ -166,23 +157,3 @@ def _serve(conn, at, parent: int | None, lock_fd: int | None) -> None:
                 conn.send((i, None, exc))
             except Exception:  # noqa: BLE001 - an exception that does not pickle
                 conn.send((i, None, RuntimeError(f"{type(exc).__name__}: {exc}")))
-
-
-def join_parent(parent: int | None, lock_fd: int | None) -> None:
-    """Worker start: die with the writing process, let go of the build lock."""
-    if lock_fd is not None:
-        try:
-            os.close(lock_fd)  # flock belongs to the open file: a worker's copy would keep the index locked
-        except OSError:
-            pass
-    if parent is None or not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        import signal
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: killed when the writing process dies
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it died before the prctl took effect
-        os._exit(1)

@@ -6,11 +6,11 @@ import gc
 import hashlib
 import os
 import stat
+import sys
 from dataclasses import dataclass
 
 from ..extract import FileFacts, extract
 from .discover import SourceFile
-from .pool import join_parent, note
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # generated blobs past this are recorded, not parsed
 
@@ -49,12 +49,41 @@ def work(root: str, batch: list[tuple[SourceFile, str | None]], shard: str | Non
             gc.enable()
 
 
+_AT = None  # this worker's shared (batch, index) slot
+
+
+def note(batch: int | None, index: int) -> None:
+    """Tell the writing process which file this worker is extracting (read only if the worker dies)."""
+    if _AT is not None and batch is not None:
+        _AT[0], _AT[1] = batch, index
+
+
+def join_parent(parent: int | None, lock_fd: int | None) -> None:
+    """Worker start: die with the writing process, let go of the build lock."""
+    if lock_fd is not None:
+        try:
+            os.close(lock_fd)  # flock belongs to the open file: a worker's copy would keep the index locked
+        except OSError:
+            pass
+    if parent is None or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: killed when the writing process dies
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the prctl took effect
+        os._exit(1)
+
+
 def warm_up(parent: int | None = None, lock_fd: int | None = None) -> None:
     """Pool initializer: load the grammars and compile the queries before the first batch arrives.
 
     Ctrl-C reaches the whole process group: the workers ignore it, and the writing process, which gets it too,
     stops them and leaves the index as it was (no traceback from every worker). A worker dies with the writing
-    process and does not hold the build lock (pool.join_parent)."""
+    process and does not hold the build lock (join_parent)."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     join_parent(parent, lock_fd)
