@@ -59,8 +59,30 @@ class Index:
         A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message)."""
         from .render.trace_view import TraceView
         from .trace import trace
-        return TraceView.of(trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
-                                  root=self.meta.get("checkout_root"), max_hops=max_hops))
+        t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
+                  root=self.meta.get("checkout_root"), max_hops=max_hops)
+        if not t.hops and _profiler_kernel_name(name):
+            t = self._kernel_trace(name, t)
+        return TraceView.of(t)
+
+    def _kernel_trace(self, name: str, t):
+        """A kernel name as a profiler prints it (`void at::native::vectorized_elementwise_kernel<4,
+        at::native::CUDAFunctor_add<float>, ...>(...)`): the __global__ it names, its launch sites and the op body
+        its template arguments name, up to the stub, registration and op (opindex.profile's attribution)."""
+        from .profile.attribute import Attributor
+        from .profile.chrome import KernelGroup
+        from .profile.kernel_name import demangle_many, is_mangled, parse_kernel_name
+        from .trace.model import Hop
+        demangled = demangle_many([name]).get(name) if is_mangled(name) else None
+        row = Attributor(self.con, self.meta.get("checkout_root")).attribute(
+            KernelGroup(name=name), parse_kernel_name(name, demangled))
+        t.direction, t.candidates = "up", []
+        t.hops = [Hop(i, i - 1 if i else None, h["layer"], h["kind"], h["name"], h.get("file"), h.get("line"),
+                      h.get("detail") or "") for i, h in enumerate(row.get("chain") or [])]
+        what = row.get("short") or name
+        t.message = (f"{what}: {row['status']}" + (f" ({row['note']})" if row.get("note") else "")
+                     + ("" if t.hops else "; nothing of it was found in this checkout"))
+        return t
 
     def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200) -> list[Symbol]:
         """Definitions named `name` (exact name or qualified name; `*` and `?` wildcards)."""
@@ -171,6 +193,13 @@ class Index:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _profiler_kernel_name(name: str) -> bool:
+    """A name as torch.profiler or Nsight prints a kernel: demangled with template arguments or a parameter list,
+    or mangled (_Z...)."""
+    text = name.strip()
+    return text.startswith(("void ", "_Z")) or ("<" in text and ">" in text) or text.endswith(")")
 
 
 def _symbol(r: dict) -> Symbol:

@@ -67,3 +67,17 @@ def test_linear_alias_and_the_backward_of_what_it_calls(real_index):
 def test_named_dimension_overloads_are_not_the_kernel_of_a_dim_schema(real_index):
     rows = real_index.rows("SELECT file, line FROM op_kernels WHERE function = 'sort'")
     assert rows == [{"file": "aten/src/ATen/native/Sorting.cpp", "line": 966}]  # not NamedTensor.cpp:381/384
+
+
+ADD_KERNEL = ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+              "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)")
+
+
+def test_a_kernel_name_as_the_profiler_prints_it(real_index):
+    t = real_index.trace(ADD_KERNEL)
+    assert t.direction == "up"
+    assert [(h.file, h.line) for h in t.hops][:2] == [(CUDALOOPS, 63), (CUDALOOPS, 223)]  # __global__, <<<>>>
+    assert ("aten/src/ATen/native/ufunc/add.h", 15) in where(t)  # the op body CUDAFunctor_add is generated around
+    assert ("aten/src/ATen/native/native_functions.yaml", 570) in where(t)  # add.out's CUDA row: ufunc_add_CUDA
+    missing = real_index.trace("void at::native::no_such_kernel<float>(int)")
+    assert not missing.hops and "not in this checkout" in missing.message
