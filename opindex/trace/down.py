@@ -343,6 +343,10 @@ class Walker:
         for t in q.in_function(self.con, "type_dispatches", caller, file, lines)[:2]:
             self.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
                      f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
+        reach = d["reach"] if "reach" in d else q.device_reach_distance(self.con, d["id"])
+        if reach != 0:  # it launches, calls a library or a stub itself only at distance 0 (device_reach)
+            self.calls(d, hop, depth, local_depth)
+            return
         for s in q.in_function(self.con, "stub_calls", caller, file, lines):
             self.stub(s, hop, depth)
         for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
@@ -375,13 +379,13 @@ class Walker:
                 # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op
                 if name in seen_ops or name in PLUMBING_OPS:
                     continue
-                if call["is_method"] and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
-                        self.con, call["file"], call["line"], qual)):
-                    continue  # options.device().index(): a method of c10::Device, not the op aten::index
-                seen_ops.add(name)
                 entries = q.native_for_cpp_api(self.con, name)
                 if call["is_method"]:
                     entries = [e for e in entries if "method" in e["variants"]]
+                    if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
+                            self.con, call["file"], call["line"], qual)):
+                        continue  # options.device().index(): a method of c10::Device, not the op aten::index
+                seen_ops.add(name)
                 if entries:
                     self.op_call(call, entries, hop, depth)
                 continue
@@ -389,6 +393,8 @@ class Walker:
                 continue
             if name not in seen_ops:
                 seen_ops.add(name)
+                if (qual, name) not in q.linked_callees(self.con, call["file"]):
+                    continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
                 self.local_call(call, d, hop, depth, local_depth)
@@ -462,17 +468,16 @@ class Walker:
         and shown only if it leads on. A call that may reach several C++ overloads walks each, marked."""
         links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"])
                  if runs_on(ln["def_file"], self.device)]  # miopen/ on --device cuda: the ROCm build's code
-        for ln in links:
-            target = q.symbol_by_id(self.con, ln["symbol_id"])
+        for target in links:
             seen = target["id"] in self.seen_cpp
-            if (seen and target["id"] not in self.useful_cpp) or q.device_reach(self.con, target["id"]) is None:
+            if (seen and target["id"] not in self.useful_cpp) or target["reach"] is None:
                 continue  # leads to no launch, library call, stub or op (or did not, above): nothing to show
             mark = len(self.trace.hops)
             self.cpp(target, hop, depth, max(local_depth - 1, 0), kind=kind, call_site=(call["file"], call["line"]))
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
-            if ln["condition"]:
-                self.trace.hops[mark].detail += f" [#if {ln['condition']}]"
+            if target["link_condition"]:
+                self.trace.hops[mark].detail += f" [#if {target['link_condition']}]"
             if seen:
                 self.live.add(mark)  # called here too; what it leads to is shown above
             elif self._prune(mark + 1):

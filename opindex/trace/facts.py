@@ -48,6 +48,7 @@ def memoized(con: sqlite3.Connection):
         yield
     finally:
         del _memos[con]
+        _linked.clear()
 
 
 # -- registry -----------------------------------------------------------------------------------------------
@@ -125,9 +126,34 @@ def kernel_links(con, dispatch_id: int) -> list[dict]:
     return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))
 
 
+_linked: dict = {}
+
+
+def linked_callees(con, file: str) -> frozenset[tuple[str, str]]:
+    """(qualifier, callee) of the calls in `file` that call_links links: one query per file, not one per call."""
+    key = (id(con), file)
+    found = _linked.get(key) if con in _memos else None
+    if found is None:
+        found = frozenset((r["qualifier"], r["callee"]) for r in rows(
+            con, "SELECT DISTINCT qualifier, callee FROM call_links WHERE file = ?", (file,)))
+        if con in _memos:
+            _linked[key] = found
+    return found
+
+
 def call_targets(con, file: str, qualifier: str, callee: str) -> list[dict]:
-    return rows(con, "SELECT * FROM call_links WHERE file = ? AND qualifier = ? AND callee = ? ORDER BY def_line",
+    """The definitions a call reaches (call_links), each a symbols row plus the link's `overloads`,
+    `link_condition` and `reach` (device_reach.distance, NULL when nothing device-side is reachable from it)."""
+    return rows(con, "SELECT s.*, k.overloads, k.condition AS link_condition, k.def_file, r.distance AS reach "
+                     "FROM call_links k JOIN symbols s ON s.id = k.symbol_id "
+                     "LEFT JOIN device_reach r ON r.symbol_id = k.symbol_id "
+                     "WHERE k.file = ? AND k.qualifier = ? AND k.callee = ? ORDER BY k.def_line",
                 (file, qualifier, callee))
+
+
+def device_reach_distance(con, symbol_id: int) -> int | None:
+    found = rows(con, "SELECT distance FROM device_reach WHERE symbol_id = ?", (symbol_id,))
+    return found[0]["distance"] if found else None
 
 
 def device_reach(con, symbol_id: int) -> dict | None:
