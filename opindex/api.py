@@ -54,7 +54,7 @@ class Index:
 
     # -- cross-layer ----------------------------------------------------------------------------------------------
     def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
-              backward: bool = False, max_hops: int = 2000):
+              backward: bool = False, max_hops: int = 5000):
         """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel).
         A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message)."""
         from .render.trace_view import TraceView

@@ -193,7 +193,7 @@ def _flat(records) -> list[dict]:
 @click.option("--markdown", "fmt", flag_value="markdown", help="Markdown (nested list and summary table).")
 @click.option("--dot", "fmt", flag_value="dot", help="Graphviz dot.")
 @click.option("--mermaid", "fmt", flag_value="mermaid", help="Mermaid flowchart.")
-@click.option("--max-hops", type=click.IntRange(0), default=2000, show_default=True,
+@click.option("--max-hops", type=click.IntRange(0), default=5000, show_default=True,
               help="Stop the walk after N hops and say so (0: no limit).")
 @click.option("--full", is_flag=True, help="Text: show the shared TensorIterator launch machinery hop by hop "
                                           "(folded to one line by default; --json always has every hop).")

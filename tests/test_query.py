@@ -102,11 +102,14 @@ def test_ambiguous_name_lists_candidates(ix):
 
 
 def test_device_all_and_depth_zero(ix):
+    # relu's kernel has no device code of its own: it forwards to clamp_min, which --depth 0 does not stop
     t = ix.trace("relu", device="all", depth=0)
     rows = [h.name for h in t.hops if h.layer == "dispatch"]
-    assert rows == ["CPU, CUDA: relu", "MPS: relu_mps"]
+    assert rows == ["CPU, CUDA: relu", "CPU, CUDA: clamp_min_out", "MPS: relu_mps"]
     assert [h.detail for h in t.hops if h.kind == "calls_op"] == [
-        "calls the op clamp_min (raise --depth to follow)"]
+        "calls the op clamp_min: back into the YAML layer"]
+    deeper = ix.trace("relu", device="all", depth=1)
+    assert {(h.name, h.file, h.line) for h in t.hops} <= {(h.name, h.file, h.line) for h in deeper.hops}
 
 
 def test_backward_flag_traces_backward_ops(ix):

@@ -16,7 +16,7 @@ from .python import bases_text, bridged_entries, find_method, follow_python, mod
 
 MAX_OVERLOADS = 4  # native entries shown per bridged name
 LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for launches/stubs/op calls
-MAX_HOPS = 2000  # the default cap of a trace's size (Trace.max_hops; the CLI's --max-hops)
+MAX_HOPS = 5000  # the default cap of a trace's size (Trace.max_hops; the CLI's --max-hops)
 # Hops that make a followed C++ helper worth showing.
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
 _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
@@ -369,6 +369,9 @@ class Walker:
         # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
+        own = q.device_reach(self.con, d["id"]) if "id" in d else None
+        # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
+        forwards = own is not None and own["distance"] == 0 and own["reaches"] == "op"
         for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
             if self.full():
                 return
@@ -387,7 +390,7 @@ class Walker:
                         continue  # options.device().index(): a method of c10::Device, not the op aten::index
                 seen_ops.add(name)
                 if entries:
-                    self.op_call(call, entries, hop, depth)
+                    self.op_call(call, entries, hop, depth, forwards)
                 continue
             if qual.startswith(("c10", "std", "TORCH")):
                 continue
@@ -403,9 +406,12 @@ class Walker:
         """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""
         return any(r["full_name"].split(".")[0] in PLUMBING_OPS for r in q.dispatch_rows_with_kernel(self.con, name))
 
-    def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int) -> None:
+    def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int, forwards: bool = False) -> None:
         """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
-        code; a composite callee does not use up --depth (its work is in the ops it calls)."""
+        code; a composite callee does not use up --depth (its work is in the ops it calls), nor does the op a
+        forwarding kernel calls (_scaled_dot_product_flash_attention_cuda -> at::_flash_attention_forward)."""
+        if forwards:
+            depth = max(depth, 1)
         if depth <= 0 or self.nest >= MAX_NEST:
             if self.unexpanded.get(hop.id, 0) < MAX_UNEXPANDED:
                 self.unexpanded[hop.id] = self.unexpanded.get(hop.id, 0) + 1
@@ -420,7 +426,7 @@ class Walker:
             through_composite = bool(self.implicit) and self.implicit[-1]
             for e in entries[:2]:
                 # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
-                free = self.composite(e) and self.nest <= COMPOSITE_FREE_NEST
+                free = (self.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
                 nh = self.native(e, head, depth if free else depth - 1)
                 if through_composite:  # autograd of a CompositeImplicitAutograd op is that of the ops it calls
                     self.autograd_of(e, nh)

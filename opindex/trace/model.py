@@ -37,7 +37,7 @@ class Trace:
     candidates: list[str] = field(default_factory=list)  # set when the name is ambiguous or unknown
     message: str = ""  # why there are no hops (unknown / ambiguous)
     root: str | None = None  # checkout root, for reading source snippets
-    max_hops: int = 2000  # the walk stops here (0: no limit); `truncated` then says so
+    max_hops: int = 5000  # the walk stops here (0: no limit); `truncated` then says so
     truncated: dict = field(default_factory=dict)  # {"hops": N, "reason": ...} when a cap cut the walk
 
     # -- shape ------------------------------------------------------------------------------------------------
