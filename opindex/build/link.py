@@ -333,6 +333,7 @@ def _declarations(body: list[str], first_line: int, names: set[str]) -> list[tup
 
 
 # -- preprocessor conditions of same-named definitions --------------------------------------------------------------
+_NEGATED_TEST = re.compile(r"^[ \t]*#[ \t]*(?:if[ \t]*!|ifndef\b|else\b)", re.M)
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)", re.M)
 
 
@@ -380,6 +381,8 @@ class _Conditions:
         """(line, the condition stack from that line on) at every directive of the file."""
         out, stack = [(0, ())], []
         text = self.lines.text(file) if self.lines else ""
+        if not _NEGATED_TEST.search(text):
+            return out  # no `#if !X`, `#ifndef X` or `#else` in the file: no stand-in to tell apart
         line, pos = 1, 0
         for m in _DIRECTIVE.finditer(text):  # the few directive lines, found in C by one search of the text
             line += text.count("\n", pos, m.start())
