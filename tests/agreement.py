@@ -7,7 +7,8 @@ def trace_kernels(ix, full_name: str) -> set[tuple]:
     """(kernel, file, line) of the definitions the trace shows right under the op's own dispatch rows."""
     t = ix.trace(f"aten::{full_name}", device="all", depth=0)
     hops = {h.id: h for h in t.hops}
-    roots = {h.id for h in t.hops if h.parent is None and h.name == f"aten::{full_name}"}  # not other overloads
+    # the op's entry wherever the walk showed it (another overload's walk may reach it first); not other overloads
+    roots = {h.id for h in t.hops if h.layer == "native" and h.kind == "entry" and h.name == f"aten::{full_name}"}
     own = roots | {h.id for h in t.hops if h.kind == "structured_delegate" and h.parent in roots}
     out = set()
     for h in t.hops:
