@@ -12,13 +12,24 @@ from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexErro
 
 
 def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, installed: bool = False,
-          jobs: int | None = None, include=(), exclude=(), progress: bool = False, force: bool = False):
+          jobs: int | None = None, include=(), exclude=(), progress: bool = False, force: bool = False,
+          log=None):
     """Build (or incrementally rebuild) an index; returns a BuildReport. `db` must be an opindex index or a new
-    file (a symlink is followed); `force` lets it replace a regular file that is not an index."""
+    file (a symlink is followed); `force` lets it replace a regular file that is not an index. `log(kind, text)`,
+    when given, hears which checkout and index were taken ("info") and a torch version mismatch ("warning")
+    before the build starts."""
     from .build import checkout as co
     from .build.pipeline import build as _build
     ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude)
-    return _build(ck, resolve_db(db), jobs=jobs, progress=progress, force=force)
+    target = resolve_db(db)
+    if log is not None:
+        log("info", f"checkout: {ck.root} ({ck.how})")
+        log("info", f"index:    {target}")
+        src, inst = co.pytorch_version(ck.root), co.installed_torch_version()
+        if src and inst and co.release(src) != co.release(inst):
+            log("warning", f"the checkout is PyTorch {src} but this Python has torch {inst}; the source should "
+                           f"match the installed torch")
+    return _build(ck, target, jobs=jobs, progress=progress, force=force)
 
 
 class Index:

@@ -8,6 +8,7 @@ import click
 
 from . import __version__
 from .pytorch.devices import DEVICE_OPTIONS
+from .render.rows import FORMATS
 
 
 def _fail_cleanly(fn):
@@ -32,7 +33,7 @@ def _fail_cleanly(fn):
 
 def output_options(fn):
     """The same output flags on every listing command (learn them once)."""
-    fn = click.option("--fmt", "fmt", type=click.Choice(["table", "json", "ndjson", "csv", "tsv"]), default=None,
+    fn = click.option("--fmt", "fmt", type=click.Choice(FORMATS), default=None,
                       help="Output format (default: table on a terminal, json otherwise).")(fn)
     for flag in ("tsv", "csv", "ndjson", "json", "table"):
         fn = click.option(f"--{flag}", "fmt", flag_value=flag, help=f"Same as --fmt {flag}.")(fn)
@@ -84,31 +85,23 @@ def build(checkout, db, installed, jobs, include, exclude, quiet, force):
     device, FIFO or folder never), an empty --db is an error. A symlink is followed: the file it points to is
     replaced, in its own folder, and the link stays.
     """
-    from .build import checkout as co
-    from .db import resolve_db
-    ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude)
-    target = resolve_db(db)
+    from .api import build as _build
     err = lambda msg: click.echo(msg, err=True)
-    if not quiet:
-        err(f"checkout: {ck.root} ({ck.how})")
-        err(f"index:    {target}")
-    _warn_version_mismatch(ck, err)
-    from .build.pipeline import build as _build
-    report = _build(ck, target, jobs=jobs, progress=not quiet, force=force)
+
+    def log(kind: str, text: str) -> None:
+        if kind == "warning":
+            err(f"warning: {text}")
+        elif not quiet:
+            err(text)
+
+    report = _build(checkout, db, installed=installed, jobs=jobs, include=include, exclude=exclude,
+                    progress=not quiet, force=force, log=log)
     for w in report.warnings[:50]:
         err(f"warning: {w}")
     if len(report.warnings) > 50:
         err(f"warning: ... and {len(report.warnings) - 50} more (see the files table, column message)")
     if not quiet:
         _summary(report, err)
-
-
-def _warn_version_mismatch(ck, err) -> None:
-    from .build import checkout as co
-    src, inst = co.pytorch_version(ck.root), co.installed_torch_version()
-    if src and inst and co.release(src) != co.release(inst):
-        err(f"warning: the checkout is PyTorch {src} but this Python has torch {inst}; "
-            f"the source should match the installed torch")
 
 
 def _summary(report, err) -> None:
@@ -258,12 +251,7 @@ def op(name, db, fmt):
     """The native_functions.yaml entry (or every overload of NAME) and its dispatch rows, one row per row."""
     from .api import Index
     with Index(db) as ix:
-        rows = []
-        for e in ix.op(name):
-            base = {"function": e.full_name, "structured": e.structured, "structured_delegate": e.structured_delegate,
-                    "variants": e.variants, "entry": str(e.location)}
-            rows += [{**base, "dispatch_key": d.dispatch_key, "kernel": d.kernel, "implicit": d.implicit}
-                     for d in e.dispatch] or [{**base, "dispatch_key": None, "kernel": None, "implicit": None}]
+        rows = [row for e in ix.op(name) for row in e.rows()]
         if not rows:
             raise click.ClickException(f"no native_functions.yaml entry named {name}")
         _emit(rows, fmt)
@@ -281,13 +269,7 @@ def stub(name, db, fmt):
         s = ix.stub(name)
     if s is None:
         raise click.ClickException(f"no dispatch stub named {name}")
-    rows = [{"what": "declared/defined", "device": None, "name": name, "file": d.file, "line": d.line}
-            for d in s.declarations]
-    rows += [{"what": "called", "device": c.qualifier, "name": c.caller, "file": c.location.file,
-              "line": c.location.line} for c in s.callers]
-    rows += [{"what": f"registered ({r.macro})", "device": r.device, "name": r.kernel, "file": r.location.file,
-              "line": r.location.line} for r in s.registrations]
-    _emit(rows, fmt)
+    _emit(s.rows(), fmt)
 
 
 @main.command()

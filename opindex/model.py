@@ -60,6 +60,14 @@ class NativeFunction:
     location: Location
     dispatch: tuple[DispatchRow, ...] = ()
 
+    def rows(self) -> list[dict]:
+        """One flat row per dispatch row (one with empty dispatch columns when there is none): what `opindex op`
+        prints, for a notebook too."""
+        base = {"function": self.full_name, "structured": self.structured,
+                "structured_delegate": self.structured_delegate, "variants": self.variants, "entry": str(self.location)}
+        return [{**base, "dispatch_key": d.dispatch_key, "kernel": d.kernel, "implicit": d.implicit}
+                for d in self.dispatch] or [{**base, "dispatch_key": None, "kernel": None, "implicit": None}]
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -85,3 +93,13 @@ class Stub:
     declarations: tuple[Location, ...]
     callers: tuple[CallSite, ...]
     registrations: tuple[Registration, ...]
+
+    def rows(self) -> list[dict]:
+        """Declarations, call sites and registrations as flat rows: what `opindex stub` prints."""
+        rows = [{"what": "declared/defined", "device": None, "name": self.name, "file": d.file, "line": d.line}
+                for d in self.declarations]
+        rows += [{"what": "called", "device": c.qualifier, "name": c.caller, "file": c.location.file,
+                  "line": c.location.line} for c in self.callers]
+        rows += [{"what": f"registered ({r.macro})", "device": r.device, "name": r.kernel, "file": r.location.file,
+                  "line": r.location.line} for r in self.registrations]
+        return rows

@@ -251,3 +251,12 @@ def test_a_cut_trace_says_so_and_the_cap_lifts(ix):
     out = CliRunner().invoke(main, ["trace", "nn.LSTM", "--max-hops", "5", "--json", "--db", str(ix.path)])
     assert out.exit_code == 0
     assert "opindex: the walk stopped at 5 hops" in out.stderr
+
+
+def test_op_and_stub_rows_are_the_same_from_the_library_and_the_cli(ix):
+    op_rows = [row for e in ix.op("argmax") for row in e.rows()]
+    assert json.loads(CliRunner().invoke(main, ["op", "argmax", "--json", "--db", str(ix.path)]).output) == op_rows
+    stub_rows = ix.stub("add_stub").rows()
+    assert json.loads(CliRunner().invoke(main, ["stub", "add_stub", "--json", "--db", str(ix.path)]).output) == \
+        stub_rows
+    assert {r["what"] for r in stub_rows} >= {"declared/defined", "called", "registered (REGISTER_DISPATCH)"}

@@ -5,7 +5,7 @@ import csv
 import io
 import json
 
-FORMATS = ("table", "json", "ndjson", "csv", "tsv")
+FORMATS = ("table", "json", "ndjson", "csv", "tsv")  # the listing commands' --fmt choices (cli.output_options)
 
 
 def render(rows: list[dict], fmt: str, columns: list[str] | None = None) -> str:
