@@ -59,3 +59,43 @@ def test_sql_and_trace_agree_on_200_real_ops(real_index):
     names = [r["full_name"] for r in real_index.rows("SELECT full_name FROM native_functions ORDER BY id")]
     sample = random.Random(12).sample(names, 200)
     assert disagreements(real_index, sample) == []
+
+
+def test_incremental_links_equal_a_cold_build(sample_copy, tmp_path):
+    """Only C++ changed: call_links and receiver_types are redone for the touched sites, the rest kept; the result
+    is the cold build's (a removed specialisation drops out of another file's call links)."""
+    import sqlite3
+
+    from opindex.api import build
+    from opindex.sqlite_ddl import LINK_TABLES
+    db = tmp_path / "inc.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    blas = sample_copy / "aten/src/ATen/cuda/CUDABlas.cpp"
+    text = blas.read_text()
+    start = text.index("template <>\nvoid gemm<double>")
+    end = text.index("}\n", text.index("cublasDgemm", start)) + 2
+    blas.write_text(text[:start] + text[end:])  # gemm<double> is gone
+    caller = sample_copy / "aten/src/ATen/native/cuda/Blas.cpp"
+    caller.write_text(caller.read_text() + "\nnamespace at::native {\nvoid extra_caller() {\n"
+                      "  at::cuda::blas::gemm<float>('n', 'n', 1, 1, 1, 1.f, nullptr, 1, nullptr, 1, 0.f, nullptr, 1);"
+                      "\n}\n}\n")
+    report = build(str(sample_copy), db, jobs=1)
+    assert report.parsed == 2
+    cold = tmp_path / "cold.sqlite"
+    build(str(sample_copy), cold, jobs=1)
+
+    def links(path):
+        con = sqlite3.connect(path)
+        # ids differ between the two builds: compare without them
+        out = {t: sorted(tuple(v for k, v in zip([d[0] for d in con.execute(f"SELECT * FROM {t}").description], r)
+                               if k not in ("id", "symbol_id", "dispatch_id", "registration_id", "launch_id",
+                                            "native_function_id"))
+                         for r in con.execute(f"SELECT * FROM {t}")) for t in LINK_TABLES}
+        con.close()
+        return out
+
+    inc, fresh = links(db), links(cold)
+    assert inc == fresh
+    # (checkout_id, file, qualifier, callee, definition, def_file, def_line, overloads, condition)
+    gemm = [r for r in fresh["call_links"] if r[3] == "gemm"]
+    assert {(r[1], r[6], r[7]) for r in gemm} == {("aten/src/ATen/native/cuda/Blas.cpp", 7, 1)}  # gemm<float> only

@@ -25,24 +25,63 @@ _NOT_HELPERS = ("c10", "std", "TORCH", "at::_ops")
 _STUB_WORD = re.compile(r"\b(\w+_stub)\b")
 
 
-def derive(con: sqlite3.Connection, root: str | None) -> dict[str, int]:
-    """Recompute every link table; returns rows per table."""
-    for table in LINK_TABLES:
-        con.execute(f"DELETE FROM {table}")  # our own table names
+def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None = None) -> dict[str, int]:
+    """Recompute the link tables; returns rows per table.
+
+    `changed`: the files an incremental build re-extracted or removed (None: all links anew). Links read only
+    C++/CUDA facts and the registries, so a rebuild where only Python changed keeps them all; otherwise the small
+    global links are redone, and call_links and receiver_types only for the call sites a changed file holds or
+    whose callee a changed file defines (or defined)."""
+    native = {p for p in (changed or ()) if not p.endswith((".py", ".pyi"))}
+    if changed is not None and not native:
+        return _counts(con)
+    full = changed is None or any(p.endswith(".yaml") for p in native)
     symbols = _Symbols(con)
     lines = _Lines(root) if root else None
     conditions = _Conditions(lines)
+    for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach"):
+        con.execute(f"DELETE FROM {table}")  # our own table names
     _op_kernels(con, symbols, conditions)
     _registrations(con, symbols)
     _launches(con, symbols)
     # the distinct C++ call sites (file, caller, qualifier, callee), read once for call_links and device_reach
     sites = set(con.execute("SELECT file, caller, qualifier, callee FROM calls WHERE language != 'python' AND "
                             "is_method = 0"))
-    links = _calls(con, symbols, sites, conditions)
+    if full:
+        con.execute("DELETE FROM call_links")
+        con.execute("DELETE FROM receiver_types")
+        links = _calls(con, symbols, sites, conditions)
+        _receiver_types(con, lines)
+    else:
+        links = _relink_calls(con, symbols, sites, conditions, native)
+        _receiver_types(con, lines, files=native)
     _stub_arguments(con, lines)
     _device_reach(con, sites, links)
-    _receiver_types(con, lines)
+    return _counts(con)
+
+
+def _counts(con) -> dict[str, int]:
     return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LINK_TABLES}
+
+
+def _relink_calls(con, symbols: "_Symbols", sites: set[tuple], conditions: "_Conditions",
+                  changed: set[str]) -> dict[tuple[str, str, str], list[int]]:
+    """call_links again for the sites of changed files and the sites calling a name a changed file defines now or
+    defined before; the other rows stay. Returns every link, old and new."""
+    marks = ",".join("?" * len(changed))
+    files = sorted(changed)
+    names = {r[0] for r in con.execute(f"SELECT DISTINCT name FROM symbols WHERE file IN ({marks})", files)}
+    names |= {r[0] for r in con.execute(f"SELECT DISTINCT callee FROM call_links WHERE def_file IN ({marks})",
+                                        files)}
+    stale = [(f, q, c) for f, q, c in con.execute("SELECT DISTINCT file, qualifier, callee FROM call_links")
+             if f in changed or c in names]
+    con.executemany("DELETE FROM call_links WHERE file = ? AND qualifier = ? AND callee = ?", stale)
+    _calls(con, symbols, {s for s in sites if s[0] in changed or s[3] in names}, conditions)
+    links: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for file, qualifier, callee, sid in con.execute("SELECT file, qualifier, callee, symbol_id FROM call_links "
+                                                    "ORDER BY id"):
+        links[(file, qualifier, callee)].append(sid)
+    return links
 
 
 class _Symbols:
@@ -268,11 +307,14 @@ def _stub_arguments(con, lines: "_Lines | None") -> None:
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 
 
-def _receiver_types(con, lines: "_Lines | None") -> None:
+def _receiver_types(con, lines: "_Lines | None", files: set[str] | None = None) -> None:
     """For `x.f(...)` where f names a Tensor-method op the walk would follow (not a plumbing op) and x is not a
-    parameter: x's declaration above the call in the same function. Each function's text is scanned once."""
+    parameter: x's declaration above the call in the same function. Each function's text is scanned once. With
+    `files`, only the calls of those files (their old rows are replaced)."""
     if lines is None:
         return
+    if files is not None:
+        con.executemany("DELETE FROM receiver_types WHERE file = ?", [(f,) for f in sorted(files)])
     methods = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions WHERE variants LIKE "
                                          "'%method%'")} - PLUMBING_OPS
     sites: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
@@ -280,7 +322,7 @@ def _receiver_types(con, lines: "_Lines | None") -> None:
     for file, line, caller, receiver in con.execute(
             f"SELECT file, line, caller, qualifier FROM calls WHERE callee IN ({marks}) AND is_method = 1 AND "
             f"language != 'python'", sorted(methods)):
-        if _IDENT.match(receiver) and receiver not in ("self", "this"):
+        if _IDENT.match(receiver) and receiver not in ("self", "this") and (files is None or file in files):
             sites[(caller, file)].append((line, receiver))
     if not sites:
         return

@@ -35,6 +35,7 @@ class Writer:
         self.target = target
         self.temp = target.with_name(f".{target.name}.build-{os.getpid()}")
         self.fresh = base is None
+        self.changed: set[str] = set()  # files re-extracted or removed by an incremental build (the link step)
         if base is not None:
             shutil.copyfile(base, self.temp)  # incremental: start from the previous index
         elif self.temp.exists():
@@ -67,6 +68,7 @@ class Writer:
     # -- per file --------------------------------------------------------------------------------------------
     def forget(self, paths: list[str]) -> None:
         """Delete the previous index's rows that came from these files (changed or removed)."""
+        self.changed.update(paths)
         if not paths:
             return
         self.con.execute("CREATE TEMP TABLE IF NOT EXISTS gone (path TEXT PRIMARY KEY)")
@@ -194,7 +196,7 @@ class Writer:
             self.con.execute(f"CREATE VIEW {name} AS {sql}")
         from . import link
         started = time.monotonic()
-        self.links = link.derive(self.con, checkout_row.get("root"))
+        self.links = link.derive(self.con, checkout_row.get("root"), None if self.fresh else self.changed)
         self.link_seconds = time.monotonic() - started
         self.con.execute("DELETE FROM checkouts")
         self.con.execute("INSERT INTO checkouts (id, root, kind, pytorch_version, git_commit, built_at) "
