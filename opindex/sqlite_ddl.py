@@ -6,7 +6,7 @@ The SQLite DDL and column lists a build uses, so that a build does not import SQ
 SCHEMA_VERSION = '0002'
 PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
-LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types']
+LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
 TABLES = {
     'checkouts': (
@@ -53,6 +53,10 @@ TABLES = {
         ('id', 'checkout_id', 'path', 'language', 'layer', 'module', 'size', 'mtime_ns', 'sha1', 'parse_errors', 'message'),
         'CREATE TABLE files (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tpath TEXT NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tlayer VARCHAR(16) NOT NULL, \n\tmodule TEXT, \n\tsize BIGINT NOT NULL, \n\tmtime_ns BIGINT NOT NULL, \n\tsha1 VARCHAR(40) NOT NULL, \n\tparse_errors INTEGER NOT NULL, \n\tmessage TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE UNIQUE INDEX ix_files_path ON files (checkout_id, path)',)),
+    'generated_launches': (
+        ('id', 'checkout_id', 'symbol_id', 'function', 'file', 'line', 'launcher'),
+        'CREATE TABLE generated_launches (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tsymbol_id INTEGER NOT NULL, \n\tfunction TEXT NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlauncher TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_generated_launches_symbol ON generated_launches (symbol_id)',)),
     'kernel_launches': (
         ('id', 'checkout_id', 'file', 'line', 'kernel', 'kind', 'template_args', 'config', 'caller', 'from_macro'),
         'CREATE TABLE kernel_launches (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tkernel TEXT NOT NULL, \n\tkind VARCHAR(16) NOT NULL, \n\ttemplate_args TEXT, \n\tconfig TEXT, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',

@@ -81,3 +81,14 @@ def test_a_kernel_name_as_the_profiler_prints_it(real_index):
     assert ("aten/src/ATen/native/native_functions.yaml", 570) in where(t)  # add.out's CUDA row: ufunc_add_CUDA
     missing = real_index.trace("void at::native::no_such_kernel<float>(int)")
     assert not missing.hops and "not in this checkout" in missing.message
+
+
+def test_add_goes_through_the_ufunc_codegen_to_the_launch_machinery(real_index):
+    t = real_index.trace("torch.add")
+    assert {
+        ("aten/src/ATen/native/BinaryOps.cpp", 151),  # TORCH_META_FUNC2(add, Tensor)
+        ("torchgen/dest/ufunc.py", 284),  # compute_ufunc_cuda writes ufunc_add_CUDA
+        ("torchgen/dest/ufunc.py", 268),  # the `gpu_kernel(iter, ufunctor);` it writes
+        ("aten/src/ATen/native/cuda/Loops.cuh", 80),  # gpu_kernel
+        (CUDALOOPS, 63),  # __global__ vectorized_elementwise_kernel
+    } <= where(t)

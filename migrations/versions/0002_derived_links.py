@@ -2,7 +2,7 @@
 
 Revision ID: 0002
 Revises: 0001
-Create Date: 2026-12-03 08:47:52.487230
+Create Date: 2026-12-03 09:31:04.979645
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def upgrade() -> None:
     sa.Column('condition', sa.Text(), nullable=True, comment='when overloads > 1: the #if condition around this one as written; a stand-in under a negated feature test (`#if !AT_CUDNN_ENABLED()`) is dropped when a sibling is not under one'),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), or the definition's namespace was lost to a parse error (empty scope); then the same file first, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions)."
+    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), or a parse error lost the definition's outer namespaces (its scope is empty or ends the qualifier); then the same file first, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions)."
     )
     with op.batch_alter_table('call_links', schema=None) as batch_op:
         batch_op.create_index('ix_call_links_site', ['file', 'callee'], unique=False)
@@ -49,6 +49,21 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('device_reach', schema=None) as batch_op:
         batch_op.create_index('ix_device_reach_symbol', ['symbol_id'], unique=False)
+
+    op.create_table('generated_launches',
+    sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
+    sa.Column('checkout_id', sa.Integer(), nullable=False, comment='the checkout this row came from (checkouts.id)'),
+    sa.Column('symbol_id', sa.Integer(), nullable=False, comment='symbols.id of the Python def (torchgen) that writes it'),
+    sa.Column('function', sa.Text(), nullable=False, comment='its qualified name (torchgen.dest.ufunc.compute_ufunc_cuda...)'),
+    sa.Column('file', sa.Text(), nullable=False, comment="the generator's file"),
+    sa.Column('line', sa.Integer(), nullable=False, comment="the line of the generated call in the generator's text"),
+    sa.Column('launcher', sa.Text(), nullable=False, comment='the TensorIterator launcher the generated code calls'),
+    sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
+    sa.PrimaryKeyConstraint('id'),
+    comment="Launcher calls that codegen writes into generated C++ (torchgen's ufunc codegen emits `gpu_kernel(iter, ufunctor)` for ufunc_add_CUDA): read from the generator's text at build time, so a trace can go from a generated kernel to the launch machinery."
+    )
+    with op.batch_alter_table('generated_launches', schema=None) as batch_op:
+        batch_op.create_index('ix_generated_launches_symbol', ['symbol_id'], unique=False)
 
     op.create_table('launch_links',
     sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
@@ -177,6 +192,10 @@ def downgrade() -> None:
         batch_op.drop_index('ix_launch_links_launch')
 
     op.drop_table('launch_links')
+    with op.batch_alter_table('generated_launches', schema=None) as batch_op:
+        batch_op.drop_index('ix_generated_launches_symbol')
+
+    op.drop_table('generated_launches')
     with op.batch_alter_table('device_reach', schema=None) as batch_op:
         batch_op.drop_index('ix_device_reach_symbol')
 

@@ -13,6 +13,7 @@ import re
 import sqlite3
 from collections import defaultdict
 
+from ..extract.cpp_names import launch_kind
 from ..pytorch.plumbing import PLUMBING_OPS
 from ..sqlite_ddl import LINK_TABLES
 
@@ -39,7 +40,8 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     symbols = _Symbols(con)
     lines = _Lines(root) if root else None
     conditions = _Conditions(lines)
-    for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach"):
+    for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach",
+                  "generated_launches"):
         con.execute(f"DELETE FROM {table}")  # our own table names
     _op_kernels(con, symbols, conditions)
     _registrations(con, symbols)
@@ -57,6 +59,7 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
         _receiver_types(con, lines, files=native)
     _stub_arguments(con, lines)
     _device_reach(con, sites, links)
+    _generated_launches(con, lines)
     return _counts(con)
 
 
@@ -278,6 +281,33 @@ def _device_reach(con, sites: set[tuple], links: dict) -> None:
     rows = [(sid, d, reached[key]) for key, d in distance.items() for sid in ids[key]]
     con.executemany(f"INSERT INTO device_reach (symbol_id, distance, reaches, checkout_id) VALUES "
                     f"(?, ?, ?, {CHECKOUT_ID})", rows)
+
+
+# -- launcher calls written by codegen ------------------------------------------------------------------------------
+_GENERATED_CALL = re.compile(r"\b(\w*gpu_kernel\w*|launch_\w+)\s*\(")
+
+
+def _generated_launches(con, lines: "_Lines | None") -> None:
+    """The TensorIterator launcher calls in the text of torchgen's Python defs (the C++ they write)."""
+    if lines is None:
+        return
+    rows = []
+    for file, in con.execute("SELECT path FROM files WHERE language = 'python' AND path LIKE 'torchgen/%'"):
+        text = lines.text(file)
+        if "gpu_kernel" not in text:
+            continue
+        defs = con.execute("SELECT id, qualified_name, line, end_line FROM symbols WHERE file = ? AND "
+                           "kind IN ('function', 'method') ORDER BY line", (file,)).fetchall()
+        for i, raw in enumerate(text.splitlines(), 1):
+            for m in _GENERATED_CALL.finditer(raw):
+                if launch_kind(m.group(1), "") != "tensor_iterator":
+                    continue
+                inner = [d for d in defs if d[2] <= i <= d[3]]
+                if inner:
+                    sid, qual = inner[-1][0], inner[-1][1]  # the innermost def
+                    rows.append((sid, qual, file, i, m.group(1)))
+    con.executemany(f"INSERT INTO generated_launches (symbol_id, function, file, line, launcher, checkout_id) "
+                    f"VALUES (?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
 
 
 # -- stub passed as an argument ------------------------------------------------------------------------------------

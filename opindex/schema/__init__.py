@@ -17,7 +17,7 @@ from .cpp import (macros, dispatch_stubs, dispatch_registrations, stub_calls, ke
                   library_calls, type_dispatches)
 from .python import class_bases, module_state, python_imports, python_bridges, decompositions
 from .links import (LINK_TABLES, op_kernel_links, registration_links, launch_links, call_links,
-                    stub_arguments, device_reach, receiver_types)
+                    stub_arguments, device_reach, receiver_types, generated_launches)
 from .views import VIEWS
 
 # Tables whose rows come from one source file each: rebuilt per file, deleted by file on re-index.
@@ -42,5 +42,5 @@ __all__ = ["metadata", "FACT_COLUMNS", "PER_FILE_TABLES", "REGISTRY_TABLES", "LI
     "derivative_formulas", "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls",
     "kernel_launches", "library_calls", "type_dispatches", "class_bases", "module_state", "python_imports",
     "python_bridges", "decompositions", "op_kernel_links", "registration_links", "launch_links", "call_links",
-    "stub_arguments", "device_reach", "receiver_types",
+    "stub_arguments", "device_reach", "receiver_types", "generated_launches",
 ]

@@ -138,5 +138,20 @@ receiver_types = Table(
             "c10::Device from a Tensor. Parameters are not here: their types are in symbols.signature.",
 )
 
+generated_launches = Table(
+    "generated_launches", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("symbol_id", Integer, nullable=False, comment="symbols.id of the Python def (torchgen) that writes it"),
+    Column("function", Text, nullable=False, comment="its qualified name (torchgen.dest.ufunc.compute_ufunc_cuda...)"),
+    Column("file", Text, nullable=False, comment="the generator's file"),
+    Column("line", Integer, nullable=False, comment="the line of the generated call in the generator's text"),
+    Column("launcher", Text, nullable=False, comment="the TensorIterator launcher the generated code calls"),
+    Index("ix_generated_launches_symbol", "symbol_id"),
+    comment="Launcher calls that codegen writes into generated C++ (torchgen's ufunc codegen emits "
+            "`gpu_kernel(iter, ufunctor)` for ufunc_add_CUDA): read from the generator's text at build time, so "
+            "a trace can go from a generated kernel to the launch machinery.",
+)
+
 LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments",
-               "device_reach", "receiver_types"]
+               "device_reach", "receiver_types", "generated_launches"]

@@ -267,6 +267,31 @@ def bridges_to(con, op: str) -> list[dict]:
     return rows(con, "SELECT * FROM python_bridges WHERE op = ? ORDER BY file, line", (op,))
 
 
+def meta_functions(con, name: str) -> list[dict]:
+    return rows(con, "SELECT * FROM symbols WHERE name = ? AND kind IN ('meta_func', 'precompute_meta_func') "
+                     "ORDER BY file NOT LIKE '%/native/%', file, line", (name,))
+
+
+def python_defs_named(con, name: str) -> list[dict]:
+    return rows(con, "SELECT * FROM symbols WHERE name = ? AND language = 'python' AND kind IN ('function', "
+                     "'method') ORDER BY file, line", (name,))
+
+
+def generated_launches(con, generator: dict) -> list[dict]:
+    """Launcher calls written by `generator` or by the defs of its own file it calls."""
+    return rows(con, "SELECT g.* FROM generated_launches g WHERE g.symbol_id = ? OR g.function IN ("
+                     "SELECT s.qualified_name FROM calls c JOIN symbols s ON s.file = c.file AND s.name = c.callee "
+                     "WHERE c.caller = ? AND c.file = ?) ORDER BY g.line",
+                (generator["id"], generator["qualified_name"], generator["file"]))
+
+
+def launcher_definitions(con, launcher: str) -> list[dict]:
+    """The C++ definitions of a TensorIterator launcher that reach a launch (device_reach), e.g. gpu_kernel in
+    native/cuda/Loops.cuh."""
+    return rows(con, "SELECT s.* FROM symbols s JOIN device_reach r ON r.symbol_id = s.id WHERE s.name = ? AND "
+                     "s.language != 'python' AND s.kind = 'function' ORDER BY s.file, s.line LIMIT 3", (launcher,))
+
+
 def alias_at(con, module: str, name: str) -> dict | None:
     found = rows(con, "SELECT * FROM python_imports WHERE module = ? AND name = ? AND kind = 'alias' LIMIT 1",
                  (module, name))
