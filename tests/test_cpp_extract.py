@@ -287,3 +287,30 @@ def test_macro_arguments_and_substitution():
     assert args == ["a", "f(b, c)", '"x,)"', "'('"] and end == len(data)
     macro = Macro("M", ("NAME", "MODE"), True, "DEFINE_DISPATCH(NAME##_cudnn_stub); f(#MODE, NAME ## x)", 0)
     assert substitute(macro, ["lstm", "CUDNN_LSTM"]) == 'DEFINE_DISPATCH(lstm_cudnn_stub); f("CUDNN_LSTM", lstmx)'
+
+
+def test_a_define_lost_in_an_error_node_is_still_expanded():
+    # the grammar turns this #define into an ERROR node (the comment inside a continued condition, the blank
+    # continued line); its lines still say what it is: two kernels per invocation
+    src = b"""namespace at::native {
+#define FOREACH_OP(NAME, OP)                             \\
+  std::vector<Tensor> foreach_##NAME##_cuda(            \\
+      TensorList input, const Scalar& scalar) {          \\
+    if (!can_use({input}, scalar) ||                     \\
+        has_int(input, /* includeBool */ true)) {        \\
+      return at::native::foreach_##NAME##_slow(input);   \\
+    }                                                    \\
+    return apply<OP>(input, scalar);                     \\
+  }                                                      \\
+                                                         \\
+  void foreach_##NAME##_cuda_(TensorList input) {        \\
+    apply_<OP>(input);                                   \\
+  }
+
+FOREACH_OP(addcdiv, std::divides);
+}
+"""
+    from opindex.extract import cpp
+    f = cpp.extract("x/Foreach.cu", src, "cuda")
+    defs = [(r[1], r[5], r[-1]) for r in f.rows["symbols"] if "foreach_" in r[5]]
+    assert defs == [(16, "foreach_addcdiv_cuda", "FOREACH_OP"), (16, "foreach_addcdiv_cuda_", "FOREACH_OP")]

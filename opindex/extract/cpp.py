@@ -38,6 +38,8 @@ _IDENT = re.compile(r"^[A-Za-z_][\w:]*$")
 _SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
 _MAX_RECEIVER = 120
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
+# `#define NAME(params) body`, continuation lines included (the body ends at the first line without a backslash)
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
 
 
 def _engine():
@@ -298,7 +300,48 @@ class _File:
             self.rows["macros"].append((self.path, node.start_point[0] + 1, name, param_text, body))
             plist = tuple(p.strip() for p in param_text.strip("()").split(",") if p.strip()) if params else ()
             found.append(Macro(name, plist, params is not None, body, node.start_byte))
+        if u.root.has_error and b"#" in u.data and u.line is None:  # the file itself, not an expansion
+            found += self._macros_in_errors(u, {m.start for m in found})
         return found
+
+    def _macros_in_errors(self, u: _Unit, known: set[int]) -> list[Macro]:
+        """Function-like #defines the grammar lost inside an ERROR node, read from the text: the preprocessor is
+        line-based, so the lines say what the macro is (FOREACH_POINTWISE_OP_SCALAR defines two kernels)."""
+        found = []
+        for m in _DEFINE.finditer(u.data):
+            start = u.data.index(b"#", m.start())
+            if start in known:
+                continue
+            node = u.root.descendant_for_byte_range(start, start + 1)
+            if node is None or not _inside_error(node):
+                continue  # the grammar read this #define (as something else on purpose): leave it
+            name, params, body = m.group(1).decode(), m.group(2).decode("utf-8", "replace"), m.group(3)
+            line = u.data.count(b"\n", 0, start) + 1
+            body_text = macro_body(body.decode("utf-8", "replace"))
+            param_text = collapse(f"({params})")
+            self.rows["macros"].append((self.path, line, name, param_text, body_text))
+            plist = tuple(p.strip() for p in params.split(",") if p.strip())
+            found.append(Macro(name, plist, True, body_text, start))
+        return found
+
+
+def _in_define(data: bytes, pos: int) -> bool:
+    """True on a #define line or its continuation lines (a #define the grammar lost inside an ERROR node)."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    if data[start:pos].lstrip(b" \t").startswith(b"#"):
+        return True
+    i = start - 2  # the last byte of the line before, then back over blanks
+    while i >= 0 and data[i] in b" \t\r":
+        i -= 1
+    return i >= 0 and data[i] == 0x5C  # a backslash: this line continues a #define
+
+
+def _inside_error(node) -> bool:
+    while node is not None:
+        if node.type == "ERROR":
+            return True
+        node = node.parent
+    return False
 
 
 _STRUCTURED_KINDS = {"meta_func", "precompute_meta_func", "impl_func"}
@@ -381,7 +424,7 @@ def _invocations(u: _Unit, table: MacroTable):
     for m in table.invocation.finditer(u.data):
         node = u.root.descendant_for_byte_range(m.start(1), m.end(1))
         if node is None or node.type not in _SITE_NODES or (
-                node.parent is not None and node.parent.type in _SKIP_SITE_PARENTS):
+                node.parent is not None and node.parent.type in _SKIP_SITE_PARENTS) or _in_define(u.data, m.start()):
             continue
         name = m.group(1).decode()
         args, end = arguments(u.data, m.end() - 1)
