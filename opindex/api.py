@@ -93,6 +93,10 @@ class Index:
         what = row.get("short") or name
         t.message = (f"{what}: {row['status']}" + (f" ({row['note']})" if row.get("note") else "")
                      + ("" if t.hops else "; nothing of it was found in this checkout"))
+        if t.hops and row.get("native_function") and not (row.get("body") or {}).get("name"):
+            # nothing in the name picks the op: the walk up took the first launch path it found
+            t.message += ("; the name names no op body, so the op shown is the first that launches it: "
+                          "`opindex profile` ties each launch to the op that made it")
         return t
 
     def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200) -> list[Symbol]:

@@ -15,6 +15,8 @@ def render(t: Trace, context: int = 2, full: bool = False) -> str:
         return "\n".join(lines) + "\n"
     out = [f"opindex trace {t.query}   ({'bottom-up' if t.direction == 'up' else 'top-down'}, device "
            f"{t.device}, depth {t.depth})", ""]
+    if t.message and not t.truncated:  # e.g. how a kernel name was read
+        out += [f"note: {t.message}", ""]
     hidden = {} if full else machinery(t)
     out += ["Chain", ""] + flow(t) + [""]
     out += ["Tree", ""] + tree(t, hidden) + [""]
