@@ -314,3 +314,23 @@ FOREACH_OP(addcdiv, std::divides);
     f = cpp.extract("x/Foreach.cu", src, "cuda")
     defs = [(r[1], r[5], r[-1]) for r in f.rows["symbols"] if "foreach_" in r[5]]
     assert defs == [(16, "foreach_addcdiv_cuda", "FOREACH_OP"), (16, "foreach_addcdiv_cuda_", "FOREACH_OP")]
+
+
+def test_a_call_of_a_local_object_is_its_operator_not_a_function_of_that_name():
+    src = b"""namespace at::cuda::blas {
+template <typename DType>
+void gemm_tunable(int p) {
+  static tunable::GemmTunableOp<DType, tunable::BlasOp::T> gemm{};
+  gemm(&p);
+}
+int other(int a) {
+  gemm(1, 2);
+  if (a && helper(a)) return helper(a);
+  auto y = a * scale(a);
+  return other(a - 1);
+}
+}"""
+    from opindex.extract import cpp
+    calls = [(r[1], r[4], r[5], r[6]) for r in cpp.extract("x/CUDABlas.cpp", src, "cpp").rows["calls"]]
+    assert calls == [(5, "operator()", "gemm", 1), (8, "gemm", "", 0), (9, "helper", "", 0), (9, "helper", "", 0),
+                     (10, "scale", "", 0), (11, "other", "", 0)]

@@ -19,6 +19,7 @@ Rules that decide rows (the README repeats them):
 """
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from pathlib import Path
@@ -92,6 +93,8 @@ class _Unit:
         self.starts: list[int] = []
         self.ranges: list[tuple[int, int, str]] = []
         self.scopes: dict[int, tuple[str, ...]] = {}  # node id -> enclosing scope names (see _scope)
+        self.locals: dict[int, dict[str, int]] = {}  # function start -> its local objects (see local_object)
+        self.brace_names: dict[int, bool] = {}  # function start -> it may declare a functor object
 
     def line_of(self, node) -> int:
         return self.line or node.start_point[0] + 1
@@ -104,6 +107,28 @@ class _Unit:
                 return name
             i -= 1
         return self.outer_caller
+
+    def local_object(self, pos: int, name: str) -> bool:
+        """True when `name` is declared as a local object before `pos` in the function around it (`gemm(&p)`
+        after `static GemmTunableOp<...> gemm{};` calls its operator(), not a function named gemm)."""
+        i = bisect_right(self.starts, pos) - 1
+        while i >= 0:
+            start, end, _ = self.ranges[i]
+            if pos < end:
+                data = self.data
+                maybe = self.brace_names.get(start)
+                if maybe is None:  # once per function, two searches in C: a brace-initialised or static local
+                    maybe = self.brace_names[start] = data.find(b"{}", start, end) >= 0 or \
+                        data.find(b"static ", start, end) >= 0
+                if not maybe or data.find(name.encode(), start, pos) < 0:
+                    return False  # the usual case: no such local, or the name is not mentioned before the call
+                found = self.locals.get(start)
+                if found is None:  # its declarations, read once
+                    found = self.locals[start] = _local_objects(self.data, start, end)
+                at = found.get(name)
+                return at is not None and at < pos
+            i -= 1
+        return False
 
 
 class _File:
@@ -255,6 +280,9 @@ class _File:
                     template_args = collapse(caps["call.template_args"][0].text.decode("utf-8", "replace"))
             if not callee or (callee.isupper() and len(callee) > 1):  # TORCH_CHECK: a macro (names.is_macro_name)
                 continue
+            if role == "call.bare" and u.local_object(start.start_byte, callee):
+                # `gemm(&params)` after `static GemmTunableOp<...> gemm{};`: operator() of a local object
+                is_method, qualifier, callee = 1, callee, "operator()"
             line = fixed_line or start.start_point[0] + 1
             calls.append((path, line, language, caller, callee, qualifier, is_method))
             if is_method:
@@ -323,6 +351,27 @@ class _File:
             plist = tuple(p.strip() for p in params.split(",") if p.strip())
             found.append(Macro(name, plist, True, body_text, start))
         return found
+
+
+_KEYWORDS = "return|else|case|new|throw|delete|goto|co_return|co_await|co_yield|typename|template|sizeof|do"
+# `Type<..> name{};`, `Type name;`, `Type* name = ...`, `Type name(args);`: a local object. Not `return name(...)`,
+# `a && name(...)`, `x * name(...)` (a keyword or an operator before the name).
+_LOCAL_OBJECT = re.compile((rf"(?:\b(?!(?:{_KEYWORDS})\b)\w+|>|(?<![&|*])[*&])[ \t]+([A-Za-z_]\w*)[ \t]*"
+                            rf"(?:\{{|;|=(?!=))"
+                            rf"|\b(?!(?:{_KEYWORDS})\b)\w+[ \t]+([A-Za-z_]\w*)[ \t]*\(").encode())
+
+
+def _local_objects(data: bytes, body_start: int, end: int) -> dict[str, int]:
+    """Names declared as local objects in a function's body -> the first declaration's offset (one search of the
+    body, done once per function)."""
+    body = data.find(b"{", body_start, end)
+    out: dict[str, int] = {}
+    if body < 0:
+        return out
+    for m in _LOCAL_OBJECT.finditer(data, body, end):
+        name = (m.group(1) or m.group(2)).decode("utf-8", "replace")
+        out.setdefault(name, m.start())
+    return out
 
 
 def _in_define(data: bytes, pos: int) -> bool:
