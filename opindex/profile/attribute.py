@@ -312,8 +312,13 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
             row["note"] = "no dispatch row reached from the op body" + (f" (profile op {row['op']})" if row["op"] else "")
             return
 
-        def score(r):   # the profile's op exactly (_foreach_mul_), then its in-place/out twins, then the key
+        hint_text = " ".join(hints).lower()
+
+        def score(r):   # the profile's op exactly (_foreach_mul_), then its in-place/out twins, then the row whose
+            # kernel name shares most with the functor's (PointwiseOpScalarListFunctor: ..._scalarlist_cuda_), then
+            # the key
             return (_op_base(r[0]) not in exact, _norm_op(r[0]) not in wanted,
+                    -sum(len(w) for w in str(r[2]).lower().split("_") if len(w) > 3 and w in hint_text),
                     DISPATCH_KEY_ORDER.index(r[1]) if r[1] in DISPATCH_KEY_ORDER else 9)
         node, rs = min(found, key=lambda fr: min(score(r) for r in fr[1]))
         rs = sorted(rs, key=score)
