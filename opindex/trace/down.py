@@ -15,7 +15,6 @@ from .model import Hop, Trace
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
 MAX_OVERLOADS = 4  # native entries shown per bridged name
-LOCAL_DEPTH = 4  # C++ helper calls followed inside one kernel while looking for launches/stubs/op calls
 MAX_HOPS = 5000  # the default cap of a trace's size (Trace.max_hops; the CLI's --max-hops)
 # Hops that make a followed C++ helper worth showing.
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
@@ -110,7 +109,7 @@ class Walker:
             self.python_function(target.obj, None, target.label)
             self.tails_below()
         elif target.kind in ("cpp", "global_kernel"):
-            hop = self.cpp(target.obj, None, self.depth, 4)
+            hop = self.cpp(target.obj, None, self.depth)
             for r in q.dispatch_rows_with_kernel(self.con, target.obj["name"])[:2]:
                 entry = q.native_by_id(self.con, r["native_function_id"])
                 self.add(hop, "native", "kernel_of", f"aten::{entry['full_name']}", entry["file"], entry["line"],
@@ -308,7 +307,7 @@ class Walker:
                               f"{g['function']}); the op's body is the ufunc functor it is handed")
                 for d in q.launcher_definitions(self.con, g["launcher"]):
                     if runs_on(d["file"], self.device) and d["id"] not in self.seen_cpp:
-                        self.cpp(d, lh, self.depth, 0, kind="launcher")
+                        self.cpp(d, lh, self.depth, kind="launcher")
 
     def ufunc_loop(self, loop: dict, parent: Hop) -> None:
         defs = [s for s in q.symbols_named(self.con, loop["loop"]) if "/ufunc/" in s["file"]]
@@ -338,7 +337,7 @@ class Walker:
         rest = [ln for ln in links if not ln["chosen"]]
         hop = None
         for ln in chosen:
-            hop = self.cpp(q.symbol_by_id(self.con, ln["symbol_id"]), parent, depth, LOCAL_DEPTH)
+            hop = self.cpp(q.symbol_by_id(self.con, ln["symbol_id"]), parent, depth)
             if len(chosen) > 1:
                 hop.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
             if ln["condition"]:
@@ -347,7 +346,7 @@ class Walker:
             others = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in rest[:3])
             hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
 
-    def cpp(self, d: dict, parent: Hop, depth: int, local_depth: int, kind: str | None = None,
+    def cpp(self, d: dict, parent: Hop, depth: int, kind: str | None = None,
             call_site: tuple[str, int] | None = None) -> Hop | None:
         key = d["id"]  # by definition: the gemm<float> and gemm<double> specialisations are two
         hop = self.add(parent, "cpp", kind or d["kind"], d["qualified_name"], d["file"], d["line"],
@@ -359,17 +358,17 @@ class Walker:
         self.seen_cpp.add(key)
         if d["kind"] == "global_kernel":
             hop.layer = "cuda"
-        self.body(d, hop, depth, local_depth)
+        self.body(d, hop, depth)
         return hop
 
-    def body(self, d: dict, hop: Hop, depth: int, local_depth: int) -> None:
+    def body(self, d: dict, hop: Hop, depth: int) -> None:
         caller, file, lines = d["qualified_name"], d["file"], q.span(d)
         for t in q.in_function(self.con, "type_dispatches", caller, file, lines)[:2]:
             self.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
                      f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
         reach = d["reach"] if "reach" in d else q.device_reach_distance(self.con, d["id"])
         if reach != 0:  # it launches, calls a library or a stub itself only at distance 0 (device_reach)
-            self.calls(d, hop, depth, local_depth)
+            self.calls(d, hop, depth)
             return
         for s in q.in_function(self.con, "stub_calls", caller, file, lines):
             self.stub(s, hop, depth)
@@ -386,10 +385,10 @@ class Walker:
                 lh.detail = f"{lib['library']} call through PyTorch's wrapper {lib['function']}"
                 wrappers.add((lib["line"], name))
                 self.local_call({"file": file, "line": lib["line"], "qualifier": qualifier, "callee": name}, d,
-                                lh, depth, local_depth, kind="wrapper")
-        self.calls(d, hop, depth, local_depth, skip=wrappers)
+                                lh, depth, kind="wrapper")
+        self.calls(d, hop, depth, skip=wrappers)
 
-    def calls(self, d: dict, hop: Hop, depth: int, local_depth: int, skip: set = frozenset()) -> None:
+    def calls(self, d: dict, hop: Hop, depth: int, skip: set = frozenset()) -> None:
         # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
@@ -424,7 +423,7 @@ class Walker:
                     continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
-                self.local_call(call, d, hop, depth, local_depth)
+                self.local_call(call, d, hop, depth)
 
     def plumbing_kernel(self, name: str) -> bool:
         """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""
@@ -491,11 +490,10 @@ class Walker:
         self.seen_native, self.seen_cpp, self.seen_stub, self.useful_cpp, self.useful_native = \
             (set(x) for x in saved)
 
-    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, local_depth: int,
-                   kind: str = "calls") -> None:
+    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, kind: str = "calls") -> None:
         """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of
-        levels when device code is reachable from it (device_reach), else a few levels while looking for op calls,
-        and shown only if it leads on. A call that may reach several C++ overloads walks each, marked."""
+        levels when device code or an op is reachable from it (device_reach), never otherwise, and shown only if it
+        leads on. A call that may reach several C++ overloads walks each, marked."""
         links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"])
                  if runs_on(ln["def_file"], self.device)]  # miopen/ on --device cuda: the ROCm build's code
         for target in links:
@@ -503,7 +501,7 @@ class Walker:
             if (seen and target["id"] not in self.useful_cpp) or target["reach"] is None:
                 continue  # leads to no launch, library call, stub or op (or did not, above): nothing to show
             mark = len(self.trace.hops)
-            self.cpp(target, hop, depth, max(local_depth - 1, 0), kind=kind, call_site=(call["file"], call["line"]))
+            self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]))
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
             if target["link_condition"]:
@@ -576,7 +574,7 @@ class Walker:
             hop.detail += f" (not run on {self.device.upper()}: {d['file']} is another platform's code)"
             return
         mark = len(self.trace.hops)
-        self.cpp(d, hop, depth, LOCAL_DEPTH, kind="registered_kernel")
+        self.cpp(d, hop, depth, kind="registered_kernel")
         if r["device"] != "CPU" and not any(h.layer in ("cuda", "library") for h in self.trace.hops[mark:]):
             self.launches_in_file(d, hop)
 
@@ -613,7 +611,7 @@ class Walker:
         """The shared TensorIterator machinery a launcher call goes through (gpu_kernel -> gpu_kernel_impl ->
         launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>), followed to its launches."""
         for call in q.calls_at(self.con, launch["file"], launch["line"], launch["kernel"]):
-            self.local_call(call, {}, hop, self.depth, 0, kind="launcher")
+            self.local_call(call, {}, hop, self.depth, kind="launcher")
             return
 
     # -- backward, decompositions, codegen -------------------------------------------------------------------------
