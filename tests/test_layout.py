@@ -8,7 +8,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parent.parent / "opindex"
 # discover -> parse -> extract -> store -> link -> query -> render, then the library and its CLI on top
 STEPS = [
-    ("opindex.model", "opindex.pytorch"),
+    ("opindex.model", "opindex.paths", "opindex.pytorch"),
     ("opindex.sqlite_ddl", "opindex.schema"),
     ("opindex.extract",),
     ("opindex.db", "opindex.build", "opindex.migrate", "opindex._migrations"),

@@ -8,12 +8,12 @@ ones too: it is cheaper than tracking which files a link depends on (about 1 s o
 from __future__ import annotations
 
 import bisect
-import os
 import re
 import sqlite3
 from collections import defaultdict
 
 from ..extract.cpp_names import launch_kind
+from ..paths import safe_path
 from ..pytorch.plumbing import PLUMBING_OPS
 from ..sqlite_ddl import LINK_TABLES
 
@@ -478,16 +478,16 @@ class _Lines:
     """Checkout files, each read once (only files under the root)."""
 
     def __init__(self, root: str):
-        self.root = os.path.realpath(root)
+        self.root = root
         self.texts: dict[str, str] = {}
         self.split: dict[str, list[str]] = {}
 
     def text(self, rel: str) -> str:
         if rel not in self.texts:
-            path = os.path.realpath(os.path.join(self.root, rel))
+            path = safe_path(self.root, rel)
             try:
-                if not path.startswith(self.root + os.sep):
-                    raise OSError("outside the checkout")
+                if path is None:
+                    raise OSError("not a file inside the checkout")
                 with open(path, encoding="utf-8", errors="replace") as f:
                     self.texts[rel] = f.read()
             except OSError:

@@ -1,18 +1,7 @@
 """Read a few lines of source for a hop, only from inside the recorded checkout root."""
 from __future__ import annotations
 
-import os
-
-
-def safe_path(root: str | None, rel: str | None) -> str | None:
-    """The absolute path of `rel` when it stays inside `root` (no absolute paths, no .., no symlink escapes)."""
-    if not root or not rel or os.path.isabs(rel) or "\x00" in rel:
-        return None
-    base = os.path.realpath(root)
-    full = os.path.realpath(os.path.join(base, rel))
-    if os.path.commonpath([base, full]) != base or not os.path.isfile(full):
-        return None
-    return full
+from ..paths import safe_path  # noqa: F401  (tests and callers use render.source.safe_path)
 
 
 def snippet(root: str | None, rel: str | None, line: int | None, before: int = 0, after: int = 2) -> list[str]:
