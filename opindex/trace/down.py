@@ -427,7 +427,7 @@ class Walker:
 
     def plumbing_kernel(self, name: str) -> bool:
         """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""
-        return any(r["full_name"].split(".")[0] in PLUMBING_OPS for r in q.dispatch_rows_with_kernel(self.con, name))
+        return any(full.split(".")[0] in PLUMBING_OPS for full in q.ops_with_kernel(self.con, name))
 
     def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int, forwards: bool = False) -> None:
         """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
@@ -596,9 +596,9 @@ class Walker:
             targs = launch.get("template_args") or ""
             hop = self.add(parent, "cuda", "launch", f"{launch['kernel']}{targs}<<<{launch['config'] or ''}>>>",
                            launch["file"], launch["line"], "kernel launch")
-            link = q.launch_link(self.con, launch["id"])
-            if link is not None and link["symbol_id"] is not None:
-                k = q.symbol_by_id(self.con, link["symbol_id"])
+            target = launch["launch_symbol_id"] if "launch_symbol_id" in launch else q.launched(self.con, launch)
+            if target is not None:
+                k = q.symbol_by_id(self.con, target)
                 self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
                          _cpp_detail(k))
         elif launch["kind"] == "tensor_iterator":  # cub/thrust launches are shown as their library calls

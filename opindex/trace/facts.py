@@ -6,6 +6,7 @@ plain dicts (column -> value).
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sqlite3
 
@@ -36,6 +37,64 @@ def _fetch(con: sqlite3.Connection, sql: str, params) -> list[dict]:
 _memos: dict[sqlite3.Connection, dict] = {}
 
 
+class Resident:
+    """What a walk asks about nearly every definition it visits (has it launches, stub calls, library calls,
+    AT_DISPATCH sites? how far is device code? is this name an op? is this the kernel of a plumbing op?), read once
+    per open index, each part when first needed, then answered from memory: most answers are "nothing here", and a
+    trace asked ~6,000 of its ~9,000 queries of these (2.4 tree). The index never changes under an open connection
+    (a rebuild replaces the file; this connection keeps reading the old one), so nothing goes stale."""
+
+    TABLES = ("stub_calls", "kernel_launches", "library_calls", "type_dispatches")
+
+    def __init__(self, con: sqlite3.Connection):
+        self.con = con
+
+    @functools.cached_property
+    def fact_holders(self) -> dict[str, frozenset[tuple[str, str]]]:
+        """(caller, file) of the functions that hold facts of each table."""
+        return {t: frozenset((caller, file) for caller, file in self.con.execute(
+            f"SELECT DISTINCT caller, file FROM {t}")) for t in self.TABLES}  # plain tuples, whatever row_factory
+
+    @functools.cached_property
+    def reach(self) -> dict[int, tuple[int, str]]:
+        """device_reach: symbol id -> (distance, reaches)."""
+        return {r[0]: (r[1], r[2]) for r in self.con.execute("SELECT symbol_id, distance, reaches FROM device_reach")}
+
+    @functools.cached_property
+    def op_names(self) -> frozenset[str]:
+        return frozenset(r[0] for r in self.con.execute("SELECT DISTINCT name FROM native_functions"))
+
+    @functools.cached_property
+    def modules(self) -> frozenset[str]:
+        return frozenset(r[0] for r in self.con.execute("SELECT DISTINCT module FROM files WHERE module IS NOT NULL"))
+
+    @functools.cached_property
+    def ops_of_kernel(self) -> dict[str, list[str]]:
+        """Kernel name (as dispatch rows write it) -> full names of the ops it is a kernel of."""
+        out: dict[str, list[str]] = {}
+        for kernel, full_name in self.con.execute(
+                "SELECT d.kernel, n.full_name FROM native_dispatch d JOIN native_functions n "
+                "ON n.id = d.native_function_id"):
+            out.setdefault(kernel, []).append(full_name)
+        return out
+
+
+_residents: dict[int, tuple[sqlite3.Connection, Resident]] = {}
+
+
+def resident(con: sqlite3.Connection) -> Resident:
+    """The Resident facts of `con` (connections are not weak-referenceable: the last few are kept by id, with the
+    connection itself so its id cannot be reused while its entry lives)."""
+    found = _residents.get(id(con))
+    if found is not None and found[0] is con:
+        return found[1]
+    if len(_residents) >= 4:
+        _residents.pop(next(iter(_residents)))
+    made = Resident(con)
+    _residents[id(con)] = (con, made)
+    return made
+
+
 @contextlib.contextmanager
 def memoized(con: sqlite3.Connection):
     """Within one trace the same lookups come back (a helper reached from several kernels, the launches of a body
@@ -48,7 +107,6 @@ def memoized(con: sqlite3.Connection):
         yield
     finally:
         del _memos[con]
-        _linked.clear()
 
 
 # -- registry -----------------------------------------------------------------------------------------------
@@ -61,6 +119,8 @@ def native_by_full_name(con, full_name: str) -> list[dict]:
 
 
 def native_by_name(con, name: str) -> list[dict]:
+    if name not in resident(con).op_names:
+        return []
     return rows(con, "SELECT * FROM native_functions WHERE name = ? ORDER BY line", (name,))
 
 
@@ -126,39 +186,42 @@ def kernel_links(con, dispatch_id: int) -> list[dict]:
     return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))
 
 
-_linked: dict = {}
+def _links_from(con, file: str) -> dict[tuple[str, str], list[dict]]:
+    """The call_links of `file`, grouped by (qualifier, callee): one query per file, not one per call."""
+    memo = _memos.get(con)
+    if memo is not None and ("links", file) in memo:
+        return memo[("links", file)]
+    grouped: dict[tuple[str, str], list[dict]] = {}
+    for r in rows(con, "SELECT s.*, k.qualifier AS link_qualifier, k.callee AS link_callee, k.overloads, "
+                       "k.condition AS link_condition, k.def_file, r.distance AS reach "
+                       "FROM call_links k JOIN symbols s ON s.id = k.symbol_id "
+                       "LEFT JOIN device_reach r ON r.symbol_id = k.symbol_id "
+                       "WHERE k.file = ? ORDER BY k.def_line", (file,)):
+        grouped.setdefault((r["link_qualifier"], r["link_callee"]), []).append(r)
+    if memo is not None:
+        memo[("links", file)] = grouped
+    return grouped
 
 
-def linked_callees(con, file: str) -> frozenset[tuple[str, str]]:
-    """(qualifier, callee) of the calls in `file` that call_links links: one query per file, not one per call."""
-    key = (id(con), file)
-    found = _linked.get(key) if con in _memos else None
-    if found is None:
-        found = frozenset((r["qualifier"], r["callee"]) for r in rows(
-            con, "SELECT DISTINCT qualifier, callee FROM call_links WHERE file = ?", (file,)))
-        if con in _memos:
-            _linked[key] = found
-    return found
+def linked_callees(con, file: str):
+    """(qualifier, callee) of the calls in `file` that call_links links (a mapping: test with `in`)."""
+    return _links_from(con, file).keys()
 
 
 def call_targets(con, file: str, qualifier: str, callee: str) -> list[dict]:
     """The definitions a call reaches (call_links), each a symbols row plus the link's `overloads`,
     `link_condition` and `reach` (device_reach.distance, NULL when nothing device-side is reachable from it)."""
-    return rows(con, "SELECT s.*, k.overloads, k.condition AS link_condition, k.def_file, r.distance AS reach "
-                     "FROM call_links k JOIN symbols s ON s.id = k.symbol_id "
-                     "LEFT JOIN device_reach r ON r.symbol_id = k.symbol_id "
-                     "WHERE k.file = ? AND k.qualifier = ? AND k.callee = ? ORDER BY k.def_line",
-                (file, qualifier, callee))
+    return list(_links_from(con, file).get((qualifier, callee), ()))
 
 
 def device_reach_distance(con, symbol_id: int) -> int | None:
-    found = rows(con, "SELECT distance FROM device_reach WHERE symbol_id = ?", (symbol_id,))
-    return found[0]["distance"] if found else None
+    found = resident(con).reach.get(symbol_id)
+    return found[0] if found else None
 
 
 def device_reach(con, symbol_id: int) -> dict | None:
-    found = rows(con, "SELECT * FROM device_reach WHERE symbol_id = ?", (symbol_id,))
-    return found[0] if found else None
+    found = resident(con).reach.get(symbol_id)
+    return {"symbol_id": symbol_id, "distance": found[0], "reaches": found[1]} if found else None
 
 
 def receiver_type(con, file: str, line: int, receiver: str) -> str | None:
@@ -177,9 +240,10 @@ def registration_link(con, registration_id: int) -> dict | None:
     return found[0] if found else None
 
 
-def launch_link(con, launch_id: int) -> dict | None:
-    found = rows(con, "SELECT * FROM launch_links WHERE launch_id = ?", (launch_id,))
-    return found[0] if found else None
+def launched(con, launch: dict) -> int | None:
+    """The symbol id of the `__global__` definition a <<<>>> launch names (launch_links), if one was linked."""
+    found = rows(con, "SELECT symbol_id FROM launch_links WHERE launch_id = ?", (launch["id"],))
+    return found[0]["symbol_id"] if found else None
 
 
 def stub_argument(con, file: str, line: int, parameter: str) -> dict | None:
@@ -202,9 +266,14 @@ def calls_in(con, caller: str, file: str | None = None, lines: tuple[int, int] |
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:
     """Facts of `table` inside a function; with `lines`, only those of the one definition spanning them (C++
     overloads share a qualified name and a file, not a body)."""
-    assert table in ("stub_calls", "kernel_launches", "library_calls", "type_dispatches")  # our names only
-    return within(rows(con, f"SELECT * FROM {table} WHERE caller = ? AND file = ? ORDER BY line", (caller, file)),
-                  lines)
+    assert table in Resident.TABLES  # our names only
+    if (caller, file) not in resident(con).fact_holders[table]:
+        return []
+    sql = f"SELECT * FROM {table} WHERE caller = ? AND file = ? ORDER BY line"
+    if table == "kernel_launches":  # each launch with the definition it launches (launch_links)
+        sql = ("SELECT k.*, l.symbol_id AS launch_symbol_id FROM kernel_launches k LEFT JOIN launch_links l "
+               "ON l.launch_id = k.id WHERE k.caller = ? AND k.file = ? ORDER BY k.line")
+    return within(rows(con, sql, (caller, file)), lines)
 
 
 def within(found: list[dict], lines: tuple[int, int] | None) -> list[dict]:
@@ -250,6 +319,12 @@ def enclosing_definition(con, qualified_name: str, file: str) -> dict | None:
 def kernels_registered_as(con, function_name: str) -> list[dict]:
     return rows(con, "SELECT * FROM dispatch_registrations WHERE kernel = ? OR kernel = ? ORDER BY file, line",
                 (function_name, f"at::native::{function_name}"))
+
+
+def ops_with_kernel(con, kernel: str) -> list[str]:
+    """full_name of the ops whose dispatch rows name `kernel` (bare or at::native::)."""
+    plain = resident(con).ops_of_kernel
+    return plain.get(kernel, []) + plain.get(f"at::native::{kernel}", [])
 
 
 def dispatch_rows_with_kernel(con, kernel: str) -> list[dict]:
