@@ -43,9 +43,9 @@ def test_registration_and_launch_links(ix):
          "file": "aten/src/ATen/native/cpu/BinaryOpsKernel.cpp", "line": 8},
         {"device": "CUDA", "definition": "at::native::add_kernel_cuda",
          "file": "aten/src/ATen/native/cuda/BinaryAddKernel.cu", "line": 16}]
-    assert ix.rows("SELECT kernel, kernel_name, defined_line, file, line FROM kernel_launch_sites "
-                   "WHERE kernel_name = 'cunn_SoftMaxForward'") == [
-        {"kernel": "at::native::cunn_SoftMaxForward", "kernel_name": "cunn_SoftMaxForward", "defined_line": 9,
+    assert ix.rows("SELECT kernel, definition, defined_line, file, line FROM kernel_launch_sites "
+                   "WHERE kernel = 'cunn_SoftMaxForward'") == [
+        {"kernel": "cunn_SoftMaxForward", "definition": "at::native::cunn_SoftMaxForward", "defined_line": 9,
          "file": "aten/src/ATen/native/cuda/SoftMax.cu", "line": 31}]
 
 

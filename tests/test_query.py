@@ -157,7 +157,7 @@ def test_views(ix):
     assert ix.rows("SELECT function, stub FROM op_stubs WHERE function = 'add.out' AND dispatch_key = 'CUDA'") == [
         {"function": "add.out", "stub": "add_stub"}]
     launches = ix.rows("SELECT kernel, caller, line FROM kernel_launch_sites ORDER BY line")
-    assert {"kernel": "at::native::RowwiseMomentsCUDAKernel", "caller": "at::native::LayerNormKernelImplInternal",
+    assert {"kernel": "RowwiseMomentsCUDAKernel", "caller": "at::native::LayerNormKernelImplInternal",
             "line": 35} in launches
     assert ix.rows("SELECT inputs FROM op_backward WHERE function = 'relu' ORDER BY line") == [
         {"inputs": "self"}, {"inputs": "result"}]

@@ -35,7 +35,7 @@ FACT_COLUMNS: dict[str, tuple[str, ...]] = {
     name: tuple(c.name for c in metadata.tables[name].columns if c.name not in _SKIP) for name in PER_FILE_TABLES
 }
 
-SCHEMA_VERSION = "0002"  # the alembic head revision this code writes
+SCHEMA_VERSION = "0003"  # the alembic head revision this code writes
 
 __all__ = ["metadata", "FACT_COLUMNS", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
     "checkouts", "meta", "files", "native_functions", "native_dispatch", "native_ufunc_loops", "derivatives",

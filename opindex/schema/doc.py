@@ -19,7 +19,9 @@ def markdown() -> str:
         out += [f"| `{c.name}` | {_type(c)} | {c.comment or ''} |" for c in table.columns]
         out.append("")
     if VIEWS:
-        out += ["#### Views", "", "| view | what it joins |", "|---|---|"]
+        out += ["#### Views", "", "In every view `kernel` is a bare name (`WHERE kernel = 'cunn_SoftMaxForward'` finds it "
+                "however the source qualified it) and `definition` the qualified name of the definition it denotes "
+                "(NULL: none found by opindex).", "", "| view | what it joins |", "|---|---|"]
         out += [f"| `{name}` | {VIEW_DOCS.get(name, '')} |" for name in VIEWS]
         out.append("")
     out.append(END)
