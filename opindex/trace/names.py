@@ -10,10 +10,10 @@ native entries are added to it. Names only ever reach SQL as bound parameters.
 from __future__ import annotations
 
 import sqlite3
-import weakref
 from dataclasses import dataclass
 
 from ..pytorch.python_rules import C_NAMESPACES, normalize
+from .facts import resident
 
 # Conventional spellings (import torch.nn.functional as F; from torch import nn, Tensor; aten = torch.ops.aten).
 CONVENTIONS = {"F": "torch.nn.functional", "nn": "torch.nn", "Tensor": "torch.Tensor", "aten": "torch.ops.aten"}
@@ -48,20 +48,8 @@ class Bridge:
     text: str
 
 
-_modules_cache: "weakref.WeakKeyDictionary[sqlite3.Connection, frozenset[str]]" = weakref.WeakKeyDictionary()
-
-
 def _modules(con: sqlite3.Connection) -> frozenset[str]:
-    try:
-        return _modules_cache[con]
-    except (KeyError, TypeError):
-        pass
-    mods = frozenset(r[0] for r in con.execute("SELECT DISTINCT module FROM files WHERE module IS NOT NULL"))
-    try:
-        _modules_cache[con] = mods
-    except TypeError:
-        pass
-    return mods
+    return resident(con).modules  # read once per open index (sqlite3 connections cannot be weakly referenced)
 
 
 def _rows(con, sql: str, params: tuple) -> list[tuple]:
