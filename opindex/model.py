@@ -1,7 +1,9 @@
 """Typed records shared by the layers, each carrying where it came from.
 
-Extractors emit plain tuples (fast to pickle from worker processes); these records are what the library hands to
-users and what errors carry. They are frozen: a record is a fact about one checkout at one build.
+What a registry file says (a native_functions.yaml entry, a derivatives.yaml entry) is parsed once into these
+records, and the store writes their rows; the library hands the same records to users, and errors carry their
+Location. Extractors of source files emit rows instead (opindex.records: one row type per table, cheap to pickle
+from worker processes). Records are frozen: a record is a fact about one checkout at one build.
 """
 from __future__ import annotations
 
@@ -50,8 +52,18 @@ class DispatchRow:
 
 
 @dataclass(frozen=True)
+class UfuncLoop:
+    """One key of an entry's ufunc_inner_loop: (Generic: add (AllAndComplex, BFloat16, Half))."""
+    ufunc_key: str
+    loop: str
+    dtypes: str | None
+    location: Location
+
+
+@dataclass(frozen=True)
 class NativeFunction:
-    """A native_functions.yaml entry with its dispatch rows."""
+    """A native_functions.yaml entry with its dispatch rows (torchgen's NativeFunction, in the index's words: the
+    list fields are the comma-separated text the native_functions table holds)."""
     full_name: str
     schema: str
     variants: str
@@ -59,6 +71,25 @@ class NativeFunction:
     structured_delegate: str | None
     location: Location
     dispatch: tuple[DispatchRow, ...] = ()
+    # the rest of the entry; Index.op leaves them at their defaults
+    structured_inherits: str | None = None
+    python_module: str | None = None
+    tags: str | None = None
+    autogen: str | None = None
+    category_override: str | None = None
+    ufunc_inner_loop: str | None = None  # 'Key: name (dtypes); ...'
+    is_out: bool = False  # has kwarg-only mutable Tensor outputs (an out= overload)
+    ufunc_loops: tuple[UfuncLoop, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The operator base name: add_ of add_.Tensor."""
+        return self.full_name.partition(".")[0]
+
+    @property
+    def overload(self) -> str:
+        """The overload name, '' for the default overload."""
+        return self.full_name.partition(".")[2]
 
     def rows(self) -> list[dict]:
         """One flat row per dispatch row (one with empty dispatch columns when there is none): what `opindex op`
@@ -67,6 +98,37 @@ class NativeFunction:
                 "structured_delegate": self.structured_delegate, "variants": self.variants, "entry": str(self.location)}
         return [{**base, "dispatch_key": d.dispatch_key, "kernel": d.kernel, "implicit": d.implicit}
                 for d in self.dispatch] or [{**base, "dispatch_key": None, "kernel": None, "implicit": None}]
+
+
+@dataclass(frozen=True)
+class DerivativeFormula:
+    """One formula of a derivatives.yaml entry: the inputs it covers and its text."""
+    dispatch_key: str  # 'Default', or the key of the dispatch: section it sits in
+    inputs: str  # as written: 'self', 'input, weight, bias'; 'result' names a forward (JVP) formula
+    formula: str
+    is_forward: bool
+    uses_result: bool
+    uses_grads: bool
+    location: Location
+
+
+@dataclass(frozen=True)
+class Derivative:
+    """A derivatives.yaml entry with its formulas."""
+    full_name: str
+    schema: str
+    output_differentiability: str | None
+    dispatch: str | None  # the keys of its dispatch: section, comma-separated
+    location: Location
+    formulas: tuple[DerivativeFormula, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.full_name.partition(".")[0]
+
+    @property
+    def overload(self) -> str:
+        return self.full_name.partition(".")[2]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ PKG = Path(__file__).resolve().parent.parent / "opindex"
 # discover -> parse -> extract -> store -> link -> query -> render, then the library and its CLI on top
 STEPS = [
     ("opindex.model", "opindex.paths", "opindex.pytorch"),
-    ("opindex.sqlite_ddl", "opindex.schema"),
+    ("opindex.sqlite_ddl", "opindex.records", "opindex.schema"),
     ("opindex.extract",),
     ("opindex.db", "opindex.build", "opindex.migrate", "opindex._migrations"),
     ("opindex.trace",),

@@ -53,7 +53,7 @@ def test_every_entry_agrees_with_torchgen(oracle, ours):
     assert not autogen & set(ours_names)
     for e in ours:
         f = by_name[e.full_name]
-        assert e.line == f.loc.line, e.full_name
+        assert e.location.line == f.loc.line, e.full_name
         assert e.structured == f.structured, e.full_name
         assert e.structured_delegate == (str(f.structured_delegate) if f.structured_delegate else None), e.full_name
         assert e.is_out == f.func.is_out_fn(), e.full_name
@@ -66,7 +66,7 @@ def test_every_entry_agrees_with_torchgen(oracle, ours):
 def test_every_dispatch_row_agrees_with_torchgen(oracle, ours):
     _, rows = oracle
     for e in ours:
-        mine = {(key, kernel) for key, kernel, _implicit, _line in e.dispatch}
+        mine = {(d.dispatch_key, d.kernel) for d in e.dispatch}
         assert mine == rows.get(e.full_name, set()), e.full_name
     assert sum(len(e.dispatch) for e in ours) == sum(len(rows[e.full_name]) for e in ours)
 

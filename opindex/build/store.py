@@ -12,7 +12,9 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from ..sqlite_ddl import FACT_COLUMNS, PER_FILE_TABLES, REGISTRY_TABLES, SCHEMA_VERSION, TABLES, VIEWS
+from ..records import (FACT_ROWS, DerivativeFormulaRow, DerivativeRow, NativeDispatchRow, NativeFunctionRow,
+                       NativeUfuncLoopRow)
+from ..sqlite_ddl import PER_FILE_TABLES, REGISTRY_TABLES, SCHEMA_VERSION, TABLES, VIEWS
 
 CHECKOUT_ID = 1  # one checkout per database file for now; every row still carries it
 
@@ -22,8 +24,10 @@ def table_counts(con: sqlite3.Connection) -> dict[str, int]:
     return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
 
-def insert_sql(table: str, columns: tuple[str, ...]) -> str:
-    """Rows come as extracted; checkout_id is a literal, so no tuple is copied to add it."""
+def insert_sql(table: str, row_type) -> str:
+    """Rows of a row type (opindex.records), inserted by its field names; checkout_id is a literal, so no tuple is
+    copied to add it."""
+    columns = row_type._fields
     return (f"INSERT INTO {table} ({', '.join(columns)}, checkout_id) "
             f"VALUES ({', '.join('?' * len(columns))}, {CHECKOUT_ID})")
 
@@ -45,7 +49,7 @@ class Writer:
         if self.fresh:
             for _, create, _ in TABLES.values():  # indexes come after the load: faster
                 self.con.execute(create)
-        self._fact_sql = {t: insert_sql(t, FACT_COLUMNS[t]) for t in PER_FILE_TABLES}
+        self._fact_sql = {t: insert_sql(t, FACT_ROWS[t]) for t in PER_FILE_TABLES}
         # Rows present before this build: forget() deletes only these, so it may run after the new rows went in.
         self._old_max = {t: self._max_id(t) for t in PER_FILE_TABLES + REGISTRY_TABLES + ["files"]}
         self._next_id = {t: self._old_max[t] + 1 for t in REGISTRY_TABLES + ["files"]}
@@ -99,37 +103,49 @@ class Writer:
                 self.con.executemany(self._fact_sql[table], tuples)
 
     def add_native_functions(self, path: str, entries) -> None:
+        """model.NativeFunction records -> native_functions rows (ids taken here), with their dispatch rows and
+        ufunc loops pointing at them."""
         first = self._take_ids("native_functions", len(entries))
         fns, rows, loops = [], [], []
-        for i, e in enumerate(entries):
-            fid = first + i
-            fns.append((fid, CHECKOUT_ID, e.name, e.overload, e.full_name, e.schema, e.variants, e.structured,
-                        e.structured_delegate, e.structured_inherits, e.python_module, e.tags, e.autogen,
-                        e.category_override, e.ufunc_inner_loop, e.is_out, path, e.line))
-            rows += [(CHECKOUT_ID, fid, e.full_name, key, kernel, implicit, path, line)
-                     for key, kernel, implicit, line in e.dispatch]
-            loops += [(CHECKOUT_ID, fid, e.full_name, key, loop, dtypes, path, line)
-                      for key, loop, dtypes, line in e.ufunc_loops]
-        self.con.executemany(f"INSERT INTO native_functions VALUES ({','.join('?' * 18)})", fns)
-        self.con.executemany(
-            "INSERT INTO native_dispatch (checkout_id, native_function_id, function, dispatch_key, kernel, implicit,"
-            " file, line) VALUES (?,?,?,?,?,?,?,?)", rows)
-        self.con.executemany(
-            "INSERT INTO native_ufunc_loops (checkout_id, native_function_id, function, ufunc_key, loop, dtypes,"
-            " file, line) VALUES (?,?,?,?,?,?,?,?)", loops)
+        for fid, e in enumerate(entries, first):
+            fns.append((fid, NativeFunctionRow(
+                name=e.name, overload=e.overload, full_name=e.full_name, schema=e.schema, variants=e.variants,
+                structured=e.structured, structured_delegate=e.structured_delegate,
+                structured_inherits=e.structured_inherits, python_module=e.python_module, tags=e.tags,
+                autogen=e.autogen, category_override=e.category_override, ufunc_inner_loop=e.ufunc_inner_loop,
+                is_out=e.is_out, file=path, line=e.location.line)))
+            rows += [NativeDispatchRow(native_function_id=fid, function=e.full_name, dispatch_key=d.dispatch_key,
+                                       kernel=d.kernel, implicit=d.implicit, file=path, line=d.location.line)
+                     for d in e.dispatch]
+            loops += [NativeUfuncLoopRow(native_function_id=fid, function=e.full_name, ufunc_key=u.ufunc_key,
+                                         loop=u.loop, dtypes=u.dtypes, file=path, line=u.location.line)
+                      for u in e.ufunc_loops]
+        self._insert_with_ids("native_functions", NativeFunctionRow, fns)
+        self.con.executemany(insert_sql("native_dispatch", NativeDispatchRow), rows)
+        self.con.executemany(insert_sql("native_ufunc_loops", NativeUfuncLoopRow), loops)
 
     def add_derivatives(self, path: str, entries) -> None:
+        """model.Derivative records -> derivatives rows (ids taken here), with their formulas pointing at them."""
         first = self._take_ids("derivatives", len(entries))
         ders, formulas = [], []
-        for i, e in enumerate(entries):
-            did = first + i
-            ders.append((did, CHECKOUT_ID, e.name, e.overload, e.full_name, e.schema, e.output_differentiability,
-                         e.dispatch, path, e.line))
-            formulas += [(CHECKOUT_ID, did, e.full_name, *f, path) for f in e.formulas]
-        self.con.executemany(f"INSERT INTO derivatives VALUES ({','.join('?' * 10)})", ders)
+        for did, e in enumerate(entries, first):
+            ders.append((did, DerivativeRow(
+                name=e.name, overload=e.overload, full_name=e.full_name, schema=e.schema,
+                output_differentiability=e.output_differentiability, dispatch=e.dispatch, file=path,
+                line=e.location.line)))
+            formulas += [DerivativeFormulaRow(
+                derivative_id=did, function=e.full_name, dispatch_key=f.dispatch_key, inputs=f.inputs,
+                formula=f.formula, is_forward=f.is_forward, uses_result=f.uses_result, uses_grads=f.uses_grads,
+                file=path, line=f.location.line) for f in e.formulas]
+        self._insert_with_ids("derivatives", DerivativeRow, ders)
+        self.con.executemany(insert_sql("derivative_formulas", DerivativeFormulaRow), formulas)
+
+    def _insert_with_ids(self, table: str, row_type, rows: list[tuple[int, tuple]]) -> None:
+        """(id, row) pairs: an entry's id is taken here, before its dispatch rows and formulas point at it."""
         self.con.executemany(
-            "INSERT INTO derivative_formulas (checkout_id, derivative_id, function, dispatch_key, inputs, formula,"
-            " is_forward, uses_result, uses_grads, line, file) VALUES (?,?,?,?,?,?,?,?,?,?,?)", formulas)
+            f"INSERT INTO {table} (id, {', '.join(row_type._fields)}, checkout_id) "
+            f"VALUES (?, {', '.join('?' * len(row_type._fields))}, {CHECKOUT_ID})",
+            [(rid, *row) for rid, row in rows])
 
     def merge(self, shards: list[Path]) -> None:
         """Bring the workers' shard files in, then delete them. A fresh build adopts the biggest shard as its file
@@ -170,7 +186,7 @@ class Writer:
                 if keep_ids:
                     self.con.execute(f"INSERT INTO main.{table} SELECT * FROM shard.{table}")
                     continue
-                cols = ", ".join(FACT_COLUMNS[table])
+                cols = ", ".join(FACT_ROWS[table]._fields)
                 self.con.execute(f"INSERT INTO main.{table} ({cols}, checkout_id) "
                                  f"SELECT {cols}, {CHECKOUT_ID} FROM shard.{table}")
             self.con.execute("COMMIT")

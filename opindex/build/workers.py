@@ -107,7 +107,7 @@ def shard_tables() -> list[str]:
 def _to_shard(prefix: str, results: list[FileResult]) -> None:
     global _SHARD
     import sqlite3
-    from ..sqlite_ddl import FACT_COLUMNS
+    from ..records import FACT_ROWS
     from .store import insert_sql
     if _SHARD is None or _SHARD[0] != f"{prefix}{os.getpid()}":
         path = f"{prefix}{os.getpid()}"
@@ -127,7 +127,7 @@ def _to_shard(prefix: str, results: list[FileResult]) -> None:
             r.facts.rows = {}
     con.execute("BEGIN")
     for table, rows in by_table.items():
-        con.executemany(insert_sql(table, FACT_COLUMNS[table]), rows)
+        con.executemany(insert_sql(table, FACT_ROWS[table]), rows)
     con.execute("COMMIT")  # committed before the batch is reported done: the merge only reads finished batches
 
 

@@ -27,7 +27,9 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from . import FileFacts
+from ..records import (CallRow, DispatchRegistrationRow, DispatchStubRow, KernelLaunchRow, LibraryCallRow, MacroRow,
+                       StubCallRow, SymbolRow, TypeDispatchRow)
+from . import FileFacts, columns
 from . import cpp_names as names
 from . import cpp_branches as branches
 from .cpp_macros import Macro, MacroTable, arguments, collapse, macro_body
@@ -41,6 +43,15 @@ _MAX_RECEIVER = 120
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
 # `#define NAME(params) body`, continuation lines included (the body ends at the first line without a backslash)
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+
+
+# The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
+# symbols row (_File._definition) and a calls row (_File.calls) are tuple literals in these orders.
+_TABLES = ("symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls", "kernel_launches",
+           "library_calls", "type_dispatches")
+_SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
+                  "signature", "is_template", "from_macro")
+_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method")
 
 
 def _engine():
@@ -134,9 +145,7 @@ class _Unit:
 class _File:
     def __init__(self, path: str, language: str):
         self.path, self.language = path, language
-        self.rows: dict[str, list[tuple]] = {t: [] for t in (
-            "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls",
-            "kernel_launches", "library_calls", "type_dispatches")}
+        self.rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
         self.stubs: set[str] = set()
 
     # -- definitions ---------------------------------------------------------------------------------------
@@ -152,7 +161,7 @@ class _File:
                 symbols.append(row)
                 if role == "function":
                     node = caps[role][0]
-                    functions.append((node.start_byte, node.end_byte, row[6]))
+                    functions.append((node.start_byte, node.end_byte, row[6]))  # its qualified_name
         functions.sort()
         u.ranges = functions
         u.starts = [f[0] for f in functions]
@@ -195,7 +204,7 @@ class _File:
         qual_parts = scope + parts[:-1] + [("structured_" + name) if kind in _STRUCTURED_KINDS else name]
         qualified = "::".join(p for p in qual_parts if p)
         is_template = 1 if node.parent is not None and node.parent.type == "template_declaration" else 0
-        return (self.path, u.line_of(node), u.end_line or node.end_point[0] + 1, self.language, kind, name,
+        return (self.path, u.line_of(node), u.end_line or node.end_point[0] + 1, self.language, kind, name,  # _SYMBOL
                 qualified, qualified.rpartition("::")[0], signature, is_template, u.from_macro)
 
     # -- macro sites ----------------------------------------------------------------------------------------
@@ -221,8 +230,9 @@ class _File:
                 label = next((a for a in args if a.startswith('"')), None)
                 if label is not None:
                     label = "".join(re.findall(r'"((?:\\.|[^"\\])*)"', label))
-                self.rows["type_dispatches"].append(
-                    (self.path, line, macro, dtypes, label, u.caller(node.start_byte), u.from_macro))
+                self.rows["type_dispatches"].append(TypeDispatchRow(
+                    file=self.path, line=line, macro=macro, dtypes=dtypes, name=label,
+                    caller=u.caller(node.start_byte), from_macro=u.from_macro))
                 continue
             args, _ = arguments(data, m.end() - 1)
             if not args:
@@ -235,12 +245,14 @@ class _File:
                 continue
             if macro in ("DECLARE_DISPATCH", "DEFINE_DISPATCH"):
                 self.stubs.add(stub)
-                self.rows["dispatch_stubs"].append(
-                    (self.path, line, stub, macro[:-len("_DISPATCH")].lower(), fn_type, u.from_macro))
+                self.rows["dispatch_stubs"].append(DispatchStubRow(
+                    file=self.path, line=line, stub=stub, action=macro[:-len("_DISPATCH")].lower(), fn_type=fn_type,
+                    from_macro=u.from_macro))
             else:
                 kernel, device, capability = names.registration(macro, args, self.path)
-                self.rows["dispatch_registrations"].append(
-                    (self.path, line, stub, kernel, macro, device, capability, u.from_macro))
+                self.rows["dispatch_registrations"].append(DispatchRegistrationRow(
+                    file=self.path, line=line, stub=stub, kernel=kernel, macro=macro, device=device,
+                    cpu_capability=capability, from_macro=u.from_macro))
 
     # -- calls and launches ---------------------------------------------------------------------------------
     def calls(self, u: _Unit) -> None:
@@ -284,21 +296,25 @@ class _File:
                 # `gemm(&params)` after `static GemmTunableOp<...> gemm{};`: operator() of a local object
                 is_method, qualifier, callee = 1, callee, "operator()"
             line = fixed_line or start.start_point[0] + 1
-            calls.append((path, line, language, caller, callee, qualifier, is_method))
+            calls.append((path, line, language, caller, callee, qualifier, is_method))  # _CALL
             if is_method:
                 continue
             named_stub = callee.endswith("_stub") or callee in stubs
             if named_stub or not qualifier:
                 first = _first_argument(u.data, caps, start, named_stub)
                 if named_stub or (first is not None and names.DEVICE_ARG.search(first)):
-                    stub_calls.append((path, line, callee, first, caller, from_macro))
+                    stub_calls.append(StubCallRow(file=path, line=line, stub=callee, device_arg=first,
+                                                  caller=caller, from_macro=from_macro))
             lib = library(callee, qualifier)
             if lib:
-                rows["library_calls"].append(
-                    (path, line, lib, f"{qualifier}::{callee}" if qualifier else callee, caller, from_macro))
+                rows["library_calls"].append(LibraryCallRow(
+                    file=path, line=line, library=lib, function=f"{qualifier}::{callee}" if qualifier else callee,
+                    caller=caller, from_macro=from_macro))
             kind = launch_kind(callee, qualifier)
             if kind:
-                rows["kernel_launches"].append((path, line, callee, kind, template_args, None, caller, from_macro))
+                rows["kernel_launches"].append(KernelLaunchRow(
+                    file=path, line=line, kernel=callee, kind=kind, template_args=template_args, config=None,
+                    caller=caller, from_macro=from_macro))
 
     def _launch(self, u: _Unit, caps) -> None:
         node, kernel = caps["launch"][0], caps["launch.kernel"][0]
@@ -309,9 +325,9 @@ class _File:
         name = strip_templates(_text(kernel)).rpartition("::")[2]
         config = collapse(_text(caps["launch.config"][0]))
         config = config.removeprefix("<<<").removesuffix(">>>").strip()
-        self.rows["kernel_launches"].append(
-            (self.path, u.line_of(node), name, "chevron", template_args, config, u.caller(node.start_byte),
-             u.from_macro))
+        self.rows["kernel_launches"].append(KernelLaunchRow(
+            file=self.path, line=u.line_of(node), kernel=name, kind="chevron", template_args=template_args,
+            config=config, caller=u.caller(node.start_byte), from_macro=u.from_macro))
 
     # -- #define ---------------------------------------------------------------------------------------------
     def macros(self, u: _Unit) -> list[Macro]:
@@ -325,7 +341,8 @@ class _File:
             params = caps.get("macro.params")
             body = macro_body(_text(caps["macro.body"][0])) if "macro.body" in caps else ""
             param_text = collapse(_text(params[0])) if params else None
-            self.rows["macros"].append((self.path, node.start_point[0] + 1, name, param_text, body))
+            self.rows["macros"].append(MacroRow(file=self.path, line=node.start_point[0] + 1, name=name,
+                                                parameters=param_text, body=body))
             plist = tuple(p.strip() for p in param_text.strip("()").split(",") if p.strip()) if params else ()
             found.append(Macro(name, plist, params is not None, body, node.start_byte))
         if u.root.has_error and b"#" in u.data and u.line is None:  # the file itself, not an expansion
@@ -347,7 +364,8 @@ class _File:
             line = u.data.count(b"\n", 0, start) + 1
             body_text = macro_body(body.decode("utf-8", "replace"))
             param_text = collapse(f"({params})")
-            self.rows["macros"].append((self.path, line, name, param_text, body_text))
+            self.rows["macros"].append(MacroRow(file=self.path, line=line, name=name, parameters=param_text,
+                                                body=body_text))
             plist = tuple(p.strip() for p in params.split(",") if p.strip())
             found.append(Macro(name, plist, True, body_text, start))
         return found

@@ -1,4 +1,5 @@
-"""native_functions.yaml -> native_functions, native_dispatch and native_ufunc_loops rows.
+"""native_functions.yaml -> model.NativeFunction records (each with its dispatch rows and ufunc loops, every one
+with its Location); the store writes them as native_functions, native_dispatch and native_ufunc_loops rows.
 
 Rules follow torchgen's model (torchgen/model.py, NativeFunction.from_yaml), which a test uses as the oracle:
 - "CPU, CUDA: add_out" is one row per key;
@@ -11,37 +12,13 @@ Rules follow torchgen's model (torchgen/model.py, NativeFunction.from_yaml), whi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from ..model import DispatchRow, Location, NativeFunction, UfuncLoop
 from . import yaml_lines
 from .yaml_lines import KEY_LINES, LINE
 
 UFUNC_DISPATCH_KEYS = ("CPU", "CUDA")  # the keys torchgen's ufunc codegen generates kernels for
 _UFUNC = re.compile(r"^\s*(\w+)\s*(?:\((.*)\))?\s*$")
-
-
-@dataclass
-class NativeEntry:
-    name: str
-    overload: str
-    schema: str
-    variants: str
-    structured: bool
-    structured_delegate: str | None
-    structured_inherits: str | None
-    python_module: str | None
-    tags: str | None
-    autogen: str | None
-    category_override: str | None
-    ufunc_inner_loop: str | None
-    is_out: bool
-    line: int
-    dispatch: list[tuple[str, str, bool, int]] = field(default_factory=list)  # key, kernel, implicit, line
-    ufunc_loops: list[tuple[str, str, str | None, int]] = field(default_factory=list)  # key, loop, dtypes, line
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.name}.{self.overload}" if self.overload else self.name
 
 
 def split_func_name(schema: str) -> tuple[str, str]:
@@ -100,15 +77,16 @@ def _as_list_text(value) -> str | None:
     return ", ".join(p.strip() for p in str(value).split(","))
 
 
-def parse_entry(raw: dict) -> NativeEntry:
+def parse_entry(raw: dict, path: str) -> NativeFunction:
     schema = raw["func"]
     if not isinstance(schema, str) or "(" not in schema:
         raise ValueError("func: is not an operator schema")
     name, overload = split_func_name(schema)
     out = is_out_fn(schema)
     ufunc = raw.get("ufunc_inner_loop")
-    entry = NativeEntry(
-        name=name, overload=overload, schema=schema,
+    where = Location(path, raw[LINE])
+    fields = dict(  # read before the dispatch rows: a broken entry's warning names its first problem
+        full_name=f"{name}.{overload}" if overload else name, schema=schema,
         variants=_as_list_text(raw.get("variants")) or "function",
         structured=bool(raw.get("structured", False)),
         structured_delegate=raw.get("structured_delegate"),
@@ -118,29 +96,31 @@ def parse_entry(raw: dict) -> NativeEntry:
         autogen=_as_list_text(raw.get("autogen")),
         category_override=raw.get("category_override"),
         ufunc_inner_loop="; ".join(f"{k}: {v}" for k, v in yaml_lines.strip(ufunc).items()) if ufunc else None,
-        is_out=out, line=raw[LINE],
+        is_out=out, location=where,
     )
+    rows = []
     dispatch = raw.get("dispatch")
     if dispatch:
         if not isinstance(dispatch, dict):
             raise ValueError("dispatch: is not a mapping")
         for keys, kernel in yaml_lines.strip(dispatch).items():
-            line = dispatch[KEY_LINES].get(keys, dispatch[LINE])
+            at = Location(path, dispatch[KEY_LINES].get(keys, dispatch[LINE]))
             for key in str(keys).split(","):
-                entry.dispatch.append((key.strip(), str(kernel), False, line))
-    elif entry.structured_delegate is None:
+                rows.append(DispatchRow(key.strip(), str(kernel), False, at))
+    elif fields["structured_delegate"] is None:
         kernel = name + ("_out" if out else "")
-        entry.dispatch.append(("CompositeImplicitAutograd", kernel, True, entry.line))
+        rows.append(DispatchRow("CompositeImplicitAutograd", kernel, True, where))
+    loops = []
     if ufunc:
-        entry.dispatch += [(key, f"ufunc_{name}_{key}", True, entry.line) for key in UFUNC_DISPATCH_KEYS]
+        rows += [DispatchRow(key, f"ufunc_{name}_{key}", True, where) for key in UFUNC_DISPATCH_KEYS]
         for key, text in yaml_lines.strip(ufunc).items():
             m = _UFUNC.match(str(text))
             loop, dtypes = (m.group(1), m.group(2)) if m else (str(text), None)
-            entry.ufunc_loops.append((key, loop, dtypes, ufunc[KEY_LINES].get(key, ufunc[LINE])))
-    return entry
+            loops.append(UfuncLoop(key, loop, dtypes, Location(path, ufunc[KEY_LINES].get(key, ufunc[LINE]))))
+    return NativeFunction(**fields, dispatch=tuple(rows), ufunc_loops=tuple(loops))
 
 
-def parse(text: bytes, path: str) -> tuple[list, list[str]]:
+def parse(text: bytes, path: str) -> tuple[list[NativeFunction], list[str]]:
     """Entries plus warnings ("file:line: message") for entries that could not be read; a file that is not YAML
     at all raises SourceError naming the line."""
     return yaml_lines.parse_entries(text, path, "func", parse_entry)

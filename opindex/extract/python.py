@@ -17,26 +17,23 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_python as tsp
 
-from ..sqlite_ddl import FACT_COLUMNS
-from . import FileFacts
+from ..records import (CallRow, ClassBaseRow, DecompositionRow, ModuleStateRow, PythonBridgeRow, PythonImportRow,
+                       SymbolRow)
+from . import FileFacts, columns
 from ..pytorch.python_rules import (absolute_import, aten_op, classify, collapse, is_dotted, is_tensor_method_name,
                            normalize, package_of, string_value)
 
 QUERIES = Path(__file__).with_name("queries")
 LANGUAGE = "python"
 
-# Tuples below are built in these orders; a schema change that moves a column must fail here, not corrupt rows.
-_EXPECTED = {
-    "symbols": ("file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope", "signature",
-                "is_template", "from_macro"),
-    "calls": ("file", "line", "language", "caller", "callee", "qualifier", "is_method"),
-    "class_bases": ("file", "line", "class_name", "base", "position"),
-    "module_state": ("file", "line", "class_name", "name", "kind"),
-    "python_imports": ("file", "line", "module", "name", "target", "kind"),
-    "python_bridges": ("file", "line", "caller", "kind", "namespace", "op", "overload", "text"),
-    "decompositions": ("file", "line", "op", "overload", "kind", "function"),
-}
-assert all(FACT_COLUMNS[t] == cols for t, cols in _EXPECTED.items()), "python extractor: schema columns moved"
+# The tables this extractor fills. Rows are built by keyword through their row types, except the hot ones (most
+# of a tree's Python rows): symbols, calls, python_imports and python_bridges rows are tuple literals in these orders.
+_TABLES = ("symbols", "calls", "class_bases", "module_state", "python_imports", "python_bridges", "decompositions")
+_SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
+                  "signature", "is_template", "from_macro")
+_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method")
+_IMPORT = columns(PythonImportRow, "file", "line", "module", "name", "target", "kind")
+_BRIDGE = columns(PythonBridgeRow, "file", "line", "caller", "kind", "namespace", "op", "overload", "text")
 
 _ROLE = re.compile(r"@([A-Za-z_]\w*)")
 _loaded: tuple | None = None
@@ -146,7 +143,7 @@ class _FileExtraction:
         self.names: dict[str, str] = {}  # module-level bindings: name -> absolute dotted target
         self.local_names: dict[str, str] = {}  # bindings by imports inside defs (used only to classify calls)
         self.all_names: set[str] = set()
-        self.rows: dict[str, list[tuple]] = {t: [] for t in _EXPECTED}
+        self.rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
 
     # -- positions ---------------------------------------------------------------------------------------------
     def _in_error(self, pos: int) -> bool:
@@ -197,7 +194,7 @@ class _FileExtraction:
                 params = caps["def.params"][0]
                 signature = collapse(_text(params))
             line = _line(node)
-            symbols.append((self.path, line, node.end_point[0] + 1, LANGUAGE, kind, name, qn,
+            symbols.append((self.path, line, node.end_point[0] + 1, LANGUAGE, kind, name, qn,  # _SYMBOL
                             outer.path if outer else "", signature, 0, None))
             scope = _Scope(body.start_byte, body.end_byte, qn, path, kind, name, line, parent, params)
             self.scopes.append(scope)
@@ -210,12 +207,14 @@ class _FileExtraction:
                 for base in caps["class.bases"][0].named_children:
                     if base.type in ("keyword_argument", "comment", "dictionary_splat", "list_splat"):
                         continue
-                    bases_rows.append((self.path, _line(base), qn, collapse(_text(base)), position))
+                    bases_rows.append(ClassBaseRow(file=self.path, line=_line(base), class_name=qn,
+                                                   base=collapse(_text(base)), position=position))
                     position += 1
             if kind == "method" and name == "__init__":
                 state = self.rows["module_state"]
                 for pname, _ann, pline in scope.params()[1:]:
-                    state.append((self.path, pline, outer.qn, pname, "init_param"))
+                    state.append(ModuleStateRow(file=self.path, line=pline, class_name=outer.qn, name=pname,
+                                                kind="init_param"))
 
     def _resolve(self, dotted: str, local: bool = True) -> str | None:
         """The absolute dotted name a written dotted name stands for, through this module's bindings;
@@ -276,9 +275,9 @@ class _FileExtraction:
                 kind = "alias"
                 bridge = classify(target) if self._resolve(value, local=False) else None
                 if bridge is not None:
-                    bridges.append((self.path, line, "", *bridge, value))
+                    bridges.append((self.path, line, "", *bridge, value))  # _BRIDGE: kind, namespace, op, overload
             if top:
-                imports.append((self.path, line, self.module, name, target, kind))
+                imports.append((self.path, line, self.module, name, target, kind))  # _IMPORT
 
     def _bind(self, top: bool, name: str, target: str) -> None:
         if top:
@@ -298,7 +297,7 @@ class _FileExtraction:
                 name = string_value(_text(item)) if item.type == "string" else None
                 if name:
                     self.all_names.add(name)
-                    rows.append((self.path, _line(item), self.module, name, self.module, "all"))
+                    rows.append((self.path, _line(item), self.module, name, self.module, "all"))  # _IMPORT
 
     def _calls(self, matches: list[dict]) -> None:
         # Booleans go in as 0/1: sqlite3 binds an exact int directly, while a bool goes through its adapter lookup
@@ -320,11 +319,11 @@ class _FileExtraction:
             callee = name_node.text.decode("utf-8", "replace")
             line = first.start_point[0] + 1
             if obj is None:
-                calls.append((path, line, LANGUAGE, caller, callee, "", 0))
+                calls.append((path, line, LANGUAGE, caller, callee, "", 0))  # _CALL
                 target = self._resolve(callee, local=False) if callee in names or callee in local_names else None
                 bridge = classify(target) if target else None
                 if bridge is not None:
-                    bridges.append((path, line, caller, *bridge, callee))
+                    bridges.append((path, line, caller, *bridge, callee))  # _BRIDGE
                 continue
             qualifier = first.text.decode("utf-8", "replace")
             if " " in qualifier or "\n" in qualifier or "\t" in qualifier:
@@ -332,7 +331,7 @@ class _FileExtraction:
             dotted = is_dotted(qualifier)
             head = qualifier.partition(".")[0] if dotted else ""
             bound = dotted and (head in names or head in local_names or head == "torch")
-            calls.append((path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1))
+            calls.append((path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1))  # _CALL
             if bound:
                 text = f"{qualifier}.{callee}"
                 target = self._resolve(text, local=False)
@@ -343,7 +342,7 @@ class _FileExtraction:
             else:
                 continue
             if bridge is not None:
-                bridges.append((path, line, caller, *bridge, text))
+                bridges.append((path, line, caller, *bridge, text))  # _BRIDGE
 
     def _tensor_method(self, i: int, receiver: str, method: str):
         """receiver.method(...) where receiver is a parameter of the enclosing def that may be a Tensor."""
@@ -381,7 +380,8 @@ class _FileExtraction:
                     name = string_value(_text(caps["registered.name"][0]))
                     kind = "buffer" if _text(caps["registered.method"][0]) == "register_buffer" else "parameter"
                 if name:
-                    state.append((self.path, _line(node), owner.qn, name, kind))
+                    state.append(ModuleStateRow(file=self.path, line=_line(node), class_name=owner.qn, name=name,
+                                                kind=kind))
 
     def _decompositions(self, matches: list[dict]) -> None:
         rows = self.rows["decompositions"]
@@ -401,10 +401,12 @@ class _FileExtraction:
                 target = self._resolve(text) if is_dotted(text) else None
                 op = aten_op(target) if target else None
                 if op is not None:
-                    rows.append((self.path, line, op[0], op[1], kind, scope.qn))
+                    rows.append(DecompositionRow(file=self.path, line=line, op=op[0], overload=op[1], kind=kind,
+                                                 function=scope.qn))
                     registered.add(scope.qn)
         if in_refs:
             for scope in self.scopes:
                 if (scope.parent < 0 and scope.kind == "function" and scope.name in self.all_names
                         and scope.qn not in registered):
-                    rows.append((self.path, scope.line, scope.name, None, "reference", scope.qn))
+                    rows.append(DecompositionRow(file=self.path, line=scope.line, op=scope.name, overload=None,
+                                                 kind="reference", function=scope.qn))

@@ -41,8 +41,9 @@ def strip(mapping: dict) -> dict:
 
 
 def parse_entries(text: bytes, path: str, key: str, parse_entry) -> tuple[list, list[str]]:
-    """A registry file: a YAML list of mappings, each needing `key`. Returns (parsed entries, warnings naming
-    file:line for entries that could not be read). A file that is not such a list raises SourceError."""
+    """A registry file: a YAML list of mappings, each needing `key`. Returns (the records parse_entry(raw, path)
+    makes, warnings naming file:line for entries that could not be read). A file that is not such a list raises
+    SourceError."""
     from ..model import Location, SourceError
     try:
         data = load(text)
@@ -61,7 +62,7 @@ def parse_entries(text: bytes, path: str, key: str, parse_entry) -> tuple[list, 
             warnings.append(f"{path}:{line}: entry without {key}: skipped")
             continue
         try:
-            entries.append(parse_entry(raw))
+            entries.append(parse_entry(raw, path))
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             warnings.append(f"{path}:{raw[LINE]}: {exc}; entry skipped")
     return entries, warnings
