@@ -4,7 +4,7 @@ how much of the profile's GPU time is attributed to a source location.
     python benchmarks/profile_bench.py [PROFILE] [--db PATH] [--rounds N]
 
 PROFILE defaults to tests/data/train_step_h200_torch2.11.json.gz (one training step on an H200, torch 2.11). The
-index is the usual one (--db, $OPINDEX_DB, ~/.cache/opindex/index.sqlite): build it first
+index is the usual one (--db, $OPINDEX_DB, else the checkout's own or the last built: `opindex list`): build it first
 (`opindex build /path/to/pytorch`). Each round opens the index afresh (no cache carries over between rounds),
 reads and annotates the whole profile; the baseline round only decompresses and json.loads the file. The median of
 the rounds is reported for both, and their ratio. Times are wall-clock on this machine; no assertion is made on

@@ -1,7 +1,7 @@
 """opindex: a persistent code index of a PyTorch checkout.
 
     import opindex
-    ix = opindex.open()            # the index `opindex build` wrote ($OPINDEX_DB or ~/.cache/opindex/index.sqlite)
+    ix = opindex.open()            # $OPINDEX_DB, else the index of the checkout here, else the last built
     ix.trace("nn.LSTM")            # Python -> YAML -> C++ -> stubs -> CUDA -> backward
     ix.sql("SELECT * FROM native_dispatch WHERE function = :f", f="add.out")
 

@@ -6,7 +6,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .db import connect_readonly, resolve_db
+from .build import indexes
+from .db import connect_readonly
 from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexError, Registration, Stub,
                     Symbol)
 
@@ -17,26 +18,33 @@ def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, i
     """Build (or incrementally rebuild) an index; returns a BuildReport. `db` must be an opindex index or a new
     file (a symlink is followed); `force` lets it replace a regular file that is not an index. `log(kind, text)`,
     when given, hears which checkout and index were taken ("info") and a torch version mismatch ("warning")
-    before the build starts."""
+    before the build starts. Without `db` and $OPINDEX_DB each checkout has its own index in ~/.cache/opindex,
+    named after it; through $OPINDEX_DB an index of another checkout is replaced only with `force`."""
     from .build import checkout as co
     from .build.pipeline import build as _build
     ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude)
-    target = resolve_db(db)
+    target, chosen_by = indexes.for_build(db, ck.root)
+    default = chosen_by == "default"
+    indexes.refuse_another_checkout(target, chosen_by, ck.root, force)
     if log is not None:
         log("info", f"checkout: {ck.root} ({ck.how})")
-        log("info", f"index:    {target}")
+        log("info", f"index:    {target}" + (" (this checkout's own; `opindex list` shows them)" if default else ""))
         src, inst = co.pytorch_version(ck.root), co.installed_torch_version()
         if src and inst and co.release(src) != co.release(inst):
             log("warning", f"the checkout is PyTorch {src} but this Python has torch {inst}; the source should "
                            f"match the installed torch")
-    return _build(ck, target, jobs=jobs, progress=progress, force=force)
+    report = _build(ck, target, jobs=jobs, progress=progress, force=force)
+    if default:
+        indexes.remember(target)
+    return report
 
 
 class Index:
-    """An opened index (read-only). ``Index()`` opens $OPINDEX_DB or the default path."""
+    """An opened index (read-only). ``Index()`` opens $OPINDEX_DB, else the index of the checkout holding the
+    current folder, else the one built last (`opindex list`)."""
 
     def __init__(self, db: str | os.PathLike | None = None):
-        self.path = resolve_db(db)
+        self.path = indexes.for_query(db)
         self.con = connect_readonly(self.path)
         self.con.row_factory = sqlite3.Row
         self._meta = None

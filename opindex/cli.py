@@ -47,7 +47,8 @@ def _emit(rows: list[dict], fmt: str | None, columns=None) -> None:
 
 
 db_option = click.option("--db", "db", default=None, metavar="PATH",
-                         help="Index file (default: $OPINDEX_DB, else ~/.cache/opindex/index.sqlite).")
+                         help="Index file (default: $OPINDEX_DB, else the index of the checkout holding this "
+                              "folder, else the one built last: `opindex list`).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,6 +58,7 @@ def main():
 
     \b
     opindex build [CHECKOUT]        index a checkout (once; rebuilds are incremental)
+    opindex list                    the indexes built, one per checkout
     opindex trace nn.LSTM           Python -> YAML -> C++ -> stubs -> CUDA -> backward
     opindex sql "SELECT ..."        read-only SQL over the index (see `opindex schema`)
     """
@@ -72,7 +74,8 @@ def main():
 @click.option("--exclude", multiple=True, metavar="PATH",
               help="Skip this folder or file (relative to the checkout); repeatable.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output.")
-@click.option("--force", is_flag=True, help="Replace --db even when it is a regular file that is not an index.")
+@click.option("--force", is_flag=True, help="Replace --db even when it is a regular file that is not an index "
+                                            "($OPINDEX_DB: also when it is the index of another checkout).")
 @_fail_cleanly
 def build(checkout, db, installed, jobs, include, exclude, quiet, force):
     """Index CHECKOUT into the database.
@@ -80,6 +83,10 @@ def build(checkout, db, installed, jobs, include, exclude, quiet, force):
     CHECKOUT defaults to $TILEGYM_SKILL_CACHE_DIR/pytorch-source, else ~/.cache/tilegym/pytorch-source, else the
     bundled sample_checkout. Indexed: torch, aten, c10, tools, torchgen, functorch (never third_party or build
     outputs). The index is written to a temporary file and replaces the old one only when complete.
+
+    Without --db and $OPINDEX_DB each checkout has its own index, ~/.cache/opindex/<name>-<hash>.sqlite (`opindex
+    list`); queries open the index of the checkout they run in, else the one built last. $OPINDEX_DB naming an
+    index of another checkout is refused unless --force.
 
     --db must be an opindex index or a new file: any other file is refused (--force replaces a regular file; a
     device, FIFO or folder never), an empty --db is an error. A symlink is followed: the file it points to is
@@ -131,6 +138,17 @@ def sql(query, params, db, fmt):
     from .api import Index
     with Index(db) as ix:
         _emit(ix.rows(query, dict(params)), fmt)
+
+
+@main.command(name="list")
+@output_options
+@_fail_cleanly
+def list_(fmt):
+    """The indexes in ~/.cache/opindex ($XDG_CACHE_HOME/opindex), one per checkout built without --db: the
+    checkout each holds, its PyTorch version, when it was built; `current` marks the one a query here opens
+    (without --db or $OPINDEX_DB), `last` the one built last."""
+    from .build.indexes import list_indexes
+    _emit(list_indexes(), fmt)
 
 
 @main.command()
@@ -330,8 +348,9 @@ def profile(profile_path, db, limit, fmt):
 def check(db):
     """SQLite's full integrity check of the index: exit 0 when sound, 3 when damaged (a build then rebuilds it
     from scratch)."""
-    from .db import check as check_index, resolve_db
-    path = resolve_db(db)
+    from .build.indexes import for_query
+    from .db import check as check_index
+    path = for_query(db)
     problems = check_index(path)
     for problem in problems:
         click.echo(f"{path}: damaged: {problem}")
@@ -348,8 +367,8 @@ def check(db):
 @_fail_cleanly
 def migrate(db, revision, downgrade):
     """Upgrade an index built by an older opindex to this version's schema, keeping its data."""
-    from .db import resolve_db
+    from .build.indexes import for_query
     from .migrate import run
-    path = resolve_db(db)
+    path = for_query(db)
     run(path, revision, downgrade=downgrade)
     click.echo(f"{path}: schema at {revision}", err=True)

@@ -22,22 +22,6 @@ class Broken(OpindexError):
     exit_code = 3
 
 
-def default_db_path() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(cache) / "opindex" / "index.sqlite"
-
-
-def resolve_db(arg: str | os.PathLike | None) -> Path:
-    """--db, else $OPINDEX_DB, else ~/.cache/opindex/index.sqlite. An empty --db is an error, never the default
-    (`--db "$UNSET"` must not write over the default index); an empty $OPINDEX_DB counts as unset."""
-    if arg is not None:
-        if not os.fspath(arg):
-            raise UsageError("--db: empty path (an unset shell variable?); give the index file")
-        return Path(arg).expanduser()
-    env = os.environ.get("OPINDEX_DB")
-    return Path(env).expanduser() if env else default_db_path()
-
-
 def build_target(path: Path, force: bool = False) -> Path:
     """The file a build writes: `path`, or through a symlink the file it points to (replaced in its own folder,
     the link stays). A build creates a new file or replaces an opindex index; a regular file that is not one is
