@@ -19,11 +19,17 @@ def trace() -> TraceView:
 
 
 def test_machinery_is_folded_to_one_line():
-    text = trace().to_text(context=0)
+    text = trace().to_text(context=0, tree=True)
     assert ("[cuda] TensorIterator launch: gpu_kernel -> gpu_kernel_impl -> __global__ vectorized_elementwise_kernel "
             "(5 hops folded)  k.cu:56") in text
     assert "CUDALoops.cuh:383" not in text
     assert "5 hops of shared TensorIterator launch machinery folded (--full shows them)" in text
+    # the default text: the main chain stops at the launcher call, which stands for the machinery, and says so
+    text = trace().to_text()
+    assert ("  2  cuda         TensorIterator launch: gpu_kernel -> gpu_kernel_impl -> __global__ "
+            "vectorized_elementwise_kernel (5 hops folded)  k.cu:56") in text
+    assert "CUDALoops.cuh:383" not in text
+    assert "Also in the tree: 5 hops of shared TensorIterator launch machinery (--full)" in text
 
 
 def test_full_and_json_keep_every_hop():

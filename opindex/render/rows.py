@@ -8,7 +8,7 @@ import json
 FORMATS = ("table", "json", "ndjson", "csv", "tsv")  # the listing commands' --fmt choices (cli.output_options)
 
 
-def render(rows: list[dict], fmt: str, columns: list[str] | None = None) -> str:
+def render(rows: list[dict], fmt: str, columns: list[str] | None = None, width: int | None = None) -> str:
     columns = columns or (list(rows[0]) if rows else [])
     if fmt == "json":
         return json.dumps(rows, indent=2, default=str) + "\n"
@@ -20,24 +20,55 @@ def render(rows: list[dict], fmt: str, columns: list[str] | None = None) -> str:
         w.writerow(columns)
         w.writerows([[_cell(r.get(c)) for c in columns] for r in rows])
         return buf.getvalue()
-    return table(rows, columns)
+    return table(rows, columns, width)
 
 
 def _cell(v) -> str:
     return "" if v is None else str(v)
 
 
-def table(rows: list[dict], columns: list[str], max_width: int = 80) -> str:
+_GAP = 2
+_MIN = 8  # a cut column keeps at least this many characters
+
+
+def is_path_column(name: str) -> bool:
+    """Columns that hold file paths: never cut (a cut path cannot be opened)."""
+    return name in ("file", "path", "where", "location") or name.endswith(("_file", "_path"))
+
+
+def table(rows: list[dict], columns: list[str], width: int | None = None) -> str:
+    """An aligned table. With `width` (a terminal's), the widest columns that are not file paths are cut (with …)
+    until the rows fit; file paths are never cut. Without it nothing is cut."""
     if not columns:
         return "(no rows)\n"
-    cells = [[_clip(_cell(r.get(c)), max_width) for c in columns] for r in rows]
+    cells = [[_cell(r.get(c)).replace("\n", "\\n") for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
-    out = [line(columns), line(["-" * w for w in widths])] + [line(r) for r in cells]
+    if width:
+        widths = fit(widths, [is_path_column(c) for c in columns], width)
+        cells = [[_clip(v, w) for v, w in zip(row, widths)] for row in cells]
+    line = lambda vals: (" " * _GAP).join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
+    out = [line([_clip(c, w) for c, w in zip(columns, widths)]), line(["-" * w for w in widths])]
+    out += [line(r) for r in cells]
     out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out) + "\n"
 
 
+def fit(widths: list[int], fixed: list[bool], total: int) -> list[int]:
+    """Column widths that fit `total` characters: the widest cuttable column gives way first, down to _MIN; file
+    path columns keep their width (the line may then be wider than the terminal, never a path shorter)."""
+    widths = list(widths)
+    over = sum(widths) + _GAP * (len(widths) - 1) - total
+    while over > 0:
+        cuttable = [i for i, w in enumerate(widths) if not fixed[i] and w > _MIN]
+        if not cuttable:
+            break
+        i = max(cuttable, key=lambda j: widths[j])
+        others = sorted((widths[j] for j in cuttable if j != i), reverse=True)
+        step = min(over, widths[i] - max(_MIN, others[0] if others else _MIN)) or min(over, widths[i] - _MIN)
+        widths[i] -= max(step, 1)
+        over -= max(step, 1)
+    return widths
+
+
 def _clip(s: str, n: int) -> str:
-    s = s.replace("\n", "\\n")
     return s if len(s) <= n else s[: n - 1] + "…"

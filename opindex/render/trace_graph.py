@@ -29,8 +29,7 @@ def dot(t: Trace) -> str:
 def mermaid(t: Trace) -> str:
     out = ["flowchart TD"]
     for h in t.hops:
-        label = _label(h).replace('"', "#quot;").replace("\n", "<br/>").replace("<<<", "&lt;&lt;&lt;") \
-            .replace(">>>", "&gt;&gt;&gt;")
+        label = mermaid_text(_label(h))
         # absent hops are hexagons: a statement of what is missing, not a place in the code
         out.append(f'  n{h.id}{{{{"{label}"}}}}' if h.absent else f'  n{h.id}["{label}"]')
     out += [f"  n{h.parent} --> n{h.id}" for h in t.hops if h.parent is not None]
@@ -40,6 +39,18 @@ def mermaid(t: Trace) -> str:
             out.append(f"  classDef {layer} fill:{color}")
             out.append(f"  class {','.join(ids)} {layer}")
     return "\n".join(out) + "\n"
+
+
+# Characters Mermaid reads as syntax inside a node's quoted label, written as its entity codes (#code;): quotes
+# end the label, < > & make HTML (`<T, T_ACC>` vanished as a tag), # starts an entity, ` a Markdown string, ; ends
+# a statement, | { } [ ] ( ) delimit shapes and edge text.
+MERMAID_ESCAPES = {"#": "#35;", '"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;", "`": "#96;", ";": "#59;",
+                   "|": "#124;", "{": "#123;", "}": "#125;", "[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;"}
+
+
+def mermaid_text(text: str) -> str:
+    """`text` as the inside of a Mermaid node label: reserved characters as entity codes, newlines as <br/>."""
+    return "<br/>".join("".join(MERMAID_ESCAPES.get(c, c) for c in line) for line in text.split("\n"))
 
 
 def markdown(t: Trace) -> str:

@@ -1,80 +1,320 @@
-"""A trace as text: the chain as an ASCII flow diagram, the full tree, each hop with source, a summary table."""
+"""A trace as text. The default answers on one screen: the main chain (the default path, one line per hop with
+file:line), the branches folded to one line each with a count, the backward, and the flags that expand it.
+`tree=True` prints every hop as a tree, `snippets=True` the source lines under each hop shown."""
 from __future__ import annotations
 
-from ..trace.model import Hop, Trace
+from ..trace.model import TAIL_LAYERS, Hop, Trace
 from .source import snippet
 
+SCREEN = 60  # the default text of a trace aims to fit this many lines; what does not fit is counted, never dropped
+_LAYER_WIDTH = 12
 
-def render(t: Trace, context: int = 2, full: bool = False) -> str:
+# ANSI styles per layer (only on a terminal: see render/terminal.py)
+_STYLE = {"python": "33", "bridge": "33", "native": "34", "dispatch": "34", "cpp": "36", "stub": "35",
+          "registration": "35", "cuda": "32", "library": "32;1", "backward": "31", "decomposition": "33",
+          "codegen": "2"}
+
+
+class _Paint:
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, text: str, style: str) -> str:
+        return f"\x1b[{style}m{text}\x1b[0m" if self.on and text else text
+
+    def layer(self, layer: str, text: str | None = None) -> str:
+        return self(text if text is not None else layer, _STYLE.get(layer, "0"))
+
+
+def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
+           color: bool = False, width: int | None = None) -> str:
     """The text trace. The TensorIterator machinery under each launcher call (gpu_kernel -> gpu_kernel_impl ->
     launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>) is the same for every op: folded to one line
-    unless `full`; the JSON always has every hop."""
+    unless `full`; the JSON always has every hop. `full` implies `tree`. `width` (a terminal's) cuts long names,
+    never a file path; None cuts nothing."""
+    paint = _Paint(color)
     if not t.hops:
         lines = [t.message or f"nothing found for {t.query!r}"]
         lines += [f"  {c}" for c in t.candidates]
         return "\n".join(lines) + "\n"
-    out = [f"opindex trace {t.query}   ({'bottom-up' if t.direction == 'up' else 'top-down'}, device "
-           f"{t.device}, depth {t.depth})", ""]
+    tree = tree or full
+    hidden = {} if full else machinery(t)
+    direction = "bottom-up" if t.direction == "up" else "top-down"
+    out = [paint(f"opindex trace {t.query}", "1") + f"   ({direction}, device {t.device}, depth {t.depth}; "
+           f"{len(t.hops)} hops)", ""]
     if t.message and not t.truncated:  # e.g. how a kernel name was read
         out += [f"note: {t.message}", ""]
-    hidden = {} if full else machinery(t)
-    out += ["Chain", ""] + flow(t) + [""]
-    out += ["Tree", ""] + tree(t, hidden) + [""]
-    absent = [h for h in t.hops if h.absent and h.id not in hidden]
-    if absent:
-        out += ["Absent in this checkout", ""] + [f"  - {h.name}" for h in absent] + [""]
-    if context > 0:
-        out += ["Layers", ""] + layers(t, context, hidden) + [""]
-    out += ["Summary", ""] + summary(t, hidden)
-    if hidden:
-        out += ["", f"{len(hidden)} hops of shared TensorIterator launch machinery folded (--full shows them)"]
+    chain = main_chain(t, hidden)
+    out += _chain_section(t, chain, hidden, paint, width, snippets and not tree, context)
+    if tree:
+        out += ["", paint("Tree", "1"), ""] + tree_lines(t, hidden, paint, width, snippets, context)
+        missing = [h for h in t.hops if h.absent and h.id not in hidden]
+        if missing:
+            out += ["", paint("Not found by opindex", "1"), ""] + [f"  - {h.name}" for h in missing]
+        if hidden:
+            out += ["", f"{len(hidden)} hops of shared TensorIterator launch machinery folded (--full shows them)"]
+    else:
+        tails = _tails(t, chain, hidden, paint, width)
+        budget = SCREEN - len(out) - len(tails) - 4
+        out += _branch_section(t, chain, hidden, paint, width, budget)
+        out += tails
     if t.truncated:
-        out += ["", f"TRUNCATED: {t.truncated['reason']}"]
+        out += ["", paint(f"TRUNCATED: {t.truncated['reason']}", "31;1")]
+    if not tree:
+        out += ["", _expand_hint(t)]
     return "\n".join(out) + "\n"
 
 
-def _path(t: Trace, hop: Hop) -> list[Hop]:
-    path = [hop]
-    while path[-1].parent is not None:
-        path.append(t.hops[path[-1].parent])
-    return path[::-1]
-
-
-_TAIL_LAYERS = ("backward", "decomposition", "codegen")
-
-
-def main_chain(t: Trace) -> list[Hop]:
-    """Root to the first device end (launch/library call) top-down, or to the first Python surface bottom-up;
-    without one, to the deepest hop on the forward path (backward/decomposition/codegen are side branches)."""
-    if t.direction == "down":
-        ends = t.ends()
-    else:
-        ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
-    if ends:
-        return _path(t, ends[0])
-    pool = [h for h in t.hops if not h.absent and h.layer not in _TAIL_LAYERS] or t.hops
-    return _path(t, max(pool, key=lambda h: (len(_path(t, h)), -h.id)))
-
-
-def flow(t: Trace) -> list[str]:
-    chain = main_chain(t)
-    width = max(len(_box(h)) for h in chain)
-    out = []
+# -- the main chain ---------------------------------------------------------------------------------------------------
+def main_chain(t: Trace, hidden: dict[int, int] | None = None) -> list[Hop]:
+    """The trace's default path (Trace.main_chain), cut where it enters folded TensorIterator machinery (the
+    launcher call stands for it)."""
+    chain = t.main_chain()
+    hidden = hidden or {}
     for i, h in enumerate(chain):
-        label = _box(h)
-        out.append(f"  +{'-' * (width + 2)}+")
-        out.append(f"  | {label.ljust(width)} |  {_where(h)}")
-        out.append(f"  +{'-' * (width + 2)}+")
-        if i < len(chain) - 1:
-            out += [f"  {' ' * (width // 2 + 2)}|", f"  {' ' * (width // 2 + 2)}v"]
+        if h.id in hidden:
+            return chain[:i]
+    return chain
+
+
+def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: bool, context: int) -> list[str]:
+    if t.direction == "up":
+        title = "Main chain: from the start up to the first Python surface"
+    else:
+        end = chain[-1] if chain else None
+        what = "device code" if end is not None and (end.layer in ("cuda", "library") or end.kind ==
+                                                      "ufunc_inner_loop") else "the deepest hop found"
+        title = f"Main chain: the default path on {t.device.upper()}, to the {what} it ends in"
+    out = [paint(title, "1"), ""]
+    pad = min(max((len(h.name) for h in chain), default=0), 64)
+    forks = 0
+    for i, h in enumerate(chain, 1):
+        name = _folded(t, h, hidden) if _folds(h, hidden) else h.name
+        ways = _rival_paths(t, chain[i - 2], h) if i > 1 and t.direction == "down" else 0
+        forks += bool(ways)
+        suffix = paint(f"  ◆ default of {ways + 1}", "1") if ways else ""
+        out.append(_hop_line(f"{i:>3}  ", h, name, paint, width, suffix, pad))
+        if snippets:
+            out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
+    if forks:
+        out.append(paint("     ◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); "
+                         "the default is ranked: device code that computes, the op's own ops before helpers, a vendor "
+                         "library before own kernels, then source order (fast paths come first)", "2"))
     return out
 
 
-def _box(h: Hop) -> str:
-    name = h.name if len(h.name) <= 70 else h.name[:67] + "..."
-    return f"[{h.layer}] {name}"
+def _rival_paths(t: Trace, hop: Hop, next_hop: Hop) -> int:
+    """Other children of `hop` that lead to device code that computes (other ways the op may run)."""
+    from ..trace.model import computes
+    ends = {h.id for h in t.ends() if computes(h)}
+    n = 0
+    for k in t.children(hop.id):
+        if k.id != next_hop.id and k.layer not in TAIL_LAYERS and _subtree_has(t, k, ends):
+            n += 1
+    return n
 
 
+def _subtree_has(t: Trace, hop: Hop, ids: set[int]) -> bool:
+    return any(x.id in ids for x in _subtree(t, hop))
+
+
+def _subtree(t: Trace, hop: Hop) -> list[Hop]:
+    out, stack = [], [hop]
+    kids = _kids(t)
+    while stack:
+        h = stack.pop()
+        out.append(h)
+        stack.extend(kids.get(h.id, ()))
+    return out
+
+
+def _kids(t: Trace) -> dict:
+    cache = getattr(t, "_kids_cache", None)
+    if cache is None or cache[0] != len(t.hops):
+        index: dict = {}
+        for h in t.hops:
+            index.setdefault(h.parent, []).append(h)
+        cache = (len(t.hops), index)
+        try:
+            object.__setattr__(t, "_kids_cache", cache)
+        except AttributeError:
+            pass
+    return cache[1]
+
+
+def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: str = "", pad: int = 0) -> str:
+    where = _where(h)
+    mark = "✗ " if h.absent else ""
+    fixed = len(prefix) + _LAYER_WIDTH + 1 + len(mark) + (len(where) + 2 if where else 0) + len(_plain(suffix))
+    if width:
+        name = _cut(name, max(20, width - fixed))
+        pad = min(pad, max(20, width - fixed))
+    name = name.ljust(pad) if where else name
+    layer = paint.layer(h.layer, h.layer.ljust(_LAYER_WIDTH))
+    text = paint(mark + name, "31") if h.absent else name
+    return f"{prefix}{layer} {text}" + (f"  {paint(where, '2')}" if where else "") + suffix
+
+
+def _plain(text: str) -> str:
+    import re
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _short(name: str) -> str:
+    return name.split("(")[0].split("<")[0]
+
+
+# -- branches ---------------------------------------------------------------------------------------------------------
+def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: int) -> list[str]:
+    """Every child of a chain hop that is not the next chain hop, folded to one line with the number of hops below
+    it; leaves of one layer under one hop share a line, same-named branches one line with ×n."""
+    on_chain = {h.id for h in chain}
+    lines: list[tuple[str, int]] = []  # (text, hops it stands for)
+    ends = {h.id for h in t.ends()}
+    for i, h in enumerate(chain, 1):
+        kids = [k for k in _kids(t).get(h.id, []) if k.id not in on_chain and k.layer not in TAIL_LAYERS
+                and k.id not in hidden]
+        if t.direction == "up":
+            kids = [k for k in kids]
+        leaves: dict[str, list[Hop]] = {}
+        groups: dict[tuple, list[Hop]] = {}
+        for k in kids:
+            if not _kids(t).get(k.id) and not k.absent:
+                leaves.setdefault(k.layer, []).append(k)
+            else:
+                groups.setdefault((k.layer, k.name), []).append(k)
+        for (layer, name), same in groups.items():
+            hops = [x for k in same for x in _subtree(t, k) if x.id not in hidden]
+            count = f" ×{len(same)}" if len(same) > 1 else ""
+            first = same[0]
+            where = _where(first) + (f" +{len(same) - 1}" if len(same) > 1 else "")
+            below = [x for x in hops if x.id in ends and x.layer not in TAIL_LAYERS]
+            absent = [x for x in hops if x.absent and x.layer not in TAIL_LAYERS]
+            if below:
+                note = f"{len(hops)} hops; device code: {_short(below[0].name.removeprefix('__global__ '))}"
+            elif first.absent:
+                note = ""
+            elif absent:
+                note = f"{len(hops)} hops; ✗ {absent[0].name}"
+            else:
+                note = f"{len(hops)} hops"
+            stand_in = Hop(first.id, first.parent, layer, first.kind, f"{name}{count}", None, None, "",
+                           first.absent)
+            head = len(f"{i:>3} ↳ ") + _LAYER_WIDTH + 1 + len(name) + len(count) + len(where) + 2
+            if width and note and head + len(note) + 4 > width:  # the note gives way before the name
+                note = _cut(note, max(width - head - 4, 12))
+            line = _hop_line(f"{i:>3} ↳ ", stand_in, f"{name}{count}", paint, width,
+                             (f"  {paint(where, '2')}" if where else "") + (f"  ({note})" if note else ""))
+            lines.append((line, len(hops)))
+        grouped = [k for layer in list(leaves) for k in leaves[layer] if k.kind == "grouped"]
+        if grouped:
+            leaves = {layer: rest for layer, same in leaves.items()
+                      if (rest := [k for k in same if k.kind != "grouped"])}
+            n = sum(int(k.name.split()[0]) for k in grouped if k.name.split()[0].isdigit())
+            stand_in = Hop(grouped[0].id, grouped[0].parent, grouped[0].layer, "grouped", "")
+            lines.append((_hop_line(f"{i:>3} ↳ ", stand_in, f"{n} more callers in {len(grouped)} files, grouped by "
+                                    f"file, not walked (--tree names each; --limit 0 walks them)", paint, width),
+                          len(grouped)))
+        for layer, same in leaves.items():
+            names = list(dict.fromkeys(_short(k.name) for k in same))
+            files = sorted({k.file for k in same if k.file})
+            where = files[0] if len(files) == 1 else f"{len(files)} files" if files else ""
+            text = f"{len(same)} more: " + ", ".join(names) if len(same) > 1 else names[0]
+            stand_in = Hop(same[0].id, same[0].parent, layer, same[0].kind, text)
+            suffix = f"  {paint(where, '2')}" if where and len(same) > 1 else ""
+            if len(same) == 1:
+                stand_in.file, stand_in.line = same[0].file, same[0].line
+                suffix = "  (shown above)" if "(shown above)" in same[0].detail else ""
+            lines.append((_hop_line(f"{i:>3} ↳ ", stand_in, text, paint, width, suffix), len(same)))
+    if not lines:
+        return []
+    out = ["", paint("Branches: each folded to one line, with the hops below it (--tree shows them)", "1"), ""]
+    room = max(budget - len(out), 3)
+    if len(lines) > room:
+        kept, rest = lines[: room - 1], lines[room - 1:]
+        out += [text for text, _ in kept]
+        out.append(paint(f"  … and {len(rest)} more branches ({sum(n for _, n in rest)} hops): --tree shows them",
+                         "33"))
+    else:
+        out += [text for text, _ in lines]
+    return out
+
+
+# -- backward, decompositions, codegen, what was not found -------------------------------------------------------------
+def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
+    out: list[str] = []
+    chain_ids = {h.id for h in chain}
+    kids = _kids(t)
+    derivatives = [k for h in chain for k in kids.get(h.id, []) if k.layer == "backward" and not k.absent]
+    notes = [k for h in chain for k in kids.get(h.id, []) if k.layer == "backward" and k.absent]
+    if t.direction == "down":
+        out += ["", paint("Backward", "1"), ""]
+        if not derivatives:
+            out += [_hop_line("     ", n, n.name, paint, width) for n in notes[:2]] or [
+                "     no derivatives.yaml entry on the main chain"]
+        for d in derivatives[:3]:
+            formulas = [f for f in kids.get(d.id, []) if f.kind == "formula"]
+            out.append(_hop_line("     ", d, d.name, paint, width, f"  ({_n(len(formulas), 'formula')})"))
+            traced = [f for f in formulas if kids.get(f.id)]
+            grads = [f for f in formulas if "grad" in f.detail and not f.name.endswith("non_differentiable")]
+            for f in (traced or grads)[:1]:
+                out.append(_hop_line("       ", f, f.name, paint, width))
+                if traced:
+                    sub = _best_path(t, f)
+                    for s in sub[1:]:
+                        out.append(_hop_line("         → ", s, s.name, paint, width))
+        if len(derivatives) > 3:
+            out.append(f"     … and {len(derivatives) - 3} more derivatives.yaml entries (--tree)")
+    decomps = [h for h in t.hops if h.layer == "decomposition" and h.id not in hidden]
+    codegen = [h for h in t.hops if h.layer == "codegen" and h.kind != "bindings" and h.id not in hidden]
+    missing = [h for h in t.hops if h.absent and h.id not in hidden and h.id not in chain_ids]
+    also = []
+    if decomps:
+        first = decomps[0]
+        also.append(f"{_n(len(decomps), 'decomposition/reference', 'decompositions/references')} ({_short(first.name)} {_where(first)}"
+                    f"{', ...' if len(decomps) > 1 else ''})")
+    if codegen:
+        also.append(f"{len(codegen)} codegen files")
+    if missing:
+        also.append(f"{_n(len(missing), 'statement')} of what opindex did not find")
+    if hidden:
+        also.append(f"{len(hidden)} hops of shared TensorIterator launch machinery (--full)")
+    if also:
+        out += ["", "Also in the tree: " + "; ".join(also)]
+    return out
+
+
+def _n(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _best_path(t: Trace, top: Hop) -> list[Hop]:
+    """The ranked default path inside the subtree of `top` (the backward's ops with --backward)."""
+    from ..trace.model import query_tokens, rank_end
+    inside = {h.id for h in _subtree(t, top)}
+    ends = [h for h in t.ends() if h.id in inside]
+    if not ends:
+        return [top] + [k for k in _kids(t).get(top.id, [])[:1]]
+    tokens = query_tokens(top.name.split(":", 1)[-1].split("(")[0].strip())
+    best = min(enumerate(ends), key=lambda ie: (*rank_end(t, ie[1], tokens), ie[0]))[1]
+    path = t.path(best)
+    return path[[h.id for h in path].index(top.id):]
+
+
+def _expand_hint(t: Trace) -> str:
+    flags = [f"--tree (all {len(t.hops)} hops)", "--snippets (source lines)"]
+    if t.direction == "down":
+        flags.append(f"--depth {t.depth + 1} (follow more op calls)")
+        flags.append("--backward (trace the ops the backward calls)")
+    flags.append("--json")
+    return "Expand: " + "  ".join(flags)
+
+
+# -- the tree ---------------------------------------------------------------------------------------------------------
 def _where(h: Hop) -> str:
     return f"{h.file}:{h.line}" if h.file and h.line else ""
 
@@ -91,6 +331,10 @@ def machinery(t: Trace) -> dict[int, int]:
     return hidden
 
 
+def _folds(hop: Hop, hidden: dict[int, int]) -> bool:
+    return bool(hidden) and hop.kind == "tensor_iterator" and hop.id in set(hidden.values())
+
+
 def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
     below = [t.hops[i] for i, top in hidden.items() if top == launch.id]
     launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in below if h.kind == "launcher")
@@ -104,45 +348,35 @@ def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
 
 
 def tree(t: Trace, hidden: dict[int, int] | None = None) -> list[str]:
+    """Every hop as a tree, `[layer] name  file:line` (the golden traces' form)."""
+    return tree_lines(t, hidden or {})
+
+
+def tree_lines(t: Trace, hidden: dict[int, int], paint: _Paint | None = None, width: int | None = None,
+               snippets: bool = False, context: int = 2) -> list[str]:
     out: list[str] = []
-    hidden = hidden or {}
+    paint = paint or _Paint(False)
+    folding = set(hidden.values())
+    kids_of = _kids(t)
 
     def walk(hop: Hop, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")
         mark = "✗ " if hop.absent else ""
         where = f"  {_where(hop)}" if _where(hop) and hop.name != hop.file else ""
-        folds = any(top_id == hop.id for top_id in hidden.values()) if hidden else False
-        name = _folded(t, hop, hidden) if folds else hop.name
-        out.append(f"  {prefix}{branch}{mark}[{hop.layer}] {name}{where}")
-        kids = [k for k in t.children(hop.id) if k.id not in hidden]
+        name = _folded(t, hop, hidden) if hop.id in folding else hop.name
+        if width:
+            name = _cut(name, max(20, width - len(prefix) - len(branch) - len(mark) - len(hop.layer) - 5 - len(where)))
+        label = paint.layer(hop.layer, f"[{hop.layer}]")
+        text = paint(name, "31") if hop.absent else name
+        out.append(f"  {prefix}{branch}{paint(mark, '31')}{label} {text}{paint(where, '2')}")
+        kids = [k for k in kids_of.get(hop.id, []) if k.id not in hidden]
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
+        if snippets:
+            bar = child_prefix + ("│  " if kids else "   ")
+            out.extend(f"  {bar}  {s}" for s in snippet(t.root, hop.file, hop.line, 0, context))
         for i, k in enumerate(kids):
             walk(k, child_prefix, i == len(kids) - 1, False)
 
-    for r in t.roots():
+    for r in kids_of.get(None, []):
         walk(r, "", True, True)
-    return out
-
-
-def layers(t: Trace, context: int, hidden: dict[int, int] | None = None) -> list[str]:
-    out = []
-    for h in t.hops:
-        if h.absent or not h.file or not h.line or h.id in (hidden or {}):
-            continue
-        out.append(f"  [{h.layer}] {h.name} — {h.file}:{h.line}")
-        if h.detail:
-            out.append(f"      {h.detail}")
-        out += [f"    {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
-        out.append("")
-    return out
-
-
-def summary(t: Trace, hidden: dict[int, int] | None = None) -> list[str]:
-    rows = [(h.layer, _where(h), h.name) for h in t.hops if not h.absent and h.file and h.id not in (hidden or {})]
-    if not rows:
-        return ["  (no located hops)"]
-    w0 = max(len("layer"), *(len(r[0]) for r in rows))
-    w1 = max(len("file"), *(len(r[1]) for r in rows))
-    out = [f"  {'layer'.ljust(w0)}  {'file'.ljust(w1)}  function", f"  {'-' * w0}  {'-' * w1}  {'-' * 8}"]
-    out += [f"  {a.ljust(w0)}  {b.ljust(w1)}  {c}" for a, b, c in rows]
     return out

@@ -14,9 +14,13 @@ class TraceView(Trace):
     def of(cls, t: Trace) -> "TraceView":
         return cls(**{f.name: getattr(t, f.name) for f in fields(t)})
 
-    def to_text(self, context: int = 2, full: bool = False) -> str:
+    def to_text(self, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
+                color: bool = False, width: int | None = None) -> str:
+        """The text trace: the main chain, folded branches, the backward and a hint of the flags that expand it;
+        `tree` every hop (`full` with the TensorIterator machinery unfolded), `snippets` `context` source lines
+        under each hop shown."""
         from .trace_text import render
-        return render(self, context=context, full=full)
+        return render(self, context=context, full=full, tree=tree, snippets=snippets, color=color, width=width)
 
     def to_markdown(self) -> str:
         from .trace_graph import markdown

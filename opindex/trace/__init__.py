@@ -23,26 +23,26 @@ __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
 
 
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
-          root: str | None = None, max_hops: int = MAX_HOPS) -> Trace:
+          root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6) -> Trace:
     """The trace of `name`; a walk larger than `max_hops` hops (0: no limit) stops there and says so in
     Trace.truncated."""
     with q.memoized(con):  # about half of a large trace's lookups repeat
-        return _trace(con, name, device, depth, up, backward, root, max_hops)
+        return _trace(con, name, device, depth, up, backward, root, max_hops, limit)
 
 
 def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None,
-           max_hops: int) -> Trace:
+           max_hops: int, limit: int) -> Trace:
     if device not in q.DEVICES:
         raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
     targets = lookup(con, name)
     bottom_up = up if up is not None else bool(targets) and all(t.kind in ("stub", "global_kernel") or (
         t.kind == "cpp" and _is_registered_kernel(con, t.obj)) for t in targets)
     t = Trace(query=name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
-              max_hops=max_hops)
+              max_hops=max_hops, limit=limit)
     if not targets:
         t.candidates = suggestions(con, name)
         t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in this index" + (
-            "; did you mean: " + ", ".join(t.candidates) if t.candidates else "")
+            "; did you mean one of these?" if t.candidates else "")  # listed once, in t.candidates
         return t
     if _ambiguous(targets):
         t.candidates = [f"{x.label} ({x.kind}, {x.obj.get('file')}:{x.obj.get('line')})" for x in targets]
@@ -59,8 +59,8 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         Walker(con, t, backward=backward).start(targets, name)
     if max_hops and len(t.hops) > max_hops:  # the walk checks its size between steps: cut to the cap exactly
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
-        t.truncated = {"hops": max_hops, "reason": f"the walk stopped at {max_hops} hops; raise max_hops "
-                                                   f"(--max-hops N, 0 for no limit) to see the rest"}
+        t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "
+                                f"limit) to see the rest")
     if t.truncated:
         t.message = t.truncated["reason"]
     return t

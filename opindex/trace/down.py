@@ -67,8 +67,8 @@ class Walker:
     def full(self) -> bool:
         limit = self.trace.max_hops
         if limit and len(self.trace.hops) >= limit:
-            self.trace.truncated = {"hops": limit, "reason": f"the walk stopped at {limit} hops; raise max_hops "
-                                    "(--max-hops N, 0 for no limit) to see the rest"}
+            self.trace.cut("hops", limit, f"the walk stopped at {limit} hops; raise max_hops (--max-hops N, 0 for "
+                           "no limit) to see the rest")
             return True
         return False
 
@@ -332,7 +332,9 @@ class Walker:
             return
         chosen = [ln for ln in chosen if ln not in elsewhere]
         if not chosen:
-            self.add(parent, "cpp", "note", f"no C++ definition of {kernel} in this checkout", absent=True)
+            self.add(parent, "cpp", "note", f"no C++ definition of {kernel} found by opindex (none in its index: it may "
+                     "be written by a macro opindex does not expand, e.g. one defined in another file, or generated "
+                     "at build time)", absent=True)
             return
         rest = [ln for ln in links if not ln["chosen"]]
         hop = None
@@ -459,6 +461,13 @@ class Walker:
             self.useful_native.update(e["id"] for e in entries[:2])
         else:
             self._restore(saved)
+            # --depth only adds: an op call a shallower trace lists unexpanded stays, as a leaf, when it leads on
+            # to no device code
+            if self.unexpanded.get(hop.id, 0) < MAX_UNEXPANDED:
+                self.unexpanded[hop.id] = self.unexpanded.get(hop.id, 0) + 1
+                self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
+                         f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: leads to no device code "
+                         f"opindex found")
 
     def autograd_of(self, entry: dict, parent: Hop) -> None:
         """The derivatives.yaml formulas of an op a CompositeImplicitAutograd kernel calls: where its backward is."""
@@ -471,8 +480,11 @@ class Walker:
                            der["line"], f"{der['schema']} (the backward of the composite op that calls it)")
             for f in q.formulas(self.con, der["id"]):
                 if not f["is_forward"]:
-                    self.add(hop, "backward", "formula", f"{f['inputs']}: {f['formula']}", f["file"], f["line"],
-                             "grad formula")
+                    fh = self.add(hop, "backward", "formula", f"{f['inputs']}: {f['formula']}", f["file"], f["line"],
+                                  "grad formula")
+                    if self.backward:  # --backward: the ops the formula calls, as for an op's own formulas
+                        for op in backward_ops(self.con, f["formula"])[:3]:
+                            self.native(op, fh, 0)
 
     def composite(self, entry: dict) -> bool:
         """True when `device` runs this op through a Composite* kernel (no kernel of the device's own)."""
@@ -537,8 +549,9 @@ class Walker:
             return
         if not regs:
             others = sorted({r["device"] for r in q.registrations(self.con, s["stub"], "all")})
-            self.add(hop, "registration", "note", f"stub {s['stub']} has no {self.device.upper()} registration "
-                     f"in this checkout" + (f" (registered for: {', '.join(others)})" if others else ""),
+            self.add(hop, "registration", "note", f"no {self.device.upper()} registration of stub {s['stub']} found "
+                     f"by opindex" + (f" (registered for: {', '.join(others)})" if others else
+                                      " (a registration written by a macro of another file is not indexed)"),
                      absent=True)
             return
         shown = set()

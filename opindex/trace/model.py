@@ -7,6 +7,7 @@ this module (down.py, up.py); opindex.render turns it into text, Markdown, Graph
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 # The layers of the seed document, in reading order; every hop belongs to one.
@@ -38,7 +39,8 @@ class Trace:
     message: str = ""  # why there are no hops (unknown / ambiguous)
     root: str | None = None  # checkout root, for reading source snippets
     max_hops: int = 5000  # the walk stops here (0: no limit); `truncated` then says so
-    truncated: dict = field(default_factory=dict)  # {"hops": N, "reason": ...} when a cap cut the walk
+    limit: int = 6  # fan-in per step of a bottom-up walk (callers, launches, registrations); 0: no limit
+    truncated: dict = field(default_factory=dict)  # {"hops": N, "callers": N, "reason": ...} when a cap cut it
 
     # -- shape ------------------------------------------------------------------------------------------------
     def children(self, hop_id: int | None) -> list[Hop]:
@@ -56,10 +58,50 @@ class Trace:
         return [h for h in self.hops if (h.layer in ("cuda", "library") or h.kind == "ufunc_inner_loop")
                 and not h.absent]
 
+    def cut(self, cap: str, limit: int, reason: str) -> None:
+        """Say that a cap cut the walk: truncated[cap] = limit, and the reason (how to lift it) added once."""
+        said = self.truncated.get("reason", "")
+        self.truncated = {**{k: v for k, v in self.truncated.items() if k != "reason"}, cap: limit,
+                          "reason": said if reason in said else f"{said}; {reason}" if said else reason}
+
+    def path(self, hop: Hop) -> list[Hop]:
+        """The hops from a root down to `hop`."""
+        out = [hop]
+        while out[-1].parent is not None:
+            out.append(self.hops[out[-1].parent])
+        return out[::-1]
+
+    def main_chain(self) -> list[Hop]:
+        """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
+        start to the first Python surface. Of the ends (Trace.ends), the best by `rank_end`; without one, the
+        deepest hop of the forward path (backward, decomposition and codegen hops are side branches)."""
+        if not self.hops:
+            return []
+        if self.direction == "down":
+            ends = [h for h in self.ends() if not self._in_tail(h)]
+            # the deepest: a __global__, not its <<<>>> launch (unless the __global__ linked is a test's)
+            inner = {h.parent for h in ends if not _TEST.search(h.file or "")}
+            ends = [h for h in ends if h.id not in inner]
+            if ends:
+                tokens = query_tokens(self.query)
+                best = min(enumerate(ends), key=lambda ie: (*rank_end(self, ie[1], tokens), ie[0]))[1]
+                return self.path(best)
+        else:
+            ends = [h for h in self.hops if h.layer in ("python", "bridge") and not h.absent]
+            if ends:
+                return self.path(ends[0])
+        pool = [h for h in self.hops if not h.absent and h.layer not in TAIL_LAYERS and not self._in_tail(h)] \
+            or self.hops
+        return self.path(max(pool, key=lambda h: (len(self.path(h)), -h.id)))
+
+    def _in_tail(self, hop: Hop) -> bool:
+        return any(h.layer in TAIL_LAYERS for h in self.path(hop))
+
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (stable): query, direction, device, depth, hops[{id, parent, layer, kind, name, file,
-        line, detail, absent}], candidates, message, truncated ({} or {"hops": N, "reason": ...})."""
+        line, detail, absent}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}:
+        which caps cut the walk, and how to lift them)."""
         return {"query": self.query, "direction": self.direction, "device": self.device, "depth": self.depth,
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
                 "truncated": self.truncated}
@@ -67,3 +109,64 @@ class Trace:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
+
+
+TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
+
+# Library calls that set up (handles, descriptors, workspace sizes, plans) rather than run the work.
+_SETUP_CALL = re.compile(r"(Get|Set|Create|Destroy)[A-Z]|Descriptor|WorkspaceSize|TempSpace|ReserveSize|Handle|"
+                         r"Stream$|Builder$|_plans?$")
+# Hops whose place in the tree is a guess of the walk, not a call it read (a launch found in the same file).
+_GUESS = "same file: reached through"
+_TEST = re.compile(r"(^|/)(test|tests|benchmarks?)/|(^|/)test_[^/]*$")
+
+
+def query_tokens(query: str) -> set[str]:
+    """The words of a traced name (nn.MultiheadAttention -> multihead, attention; F.layer_norm -> layer, norm)."""
+    last = re.split(r"[.:]", query.strip())[-1]
+    return {w for w in words(last) if len(w) >= 3} or {last.lower()}
+
+
+def words(name: str) -> list[str]:
+    """Lower-case words of a C++ or Python name, split at separators and camel case (LayerNormForward ->
+    layer, norm, forward)."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)]
+
+
+def _named(name: str, tokens: set[str]) -> bool:
+    """A word of `name` is a word of the traced name, or starts with one (conv2d: convolution)."""
+    return any(w.startswith(t) or t.startswith(w) and len(w) >= 3 for w in words(name) for t in tokens)
+
+
+def computes(end: Hop) -> bool:
+    """An end where work runs: not a library call that only sets up (a descriptor, a handle, a workspace size)."""
+    return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
+
+
+def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
+    """How likely `end` is where the op's work runs on the device, smaller first:
+    1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then a TensorIterator
+       launch (the shared elementwise machinery), then a library call that only sets up (descriptors, handles);
+    2. whether the path to it holds a guess of the walk (a launch found in the same file);
+    3. the share of the path's ops named like the traced name (the op's own work before helpers such as pad, zeros
+       or matmul: _scaled_dot_product_flash_attention for scaled_dot_product_attention);
+    4. a vendor library call before PyTorch's own kernels (cuDNN, cuBLAS are the fast paths; own kernels the
+       fallbacks);
+    5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
+    6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
+    then the walk's order, which is source order: PyTorch tries its fast paths first."""
+    path = t.path(end)
+    if end.layer == "library":
+        kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
+    elif end.kind in ("tensor_iterator", "ufunc_inner_loop"):
+        kind = 1
+    else:
+        kind = 0
+    guesses = sum(1 for h in path if _GUESS in h.detail or _TEST.search(h.file or ""))
+    entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
+    share = sum(_named(h.name.removeprefix("aten::").split(".")[0], tokens) for h in entries) / (len(entries) or 1)
+    last = max((i for i, h in enumerate(path) if h in entries), default=0)
+    below = sum(1 for h in path[last:] if h.layer in ("cpp", "cuda", "stub", "registration") and _named(
+        h.name.split("::")[-1].split("<")[0], tokens))
+    ops = sum(1 for h in path if h.kind == "calls_op")
+    return (kind, guesses, -round(share, 3), end.layer != "library", -below, ops)

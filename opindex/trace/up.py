@@ -8,7 +8,7 @@ from .model import Hop
 from .down import Walker, _cpp_detail
 from .python import bridged_entries
 
-MAX_CALLERS = 6
+MAX_CALLERS = 6  # the default of Trace.limit (--limit): callers, launches, registrations walked per step
 MAX_BRIDGES = 8
 
 
@@ -32,11 +32,46 @@ class UpWalker(Walker):
         launches = q.launches_of(self.con, k["name"])
         if not launches:
             self.add(hop, "cuda", "note", f"no <<<>>> launch of {k['name']} found", absent=True)
-        for launch in launches[:MAX_CALLERS]:
+        for launch in self.fan_in(launches, hop, "launches", lambda x: (x["file"], x["line"])):
             lh = self.add(hop, "cuda", "launch", f"{launch['kernel']}<<<{launch['config'] or ''}>>>",
                           launch["file"], launch["line"], f"launched in {launch['caller'] or 'file scope'}")
             self.up_function(launch["caller"], launch["file"], lh, budget=4)
         return hop
+
+    # -- fan-in: every caller named, the first `limit` walked, the rest grouped by file --------------------------
+    def fan_in(self, items: list[dict], parent: Hop, what: str, key, label=None) -> list[dict]:
+        """The distinct items (by `key`) to walk from `parent`: all of them up to Trace.limit (0: no limit); past
+        it the first `limit`, and the rest grouped into one hop per file that names each one (and, for a
+        function, the stubs it is registered for and the ops whose kernel it is), so nothing is dropped unsaid."""
+        unique = list({key(x): x for x in reversed(items)}.values())[::-1]  # first occurrence of each, in order
+        limit = self.trace.limit
+        if not limit or len(unique) <= limit:
+            return unique
+        walked, rest = unique[:limit], unique[limit:]
+        self.group_by_file(rest, parent, f"more {what}", label)
+        self.trace.cut("callers", self.trace.limit, "callers, launches and registrations of one hop past --limit are "
+                                                    "grouped by file, named but not walked (--limit N walks N, "
+                                                    "--limit 0 every one)")
+        return walked
+
+    def group_by_file(self, items: list[dict], parent: Hop, what: str, label=None) -> None:
+        label = label or (lambda x: x.get("caller") or x.get("kernel") or "")
+        by_file: dict[str, list[dict]] = {}
+        for x in items:
+            by_file.setdefault(x["file"], []).append(x)
+        for file, group in sorted(by_file.items(), key=lambda fg: (-len(fg[1]), fg[0])):
+            names = list(dict.fromkeys(self.describe(label(x)) for x in group))
+            self.add(parent, parent.layer if parent.layer in ("cpp", "cuda", "stub") else "cpp", "grouped",
+                     f"{len(group)} {what} in {file}", file, group[0]["line"],
+                     "not walked (--limit): " + ", ".join(names))
+
+    def describe(self, qualified_name: str) -> str:
+        """A caller, with the stubs it is registered for and the ops whose kernel it is (by op, not only by file)."""
+        name = qualified_name.split("::")[-1]
+        stubs = sorted({r["stub"] for r in q.kernels_registered_as(self.con, name)})
+        ops = list(dict.fromkeys(r["full_name"] for r in q.dispatch_rows_with_kernel(self.con, name)))
+        tags = [f"registered for {', '.join(stubs)}"] * bool(stubs) + [f"kernel of {', '.join(ops[:3])}"] * bool(ops)
+        return f"{qualified_name} ({'; '.join(tags)})" if tags else qualified_name
 
     def function(self, d: dict, parent: Hop | None = None) -> Hop:
         return self.up_function(d["qualified_name"], d["file"], parent, budget=4)
@@ -57,11 +92,11 @@ class UpWalker(Walker):
         # a registration names a function of its own file (LayerNormKernelImpl exists once per device)
         regs = [r for r in q.kernels_registered_as(self.con, name) if r["file"] == d["file"]]
         rows = q.dispatch_rows_with_kernel(self.con, name)
-        for r in regs[:MAX_CALLERS]:
+        for r in self.fan_in(regs, hop, "registrations", lambda x: x["id"], lambda x: f"{x['stub']}"):
             rh = self.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
                           f"{r['macro']}({r['stub']}, {r['kernel']})")
             self.stub_up(r["stub"], rh, budget - 1, device=r["device"])
-        for r in rows[:MAX_CALLERS]:
+        for r in self.fan_in(rows, hop, "dispatch rows", lambda x: x["id"], lambda x: x["full_name"]):
             dh = self.add(hop, "dispatch", r["dispatch_key"], f"{r['dispatch_key']}: {r['kernel']}", r["file"],
                           r["line"], f"kernel of aten::{r['full_name']}")
             self.native_up(r["native_function_id"], dh)
@@ -69,8 +104,12 @@ class UpWalker(Walker):
             callers = [c for c in q.callers_of(self.con, name) if c["language"] in ("cpp", "cuda") and c["caller"]
                        and c["caller"] != qualified_name]
             same = [c for c in callers if c["file"] == file]
-            # callers in other files only when nothing else leads up (common names are called everywhere)
-            for c in (same or ([] if regs or rows else callers))[:MAX_CALLERS]:
+            # a call in another file counts when its link reaches this definition (common names are called
+            # everywhere); without links for it, only when nothing else leads up
+            linked = [c for c in callers if c["file"] != file and any(
+                ln["id"] == d["id"] for ln in q.call_targets(self.con, c["file"], c["qualifier"], c["callee"]))]
+            walk = same + linked if same or linked else ([] if regs or rows else callers)
+            for c in self.fan_in(walk, hop, "callers", lambda x: (x["caller"], x["file"])):
                 self.up_function(c["caller"], c["file"], hop, budget - 1)
         return hop
 
@@ -94,7 +133,7 @@ class UpWalker(Walker):
             why = f" for {device} (called with {', '.join(sorted({c['device_arg'] for c in every}))} only)" \
                 if every else ""
             self.add(hop, "cpp", "note", f"no call of {stub} found{why}", absent=True)
-        for c in callers[:MAX_CALLERS]:
+        for c in self.fan_in(callers, hop, "stub calls", lambda x: (x["caller"], x["file"], x["line"])):
             ch = self.add(hop, "stub", "stub_call", f"{stub}({c['device_arg'] or ''}, ...)", c["file"], c["line"],
                           f"called in {c['caller']}")
             self.up_function(c["caller"], c["file"], ch, budget)
@@ -105,10 +144,10 @@ class UpWalker(Walker):
         if budget <= 0:
             return
         names = (entry["name"], f"{entry['name']}_symint")
-        callers = q.rows(self.con, "SELECT DISTINCT caller, file FROM calls WHERE callee IN (?, ?) AND "
+        callers = q.rows(self.con, "SELECT caller, file, min(line) AS line FROM calls WHERE callee IN (?, ?) AND "
                                    "qualifier = 'at' AND language IN ('cpp', 'cuda') AND caller != '' "
-                                   "ORDER BY file LIMIT 8", names)
-        for c in callers:
+                                   "GROUP BY caller, file ORDER BY file", names)
+        for c in self.fan_in(callers, parent, "composite callers", lambda x: (x["caller"], x["file"])):
             d = q.enclosing_definition(self.con, c["caller"], c["file"])
             if d is None or (d["qualified_name"], d["file"]) in self.seen_cpp:
                 continue
@@ -146,17 +185,29 @@ class UpWalker(Walker):
                     seen.add(name)
                     self.add(parent, "python", "binding", name, entry["file"], entry["line"],
                              f"bound from variants: {variant} of {entry['full_name']}")
+        every = []
         for entry in entries:
             bridges = [b for b in q.bridges_to(self.con, entry["name"]) if entry in bridged_entries(self.con, b)]
             bridges.sort(key=lambda b: (not b["file"].startswith("torch/nn/"), b["kind"] == "tensor_method",
                                         b["file"]))
-            for b in bridges:
-                key = f"{b['caller']}:{b['text']}"
-                if key in seen or len(seen) > MAX_BRIDGES + 2:
-                    continue
-                seen.add(key)
-                self.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
-                         b["line"], "Python caller")
+            every += [b for b in bridges if f"{b['caller']}:{b['text']}" not in seen]
+        limit = self.trace.limit and max(self.trace.limit, MAX_BRIDGES)
+        shown = self.fan_in(every, parent, "Python callers", lambda b: (b["caller"], b["text"]),
+                            lambda b: f"{b['caller'] or b['file']}: {b['text']}") if limit == self.trace.limit else \
+            self._bridges_capped(every, parent, limit)
+        for b in shown:
+            self.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
+                     b["line"], "Python caller")
+
+    def _bridges_capped(self, bridges: list[dict], parent: Hop, limit: int) -> list[dict]:
+        """Python callers are leaves (nothing is walked from them): more of them are listed than of callers."""
+        saved = self.trace.limit
+        self.trace.limit = limit
+        try:
+            return self.fan_in(bridges, parent, "Python callers", lambda b: (b["caller"], b["text"]),
+                               lambda b: f"{b['caller'] or b['file']}: {b['text']}")
+        finally:
+            self.trace.limit = saved
 
 
 def _may_reach(device_arg: str | None, device: str | None) -> bool:
