@@ -73,13 +73,14 @@ class Index:
 
     # -- cross-layer ----------------------------------------------------------------------------------------------
     def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
-              backward: bool = False, max_hops: int = 5000):
+              backward: bool = False, max_hops: int = 5000, limit: int = 6):
         """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel).
-        A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message)."""
+        A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message); bottom-up,
+        more than `limit` callers of one function (0: no limit) are grouped by file, and Trace.truncated says so."""
         from .render.trace_view import TraceView
         from .trace import trace
         t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
-                  root=self.meta.get("checkout_root"), max_hops=max_hops)
+                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit)
         if not t.hops and _profiler_kernel_name(name):
             t = self._kernel_trace(name, t)
         return TraceView.of(t)
@@ -108,11 +109,11 @@ class Index:
         return t
 
     def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200) -> list[Symbol]:
-        """Definitions named `name` (exact name or qualified name; `*` and `?` wildcards)."""
+        """Definitions named `name` (exact name or qualified name; `*` and `?` wildcards); at most `limit` (0: all)."""
         op = "GLOB" if any(c in name for c in "*?[") else "="
         sql = (f"SELECT s.*, f.layer FROM symbols s JOIN files f ON f.path = s.file "
                f"WHERE (s.name {op} :n OR s.qualified_name {op} :n)")
-        params = {"n": name, "limit": limit}
+        params = {"n": name, "limit": limit or -1}  # SQLite: LIMIT -1 is no limit
         if kind:
             sql += " AND s.kind = :kind"
             params["kind"] = kind
@@ -151,21 +152,23 @@ class Index:
                           for r in regs))
 
     def callers(self, name: str, limit: int = 500) -> list[CallSite]:
-        """Call sites of `name` (unqualified callee name, or a qualified C++/Python name's last part)."""
+        """Call sites of `name` (unqualified callee name, or a qualified C++/Python name's last part); at most
+        `limit` (0: all)."""
         callee = _last(name)
         return [_call(r) for r in self.rows("SELECT * FROM calls WHERE callee = :n ORDER BY file, line LIMIT :l",
-                                            {"n": callee, "l": limit})]
+                                            {"n": callee, "l": limit or -1})]
 
     def callees(self, name: str, limit: int = 500) -> list[CallSite]:
-        """What the function `name` calls (its qualified name, or a bare name matching one definition)."""
+        """What the function `name` calls (its qualified name, or a bare name matching one definition); at most
+        `limit` (0: all)."""
         quals = [name] if ("::" in name or "." in name) else [
             r["qualified_name"] for r in self.rows("SELECT DISTINCT qualified_name FROM symbols WHERE name = :n",
                                                    {"n": name})]
         out = []
         for qn in quals:
             out += [_call(r) for r in self.rows("SELECT * FROM calls WHERE caller = :c ORDER BY file, line LIMIT :l",
-                                                {"c": qn, "l": limit})]
-        return out
+                                                {"c": qn, "l": limit or -1})]
+        return out[:limit] if limit else out
 
     def kernels(self, op: str | None = None) -> list[dict]:
         """GPU launches; with `op`, only those reached by that op's trace (device cuda)."""

@@ -40,10 +40,27 @@ def output_options(fn):
     return fn
 
 
-def _emit(rows: list[dict], fmt: str | None, columns=None) -> None:
+def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = None) -> None:
+    """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table."""
+    from .render import terminal
     from .render.rows import render
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-    click.echo(render(rows, fmt, columns), nl=False)
+    click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None), nl=False)
+    if cap:
+        click.echo(f"opindex: {cap}", err=True)
+
+
+def limit_option(default: int):
+    return click.option("--limit", type=click.IntRange(0), default=default, show_default=True,
+                        help="Show at most N rows and say so when there are more (0: all).")
+
+
+def _capped(rows: list, limit: int) -> tuple[list, str | None]:
+    """Rows fetched with limit + 1: the first `limit`, and the sentence that says more were left out."""
+    if limit and len(rows) > limit:
+        return rows[:limit], (f"showing the first {limit} rows; there are more (--limit N shows N, --limit 0 "
+                              f"all)")
+    return rows, None
 
 
 db_option = click.option("--db", "db", default=None, metavar="PATH",
@@ -194,66 +211,93 @@ def _flat(records) -> list[dict]:
 @click.option("--device", type=click.Choice(DEVICE_OPTIONS), default="cuda", show_default=True,
               help="Which dispatch rows and registrations to follow.")
 @click.option("--depth", type=click.IntRange(0, 5), default=1, show_default=True,
-              help="How many times to follow a C++ kernel's calls of other ops back into their YAML entries.")
+              help="How many times to follow a C++ kernel's calls of other ops back into their YAML entries "
+                   "(a deeper trace only adds hops).")
 @click.option("--up", is_flag=True, default=None, help="Bottom-up: from a kernel, stub or op up to the Python surface "
               "(automatic for __global__ kernels, registered kernel functions and stubs).")
 @click.option("--backward", is_flag=True, help="Also trace the ops the backward formulas call.")
+@click.option("--tree", is_flag=True, help="Text: every hop as a tree (the default shows the main chain, the "
+                                          "branches folded to one line each, and the backward).")
+@click.option("--full", is_flag=True, help="Text: the tree with the shared TensorIterator launch machinery hop by hop "
+                                          "(folded to one line otherwise; --json always has every hop).")
+@click.option("--snippets", is_flag=True, help="Text: the source lines under each hop shown (--context of them).")
 @click.option("--context", type=click.IntRange(0, 50), default=2, show_default=True,
-              help="Source lines shown after each hop in text output (0: none).")
+              help="With --snippets: source lines shown from each hop's line on (0: the hop's line only).")
 @click.option("--json", "fmt", flag_value="json", help="The documented JSON shape (file and line on every hop).")
 @click.option("--markdown", "fmt", flag_value="markdown", help="Markdown (nested list and summary table).")
 @click.option("--dot", "fmt", flag_value="dot", help="Graphviz dot.")
 @click.option("--mermaid", "fmt", flag_value="mermaid", help="Mermaid flowchart.")
 @click.option("--max-hops", type=click.IntRange(0), default=5000, show_default=True,
               help="Stop the walk after N hops and say so (0: no limit).")
-@click.option("--full", is_flag=True, help="Text: show the shared TensorIterator launch machinery hop by hop "
-                                          "(folded to one line by default; --json always has every hop).")
+@click.option("--limit", type=click.IntRange(0), default=6, show_default=True,
+              help="Bottom-up: callers, launches and registrations walked per step; more are grouped by file with "
+                   "their ops named, and the trace says so (0: walk every one).")
+@click.option("--color/--no-color", "color", default=None,
+              help="Colour the text (default: on a terminal, unless NO_COLOR is set).")
+@click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
+                                              "$OPINDEX_PAGER, else $PAGER, else less -FRX).")
 @db_option
 @_fail_cleanly
-def trace(name, device, depth, up, backward, context, fmt, max_hops, full, db):
+def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, no_pager,
+          db):
     """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
     registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
 
     NAME can be nn.LSTM, torch.nn.LSTM, F.relu, torch.relu, relu, Tensor.add_, aten::add.Tensor, add.out,
     at::native::relu, a kernel function, a stub or a __global__ kernel.
+
+    \b
+    Text output (the default) fits one screen: the main chain, the default path for --device from the Python
+    surface to the __global__ kernel or library call the op ends in, one line per hop with file:line; the
+    branches, each folded to one line with the hops below it; the backward; and the flags that expand it.
+    --tree prints every hop, --snippets the source lines. Every cap (--max-hops, --limit) is stated in the
+    output: `truncated` in JSON, a TRUNCATED line in text, a line on stderr.
     """
     from .api import Index
+    from .render import terminal
     with Index(db) as ix:
-        t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops)
+        t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops, limit=limit)
     if t.truncated:
         click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:
         click.echo(t.to_text(), err=True, nl=False)
         sys.exit(2)
     out = {"json": t.to_json, "markdown": t.to_markdown, "dot": t.to_dot, "mermaid": t.to_mermaid}.get(fmt)
-    click.echo(out() if out else t.to_text(context=context, full=full), nl=False)
-    if fmt == "json":
-        click.echo()
+    if out:
+        click.echo(out(), nl=fmt == "json")
+        return
+    text = t.to_text(context=context, full=full, tree=tree, snippets=snippets, color=terminal.use_color(color),
+                     width=terminal.width())
+    terminal.page(text, enabled=not no_pager)
 
 
 @main.command()
 @click.argument("name")
 @click.option("--kind", default=None, help="function, method, impl_func, global_kernel, class, ...")
 @click.option("--layer", default=None, help="python, cpp or cuda.")
+@limit_option(200)
 @db_option
 @output_options
 @_fail_cleanly
-def find(name, kind, layer, db, fmt):
+def find(name, kind, layer, limit, db, fmt):
     """Definitions named NAME (name or qualified name; * and ? wildcards)."""
     from .api import Index
     with Index(db) as ix:
-        _emit(_flat(ix.find(name, kind=kind, layer=layer)), fmt)
+        rows, cap = _capped(ix.find(name, kind=kind, layer=layer, limit=limit and limit + 1), limit)
+        _emit(_flat(rows), fmt, cap=cap)
 
 
 def _records_command(method: str, doc: str):
     """A listing command that is one Index method returning typed records (callers, callees)."""
-    def command(name, db, fmt):
+    def command(name, limit, db, fmt):
         from .api import Index
         with Index(db) as ix:
-            _emit(_flat(getattr(ix, method)(name)), fmt)
+            rows, cap = _capped(getattr(ix, method)(name, limit=limit and limit + 1), limit)
+            _emit(_flat(rows), fmt, cap=cap)
     command.__doc__ = doc
     command.__name__ = method
-    return main.command(name=method)(click.argument("name")(db_option(output_options(_fail_cleanly(command)))))
+    return main.command(name=method)(click.argument("name")(limit_option(500)(db_option(output_options(
+        _fail_cleanly(command))))))
 
 
 _records_command("callers", "Call sites of NAME.")

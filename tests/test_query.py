@@ -33,16 +33,66 @@ def test_trace_json_shape(sample_db):
     assert {h["file"] for h in cudnn} == {"aten/src/ATen/native/cudnn/RNN.cpp"}
 
 
-def test_trace_text_has_chain_tree_layers_and_summary(sample_db):
+def test_trace_text_is_the_main_chain_with_folded_branches(sample_db):
     out = cli(sample_db, "trace", "relu").output
-    for section in ("Chain", "Tree", "Layers", "Summary"):
-        assert f"\n{section}\n" in out
-    chain = out.split("\nChain\n")[1].split("\nTree\n")[0]
-    assert chain.index("[native] aten::relu") < chain.index("[stub] clamp_min_scalar_stub") < \
-        chain.index("[cuda] gpu_kernel")
-    # a few lines of source under each located hop, read from the checkout
-    assert "    8 | Tensor relu(const Tensor& self) {" in out
-    assert "gpu_kernel(iter, [=] GPU_LAMBDA" in out
+    lines = out.splitlines()
+    assert lines[0] == "opindex trace relu   (top-down, device cuda, depth 1; 31 hops)"
+    chain = lines[lines.index("Main chain: the default path on CUDA, to the device code it ends in") + 2:]
+    assert [line.split()[:3] for line in chain[:12]] == [
+        ["1", "native", "aten::relu"], ["2", "dispatch", "CUDA:"], ["3", "cpp", "at::native::relu"],
+        ["4", "native", "at::clamp_min"], ["5", "native", "aten::clamp_min"], ["6", "native", "aten::clamp_min.out"],
+        ["7", "dispatch", "CUDA:"], ["8", "cpp", "at::native::structured_clamp_min_out"],
+        ["9", "stub", "clamp_min_scalar_stub"], ["10", "registration", "CUDA:"],
+        ["11", "cpp", "at::native::clamp_min_scalar_kernel_impl"], ["12", "cuda", "gpu_kernel"]]
+    assert chain[0].endswith("aten/src/ATen/native/native_functions.yaml:4")  # one line per hop, with file:line
+    assert chain[11].endswith("aten/src/ATen/native/cuda/TensorCompare.cu:10")
+    # the branches: one line each, under the chain hop they leave from; the backward; the flags that expand it
+    assert "  1 ↳ python       Python surfaces of relu  (3 hops)" in lines
+    assert "  6 ↳ cpp          at::meta::structured_clamp_min  aten/src/ATen/native/TensorCompare.cpp:6" in lines
+    assert "     backward     derivatives.yaml: relu  tools/autograd/derivatives.yaml:3  (2 formulas)" in lines
+    assert lines[-1].startswith("Expand: --tree (all 31 hops)  --snippets (source lines)")
+    assert "\x1b[" not in out  # no colour when not a terminal
+    # --tree: every hop; --snippets: a few lines of source under each hop shown, read from the checkout
+    tree = cli(sample_db, "trace", "relu", "--tree").output
+    assert "  [native] aten::relu  aten/src/ATen/native/native_functions.yaml:4" in tree.splitlines()
+    assert len([line for line in tree.splitlines() if "[" in line and "]" in line]) >= 31
+    snippets = cli(sample_db, "trace", "relu", "--snippets").output
+    assert "    8 | Tensor relu(const Tensor& self) {" in snippets
+    assert "gpu_kernel(iter, [=] GPU_LAMBDA" in snippets
+    assert "    8 | Tensor relu" not in cli(sample_db, "trace", "relu").output
+
+
+def test_trace_colour_follows_the_flags_and_no_color(sample_db, monkeypatch):
+    coloured = cli(sample_db, "trace", "relu", "--color").output
+    assert "\x1b[34mnative      \x1b[0m aten::relu" in coloured
+    assert "\x1b[" not in cli(sample_db, "trace", "relu", "--no-color").output
+    from opindex.render import terminal
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert terminal.use_color(None) is False
+    assert terminal.use_color(True) is True  # the flag wins over the environment
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr(terminal, "is_terminal", lambda stream=None: True)
+    assert terminal.use_color(None) is True
+
+
+def test_trace_pager_only_on_a_terminal(monkeypatch, tmp_path):
+    from opindex.render import terminal
+    import io
+    calls = []
+    monkeypatch.setattr(terminal.subprocess, "Popen", lambda *a, **k: calls.append(a) or (_ for _ in ()).throw(
+        OSError("no pager")))
+    out = io.StringIO()
+    long = "x\n" * 500
+    terminal.page(long, stream=out)  # not a terminal: never a pager
+    assert out.getvalue() == long and calls == []
+    monkeypatch.setattr(terminal, "is_terminal", lambda stream=None: True)
+    monkeypatch.setenv("PAGER", "less")
+    out = io.StringIO()
+    terminal.page(long, stream=out)  # a terminal: the pager is asked for (here it fails, so the text is printed)
+    assert calls and calls[0][0] == ["less"] and out.getvalue() == long
+    calls.clear()
+    terminal.page(long, enabled=False, stream=io.StringIO())  # --no-pager
+    assert calls == []
 
 
 def test_trace_pictures(ix):
@@ -84,7 +134,9 @@ def test_trace_names_people_type(ix):
 
 def test_trace_says_what_is_absent(ix):
     t = ix.trace("relu", device="mps")
-    assert [h.name for h in t.hops if h.absent] == ["no C++ definition of relu_mps in this checkout"]
+    assert [h.name for h in t.hops if h.absent] == [
+        "no C++ definition of relu_mps found by opindex (none in its index: it may be written by a macro opindex does "
+        "not expand, e.g. one defined in another file, or generated at build time)"]
     t = ix.trace("torch.add")
     assert t.hops[0].detail.startswith("no Python wrapper: bound from variants: function, method of add.Tensor")
 
