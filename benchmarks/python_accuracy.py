@@ -62,66 +62,20 @@ def compare(con: sqlite3.Connection, root: Path) -> tuple[set, set, list[str]]:
 
 
 def bridges_report(con: sqlite3.Connection) -> None:
-    from opindex.trace.names import resolve
+    """Where each of NAMES reaches C++, as `opindex trace` walks it: the Python hops and the bridges under them."""
+    from opindex.trace import trace
     for name in NAMES:
-        res = resolve(con, name)
-        python = [r for r in res if r.kind != "native_function" and not r.stub]
-        if not res:
-            print(f"\n{name}: not found")
+        t = trace(con, name)
+        shown = [h for h in t.hops if h.layer in ("python", "bridge")]
+        if not shown:
+            print(f"\n{name}: {t.message or 'no Python hop'}")
             continue
-        if not python:  # a module-level alias straight to C++ (gelu = _add_docstr(torch._C._nn.gelu, ...))
-            print(f"\n{name} -> {' -> '.join(res[0].via[1:])}: {', '.join(r.qualified_name for r in res)}")
-            _show(con, res[0].via[1] if len(res[0].via) > 1 else name, "   ")
-            continue
-        target = python[0]
-        print(f"\n{name} -> {target.qualified_name} ({target.file}:{target.line})")
-        entry = target.qualified_name
-        if target.kind == "python_class":
-            fwd = [r for r in resolve(con, f"{entry}.forward") if r.kind == "python_function"]
-            if not fwd:
-                print("   no forward")
-                continue
-            entry = fwd[0].qualified_name
-            print(f"   forward: {entry} ({fwd[0].file}:{fwd[0].line})")
-        _show(con, entry, "   ")
-        for qualifier, callee in _python_calls(con, entry):  # one level: F.x(...) and self.x(...)
-            if qualifier == "self" and target.kind == "python_class":
-                nxt = [r for r in resolve(con, f"{target.qualified_name}.{callee}") if r.kind == "python_function"]
-                if nxt and nxt[0].qualified_name != entry and not nxt[0].stub:
-                    print(f"   -> self.{callee}: {nxt[0].qualified_name}")
-                    _show(con, nxt[0].qualified_name, "      ")
-                    for q2, c2 in _python_calls(con, nxt[0].qualified_name):  # Conv2d: self._conv_forward -> F.conv2d
-                        if q2 != "self":
-                            _functional(con, c2, "      ")
-            elif qualifier != "self":
-                _functional(con, callee, "   ")
-
-
-def _python_calls(con, caller: str) -> list[tuple[str, str]]:
-    rows = con.execute("SELECT qualifier, callee, min(line) FROM calls WHERE caller = ? AND qualifier IN "
-                       "('self', 'F', 'torch.nn.functional', 'nn.functional') GROUP BY 1, 2 ORDER BY 3", (caller,))
-    return [(q, c) for q, c, _ in rows]
-
-
-def _functional(con, callee: str, indent: str) -> None:
-    from opindex.trace.names import resolve
-    res = resolve(con, f"F.{callee}")
-    if not res:
-        print(f"{indent}-> F.{callee}: not found")
-        return
-    print(f"{indent}-> F.{callee}: {', '.join(r.qualified_name for r in res)}")
-    python = [r for r in res if r.kind == "python_function" and not r.stub]
-    _show(con, python[0].qualified_name if python else f"torch.nn.functional.{callee}", indent + "   ")
-
-
-def _show(con, qualified_name: str, indent: str) -> None:
-    from opindex.trace.names import bridges_of
-    rows = bridges_of(con, qualified_name)
-    if not rows:
-        print(f"{indent}(no bridges)")
-    for b in rows:
-        ov = f".{b.overload}" if b.overload else ""
-        print(f"{indent}{b.file}:{b.line}  {b.kind:<18} {b.namespace}:{b.op}{ov}   ({b.text})")
+        print(f"\n{name}")
+        depth = {}
+        for h in t.hops:
+            depth[h.id] = depth.get(h.parent, -1) + 1
+        for h in shown:
+            print(f"{'   ' * depth[h.id]}{h.layer:<6} {h.kind:<18} {h.name}  ({h.file}:{h.line})")
 
 
 def main(argv=None) -> int:

@@ -17,7 +17,6 @@ from .facts import resident
 
 # Conventional spellings (import torch.nn.functional as F; from torch import nn, Tensor; aten = torch.ops.aten).
 CONVENTIONS = {"F": "torch.nn.functional", "nn": "torch.nn", "Tensor": "torch.Tensor", "aten": "torch.ops.aten"}
-MODULE_CLASS = "torch.nn.modules.module.Module"
 _TENSOR_CLASSES = ("torch.Tensor", "torch._tensor.Tensor", "torch._C.TensorBase", "torch._C._TensorBase")
 _MAX_DEPTH = 24
 
@@ -34,18 +33,6 @@ class Resolution:
     @property
     def how(self) -> str:
         return " -> ".join(self.via)
-
-
-@dataclass(frozen=True)
-class Bridge:
-    file: str
-    line: int
-    caller: str
-    kind: str
-    namespace: str
-    op: str
-    overload: str | None
-    text: str
 
 
 def _modules(con: sqlite3.Connection) -> frozenset[str]:
@@ -231,72 +218,4 @@ def resolve(con: sqlite3.Connection, name: str) -> list[Resolution]:
         found = r.lookup(start, via)
         if found:
             return list(dict.fromkeys(found))
-    return []
-
-
-def is_module(con: sqlite3.Connection, class_qualified_name: str) -> bool:
-    """Whether a class is torch.nn.Module or derives from it, through bases written in any file."""
-    r = _Resolver(con)
-    todo, seen = [class_qualified_name], set()
-    while todo:
-        cls = todo.pop()
-        if cls == MODULE_CLASS:
-            return True
-        if cls in seen:
-            continue
-        seen.add(cls)
-        todo.extend(r.bases(cls))
-    return False
-
-
-def bridges_of(con: sqlite3.Connection, qualified_name: str) -> list[Bridge]:
-    """The python_bridges rows of a def (its calls into C++), or of a module-level alias such as
-    `linear = _add_docstr(torch._C._nn.linear, ...)`. A name that is not a qualified def is resolved first."""
-    sql = ("SELECT file, line, caller, kind, namespace, op, overload, text FROM python_bridges WHERE caller = ? "
-           "ORDER BY file, line")
-    rows = _rows(con, sql, (qualified_name,))
-    if rows:
-        return [Bridge(*row) for row in rows]
-    module, _, name = qualified_name.rpartition(".")
-    alias = _rows(con, "SELECT file, line FROM python_imports WHERE module = ? AND name = ? AND kind = 'alias'",
-                  (module, name))
-    out = []
-    for file, line in alias:
-        out += [Bridge(*row) for row in _rows(
-            con, "SELECT file, line, caller, kind, namespace, op, overload, text FROM python_bridges "
-                 "WHERE file = ? AND line = ? AND caller = ''", (file, line))]
-    if out or _rows(con, "SELECT 1 FROM symbols WHERE qualified_name = ? LIMIT 1", (qualified_name,)):
-        return out
-    for res in resolve(con, qualified_name):
-        if res.kind == "python_function" and res.qualified_name != qualified_name:
-            out += bridges_of(con, res.qualified_name)
-    if not out:  # a name that resolves through an alias (F.linear -> linear = _add_docstr(...))
-        r = _Resolver(con)
-        for start in _start(con, qualified_name, r.modules):
-            mod, _, member = start.rpartition(".")
-            for m, n in _alias_chain(con, r, mod, member):
-                out += bridges_of(con, f"{m}.{n}") if (m, n) != (module, name) else []
-            if out:
-                break
-    return list(dict.fromkeys(out))
-
-
-def _alias_chain(con, r: _Resolver, module: str, member: str, depth: int = 0) -> list[tuple[str, str]]:
-    """(module, name) of the module-level alias a re-exported name ends at (torch.nn.functional, linear)."""
-    if depth > _MAX_DEPTH or module not in r.modules:
-        return []
-    rows = _rows(con, "SELECT target, kind FROM python_imports WHERE module = ? AND name = ? "
-                      "AND kind IN ('from', 'alias', 'import')", (module, member))
-    for target, kind in rows:
-        if kind == "alias":
-            return [(module, member)]
-        mod, _, name = target.rpartition(".")
-        out = _alias_chain(con, r, mod, name, depth + 1)
-        if out:
-            return out
-    for (source,) in _rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = '*'", (module,)):
-        if r.star_exports(source, member):
-            out = _alias_chain(con, r, source, member, depth + 1)
-            if out:
-                return out
     return []
