@@ -1,4 +1,4 @@
-"""opindex.extract.cpp on small inline sources: exact tuples (FACT_COLUMNS order)."""
+"""opindex.extract.cpp on small inline sources: exact tuples (in the order of the row types, opindex.records)."""
 from __future__ import annotations
 
 import textwrap
@@ -6,7 +6,7 @@ import textwrap
 from opindex.extract.cpp import extract
 from opindex.extract.cpp_macros import Macro, arguments, substitute
 from opindex.extract.cpp_names import device_from_path, library
-from opindex.schema import FACT_COLUMNS
+from opindex.records import FACT_ROWS
 
 
 def run(src: str, path: str = "aten/src/ATen/native/X.cpp", language: str = "cpp"):
@@ -22,7 +22,7 @@ def test_tuples_follow_fact_columns():
         """)
     for table, rows in facts.rows.items():
         for row in rows:
-            assert len(row) == len(FACT_COLUMNS[table]), table
+            assert len(row) == len(FACT_ROWS[table]._fields), table
 
 
 def test_definitions_qualified_names_kinds():

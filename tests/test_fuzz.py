@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import SAMPLE
 
-from opindex.extract import FileFacts, extract
+from opindex.extract import FileFacts, check_rows, extract
 from opindex.extract import derivatives_yaml, native_yaml
 from opindex.model import SourceError
-from opindex.schema import FACT_COLUMNS
+from opindex.records import FACT_ROWS
 
 EXAMPLES = int(os.environ.get("OPINDEX_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 60,
@@ -55,8 +55,9 @@ def mutated(draw, sources: list[bytes]) -> bytes:
 def check(facts: FileFacts) -> None:
     assert isinstance(facts, FileFacts)
     for table, rows in facts.rows.items():
-        width = len(FACT_COLUMNS[table])
+        width = len(FACT_ROWS[table]._fields)
         assert all(isinstance(r, tuple) and len(r) == width for r in rows), table
+    check_rows(facts.rows, "fuzzed", every_row=True)  # and every value of the column's type (NOT NULL kept)
 
 
 @FUZZ

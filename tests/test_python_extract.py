@@ -7,7 +7,7 @@ import pytest
 
 from opindex.extract.python import extract
 from opindex.pytorch.python_rules import absolute_import, classify
-from opindex.schema import FACT_COLUMNS
+from opindex.records import FACT_ROWS
 
 F = "torch/nn/modules/rnn.py"
 M = "torch.nn.modules.rnn"
@@ -21,7 +21,7 @@ def rows(src, table, path=F, module=M, cols=None):
     facts = run(src, path, module)
     out = facts.rows.get(table, [])
     if cols:
-        idx = [FACT_COLUMNS[table].index(c) for c in cols]
+        idx = [FACT_ROWS[table]._fields.index(c) for c in cols]
         out = [tuple(r[i] for i in idx) for r in out]
     return sorted(out, key=lambda r: tuple(str(x) for x in r))
 

@@ -41,7 +41,9 @@ class BuildReport:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)  # layers this checkout lacks
-    phases: dict[str, float] = field(default_factory=dict)  # seconds: discover, extract, merge, finish, link
+    # seconds per phase, in the order they run: discover, extract (read, parse, extract: the workers), merge (the
+    # workers' shards into the index), finish (indexes, views, meta; the link step not counted), link
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def absent_layers(sources: list[SourceFile]) -> list[str]:

@@ -4,9 +4,9 @@ Every table carries ``checkout_id`` so one database can later hold several check
 checkout root ("/"-separated), line numbers are 1-based. Each column has a ``comment``: ``opindex schema`` and the
 README's schema section are generated from these comments, so the documentation cannot drift from the code.
 
-Fact tables (one row per thing found in one file) are filled by the extractors; their column order, minus ``id``
-and ``checkout_id``, is the tuple order extractors emit (see ``FACT_COLUMNS``). Nothing here is SQLite-specific:
-the same tables can live on PostgreSQL.
+Fact tables (one row per thing found in one file) are filled by the extractors; their columns, minus ``id`` and
+``checkout_id``, are the fields of the row types extractors emit (opindex/records.py, generated from these tables
+by ``python -m opindex.schema.ddl``). Nothing here is SQLite-specific: the same tables can live on PostgreSQL.
 """
 from __future__ import annotations
 
@@ -30,14 +30,9 @@ PER_FILE_TABLES = [
 # Link tables are derived from the others by build/link.py, all of them again on every build.
 REGISTRY_TABLES = ["native_functions", "native_dispatch", "native_ufunc_loops", "derivatives", "derivative_formulas"]
 
-_SKIP = {"id", "checkout_id"}
-FACT_COLUMNS: dict[str, tuple[str, ...]] = {
-    name: tuple(c.name for c in metadata.tables[name].columns if c.name not in _SKIP) for name in PER_FILE_TABLES
-}
-
 SCHEMA_VERSION = "0003"  # the alembic head revision this code writes
 
-__all__ = ["metadata", "FACT_COLUMNS", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
+__all__ = ["metadata", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
     "checkouts", "meta", "files", "native_functions", "native_dispatch", "native_ufunc_loops", "derivatives",
     "derivative_formulas", "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls",
     "kernel_launches", "library_calls", "type_dispatches", "class_bases", "module_state", "python_imports",

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from . import FACT_COLUMNS, LINK_TABLES, PER_FILE_TABLES, REGISTRY_TABLES, SCHEMA_VERSION, VIEWS, metadata
+from . import LINK_TABLES, PER_FILE_TABLES, REGISTRY_TABLES, SCHEMA_VERSION, VIEWS, metadata
 
 TARGET = Path(__file__).resolve().parent.parent / "sqlite_ddl.py"
 RECORDS = TARGET.with_name("records.py")
@@ -42,7 +42,7 @@ def render() -> str:
              "TABLES = {"]
     for name, (columns, create, indexes) in tables.items():
         parts.append(f"    {name!r}: (\n        {columns!r},\n        {create!r},\n        {indexes!r}),")
-    parts += ["}", f"FACT_COLUMNS = {FACT_COLUMNS!r}", "VIEWS = {"]
+    parts += ["}", "VIEWS = {"]
     parts += [f"    {name!r}: {sql!r}," for name, sql in VIEWS.items()]
     parts.append("}")
     return "\n".join(parts) + "\n"
