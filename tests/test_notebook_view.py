@@ -1,0 +1,132 @@
+"""A trace in a notebook: the main chain one hop a line, each branch folded into an HTML <details> (one line with
+the hops below it until opened), every hop present once."""
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from opindex.render.trace_view import TraceView
+from opindex.trace.model import Hop
+
+
+def small() -> TraceView:
+    hops = [
+        Hop(0, None, "python", "function", "torch.relu", "torch/functional.py", 10, "def relu(x)"),
+        Hop(1, 0, "native", "entry", "aten::relu", "native_functions.yaml", 4, "relu(Tensor self) -> Tensor"),
+        Hop(2, 1, "dispatch", "CUDA", "CUDA: relu", "native_functions.yaml", 7),
+        Hop(3, 2, "cpp", "function", "at::native::relu", "Activation.cpp", 20),
+        Hop(4, 3, "cuda", "launch", "relu_kernel<<<g, b>>>", "Activation.cu", 30, "<T, T_ACC> & *x*"),
+        Hop(5, 1, "backward", "derivative", "derivatives.yaml: relu", "derivatives.yaml", 3),
+        Hop(6, 5, "backward", "formula", "self: threshold_backward(grad, result, 0)", "derivatives.yaml", 4),
+        Hop(7, 1, "dispatch", "MPS", "MPS: relu_mps", "native_functions.yaml", 8),
+        Hop(8, 7, "registration", "absent", "no MPS registration found by opindex", absent=True),
+    ]
+    return TraceView(query="torch.relu", direction="down", device="cuda", depth=1, hops=hops)
+
+
+def test_html_is_the_chain_with_the_branches_in_details():
+    body = small()._repr_html_().split("</style>", 1)[1]
+    assert body == (
+        '<p><b>opindex trace <code>torch.relu</code></b> (top-down, device cuda, depth 1): 9 hops; the main chain '
+        '(5 hops), then 2 branches folded (click to open)</p><ol>'
+        '<li><b>python</b> <code>torch.relu</code> <span class="w">torch/functional.py:10</span> '
+        '<span class="d">def relu(x)</span></li>'
+        '<li><b>native</b> <code>aten::relu</code> <span class="w">native_functions.yaml:4</span> '
+        '<span class="d">relu(Tensor self) -&gt; Tensor</span><ul>'
+        '<li><details><summary><b>backward</b> <code>derivatives.yaml: relu</code> '
+        '<span class="w">derivatives.yaml:3</span> <i>(1 hop below)</i></summary><ul>'
+        '<li><b>backward</b> <code>self: threshold_backward(grad, result, 0)</code> '
+        '<span class="w">derivatives.yaml:4</span></li></ul></details></li>'
+        '<li><details><summary><b>dispatch</b> <code>MPS: relu_mps</code> <span class="w">native_functions.yaml:8'
+        '</span> <i>(1 hop below)</i></summary><ul><li><span class="x">✗</span> <b>registration</b> '
+        '<code>no MPS registration found by opindex</code></li></ul></details></li></ul></li>'
+        '<li><b>dispatch</b> <code>CUDA: relu</code> <span class="w">native_functions.yaml:7</span></li>'
+        '<li><b>cpp</b> <code>at::native::relu</code> <span class="w">Activation.cpp:20</span></li>'
+        '<li><b>cuda</b> <code>relu_kernel&lt;&lt;&lt;g, b&gt;&gt;&gt;</code> <span class="w">Activation.cu:30</span> '
+        '<span class="d">&lt;T, T_ACC&gt; &amp; *x*</span></li></ol></div>')
+
+
+def test_markdown_is_the_chain_then_the_branches_in_details():
+    assert small()._repr_markdown_() == """\
+### opindex trace `torch.relu` (top-down, device cuda, depth 1)
+
+9 hops: the main chain (5 hops), then 2 branches folded below it.
+
+1. **python** `torch.relu` — `torch/functional.py:10` — def relu(x)
+2. **native** `aten::relu` — `native_functions.yaml:4` — relu(Tensor self) -&gt; Tensor *(+2 branches, 4 hops: below)*
+3. **dispatch** `CUDA: relu` — `native_functions.yaml:7`
+4. **cpp** `at::native::relu` — `Activation.cpp:20`
+5. **cuda** `relu_kernel<<<g, b>>>` — `Activation.cu:30` — &lt;T, T\\_ACC&gt; &amp; \\*x\\*
+
+<details><summary>branches of 2. native aten::relu (4 hops)</summary>
+
+- **backward** `derivatives.yaml: relu` — `derivatives.yaml:3`
+  - **backward** `self: threshold_backward(grad, result, 0)` — `derivatives.yaml:4`
+- **dispatch** `MPS: relu_mps` — `native_functions.yaml:8`
+  - ✗ **registration** `no MPS registration found by opindex`
+
+</details>
+"""
+
+
+def test_a_name_that_is_no_trace_shows_its_message_and_candidates():
+    t = TraceView(query="LSTM", direction="down", device="cuda", depth=1, message="ambiguous: LSTM is 2 names",
+                  candidates=["torch.nn.LSTM", "torch.ao.nn.quantized.dynamic.LSTM"])
+    assert t._repr_html_() == (
+        '<div class="opindex-trace"><p><b>opindex trace <code>LSTM</code></b> (top-down, device cuda, depth 1)</p>'
+        '<p>ambiguous: LSTM is 2 names</p><ul><li><code>torch.nn.LSTM</code></li>'
+        '<li><code>torch.ao.nn.quantized.dynamic.LSTM</code></li></ul></div>')
+
+
+class Shown(HTMLParser):
+    """What a notebook shows before any click: <li> items outside every <details> (but a <details>'s <summary>
+    is shown); also checks that the tags nest."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.shown, self.items = [], 0, 0
+
+    def hidden(self) -> bool:
+        # inside a <details> and not inside its own <summary>
+        for i, tag in enumerate(self.stack):
+            if tag == "details" and "summary" not in self.stack[i + 1:]:
+                return True
+        return False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "li":
+            self.items += 1
+            self.shown += not self.hidden()
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, (tag, self.stack[-3:])
+        self.stack.pop()
+
+
+def shown(t) -> Shown:
+    parser = Shown()
+    parser.feed(t._repr_html_())
+    assert parser.stack == []
+    return parser
+
+
+def test_lstm_on_the_sample_shows_its_chain_and_one_line_per_branch(ix):
+    t = ix.trace("nn.LSTM")
+    chain = t.main_chain()
+    on = {h.id for h in chain}
+    branches = [h for h in t.hops if h.parent in on and h.id not in on]
+    parsed = shown(t)
+    assert parsed.items == len(t.hops)  # every hop, once
+    assert parsed.shown == len(chain) + len(branches) < len(t.hops)
+    assert [c.name for c in chain][-1] in t._repr_markdown_().split("<details>")[0]
+
+
+def test_real_traces_show_the_chain_and_fold_the_rest(real_index):
+    for name in ("nn.LSTM", "F.scaled_dot_product_attention", "nn.MultiheadAttention"):
+        t = real_index.trace(name)
+        chain = t.main_chain()
+        on = {h.id for h in chain}
+        branches = [h for h in t.hops if h.parent in on and h.id not in on]
+        parsed = shown(t)
+        assert parsed.items == len(t.hops), name
+        assert parsed.shown == len(chain) + len(branches), name
