@@ -39,15 +39,18 @@ class UpWalker(Walker):
         return hop
 
     # -- fan-in: every caller named, the first `limit` walked, the rest grouped by file --------------------------
-    def fan_in(self, items: list[dict], parent: Hop, what: str, key, label=None) -> list[dict]:
-        """The distinct items (by `key`) to walk from `parent`: all of them up to Trace.limit (0: no limit); past
-        it the first `limit`, and the rest grouped into one hop per file that names each one (and, for a
-        function, the stubs it is registered for and the ops whose kernel it is), so nothing is dropped unsaid."""
+    def fan_in(self, items: list[dict], parent: Hop, what: str, key, label=None, limit: int | None = None):
+        """The distinct items (by `key`) to walk from `parent`, as the caller walks them: all of them up to
+        Trace.limit (0: no limit); past it the first `limit`, then the rest grouped into one hop per file that names
+        each one (and, for a function, the stubs it is registered for and the ops whose kernel it is), so nothing
+        is dropped unsaid."""
         unique = list({key(x): x for x in reversed(items)}.values())[::-1]  # first occurrence of each, in order
-        limit = self.trace.limit
+        limit = self.trace.limit if limit is None else limit
         if not limit or len(unique) <= limit:
-            return unique
+            yield from unique
+            return
         walked, rest = unique[:limit], unique[limit:]
+        yield from walked
         self.group_by_file(rest, parent, f"more {what}", label)
         self.trace.cut("callers", self.trace.limit, "callers, launches and registrations of one hop past --limit are "
                                                     "grouped by file, named but not walked (--limit N walks N, "
@@ -55,12 +58,12 @@ class UpWalker(Walker):
         return walked
 
     def group_by_file(self, items: list[dict], parent: Hop, what: str, label=None) -> None:
-        label = label or (lambda x: x.get("caller") or x.get("kernel") or "")
+        name_of = label or (lambda x: self.describe(x.get("caller") or x.get("kernel") or ""))
         by_file: dict[str, list[dict]] = {}
         for x in items:
             by_file.setdefault(x["file"], []).append(x)
         for file, group in sorted(by_file.items(), key=lambda fg: (-len(fg[1]), fg[0])):
-            names = list(dict.fromkeys(self.describe(label(x)) for x in group))
+            names = list(dict.fromkeys(name_of(x) for x in group))
             self.add(parent, parent.layer if parent.layer in ("cpp", "cuda", "stub") else "cpp", "grouped",
                      f"{len(group)} {what} in {file}", file, group[0]["line"],
                      "not walked (--limit): " + ", ".join(names))
@@ -92,11 +95,13 @@ class UpWalker(Walker):
         # a registration names a function of its own file (LayerNormKernelImpl exists once per device)
         regs = [r for r in q.kernels_registered_as(self.con, name) if r["file"] == d["file"]]
         rows = q.dispatch_rows_with_kernel(self.con, name)
-        for r in self.fan_in(regs, hop, "registrations", lambda x: x["id"], lambda x: f"{x['stub']}"):
+        for r in self.fan_in(regs, hop, "registrations", lambda x: x["id"],
+                             lambda x: f"{x['device']}: {x['stub']} ({x['macro']})"):
             rh = self.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
                           f"{r['macro']}({r['stub']}, {r['kernel']})")
             self.stub_up(r["stub"], rh, budget - 1, device=r["device"])
-        for r in self.fan_in(rows, hop, "dispatch rows", lambda x: x["id"], lambda x: x["full_name"]):
+        for r in self.fan_in(rows, hop, "dispatch rows", lambda x: x["id"],
+                             lambda x: f"{x['dispatch_key']}: {x['kernel']} (aten::{x['full_name']})"):
             dh = self.add(hop, "dispatch", r["dispatch_key"], f"{r['dispatch_key']}: {r['kernel']}", r["file"],
                           r["line"], f"kernel of aten::{r['full_name']}")
             self.native_up(r["native_function_id"], dh)
@@ -152,11 +157,15 @@ class UpWalker(Walker):
             if d is None or (d["qualified_name"], d["file"]) in self.seen_cpp:
                 continue
             self.seen_cpp.add((d["qualified_name"], d["file"]))
-            for r in q.dispatch_rows_with_kernel(self.con, d["name"])[:2]:
-                if r["dispatch_key"] not in q.COMPOSITE_KEYS:
-                    continue
-                ch = self.add(parent, "cpp", "op_caller", d["qualified_name"], d["file"], d["line"],
-                              f"{r['dispatch_key']} kernel of aten::{r['full_name']} calls at::{entry['name']}")
+            rows = [r for r in q.dispatch_rows_with_kernel(self.con, d["name"]) if r["dispatch_key"] in
+                    q.COMPOSITE_KEYS]
+            if not rows:
+                continue
+            # one hop per caller, the ops it is the kernel of below it (a caller is never listed twice)
+            ops = ", ".join(dict.fromkeys(f"aten::{r['full_name']}" for r in rows))
+            ch = self.add(parent, "cpp", "op_caller", d["qualified_name"], d["file"], d["line"],
+                          f"{rows[0]['dispatch_key']} kernel of {ops} calls at::{entry['name']}")
+            for r in rows:
                 self.native_up(r["native_function_id"], ch, budget - 1)
 
     def native_up(self, native_function_id: int, parent: Hop, budget: int = 2) -> None:
@@ -191,23 +200,12 @@ class UpWalker(Walker):
             bridges.sort(key=lambda b: (not b["file"].startswith("torch/nn/"), b["kind"] == "tensor_method",
                                         b["file"]))
             every += [b for b in bridges if f"{b['caller']}:{b['text']}" not in seen]
+        # Python callers are leaves (nothing is walked from them): more of them are listed than of callers
         limit = self.trace.limit and max(self.trace.limit, MAX_BRIDGES)
-        shown = self.fan_in(every, parent, "Python callers", lambda b: (b["caller"], b["text"]),
-                            lambda b: f"{b['caller'] or b['file']}: {b['text']}") if limit == self.trace.limit else \
-            self._bridges_capped(every, parent, limit)
-        for b in shown:
+        for b in self.fan_in(every, parent, "Python callers", lambda b: (b["caller"], b["text"]),
+                             lambda b: f"{b['caller'] or b['file']}: {b['text']}", limit=limit):
             self.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
                      b["line"], "Python caller")
-
-    def _bridges_capped(self, bridges: list[dict], parent: Hop, limit: int) -> list[dict]:
-        """Python callers are leaves (nothing is walked from them): more of them are listed than of callers."""
-        saved = self.trace.limit
-        self.trace.limit = limit
-        try:
-            return self.fan_in(bridges, parent, "Python callers", lambda b: (b["caller"], b["text"]),
-                               lambda b: f"{b['caller'] or b['file']}: {b['text']}")
-        finally:
-            self.trace.limit = saved
 
 
 def _may_reach(device_arg: str | None, device: str | None) -> bool:

@@ -1,0 +1,86 @@
+"""Readable traces and limits that speak on a real PyTorch tree (OPINDEX_REAL_CHECKOUT, e.g. the 2.4 tree; skipped
+without it): the default text of the largest traces fits a screen, the main chain ends where the op's work runs,
+--depth only adds, absent claims say what opindex could not know, --backward shows the backward, and bottom-up
+fan-in is grouped, not cut."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+SCREEN_TRACES = ("nn.LSTM", "F.scaled_dot_product_attention", "nn.MultiheadAttention")
+DEPTH_TRACES = ("nn.LSTM", "F.scaled_dot_product_attention", "nn.MultiheadAttention", "F.layer_norm", "relu",
+                "F.interpolate", "F.conv2d", "torch.mm")
+
+
+@pytest.mark.parametrize("name", SCREEN_TRACES)
+def test_the_default_text_fits_a_screen_and_accounts_for_every_hop(real_index, name):
+    t = real_index.trace(name)
+    lines = t.to_text().splitlines()
+    assert len(lines) <= 60, len(lines)
+    assert t.truncated == {}
+    assert lines[0].endswith(f"; {len(t.hops)} hops)")
+    assert lines[-1].startswith(f"Expand: --tree (all {len(t.hops)} hops)")
+    folded = [line for line in lines if line.startswith("  … and ")]
+    assert all(re.fullmatch(r"  … and \d+ more branches \(\d+ hops\): --tree shows them", line) for line in folded)
+
+
+def _chain_end(ix, name: str):
+    return ix.trace(name).main_chain()[-1]
+
+
+def test_the_main_chain_ends_where_the_op_s_work_runs(real_index):
+    lstm = _chain_end(real_index, "nn.LSTM")
+    assert lstm.layer == "library" and lstm.name.startswith("cudnnRNNForward")  # not cudnnSetStream
+    for name in ("F.scaled_dot_product_attention", "nn.MultiheadAttention"):
+        end = _chain_end(real_index, name)
+        assert "/flash_attn/" in end.file, (name, end)  # the flash-attention kernel, not the math fallback
+        chain = [h.name for h in real_index.trace(name).main_chain()]
+        assert "aten::_scaled_dot_product_flash_attention" in chain
+    assert "vectorized_layer_norm_kernel" in _chain_end(real_index, "F.layer_norm").name
+    assert _chain_end(real_index, "F.conv2d").layer == "library"  # cuDNN before the own fallback kernels
+
+
+@pytest.mark.parametrize("name", DEPTH_TRACES)
+def test_depth_only_adds(real_index, name):
+    previous = None
+    for depth in (0, 1, 2):
+        hops = {(h.layer, h.name, h.file, h.line) for h in real_index.trace(name, depth=depth).hops}
+        if previous is not None:
+            assert previous <= hops, (depth, sorted(previous - hops, key=str)[:5])
+        previous = hops
+
+
+def test_absent_claims_say_what_opindex_could_not_know(real_index):
+    t = real_index.trace("F.interpolate")
+    floor = [h for h in t.hops if h.absent and "floor_out" in h.name]
+    assert floor and all("found by opindex" in h.name and "macro" in h.name for h in floor)
+    assert not [h.name for h in t.hops if h.absent and "in this checkout" in h.name]
+
+
+def test_backward_flag_shows_the_backward(real_index):
+    plain = real_index.trace("F.layer_norm").to_text()
+    backward = real_index.trace("F.layer_norm", backward=True).to_text()
+    assert plain != backward
+    assert re.search(r"→ native +aten::native_layer_norm_backward", backward)
+
+
+def test_bottom_up_fan_in_is_grouped_not_cut(real_index):
+    cut = real_index.trace("vectorized_elementwise_kernel", up=True)
+    assert cut.truncated["callers"] == 6 and "--limit 0" in cut.truncated["reason"]
+    grouped = [h for h in cut.hops if h.kind == "grouped"]
+    assert grouped and all(h.detail.startswith("not walked (--limit): ") for h in grouped)
+    for t in (cut, real_index.trace("vectorized_elementwise_kernel", up=True, limit=0)):
+        seen = [(h.parent, h.name, h.file, h.line) for h in t.hops]
+        assert len(seen) == len(set(seen))  # no caller listed twice under one hop
+    whole = real_index.trace("vectorized_elementwise_kernel", up=True, limit=0)
+    assert whole.truncated == {}
+    # every caller of gpu_kernel the full walk reaches is named in the grouped trace, walked or grouped
+    gpu_kernel = next(h for h in whole.hops if h.name == "at::native::gpu_kernel")
+    callers = {h.name for h in whole.children(gpu_kernel.id)}
+    cut_kernel = next(h for h in cut.hops if h.name == "at::native::gpu_kernel")
+    named = " ".join(h.name + " " + h.detail for h in cut.children(cut_kernel.id))
+    assert all(c in named for c in callers)
+    text = cut.to_text().splitlines()
+    assert len(text) <= 60
+    assert any(re.search(r"\d+ more callers in \d+ files, grouped by file", line) for line in text)
