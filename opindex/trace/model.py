@@ -79,8 +79,9 @@ class Trace:
             return []
         if self.direction == "down":
             ends = [h for h in self.ends() if not self._in_tail(h)]
-            # the deepest: a __global__, not its <<<>>> launch (unless the __global__ linked is a test's)
-            inner = {h.parent for h in ends if not _TEST.search(h.file or "")}
+            # the deepest: a __global__, not its <<<>>> launch, the vendor call, not PyTorch's wrapper of it (unless
+            # what lies below is a test's)
+            inner = {a.id for h in ends if not _TEST.search(h.file or "") for a in self.path(h)[:-1]}
             ends = [h for h in ends if h.id not in inner]
             if ends:
                 tokens = query_tokens(self.query)
@@ -138,6 +139,13 @@ def _named(name: str, tokens: set[str]) -> bool:
     return any(w.startswith(t) or t.startswith(w) and len(w) >= 3 for w in words(name) for t in tokens)
 
 
+def _initializer(schema: str) -> bool:
+    """A schema whose only Tensor argument is the one it writes (fill_.Scalar(Tensor(a!) self, Scalar value))."""
+    args = schema.split("->")[0].partition("(")[2]
+    tensors = re.findall(r"Tensor(\([a-z]!?\))?\??(\[\])?\s", args)
+    return bool(tensors) and all(t[0].endswith("!)") for t in tensors)
+
+
 def computes(end: Hop) -> bool:
     """An end where work runs: not a library call that only sets up (a descriptor, a handle, a workspace size)."""
     return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
@@ -147,7 +155,8 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     """How likely `end` is where the op's work runs on the device, smaller first:
     1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then a TensorIterator
        launch (the shared elementwise machinery), then a library call that only sets up (descriptors, handles);
-    2. whether the path to it holds a guess of the walk (a launch found in the same file);
+    2. whether the path to it holds a guess of the walk (a launch found in the same file, a test's kernel) or an op
+       that only initialises its output (fill_, zero_);
     3. the share of the path's ops named like the traced name (the op's own work before helpers such as pad, zeros
        or matmul: _scaled_dot_product_flash_attention for scaled_dot_product_attention);
     4. a vendor library call before PyTorch's own kernels (cuDNN, cuBLAS are the fast paths; own kernels the
@@ -163,6 +172,8 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     else:
         kind = 0
     guesses = sum(1 for h in path if _GUESS in h.detail or _TEST.search(h.file or ""))
+    # an op that only writes its own output (fill_, zero_: no Tensor read) sets up, it is not the op's work
+    guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.detail))
     entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
     share = sum(_named(h.name.removeprefix("aten::").split(".")[0], tokens) for h in entries) / (len(entries) or 1)
     last = max((i for i, h in enumerate(path) if h in entries), default=0)
