@@ -14,15 +14,15 @@ from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexErro
 
 def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, installed: bool = False,
           jobs: int | None = None, include=(), exclude=(), progress: bool = False, force: bool = False,
-          log=None):
+          log=None, sample: bool = False):
     """Build (or incrementally rebuild) an index; returns a BuildReport. `db` must be an opindex index or a new
     file (a symlink is followed); `force` lets it replace a regular file that is not an index. `log(kind, text)`,
     when given, hears which checkout and index were taken ("info") and a torch version mismatch ("warning")
-    before the build starts. Without `db` and $OPINDEX_DB each checkout has its own index in ~/.cache/opindex,
+    before the build starts. `sample` indexes the sample checkout shipped with opindex. Without `db` and $OPINDEX_DB each checkout has its own index in ~/.cache/opindex,
     named after it; through $OPINDEX_DB an index of another checkout is replaced only with `force`."""
     from .build import checkout as co
     from .build.pipeline import build as _build
-    ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude)
+    ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude, sample=sample)
     target, chosen_by = indexes.for_build(db, ck.root)
     default = chosen_by == "default"
     indexes.refuse_another_checkout(target, chosen_by, ck.root, force)

@@ -85,6 +85,7 @@ def main():
 @click.argument("checkout", required=False)
 @db_option
 @click.option("--installed", is_flag=True, help="Index the torch package installed in this Python instead.")
+@click.option("--sample", is_flag=True, help="Index the miniature sample checkout shipped with opindex.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Worker processes (default: CPUs).")
 @click.option("--include", multiple=True, metavar="DIR",
               help="Also index this folder (relative to the checkout); repeatable.")
@@ -94,11 +95,11 @@ def main():
 @click.option("--force", is_flag=True, help="Replace --db even when it is a regular file that is not an index "
                                             "($OPINDEX_DB: also when it is the index of another checkout).")
 @_fail_cleanly
-def build(checkout, db, installed, jobs, include, exclude, quiet, force):
+def build(checkout, db, installed, sample, jobs, include, exclude, quiet, force):
     """Index CHECKOUT into the database.
 
     CHECKOUT defaults to $TILEGYM_SKILL_CACHE_DIR/pytorch-source, else ~/.cache/tilegym/pytorch-source, else the
-    bundled sample_checkout. Indexed: torch, aten, c10, tools, torchgen, functorch (never third_party or build
+    bundled sample_checkout (--sample takes it in any case). Indexed: torch, aten, c10, tools, torchgen, functorch (never third_party or build
     outputs). The index is written to a temporary file and replaces the old one only when complete.
 
     Without --db and $OPINDEX_DB each checkout has its own index, ~/.cache/opindex/<name>-<hash>.sqlite (`opindex
@@ -119,7 +120,7 @@ def build(checkout, db, installed, jobs, include, exclude, quiet, force):
             err(text)
 
     report = _build(checkout, db, installed=installed, jobs=jobs, include=include, exclude=exclude,
-                    progress=not quiet, force=force, log=log)
+                    progress=not quiet, force=force, log=log, sample=sample)
     for w in report.warnings[:50]:
         err(f"warning: {w}")
     if len(report.warnings) > 50:

@@ -102,7 +102,7 @@ def test_opindex_list(cache, two_checkouts, tmp_path, monkeypatch):
 def test_no_index_yet_says_what_to_run(cache, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = cli("sql", "SELECT 1")
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # a missing index is a broken environment
     assert result.output == ("Error: no index yet: run `opindex build [CHECKOUT]` first (or pass --db / set "
                              "OPINDEX_DB)\n")
 

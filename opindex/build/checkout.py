@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..db import UsageError
 from ..model import OpindexError
 from .discover import DEFAULT_SCOPE, INSTALLED_SCOPE, SOURCE_BUILD_OUTPUTS
 
@@ -21,19 +22,26 @@ class Checkout:
 
 
 def bundled_sample() -> Path | None:
-    here = Path(__file__).resolve().parent.parent.parent / "sample_checkout"
-    for candidate in (here, Path.cwd() / "sample_checkout"):
+    """The miniature checkout shipped with opindex: opindex/_sample in an installed package (pyproject.toml ships
+    sample_checkout/ there), sample_checkout/ beside the package in a source tree or an editable install."""
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "_sample", package.parent / "sample_checkout", Path.cwd() / "sample_checkout"):
         if (candidate / "aten").is_dir():
             return candidate
     return None
 
 
-def resolve(arg: str | None, installed: bool = False, include=(), exclude=()) -> Checkout:
+def resolve(arg: str | None, installed: bool = False, include=(), exclude=(), sample: bool = False) -> Checkout:
+    if sum((bool(arg), installed, sample)) > 1:
+        raise UsageError("give one of CHECKOUT, --installed and --sample")
     if installed:
-        if arg:
-            raise OpindexError("give either CHECKOUT or --installed, not both")
         root, how = installed_torch_root(), "--installed: the torch package of this Python"
         kind, scope, excludes = "installed", INSTALLED_SCOPE, ()
+    elif sample:
+        root, how = bundled_sample(), "--sample: the sample checkout shipped with opindex"
+        if root is None:
+            raise OpindexError("--sample: this opindex has no bundled sample_checkout (reinstall it)")
+        kind, scope, excludes = "source", DEFAULT_SCOPE, SOURCE_BUILD_OUTPUTS
     else:
         root, how = _source_root(arg)
         kind, scope, excludes = "source", DEFAULT_SCOPE, SOURCE_BUILD_OUTPUTS

@@ -10,7 +10,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from ..db import UsageError, readonly_uri
+from ..db import Broken, UsageError, readonly_uri
 from ..model import OpindexError
 
 LEGACY_NAME = "index.sqlite"  # the one default index of opindex before per-checkout indexes: still found
@@ -57,7 +57,7 @@ def for_query(arg: str | os.PathLike | None = None) -> Path:
     legacy = cache_dir() / LEGACY_NAME
     if legacy.is_file():
         return legacy
-    raise OpindexError("no index yet: run `opindex build [CHECKOUT]` first (or pass --db / set OPINDEX_DB)")
+    raise Broken("no index yet: run `opindex build [CHECKOUT]` first (or pass --db / set OPINDEX_DB)")
 
 
 def for_build(arg: str | os.PathLike | None, root: Path) -> tuple[Path, str]:
