@@ -82,9 +82,9 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         title = "Main chain: from the start up to the first Python surface"
     else:
         end = chain[-1] if chain else None
-        what = "device code" if end is not None and (end.layer in ("cuda", "library") or end.kind ==
-                                                      "ufunc_inner_loop") else "the deepest hop found"
-        title = f"Main chain: the default path on {t.device.upper()}, to the {what} it ends in"
+        device = end is not None and (end.layer in ("cuda", "library") or end.kind == "ufunc_inner_loop")
+        what = "the device code it ends in" if device else "its deepest hop (no device code found)"
+        title = f"Main chain: the default path on {t.device.upper()}, to {what}"
     out = [paint(title, "1"), ""]
     pad = min(max((len(h.name) for h in chain), default=0), 64)
     forks = 0
@@ -278,7 +278,7 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
         also.append(f"{_n(len(decomps), 'decomposition/reference', 'decompositions/references')} ({_short(first.name)} {_where(first)}"
                     f"{', ...' if len(decomps) > 1 else ''})")
     if codegen:
-        also.append(f"{len(codegen)} codegen files")
+        also.append(_n(len(codegen), "codegen file"))
     if missing:
         also.append(f"{_n(len(missing), 'statement')} of what opindex did not find")
     if hidden:
