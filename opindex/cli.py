@@ -247,7 +247,6 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     NAME can be nn.LSTM, torch.nn.LSTM, F.relu, torch.relu, relu, Tensor.add_, aten::add.Tensor, add.out,
     at::native::relu, a kernel function, a stub or a __global__ kernel.
 
-    \b
     Text output (the default) fits one screen: the main chain, the default path for --device from the Python
     surface to the __global__ kernel or library call the op ends in, one line per hop with file:line; the
     branches, each folded to one line with the hops below it; the backward; and the flags that expand it.
