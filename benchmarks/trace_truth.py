@@ -24,7 +24,8 @@ usage:
 
 The traces come from opindex's library (`opindex.Index(db).trace(...)`); when that API cannot be imported or
 called (the query side is being refactored) the script falls back to `opindex trace NAME --json` in a subprocess.
-Only the stable trace JSON shape is used: {hops: [{id, parent, layer, kind, name, file, line, detail, absent}]}.
+Only the stable trace JSON shape is used: {hops: [{id, parent, layer, kind, name, file, line, detail, absent,
+called_at}]} (called_at: where a helper hop was called from, also a location).
 """
 from __future__ import annotations
 
@@ -206,6 +207,10 @@ def hop_reached(eh: dict, hops: list[dict]) -> dict | None:
             return h
     for h in same_file:
         if names_match(eh["name"], h.get("name") or "", eh["file"]):
+            return h
+    for h in hops:  # a helper hop says where it was called from (called_at "file:line"): that call is a location
+        file, _, line = (h.get("called_at") or "").rpartition(":")
+        if not h.get("absent") and file == eh["file"] and line.isdigit() and abs(int(line) - eh["line"]) <= LINE_SLACK:
             return h
     return None
 

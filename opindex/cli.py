@@ -83,7 +83,8 @@ def main():
 
 @main.command()
 @click.argument("checkout", required=False)
-@db_option
+@click.option("--db", "db", default=None, metavar="PATH",
+              help="Index file (default: $OPINDEX_DB, else this checkout's own, ~/.cache/opindex/<name>-<hash>.sqlite).")
 @click.option("--installed", is_flag=True, help="Index the torch package installed in this Python instead.")
 @click.option("--sample", is_flag=True, help="Index the miniature sample checkout shipped with opindex.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Worker processes (default: CPUs).")

@@ -334,3 +334,30 @@ int other(int a) {
     calls = [(r[1], r[4], r[5], r[6]) for r in cpp.extract("x/CUDABlas.cpp", src, "cpp").rows["calls"]]
     assert calls == [(5, "operator()", "gemm", 1), (8, "gemm", "", 0), (9, "helper", "", 0), (9, "helper", "", 0),
                      (10, "scale", "", 0), (11, "other", "", 0)]
+
+
+def test_function_local_macros_are_the_functions_code():
+    """A #define written inside a function body stamps out that function's calls and launches (TensorTopK.cu's
+    RUN_K/RUN_T, Indexing.cu's SMALL_INDEX): its invocations there are expanded, whatever the body holds, and a
+    /* comment */ on a continuation line does not end the directive (it closed the function early)."""
+    facts = run("""
+        void launch_k(int n) {
+        #define RUN_K(T, LAUNCH)      \\
+          /* a note */                \\
+          LAUNCH<T>(n);
+        #define SMALL(T)              \\
+          small_kernel<T><<<1, 32>>>(n);
+          if (n > 4) {
+            RUN_K(int, mb::launch);
+          } else {
+            SMALL(float);
+          }
+        }
+        void after() { other(); }
+        """, "aten/src/ATen/native/cuda/K.cu", "cuda")
+    calls = [(r[1], r[3], r[5], r[4]) for r in facts.rows["calls"]]
+    assert (9, "launch_k", "mb", "launch") in calls
+    assert (14, "after", "", "other") in calls
+    assert [(r[1], r[2], r[3], r[4], r[6], r[7]) for r in facts.rows["kernel_launches"]] == [
+        (11, "small_kernel", "chevron", "<float>", "launch_k", "SMALL")]
+    assert [r[1] for r in facts.rows["symbols"] if r[5] == "launch_k"] == [2]

@@ -92,3 +92,26 @@ def test_add_goes_through_the_ufunc_codegen_to_the_launch_machinery(real_index):
         ("aten/src/ATen/native/cuda/Loops.cuh", 80),  # gpu_kernel
         (CUDALOOPS, 63),  # __global__ vectorized_elementwise_kernel
     } <= where(t)
+
+
+def test_topk_reaches_the_kernels_its_function_local_macros_launch(real_index):
+    t = real_index.trace("torch.topk")
+    assert {
+        ("aten/src/ATen/native/cuda/TensorTopK.cu", 793),  # launch_gather_topk_kernel (called at TensorTopK.cpp:67)
+        ("aten/src/ATen/native/cuda/TensorTopK.cu", 181),  # sbtopk::launch, reached through RUN_T -> RUN_K
+        ("aten/src/ATen/native/cuda/TensorTopK.cu", 642),  # mbtopk::launch, the same macros' other branch
+        ("aten/src/ATen/native/cuda/TensorTopK.cu", 200),  # sbtopk: gatherTopK<<<...>>>
+        ("aten/src/ATen/native/cuda/TensorTopK.cu", 708),  # mbtopk: radixFindKthValues<<<...>>>
+        ("aten/src/ATen/native/cuda/TensorTopK.cu", 496),  # __global__ mbtopk::gatherTopK, launched at 742
+    } <= where(t)
+    called = {h.called_at for h in t.hops if h.name == "at::native::launch_gather_topk_kernel"}
+    assert called == {"aten/src/ATen/native/cuda/TensorTopK.cpp:67"}
+
+
+def test_ops_that_cannot_run_on_the_device_are_not_hops(real_index):
+    # at::native::linear: `if (input.is_mkldnn()) return at::mkldnn_linear(...)`: MkldnnCPU only
+    assert "mkldnn_linear" not in {h.name for h in real_index.trace("F.linear").hops}
+    t = real_index.trace("torch.sort")
+    # sort(Tensor, Dimname, ...) only calls reportNYIDimnameOverload: a statement, not a kernel hop
+    assert ("aten/src/ATen/native/NamedTensor.cpp", 381) not in where(t)
+    assert any(h.absent and "NamedTensor.cpp:381) only raises (reportNYIDimnameOverload)" in h.name for h in t.hops)

@@ -184,13 +184,26 @@ def _registrations(con, symbols: _Symbols) -> None:
 # -- launch -> __global__ ------------------------------------------------------------------------------------------
 def _launches(con, symbols: _Symbols) -> None:
     rows = []
-    for launch_id, kernel, file in con.execute(
-            "SELECT id, kernel, file FROM kernel_launches WHERE kind = 'chevron'"):
+    for launch_id, kernel, file, caller in con.execute(
+            "SELECT id, kernel, file, caller FROM kernel_launches WHERE kind = 'chevron'"):
         defs = symbols.named(kernel.split("::")[-1], ("global_kernel",))
         same = [s for s in defs if s[_FILE] == file] or defs
+        # of same-named kernels, the one in the launching function's namespace: mbtopk::launch launches
+        # mbtopk::gatherTopK, not sbtopk::gatherTopK of the same file
+        where = (caller or "").split("::")[:-1]
+        same.sort(key=lambda s: -_shared_prefix(s[_QUAL].split("::")[:-1], where))  # stable: source order next
         rows.append((launch_id, kernel, *_def(same[0] if same else None)))
     con.executemany(f"INSERT INTO launch_links (launch_id, kernel, symbol_id, definition, def_file, def_line, "
                     f"checkout_id) VALUES (?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
+
+
+def _shared_prefix(a: list[str], b: list[str]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 # -- call -> helper definition -------------------------------------------------------------------------------------

@@ -479,6 +479,36 @@ def _ancestors(node, cache: dict) -> tuple[str, ...]:
     return out
 
 
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
+
+
+def _blank_define_comments(data: bytes) -> bytes:
+    """A /* comment */ on a continuation line of a #define ends the grammar's reading of the directive, and the
+    lines after it are read as code (TensorTopK's RUN_T closed launch_gather_topk_kernel early): comments inside
+    multi-line function-like #defines become spaces, same length, same lines."""
+    if b"/*" not in data or b"#" not in data:
+        return data
+    buf = None
+    for m in _DEFINE.finditer(data):
+        if b"/*" not in m.group(3) or b"\\" not in m.group(3):
+            continue
+        buf = buf or bytearray(data)
+        for c in _BLOCK_COMMENT.finditer(data, m.start(3), m.end(3)):
+            buf[c.start():c.end()] = re.sub(rb"[^\n]", b" ", c.group())
+    return bytes(buf) if buf is not None else data
+
+
+def _in_block(root, pos: int) -> bool:
+    """True when byte `pos` lies inside a function body (a compound statement; namespaces and class bodies are
+    other node types)."""
+    node = root.descendant_for_byte_range(pos, pos + 1)
+    while node is not None:
+        if node.type == "compound_statement":
+            return True
+        node = node.parent
+    return False
+
+
 def _point(data: bytes, pos: int) -> tuple[int, int]:
     """(row, column) of a byte offset, as tree-sitter counts them."""
     row = data.count(b"\n", 0, pos)
@@ -540,14 +570,16 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
     the `known` macros (found elsewhere in the file) can be expanded too."""
     parser = _engine()[0]
     f = _File(path, language)
-    data = names.prepare(data, arguments)
+    data = _blank_define_comments(names.prepare(data, arguments))
     tree = parser.parse(data)
     main = _Unit(data, tree, within=within)
     macros = f.macros(main)
     if known:
         seen = {m.start for m in macros}
         macros = sorted(macros + [m for m in known if m.start not in seen], key=lambda m: m.start)
-    table = MacroTable(macros)
+    # a #define inside a function body stamps out that function's code (TensorTopK's RUN_K, Indexing's
+    # SMALL_INDEX): its invocations there are expanded too, so the calls and launches it writes are the function's
+    table = MacroTable(macros, local=frozenset(m.start for m in macros if _in_block(main.root, m.start)))
     invocations = _invocations(main, table) if table else []
     blank = [(s, e) for _, _, _, s, e, top in invocations if top]
     if blank:  # re-parse without the invocations the expansions stand for: they confuse the grammar

@@ -96,12 +96,14 @@ _PARAM = re.compile(r"(?<!#)#(?!#)\s*([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\b")
 class MacroTable:
     """The function-like macros of one file worth expanding, by name; a later #define of a name wins after it."""
 
-    def __init__(self, macros: list[Macro]):
+    def __init__(self, macros: list[Macro], local: frozenset[int] = frozenset()):
+        """`local`: the start offsets of the #defines written inside a function body; those are expanded
+        whatever they hold (their invocations are that function's code)."""
         self.by_name: dict[str, list[Macro]] = {}
         # The dispatch and structured-kernel macros themselves are understood natively, never expanded.
         candidates = [m for m in macros if m.function_like and not NATIVE.match(m.name)]
         for m in candidates:
-            if EXPANDABLE.search(m.body):
+            if m.start in local or EXPANDABLE.search(m.body):
                 self.by_name.setdefault(m.name, []).append(m)
         grown = True
         while grown:  # a macro whose body invokes an expandable macro is expandable too

@@ -19,6 +19,8 @@ MAX_HOPS = 5000  # the default cap of a trace's size (Trace.max_hops; the CLI's 
 # Hops that make a followed C++ helper worth showing.
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
 _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
+# calls that make a kernel a declared-but-unimplemented stand-in (NamedTensor.cpp's Dimname overloads)
+NOT_IMPLEMENTED = frozenset({"reportNYIDimnameOverload"})
 MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
 COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
@@ -339,7 +341,13 @@ class Walker:
         rest = [ln for ln in links if not ln["chosen"]]
         hop = None
         for ln in chosen:
-            hop = self.cpp(q.symbol_by_id(self.con, ln["symbol_id"]), parent, depth)
+            d = q.symbol_by_id(self.con, ln["symbol_id"])
+            raises = self.only_raises(d)
+            if raises:  # sort(Tensor, Dimname): a named-tensor overload PyTorch declares but does not implement
+                self.add(parent, "cpp", "note", f"{kernel} ({d['file']}:{d['line']}) only raises ({raises}): this "
+                         f"overload runs no kernel", absent=True)
+                continue
+            hop = self.cpp(d, parent, depth)
             if len(chosen) > 1:
                 hop.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
             if ln["condition"]:
@@ -355,6 +363,7 @@ class Walker:
                        _cpp_detail(d))
         if call_site is not None:
             self.call_sites[hop.id] = call_site
+            hop.called_at = f"{call_site[0]}:{call_site[1]}"
         if key in self.seen_cpp:
             return self.repeat(hop)
         self.seen_cpp.add(key)
@@ -394,6 +403,7 @@ class Walker:
         # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
+        seen_helpers: set[tuple[str, str]] = set()
         own = q.device_reach(self.con, d["id"]) if "id" in d else None
         # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
         forwards = own is not None and own["distance"] == 0 and own["reaches"] == "op"
@@ -419,8 +429,8 @@ class Walker:
                 continue
             if qual.startswith(("c10", "std", "TORCH")):
                 continue
-            if name not in seen_ops:
-                seen_ops.add(name)
+            if name not in seen_ops and (qual, name) not in seen_helpers:
+                seen_helpers.add((qual, name))  # sbtopk::launch and mbtopk::launch are two helpers
                 if (qual, name) not in q.linked_callees(self.con, call["file"]):
                     continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
                 if self.plumbing_kernel(name):
@@ -435,6 +445,9 @@ class Walker:
         """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
         code; a composite callee does not use up --depth (its work is in the ops it calls), nor does the op a
         forwarding kernel calls (_scaled_dot_product_flash_attention_cuda -> at::_flash_attention_forward)."""
+        entries = [e for e in entries if self.runs_here(e)]
+        if not entries:
+            return  # `if (self.is_mkldnn()) return at::mkldnn_linear(...)`: no kernel of it runs on this device
         if forwards:
             depth = max(depth, 1)
         if depth <= 0 or self.nest >= MAX_NEST:
@@ -468,6 +481,29 @@ class Walker:
                 self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
                          f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: leads to no device code "
                          f"opindex found")
+
+    def only_raises(self, d: dict) -> str | None:
+        """The not-implemented call a definition consists of, if that is all it calls."""
+        callees = {c["callee"] for c in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d))}
+        return next(iter(callees)) if len(callees) == 1 and callees <= NOT_IMPLEMENTED else None
+
+    def runs_here(self, entry: dict) -> bool:
+        """False when the op has no kernel that runs on --device: no dispatch row for it (mkldnn_linear is
+        MkldnnCPU only), or only definitions in another platform's code (mkldnn_convolution's in mkldnn/,
+        miopen_batch_norm's in miopen/). An op with no dispatch rows at all is composite: it runs anywhere."""
+        if self.device == "all":
+            return True
+        if entry["structured_delegate"]:
+            found = q.native_by_full_name(self.con, entry["structured_delegate"])
+            entry = found[0] if found else entry
+        dispatch = q.dispatch_rows(self.con, entry["id"])
+        if not dispatch:
+            return True
+        for row in q.rows_for_device(dispatch, self.device):
+            links = [ln for ln in q.kernel_links(self.con, row["id"]) if ln["chosen"]]
+            if not links or any(ln["def_file"] is None or runs_on(ln["def_file"], self.device) for ln in links):
+                return True
+        return False
 
     def autograd_of(self, entry: dict, parent: Hop) -> None:
         """The derivatives.yaml formulas of an op a CompositeImplicitAutograd kernel calls: where its backward is."""

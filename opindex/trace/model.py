@@ -26,6 +26,7 @@ class Hop:
     line: int | None = None  # 1-based
     detail: str = ""  # one line of context (schema, dispatch row, launch configuration, formula)
     absent: bool = False  # a statement that something is missing in this checkout
+    called_at: str | None = None  # "file:line" of the call that reached this definition (a helper hop), if any
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Trace:
     hops: list[Hop] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)  # set when the name is ambiguous or unknown
     message: str = ""  # why there are no hops (unknown / ambiguous)
+    unknown: bool = False  # the name names nothing in this index (`opindex trace` exits 1; ambiguous exits 2)
     root: str | None = None  # checkout root, for reading source snippets
     max_hops: int = 5000  # the walk stops here (0: no limit); `truncated` then says so
     limit: int = 6  # fan-in per step of a bottom-up walk (callers, launches, registrations); 0: no limit
@@ -101,7 +103,7 @@ class Trace:
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (stable): query, direction, device, depth, hops[{id, parent, layer, kind, name, file,
-        line, detail, absent}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}:
+        line, detail, absent, called_at}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}:
         which caps cut the walk, and how to lift them)."""
         return {"query": self.query, "direction": self.direction, "device": self.device, "depth": self.depth,
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
