@@ -24,4 +24,7 @@ def __getattr__(name):
     if name == "build":
         from .api import build
         return build
+    if name == "list_indexes":  # `opindex list`: the per-checkout indexes in ~/.cache/opindex
+        from .build.indexes import list_indexes
+        return list_indexes
     raise AttributeError(name)

@@ -97,6 +97,8 @@ def test_opindex_list(cache, two_checkouts, tmp_path, monkeypatch):
         (expected_path(cache, a), str(a), "2.13.0a0+sample", True, False),
         (expected_path(cache, b), str(b), "2.13.0a0+sample", False, True)])
     assert all(r["built_at"] and r["size_mb"] > 0 for r in rows)
+    import opindex
+    assert opindex.list_indexes() == rows  # the library twin
 
 
 def test_no_index_yet_says_what_to_run(cache, tmp_path, monkeypatch):
