@@ -16,8 +16,8 @@ def trace_kernels(ix, full_name: str) -> set[tuple]:
         if parent is None or parent.layer != "dispatch" or parent.parent not in own:
             continue
         kernel = parent.name.split(": ", 1)[1]
-        if h.layer in ("cpp", "cuda") and not h.absent:
-            out.add((kernel, h.file, h.line))
+        if h.layer in ("cpp", "cuda") and (not h.absent or h.kind == "raises"):  # a definition that only raises
+            out.add((kernel, h.file, h.line))                                    # is still the one named
         elif h.absent or h.layer == "codegen":  # no definition: none found, or generated (ufunc_add_CUDA)
             out.add((kernel, None, None))
     return out

@@ -344,8 +344,8 @@ class Walker:
             d = q.symbol_by_id(self.con, ln["symbol_id"])
             raises = self.only_raises(d)
             if raises:  # sort(Tensor, Dimname): a named-tensor overload PyTorch declares but does not implement
-                self.add(parent, "cpp", "note", f"{kernel} ({d['file']}:{d['line']}) only raises ({raises}): this "
-                         f"overload runs no kernel", absent=True)
+                self.add(parent, "cpp", "raises", f"{kernel} ({d['file']}:{d['line']}) only raises ({raises}): this "
+                         f"overload runs no kernel", d["file"], d["line"], absent=True)
                 continue
             hop = self.cpp(d, parent, depth)
             if len(chosen) > 1:
