@@ -50,21 +50,24 @@ class Index:
         self._meta = None
 
     # -- raw SQL --------------------------------------------------------------------------------------------
-    def rows(self, query: str, params: dict | tuple = ()) -> list[dict]:
-        """Run a read-only query; a list of dicts."""
-        try:
-            cur = self.con.execute(query, params)
-        except sqlite3.DatabaseError as exc:
-            msg = str(exc)
-            if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
-                raise OpindexError(f"opindex sql is read-only: {msg}") from None
-            raise OpindexError(f"SQL error: {msg}") from None
-        cols = [d[0] for d in cur.description or ()]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
+    def rows(self, query: str, params: dict | tuple = (), *, timeout: float | None = None) -> list[dict]:
+        """Run a read-only query; a list of dicts (a repeated column name gets _2, _3: every column is kept).
+        `timeout` seconds (None or 0: none) stops a query that runs longer (QueryTimeout); Ctrl-C stops it too."""
+        with self.stream(query, params, timeout=timeout) as found:
+            return list(found)
 
-    def sql(self, query: str, **params):
-        """Rows as a pandas DataFrame when pandas is installed, else a list of dicts."""
-        rows = self.rows(query, params)
+    def stream(self, query: str, params: dict | tuple = (), *, timeout: float | None = None):
+        """The rows of a read-only query as they are fetched (a RowStream: `.columns`, then dicts), so a result of
+        any size takes constant memory. Errors: UsageError (bad or writing SQL), QueryTimeout, Broken (a damaged
+        index)."""
+        from .query import RowStream
+        return RowStream(self.con, self.path, query, params, timeout)
+
+    def sql(self, query: str, params: dict | tuple = (), *, timeout: float | None = None, **named):
+        """Rows as a pandas DataFrame when pandas is installed, else a list of dicts. Bind parameters by keyword
+        (`ix.sql("... :n", n="relu")`) or as `params`; `timeout` seconds limits the query (None or 0: none), and
+        Ctrl-C (a notebook's interrupt) stops it."""
+        rows = self.rows(query, {**dict(params), **named} if named else params, timeout=timeout)
         try:
             import pandas as pd
         except ImportError:
@@ -108,12 +111,16 @@ class Index:
                           "`opindex profile` ties each launch to the op that made it")
         return t
 
-    def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200) -> list[Symbol]:
-        """Definitions named `name` (exact name or qualified name; `*` and `?` wildcards); at most `limit` (0: all)."""
-        op = "GLOB" if any(c in name for c in "*?[") else "="
+    def find(self, name: str, kind: str | None = None, layer: str | None = None, limit: int = 200,
+             exact: bool = False) -> list[Symbol]:
+        """Definitions named `name` (name or qualified name), at most `limit` (0: all). The name is literal but for
+        the wildcards `*` and `?`; `\\*` and `\\?` match a star and a question mark (`operator\\*`), and
+        `exact=True` takes the whole name literally."""
+        from .query import name_pattern
+        op, pattern = name_pattern(name, exact)
         sql = (f"SELECT s.*, f.layer FROM symbols s JOIN files f ON f.path = s.file "
                f"WHERE (s.name {op} :n OR s.qualified_name {op} :n)")
-        params = {"n": name, "limit": limit or -1}  # SQLite: LIMIT -1 is no limit
+        params = {"n": pattern, "limit": limit or -1}  # SQLite: LIMIT -1 is no limit
         if kind:
             sql += " AND s.kind = :kind"
             params["kind"] = kind
@@ -219,6 +226,33 @@ class Index:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _guarded(method, named: bool):
+    """An Index method whose SQLite errors mean a damaged index: Broken, one line, never a sqlite3 traceback. With
+    `named`, its first argument is a name: it must be a str (TypeError otherwise) and reaches SQL as valid UTF-8."""
+    import functools
+
+    from .query import damaged, text
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if named:
+            if args:
+                args = (text(args[0]),) + args[1:]
+            elif "name" in kwargs:
+                kwargs["name"] = text(kwargs["name"])
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, exc) from None
+    return wrapper
+
+
+for _method, _named in (("trace", True), ("find", True), ("op", True), ("stub", True), ("callers", True),
+                        ("callees", True), ("kernels", False), ("profile", False), ("stats", False)):
+    setattr(Index, _method, _guarded(getattr(Index, _method), _named))
+Index.meta = property(_guarded(Index.meta.fget, False))
 
 
 def _profiler_kernel_name(name: str) -> bool:

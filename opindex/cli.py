@@ -1,4 +1,7 @@
-"""The command line: a thin click layer over opindex.api. Errors the user can act on print one line, exit 1."""
+"""The command line: a thin click layer over opindex.api. No traceback reaches the user: an error prints one line.
+
+Exit codes, the same for every command (EXIT_CODES, shown in `opindex --help`): 0 found, 1 nothing found, 2 usage
+error or ambiguous name, 3 broken index or environment, 4 a query stopped at its --timeout, 130 interrupted."""
 from __future__ import annotations
 
 import functools
@@ -10,25 +13,84 @@ from . import __version__
 from .pytorch.devices import DEVICE_OPTIONS
 from .render.rows import FORMATS
 
+EXIT_CODES = """\b
+Exit codes (every command): 0 found; 1 nothing found (find, callers, callees, op, stub, trace);
+2 usage error, or a name that is ambiguous (its candidates are listed); 3 broken index or environment
+(missing, damaged, unreadable index; a failed write); 4 a query stopped at its --timeout; 130 interrupted."""
+
+
+def _fail(message: str, code: int):
+    error = click.ClickException(message)
+    error.exit_code = code
+    return error
+
 
 def _fail_cleanly(fn):
-    """No traceback reaches the user: OpindexError and OS errors become one line and a non-zero exit."""
+    """No traceback reaches the user: OpindexError, SQLite and OS errors become one line and the exit code of
+    EXIT_CODES (OpindexError's own exit_code: db.UsageError 2, db.Broken 3, query.QueryTimeout 4; else 2)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        import sqlite3
+
         from .model import OpindexError
         try:
             return fn(*args, **kwargs)
         except OpindexError as exc:
-            error = click.ClickException(str(exc))
-            error.exit_code = getattr(exc, "exit_code", 1)  # db.UsageError 2, db.Broken 3
-            raise error from None
+            raise _fail(str(exc), getattr(exc, "exit_code", 2)) from None
+        except sqlite3.DatabaseError as exc:  # a query path the library did not wrap: the index is damaged
+            raise _fail(f"index damaged: run `opindex build` to rebuild it ({exc})", 3) from None
+        except BrokenPipeError:  # `opindex ... | head`: the reader has gone, and so do we, quietly
+            _quiet_stdout()
+            sys.exit(141)
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
-            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+            raise _fail(f"{where}{exc.strerror or exc}", 3) from None
         except KeyboardInterrupt:
-            click.echo("interrupted; the index was left as it was", err=True)
+            click.echo("interrupted; the index was left as it was" if fn.__name__ == "build" else "interrupted",
+                       err=True)
             sys.exit(130)
     return wrapper
+
+
+def _quiet_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _one_format(ctx: click.Context, args: list[str]) -> None:
+    """Refuse two different output formats (--json --markdown, --csv --fmt tsv): click would keep the last."""
+    try:
+        _, _, order = click.Command.make_parser(ctx.command, ctx).parse_args(args=list(args))
+    except click.ClickException:
+        return  # the real parse reports it
+    given = list(dict.fromkeys(p for p in order if getattr(p, "name", None) == "fmt"))
+    if len(given) > 1:
+        raise click.UsageError(f"{' and '.join(p.opts[0] for p in given)} are mutually exclusive: give one "
+                               f"output format", ctx=ctx)
+
+
+class _Command(click.Command):
+    def parse_args(self, ctx, args):
+        _one_format(ctx, args)
+        return super().parse_args(ctx, args)
+
+
+class _Cli(click.Group):
+    command_class = _Command
+
+    def main(self, *args, **kwargs):
+        # any output encoding works (PYTHONIOENCODING=latin-1, LC_ALL=C): what it cannot encode is replaced
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.reconfigure(errors="replace")
+            except (AttributeError, ValueError):
+                pass
+        return super().main(*args, **kwargs)
 
 
 def output_options(fn):
@@ -68,7 +130,7 @@ db_option = click.option("--db", "db", default=None, metavar="PATH",
                               "folder, else the one built last: `opindex list`).")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="opindex")
 def main():
     """opindex: a code index of a PyTorch checkout, from nn.Module to CUDA kernel.
@@ -145,18 +207,51 @@ def _summary(report, err) -> None:
     err(f"done in {report.seconds:.1f} s ({phases})")
 
 
-@main.command()
+@main.command(epilog=EXIT_CODES)
 @click.argument("query")
 @click.option("-p", "--param", "params", type=(str, str), multiple=True, metavar="NAME VALUE",
               help="Bind :NAME to VALUE; repeatable.")
+@click.option("--timeout", type=click.FloatRange(0), default=30, show_default=True, metavar="SECONDS",
+              help="Stop the query after this many seconds in SQLite and say so, exit 4 (0: no limit).")
 @db_option
 @output_options
 @_fail_cleanly
-def sql(query, params, db, fmt):
-    """Run a read-only SQL QUERY against the index (see `opindex schema` for tables and views)."""
+def sql(query, params, timeout, db, fmt):
+    """Run a read-only SQL QUERY against the index (see `opindex schema` for tables and views).
+
+    Rows are written as SQLite returns them (any number, in constant memory); a column name that repeats gets _2,
+    _3 (`SELECT 1 AS x, 2 AS x` gives x and x_2). Ctrl-C stops a running query. A query that returns no rows
+    exits 0."""
     from .api import Index
-    with Index(db) as ix:
-        _emit(ix.rows(query, dict(params)), fmt)
+    from .render import terminal
+    from .render.stream import write_rows
+    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    out = _Batched()
+    with Index(db) as ix, ix.stream(query, dict(params), timeout=timeout) as found:
+        write_rows(found, found.columns, fmt, out.write, width=terminal.width() if fmt == "table" else None)
+    out.flush()
+
+
+class _Batched:
+    """Text to stdout in batches (64 KB, or what came within 0.2 s): a write per row would be a system call per
+    row, and a slow query's rows still show as they come."""
+
+    def __init__(self):
+        import time
+        self.parts, self.size, self.clock = [], 0, time.monotonic
+        self.last = self.clock()
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= 65536 or self.clock() - self.last > 0.2:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            click.echo("".join(self.parts), nl=False)
+            self.parts, self.size = [], 0
+        self.last = self.clock()
 
 
 @main.command(name="list")
@@ -262,7 +357,7 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
         click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:
         click.echo(t.to_text(), err=True, nl=False)
-        sys.exit(2)
+        sys.exit(1 if t.unknown else 2)  # nothing found; ambiguous (candidates listed) or a usage error
     out = {"json": t.to_json, "markdown": t.to_markdown, "dot": t.to_dot, "mermaid": t.to_mermaid}.get(fmt)
     if out:
         click.echo(out(), nl=fmt == "json")
@@ -276,16 +371,23 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
 @click.argument("name")
 @click.option("--kind", default=None, help="function, method, impl_func, global_kernel, class, ...")
 @click.option("--layer", default=None, help="python, cpp or cuda.")
+@click.option("--exact", is_flag=True, help="Take NAME literally: * and ? match only themselves.")
 @limit_option(200)
 @db_option
 @output_options
 @_fail_cleanly
-def find(name, kind, layer, limit, db, fmt):
-    """Definitions named NAME (name or qualified name; * and ? wildcards)."""
+def find(name, kind, layer, exact, limit, db, fmt):
+    """Definitions named NAME (name or qualified name), exit 1 when there is none.
+
+    NAME is literal (operator[] finds operator[]) except the wildcards * (any characters) and ? (one character):
+    '*lstm*'. A backslash makes a wildcard literal ('operator\\*' is operator*), as does --exact for the whole
+    name."""
     from .api import Index
     with Index(db) as ix:
-        rows, cap = _capped(ix.find(name, kind=kind, layer=layer, limit=limit and limit + 1), limit)
+        rows, cap = _capped(ix.find(name, kind=kind, layer=layer, limit=limit and limit + 1, exact=exact), limit)
         _emit(_flat(rows), fmt, cap=cap)
+    if not rows:
+        sys.exit(1)
 
 
 def _records_command(method: str, doc: str):
@@ -295,6 +397,8 @@ def _records_command(method: str, doc: str):
         with Index(db) as ix:
             rows, cap = _capped(getattr(ix, method)(name, limit=limit and limit + 1), limit)
             _emit(_flat(rows), fmt, cap=cap)
+        if not rows:
+            sys.exit(1)  # nothing found
     command.__doc__ = doc
     command.__name__ = method
     return main.command(name=method)(click.argument("name")(limit_option(500)(db_option(output_options(

@@ -107,7 +107,7 @@ def connect_readonly(path: Path, check_schema: bool = True) -> sqlite3.Connectio
     """A connection that cannot change the index: opened read-only, and an authorizer refuses anything but reads
     (so ATTACH, VACUUM INTO, writable PRAGMAs and load_extension fail too)."""
     if not path.exists():
-        raise OpindexError(f"{path}: no index here; run `opindex build` first (or pass --db / set OPINDEX_DB)")
+        raise Broken(f"{path}: no index here; run `opindex build` first (or pass --db / set OPINDEX_DB)")
     if not path.is_file():
         raise Broken(f"{path}: not a file, so not an index")
     try:
@@ -159,7 +159,7 @@ def is_newer_revision(version: str) -> bool:
 def readonly_uri(path: Path) -> str:
     """A read-only SQLite URI for a path; ?, # and % in a file name are escaped (they would end the path)."""
     from urllib.parse import quote
-    return f"file:{quote(os.path.abspath(path))}?mode=ro"
+    return f"file:{quote(os.fsencode(os.path.abspath(path)))}?mode=ro"  # bytes: a non-UTF-8 name is kept
 
 
 def connect_raw(path: Path) -> sqlite3.Connection:

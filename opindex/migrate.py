@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 from .db import Broken
-from .model import OpindexError
 
 
 def alembic_config(url: str):
@@ -31,7 +30,7 @@ def run(db_path: Path, revision: str = "head", downgrade: bool = False) -> None:
     if os.path.islink(db_path):
         db_path = Path(os.path.realpath(db_path))
     if not db_path.is_file():
-        raise OpindexError(f"{db_path}: no index here")
+        raise Broken(f"{db_path}: no index here")
     if revision not in ("head", "base") + SCHEMA_REVISIONS:
         raise UsageError(f"--to {revision}: not a schema revision this opindex knows "
                          f"({', '.join(('head', 'base') + SCHEMA_REVISIONS)})")

@@ -460,7 +460,7 @@ def test_cli_formats(sample_ix, tmp_path):
     assert csv_out.splitlines()[0].startswith("rank,share,gpu_us,calls")
     assert "SoftMax.cu:9" in CliRunner().invoke(main, args + ["--table"]).output
     missing = CliRunner().invoke(main, ["profile", str(tmp_path / "nope.json"), "--db", str(sample_ix.path)])
-    assert missing.exit_code == 1 and "cannot read the profile" in missing.output
+    assert missing.exit_code == 2 and "cannot read the profile" in missing.output  # a usage error
 
 
 def test_dataframe(sample_ix, tmp_path):

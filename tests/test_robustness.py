@@ -30,7 +30,7 @@ def native_count(db: Path) -> int:
 # -- bad input ------------------------------------------------------------------------------------------------------
 def test_nonexistent_checkout(tmp_path):
     result = cli("build", str(tmp_path / "nope"), "--db", str(tmp_path / "i.sqlite"))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error
     assert result.output.strip() == f"Error: {tmp_path / 'nope'}: no such folder"
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
@@ -39,7 +39,7 @@ def test_checkout_that_is_not_pytorch_shaped(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text("print('hi')\n")
     result = cli("build", str(tmp_path), "--db", str(tmp_path / "i.sqlite"))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error
     assert "nothing to index under torch, aten, c10, tools, torchgen, functorch" in result.output
     assert "is this a PyTorch checkout?" in result.output
     assert not (tmp_path / "i.sqlite").exists()
@@ -153,7 +153,7 @@ def test_full_disk_keeps_the_old_index(sample_copy, sample_db, tmp_path, monkeyp
 
 def test_missing_index_is_a_clear_error(tmp_path):
     result = cli("sql", "SELECT 1", "--db", str(tmp_path / "none.sqlite"))
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # a broken environment: no index
     assert "no index here; run `opindex build` first" in result.output
 
 
@@ -193,7 +193,7 @@ def test_newer_schema_is_refused(sample_db, tmp_path):
 def test_sql_cannot_change_the_database(sample_db, statement):
     before = sample_db.read_bytes()
     result = cli("sql", statement, "--db", str(sample_db))
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output  # a usage error
     assert "Error:" in result.output
     assert sample_db.read_bytes() == before
     assert not Path("/tmp/opindex-stolen.sqlite").exists()
@@ -268,7 +268,7 @@ def test_two_builds_at_once(sample_copy, tmp_path):
         result = cli("build", str(sample_copy), "--db", str(db), "-q")
     finally:
         held.close()
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # the environment: another build holds the index
     assert "another `opindex build` is writing this index" in result.output
     assert cli("build", str(sample_copy), "--db", str(db), "-q").exit_code == 0
 

@@ -68,7 +68,7 @@ def _lock(db: Path):
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         fh.close()
-        raise OpindexError(f"{db}: another `opindex build` is writing this index; wait for it to finish") from None
+        raise Broken(f"{db}: another `opindex build` is writing this index; wait for it to finish") from None
     return fh
 
 

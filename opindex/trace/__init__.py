@@ -16,7 +16,7 @@ from ..model import OpindexError
 from . import facts as q
 from .down import MAX_HOPS, Walker
 from .model import LAYERS, Hop, Trace
-from .targets import Target, lookup, suggestions
+from .targets import Target, ambiguous, lookup, suggestions
 from .up import UpWalker
 
 __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
@@ -40,6 +40,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     t = Trace(query=name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
               max_hops=max_hops, limit=limit)
     if not targets:
+        t.unknown = True
         t.candidates = suggestions(con, name)
         t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in this index" + (
             "; did you mean one of these?" if t.candidates else "")  # listed once, in t.candidates
@@ -67,10 +68,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
 
 
 def _ambiguous(targets: list[Target]) -> bool:
-    kinds = {x.kind for x in targets}
-    if kinds <= {"native", "python_binding"} or kinds == {"by_name"}:
-        return False  # overloads of one op are walked together
-    return len({x.label for x in targets}) > 1
+    return ambiguous(targets)  # overloads of one op are walked together
 
 
 def _is_registered_kernel(con, sym: dict) -> bool:

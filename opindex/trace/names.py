@@ -10,7 +10,7 @@ native entries are added to it. Names only ever reach SQL as bound parameters.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..pytorch.python_rules import C_NAMESPACES, normalize
 from .facts import resident
@@ -19,6 +19,9 @@ from .facts import resident
 CONVENTIONS = {"F": "torch.nn.functional", "nn": "torch.nn", "Tensor": "torch.Tensor", "aten": "torch.ops.aten"}
 _TENSOR_CLASSES = ("torch.Tensor", "torch._tensor.Tensor", "torch._C.TensorBase", "torch._C._TensorBase")
 _MAX_DEPTH = 24
+# Lookups one resolution may make (each is a few indexed SELECTs). A real name needs at most a few hundred; a name
+# that loops through a self-importing module (torch.torch.torch...x) stops here instead of searching for minutes.
+_MAX_LOOKUPS = 3000
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,19 @@ def _modules(con: sqlite3.Connection) -> frozenset[str]:
     return resident(con).modules  # read once per open index (sqlite3 connections cannot be weakly referenced)
 
 
+def _module_prefixes(dotted: str, modules: frozenset[str], most: int) -> list[int]:
+    """The k (longest first) for which the first k parts of `dotted` name a module; only the first `most` parts
+    can (no module has more), so a name of 1,600 parts costs what one of 10 does."""
+    ends, start = [], 0
+    for _ in range(most):
+        dot = dotted.find(".", start)
+        if dot < 0:
+            break
+        ends.append(dot)
+        start = dot + 1
+    return [k + 1 for k in range(len(ends) - 1, -1, -1) if dotted[:ends[k]] in modules]
+
+
 def _rows(con, sql: str, params: tuple) -> list[tuple]:
     return [tuple(r) for r in con.execute(sql, params).fetchall()]
 
@@ -47,7 +63,12 @@ class _Resolver:
     def __init__(self, con: sqlite3.Connection):
         self.con = con
         self.modules = _modules(con)
+        self.most_parts = max((m.count(".") + 1 for m in self.modules), default=0)
         self.active: set[str] = set()  # names being looked up further up the stack (import cycles)
+        # dotted name -> its resolutions, each with the part of `via` it added: a name reached again (a module that
+        # imports itself, torch.torch.x) is answered once, so the search is linear in the name's parts
+        self.memo: dict[str, list[tuple[Resolution, tuple[str, ...]]]] = {}
+        self.lookups = 0
 
     # -- Python definitions ---------------------------------------------------------------------------------------
     def symbols(self, qn: str) -> list[tuple]:
@@ -57,13 +78,20 @@ class _Resolver:
 
     def lookup(self, dotted: str, via: tuple[str, ...], depth: int = 0) -> list[Resolution]:
         dotted = normalize(dotted)
-        if depth > _MAX_DEPTH or dotted in self.active:
+        memo = self.memo.get(dotted)
+        if memo is not None:
+            return [replace(r, via=via + added) for r, added in memo]
+        if depth > _MAX_DEPTH or dotted in self.active or self.lookups >= _MAX_LOOKUPS:
             return []
+        self.lookups += 1
         self.active.add(dotted)
         try:
-            return self._lookup(dotted, via, depth)
+            found = self._lookup(dotted, via, depth)
         finally:
             self.active.discard(dotted)
+        n = len(via)
+        self.memo[dotted] = [(r, r.via[n:] if r.via[:n] == via else r.via) for r in found]
+        return found
 
     def _lookup(self, dotted: str, via: tuple[str, ...], depth: int) -> list[Resolution]:
         found = [Resolution("python_class" if k == "class" else "python_function", q, f, l, via, f.endswith(".pyi"))
@@ -73,10 +101,8 @@ class _Resolver:
                 found += self.natives(dotted, via)
             return found
         parts = dotted.split(".")
-        for k in range(len(parts) - 1, 0, -1):  # the longest prefix that is a module
+        for k in _module_prefixes(dotted, self.modules, self.most_parts)[:1]:  # the longest prefix that is a module
             module = ".".join(parts[:k])
-            if module not in self.modules:
-                continue
             member, rest = parts[k], parts[k + 1:]
             out = self.through_module(module, member, rest, via, depth)
             if out:

@@ -37,6 +37,9 @@ def lookup(con, name: str) -> list[Target]:
     if python:
         return python
     found = _cpp(con, n)
+    if not found and n.isidentifier():
+        # a bare class or def name (LSTM): every Python definition of that name, by its qualified name
+        found = _python_named(con, n)
     if not found and "." in raw and "::" not in raw:
         # F.max_pool2d is a boolean_dispatch object, not a def or an alias: fall back to the op of that name
         op = raw.rsplit(".", 1)[1]
@@ -64,11 +67,28 @@ def _python(con, name: str) -> list[Target]:
     return _dedupe(out)
 
 
+def _python_named(con, name: str) -> list[Target]:
+    """Module-level Python classes and defs named `name` (not methods), as targets labelled by qualified name."""
+    syms = q.rows(con, "SELECT * FROM symbols WHERE name = ? AND language = 'python' AND kind IN ('class', "
+                       "'function') ORDER BY qualified_name, file, line", (name,))
+    return _dedupe([Target("python_class" if s["kind"] == "class" else "python_function", s["qualified_name"], s)
+                    for s in syms if not s["file"].endswith(".pyi")])
+
+
+def _cpp_label(sym: dict) -> str:
+    """The name that selects this definition when typed back: its qualified name, `::name` in the global
+    namespace (so a global __global__ kernel is told from at::native's kernel of the same name)."""
+    qn = sym["qualified_name"]
+    return qn if "::" in qn else f"::{qn}"
+
+
 def _cpp(con, n: str) -> list[Target]:
     out: list[Target] = []
     if "::" in n:
+        # `::name` is the global namespace's name only
+        qn = n[2:] if n.startswith("::") else n
         syms = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language IN ('cpp', 'cuda') "
-                           "ORDER BY kind = 'impl_func' DESC, file, line", (n,))
+                           "ORDER BY kind = 'impl_func' DESC, file, line", (qn,))
     else:
         stubs = q.stub_declarations(con, n)
         if stubs:
@@ -76,7 +96,7 @@ def _cpp(con, n: str) -> list[Target]:
         syms = [s for s in q.symbols_named(con, n) if s["kind"] in q.DEFINITION_KINDS]
     for s in syms[:6]:
         kind = "global_kernel" if s["kind"] == "global_kernel" else "cpp"
-        out.append(Target(kind, s["qualified_name"], s))
+        out.append(Target(kind, _cpp_label(s), s))
     return out
 
 
@@ -90,14 +110,46 @@ def _dedupe(targets: list[Target]) -> list[Target]:
     return out
 
 
+def ambiguous(targets: list[Target]) -> bool:
+    """Several things of different names: the user must pick one (overloads of one op are walked together)."""
+    kinds = {x.kind for x in targets}
+    if kinds <= {"native", "python_binding"} or kinds == {"by_name"}:
+        return False
+    return len({x.label for x in targets}) > 1
+
+
+def like_escape(text: str) -> str:
+    """`text` as a literal inside a LIKE pattern written with ESCAPE '\\' (% and _ match only themselves)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def suggestions(con, name: str, limit: int = 8) -> list[str]:
-    """Close matches among op names, Python classes/functions and stubs."""
+    """Close matches among op names, Python classes/functions and stubs, each written so that it works when typed
+    back: the user's own prefix when that resolves (nn.LSTMM -> nn.LSTM), else the bare name, else the qualified
+    names of its definitions. A suggestion that would itself fail or be ambiguous is left out."""
     stem = name.split("::")[-1].split(".")[-1]
+    if not stem:
+        return []
     pool = {r["n"] for r in q.rows(con, "SELECT DISTINCT name AS n FROM native_functions")}
     pool |= {r["n"] for r in q.rows(con, "SELECT DISTINCT stub AS n FROM dispatch_stubs")}
     pool |= {r["n"] for r in q.rows(con, "SELECT DISTINCT name AS n FROM symbols WHERE language = 'python' "
                                          "AND kind = 'class' AND file LIKE 'torch/nn/%'")}
     close = difflib.get_close_matches(stem, sorted(pool), n=limit, cutoff=0.7)
     like = [r["n"] for r in q.rows(con, "SELECT DISTINCT name AS n FROM native_functions WHERE name LIKE ? "
-                                        "ORDER BY length(name) LIMIT ?", (f"%{stem}%", limit))]
-    return list(dict.fromkeys(close + like))[:limit]
+                                        "ESCAPE '\\' ORDER BY length(name) LIMIT ?",
+                                   (f"%{like_escape(stem)}%", limit))]
+    prefix = name[: len(name) - len(stem)] if name.endswith(stem) else ""
+    if prefix.count(".") + prefix.count("::") > 4:  # no real name has a longer prefix: skip resolving it per guess
+        prefix = ""
+    out: list[str] = []
+    for found in dict.fromkeys(close + like):
+        for spelling in dict.fromkeys(s for s in (prefix + found, found) if s != name):
+            targets = lookup(con, spelling)
+            if targets and not ambiguous(targets):
+                out.append(spelling)
+                break
+        else:  # the name alone is ambiguous or unknown: its definitions' qualified names are not
+            out += [t.label for t in _python_named(con, found) if t.label != name]
+        if len(out) >= limit:
+            break
+    return list(dict.fromkeys(out))[:limit]

@@ -1,0 +1,170 @@
+"""Running SQL over an open index the way a user's query needs it: rows streamed (never all in memory), every column
+kept under a unique name, a time limit, Ctrl-C honoured while SQLite runs, and a damaged index told apart from a
+mistake in the SQL. `Index.rows`, `Index.sql` and `opindex sql` all go through here."""
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from .db import Broken, UsageError
+from .model import OpindexError
+
+_BATCH = 500  # rows per fetch: memory stays flat however many rows a query returns
+_CHECK_EVERY = 1000  # SQLite VM instructions between two looks at the clock (and at Ctrl-C)
+_DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+class QueryTimeout(OpindexError):
+    """A query ran past its time limit: exit 4."""
+    exit_code = 4
+
+
+def damaged(path: Path | str, exc: BaseException) -> Broken:
+    """The one message for an index SQLite cannot read although it opened (a damaged page, a missing table)."""
+    return Broken(f"{path}: index damaged: run `opindex build` to rebuild it ({exc})")
+
+
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _DAMAGE_CODES
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
+def unique_columns(names: list[str]) -> list[str]:
+    """Every column kept, in order; a repeated name gets _2, _3, ... (as sqlite-utils and datasette show them),
+    never a name another column has or was given (`x, x, x_2` -> x, x_3, x_2)."""
+    given, taken = set(names), set()
+    out = []
+    for name in names:
+        candidate, n = name, 1
+        while candidate in taken or (n > 1 and candidate in given):
+            n += 1
+            candidate = f"{name}_{n}"
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def text(value, what: str = "name") -> str:
+    """A str SQLite can bind. Bytes a non-UTF-8 locale turned into surrogates (a name typed under LC_ALL=C) are
+    read back as the UTF-8 they were; anything else that cannot be UTF-8 becomes U+FFFD, so it matches nothing."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # lone surrogates that no decoding made
+        raw = value.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
+def _params(params):
+    if isinstance(params, dict):
+        return {k: text(v, f"parameter {k}") if isinstance(v, str) else v for k, v in params.items()}
+    return tuple(text(v, "parameter") if isinstance(v, str) else v for v in params)
+
+
+class RowStream:
+    """The rows of one read-only query, fetched as they are read. `columns` is known before the first row.
+
+    `timeout` (seconds; None or 0: none) limits the time spent inside SQLite, not the time the reader takes over
+    each row (a pager may wait for a person). Ctrl-C stops SQLite within a few thousand VM steps and arrives as
+    KeyboardInterrupt; a query past its limit raises QueryTimeout."""
+
+    def __init__(self, con: sqlite3.Connection, path, query: str, params=(), timeout: float | None = None):
+        self.con, self.path, self.timeout = con, path, timeout or None
+        self.spent, self._started = 0.0, None
+        self.cur = None
+        query = text(query, "query")
+        params = _params(params)
+        with self._running():
+            self.cur = con.execute(query, params)
+        self.columns = unique_columns([d[0] for d in self.cur.description or ()])
+
+    def _check(self) -> int:
+        # a Python callback, so a pending Ctrl-C is raised here: sqlite3 then stops the statement ("interrupted")
+        if self.timeout and self.spent + time.monotonic() - self._started > self.timeout:
+            return 1
+        return 0
+
+    def _running(self):
+        stream = self
+
+        class Running:
+            def __enter__(self):
+                stream._started = time.monotonic()
+                stream.con.set_progress_handler(stream._check, _CHECK_EVERY)
+
+            def __exit__(self, kind, exc, tb):
+                stream.con.set_progress_handler(None, 0)
+                stream.spent += time.monotonic() - stream._started
+                if isinstance(exc, sqlite3.DatabaseError):
+                    raise stream._error(exc) from None
+                return False
+        return Running()
+
+    def _error(self, exc: sqlite3.DatabaseError) -> BaseException:
+        msg = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and msg == "interrupted":
+            if self.timeout and self.spent > self.timeout:
+                return QueryTimeout(f"the query ran past its time limit of {self.timeout:g} s and was stopped "
+                                    f"(--timeout SECONDS raises it, --timeout 0 lifts it)")
+            return KeyboardInterrupt()
+        if is_damage(exc):
+            return damaged(self.path, exc)
+        if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
+            return UsageError(f"opindex sql is read-only: {msg}")
+        return UsageError(f"SQL error: {msg}")
+
+    def __iter__(self) -> Iterator[dict]:
+        cols = self.columns
+        while True:
+            with self._running():
+                batch = self.cur.fetchmany(_BATCH)
+            if not batch:
+                return
+            for row in batch:
+                yield dict(zip(cols, row))
+
+    def close(self) -> None:
+        if self.cur is not None:
+            self.cur.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def name_pattern(pattern: str, exact: bool = False) -> tuple[str, str]:
+    """(SQL operator, operand) for a name as `opindex find` takes it: literal, except `*` (any run of characters)
+    and `?` (one character); `\\*`, `\\?` and `\\\\` are a literal star, question mark and backslash. `[`, `]` and
+    every other character match themselves (`operator[]`). With `exact`, the whole name is literal."""
+    if exact:
+        return "=", pattern
+    glob, literal, wild, i = [], [], False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern) and pattern[i + 1] in "*?\\":
+            c = pattern[i + 1]
+            i += 2
+            glob.append({"*": "[*]", "?": "[?]"}.get(c, c))
+            literal.append(c)
+            continue
+        i += 1
+        if c in "*?":
+            wild = True
+            glob.append(c)
+        else:
+            glob.append("[[]" if c == "[" else c)
+        literal.append(c)
+    return ("GLOB", "".join(glob)) if wild else ("=", "".join(literal))
