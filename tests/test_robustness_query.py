@@ -50,6 +50,10 @@ ODD_PY = """class LSTM:
 
 def café(x):
     return x
+
+
+def turn_τ(x):
+    return x
 """
 
 
@@ -243,12 +247,14 @@ def test_a_long_table_keeps_its_first_widths(monkeypatch):
 
 @pytest.mark.parametrize("args", [["trace", "nn.LSTM"], ["trace", "relu", "--markdown"], ["find", "*", "--table"],
                                   ["sql", "SELECT 'a…b' AS x", "--table"]])
-def test_any_output_encoding_works(sample_db, args):
-    proc = run(sample_db, *args, env={"PYTHONIOENCODING": "latin-1"})
+def test_any_output_encoding_works(odd_db, args):
+    proc = run(odd_db, *args, env={"PYTHONIOENCODING": "latin-1"})
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
     assert b"Traceback" not in proc.stderr
     if args[0] == "sql":
         assert proc.stdout == b"x\n---\na?b\n(1 row)\n"
+    if args[0] == "find":  # turn_τ: τ is not latin-1
+        assert b" torch.ao.quantized.rnn.turn_? " in proc.stdout
 
 
 @pytest.mark.parametrize("bad", [None, 3, b"relu"])
@@ -317,7 +323,17 @@ def test_sql_default_timeout_is_documented():
     assert "--timeout SECONDS" in result.output and "[default: 30; x>=0]" in result.output
 
 
-def test_library_timeout(ix):
+@pytest.fixture
+def watchdog(ix):
+    """Stop a query that runs on past 15 s (an opindex that cannot stop one would hang the suite)."""
+    import threading
+    timer = threading.Timer(15, ix.con.interrupt)
+    timer.start()
+    yield
+    timer.cancel()
+
+
+def test_library_timeout(ix, watchdog):
     from opindex.query import QueryTimeout
     with pytest.raises(QueryTimeout, match="time limit of 0.3 s"):
         ix.sql(COUNT_FOREVER, timeout=0.3)
@@ -326,7 +342,7 @@ def test_library_timeout(ix):
     assert ix.rows("SELECT 1 AS one") == [{"one": 1}]  # the connection is usable afterwards
 
 
-def test_the_time_limit_counts_sqlite_time_not_the_reader(ix):
+def test_the_time_limit_counts_sqlite_time_not_the_reader(ix, watchdog):
     with ix.stream("SELECT x FROM (" + FOREVER + ") LIMIT 3", timeout=0.2) as found:
         got = []
         for row in found:
@@ -348,7 +364,7 @@ def test_ctrl_c_stops_a_running_query(sample_db):
         proc.wait()
 
 
-def test_ctrl_c_in_the_library(ix):
+def test_ctrl_c_in_the_library(ix, watchdog):
     import threading
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
