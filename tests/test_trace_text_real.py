@@ -39,6 +39,9 @@ def test_the_main_chain_ends_where_the_op_s_work_runs(real_index):
         assert "aten::_scaled_dot_product_flash_attention" in chain
     assert "vectorized_layer_norm_kernel" in _chain_end(real_index, "F.layer_norm").name
     assert _chain_end(real_index, "F.conv2d").layer == "library"  # cuDNN before the own fallback kernels
+    # an op's own kernels before the shared elementwise machinery of a helper (the floor of a size, a masked_fill_)
+    assert "upsample" in _chain_end(real_index, "F.interpolate").name
+    assert re.search(r"SoftMax|softmax|nll_loss", _chain_end(real_index, "F.cross_entropy").name)
 
 
 @pytest.mark.parametrize("name", DEPTH_TRACES)

@@ -155,8 +155,9 @@ def computes(end: Hop) -> bool:
 
 def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     """How likely `end` is where the op's work runs on the device, smaller first:
-    1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then a TensorIterator
-       launch (the shared elementwise machinery), then a library call that only sets up (descriptors, handles);
+    1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then the shared
+       elementwise machinery a TensorIterator launcher leads to (F.interpolate's upsample kernels before the floor
+       of its size computation), then a library call that only sets up (descriptors, handles);
     2. whether the path to it holds a guess of the walk (a launch found in the same file, a test's kernel) or an op
        that only initialises its output (fill_, zero_);
     3. the share of the path's ops named like the traced name (the op's own work before helpers such as pad, zeros
@@ -169,8 +170,8 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     path = t.path(end)
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
-    elif end.kind in ("tensor_iterator", "ufunc_inner_loop"):
-        kind = 1
+    elif end.kind == "ufunc_inner_loop" or any(h.kind == "tensor_iterator" for h in path):
+        kind = 1  # the shared elementwise machinery (gpu_kernel -> vectorized_elementwise_kernel)
     else:
         kind = 0
     guesses = sum(1 for h in path if _GUESS in h.detail or _TEST.search(h.file or ""))
