@@ -8,6 +8,7 @@ from .source import snippet
 
 SCREEN = 60  # the default text of a trace aims to fit this many lines; what does not fit is counted, never dropped
 _LAYER_WIDTH = 12
+_MIN_NAME = 40  # a name is never cut shorter than this to fit a terminal
 
 # ANSI styles per layer (only on a terminal: see render/terminal.py)
 _STYLE = {"python": "33", "bridge": "33", "native": "34", "dispatch": "34", "cpp": "36", "stub": "35",
@@ -87,6 +88,9 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         title = f"Main chain: the default path on {t.device.upper()}, to {what}"
     out = [paint(title, "1"), ""]
     pad = min(max((len(h.name) for h in chain), default=0), 64)
+    if width and chain:  # one name column for the whole chain, as wide as the longest path lets it be
+        longest = max(len(_where(h)) for h in chain)
+        pad = min(pad, max(_MIN_NAME, width - 5 - _LAYER_WIDTH - 1 - longest - 2 - 16))
     forks = 0
     for i, h in enumerate(chain, 1):
         name = _folded(t, h, hidden) if _folds(h, hidden) else h.name
@@ -97,9 +101,15 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
     if forks:
-        out.append(paint("     ◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); "
-                         "the default is ranked: device code that computes, the op's own ops before helpers, a vendor "
-                         "library before own kernels, then source order (fast paths come first)", "2"))
+        legend = ("◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); the default "
+                  "is ranked: device code that computes, the op's own ops before helpers, a vendor library before own "
+                  "kernels, then source order (fast paths come first)")
+        if width:
+            import textwrap
+            out += [paint(line, "2") for line in textwrap.wrap(legend, width - 5, initial_indent="     ",
+                                                               subsequent_indent="       ")]
+        else:
+            out.append(paint("     " + legend, "2"))
     return out
 
 
@@ -146,9 +156,9 @@ def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: 
     where = _where(h)
     mark = "✗ " if h.absent else ""
     fixed = len(prefix) + _LAYER_WIDTH + 1 + len(mark) + (len(where) + 2 if where else 0) + len(_plain(suffix))
-    if width:
-        name = _cut(name, max(20, width - fixed))
-        pad = min(pad, max(20, width - fixed))
+    if width:  # a name gives way to the width down to _MIN_NAME characters; a path never (the line then wraps)
+        name = _cut(name, max(_MIN_NAME, width - fixed))
+        pad = min(pad, max(_MIN_NAME, width - fixed))
     name = name.ljust(pad) if where else name
     layer = paint.layer(h.layer, h.layer.ljust(_LAYER_WIDTH))
     text = paint(mark + name, "31") if h.absent else name
@@ -365,7 +375,8 @@ def tree_lines(t: Trace, hidden: dict[int, int], paint: _Paint | None = None, wi
         where = f"  {_where(hop)}" if _where(hop) and hop.name != hop.file else ""
         name = _folded(t, hop, hidden) if hop.id in folding else hop.name
         if width:
-            name = _cut(name, max(20, width - len(prefix) - len(branch) - len(mark) - len(hop.layer) - 5 - len(where)))
+            name = _cut(name, max(_MIN_NAME, width - len(prefix) - len(branch) - len(mark) - len(hop.layer) - 5 -
+                                  len(where)))
         label = paint.layer(hop.layer, f"[{hop.layer}]")
         text = paint(name, "31") if hop.absent else name
         out.append(f"  {prefix}{branch}{paint(mark, '31')}{label} {text}{paint(where, '2')}")
