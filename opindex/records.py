@@ -95,7 +95,9 @@ class KernelLaunchRow(NamedTuple):
     file: str  # path relative to the checkout root
     line: int  # 1-based line
     kernel: str  # the __global__ kernel launched with <<<>>>; for launcher calls the launcher (gpu_kernel)
-    kind: str  # chevron (k<<<...>>>), tensor_iterator (gpu_kernel & friends), cub, thrust
+    # chevron (k<<<...>>>), handed (a __global__ passed by name to a call that launches it), tensor_iterator (gpu_kernel
+    # & friends), cub, thrust
+    kind: str
     template_args: str | None  # template arguments as written (<scalar_t>), else NULL
     config: str | None  # launch configuration inside <<< >>> as written, else NULL
     caller: str  # qualified name of the enclosing function, '' at file level

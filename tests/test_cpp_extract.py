@@ -361,3 +361,16 @@ def test_function_local_macros_are_the_functions_code():
     assert [(r[1], r[2], r[3], r[4], r[6], r[7]) for r in facts.rows["kernel_launches"]] == [
         (11, "small_kernel", "chevron", "<float>", "launch_k", "SMALL")]
     assert [r[1] for r in facts.rows["symbols"] if r[5] == "launch_k"] == [2]
+
+
+def test_a_kernel_passed_by_name_is_handed_to_its_launcher():
+    """cutlassF.h: `cb(AttentionKernel<...>(), fmha_cutlassF_...)`; the callback does `kernel_fn<<<...>>>(p)`."""
+    facts = run("""
+        __global__ void __launch_bounds__(128, 2) fmha_k(int p);
+        template <typename T> void dispatch_k(T cb, int cc) {
+          cb(Kernel<float>(), fmha_k);
+          cb(Kernel<float>(), other_value);
+        }
+        """, "aten/src/ATen/native/transformers/cuda/K.h", "cuda")
+    assert [(r.line, r.kernel, r.kind, r.caller) for r in facts.rows["kernel_launches"]] == [
+        (4, "fmha_k", "handed", "dispatch_k")]

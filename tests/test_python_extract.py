@@ -362,3 +362,26 @@ def test_deep_nesting_is_iterative():
     assert facts.rows["python_bridges"][0][2] == f"{M}.{deepest}"
     nested = b"x = " + b"[" * 3000 + b"]" * 3000 + b"\n"
     assert extract(F, nested, M).rows["symbols"] == []
+
+
+def test_a_call_through_a_local_name_calls_what_the_name_holds():
+    """torch.optim.adamw.adamw(): `func = _fused_adamw` / `_multi_tensor_adamw` by flags, then `func(...)`."""
+    src = """
+        import torch
+        def _fused(p): pass
+        def _foreach(p): pass
+        def adamw(p, fused):
+            if fused:
+                func = _fused
+            else:
+                func = torch._foreach_add_
+            func(p)
+            x = None
+            x(p)
+        """
+    assert sorted(rows(src, "calls", cols=("line", "caller", "callee", "qualifier", "is_method"))) == [
+        (9, "torch.nn.modules.rnn.adamw", "_foreach_add_", "torch", 0),
+        (9, "torch.nn.modules.rnn.adamw", "_fused", "", 0),
+        (9, "torch.nn.modules.rnn.adamw", "func", "", 0),
+        (11, "torch.nn.modules.rnn.adamw", "x", "", 0)]
+    assert rows(src, "python_bridges", cols=("line", "op", "text")) == [(9, "_foreach_add_", "torch._foreach_add_")]

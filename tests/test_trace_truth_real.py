@@ -115,3 +115,25 @@ def test_ops_that_cannot_run_on_the_device_are_not_hops(real_index):
     # sort(Tensor, Dimname, ...) only calls reportNYIDimnameOverload: a statement, not a kernel hop
     assert ("aten/src/ATen/native/NamedTensor.cpp", 381) not in where(t)
     assert any(h.absent and "NamedTensor.cpp:381) only raises (reportNYIDimnameOverload)" in h.name for h in t.hops)
+
+
+def test_optimizer_step_and_the_implementation_a_local_name_holds(real_index):
+    t = real_index.trace("torch.optim.AdamW")
+    assert {
+        ("torch/optim/adamw.py", 192),  # AdamW.step: the method that does an optimizer's work
+        ("torch/optim/adamw.py", 703),  # adamw(), called from step
+        ("torch/optim/adamw.py", 612),  # _fused_adamw: `func = _fused_adamw` ... `func(...)`
+        ("torch/optim/adamw.py", 441),  # _multi_tensor_adamw, the foreach branch of the same name
+        ("aten/src/ATen/native/cuda/MultiTensorApply.cuh", 341),  # multi_tensor_apply_kernel<<<...>>>
+    } <= where(t)
+
+
+def test_memory_efficient_attention_reaches_the_kernels_handed_to_its_launcher(real_index):
+    t = real_index.trace("aten::_scaled_dot_product_efficient_attention")
+    mem_eff = "aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernels/"
+    assert {
+        (mem_eff + "cutlassF.h", 277),  # cb(..., fmha_cutlassF_f32_aligned_64x64_rf_sm80), in dispatch_cutlassF_f32_sm80
+        (mem_eff + "cutlassF_f32_aligned.cu", 68),  # __global__ fmha_cutlassF_f32_aligned_64x64_rf_sm80
+    } <= where(t)
+    # dispatch_cutlassF<scalar_t>(launchKernel, computeCapability), the call that hands the launcher over
+    assert "aten/src/ATen/native/transformers/cuda/attention.cu:1294" in {h.called_at for h in t.hops}

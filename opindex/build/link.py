@@ -185,7 +185,7 @@ def _registrations(con, symbols: _Symbols) -> None:
 def _launches(con, symbols: _Symbols) -> None:
     rows = []
     for launch_id, kernel, file, caller in con.execute(
-            "SELECT id, kernel, file, caller FROM kernel_launches WHERE kind = 'chevron'"):
+            "SELECT id, kernel, file, caller FROM kernel_launches WHERE kind IN ('chevron', 'handed')"):
         defs = symbols.named(kernel.split("::")[-1], ("global_kernel",))
         same = [s for s in defs if s[_FILE] == file] or defs
         # of same-named kernels, the one in the launching function's namespace: mbtopk::launch launches
@@ -267,7 +267,7 @@ def _device_reach(con, sites: set[tuple], links: dict) -> None:
         ids[(qual, file)].append(sid)
     key_of = {sid: key for key, group in ids.items() for sid in group}
     reached: dict[tuple[str, str], str] = {}
-    for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'tensor_iterator')"),
+    for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'handed', 'tensor_iterator')"),
                                ("library", "library_calls", "1"), ("stub", "stub_calls", "1")):
         for caller, file in con.execute(f"SELECT DISTINCT caller, file FROM {table} WHERE {where}"):
             reached.setdefault((caller, file), what)

@@ -147,6 +147,7 @@ class _File:
         self.path, self.language = path, language
         self.rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
         self.stubs: set[str] = set()
+        self.kernels: frozenset[str] = frozenset()  # the __global__ names this file declares or defines
 
     # -- definitions ---------------------------------------------------------------------------------------
     def definitions(self, u: _Unit) -> None:
@@ -299,6 +300,8 @@ class _File:
             calls.append((path, line, language, caller, callee, qualifier, is_method))  # _CALL
             if is_method:
                 continue
+            if self.kernels and "call.args" in caps:
+                self._handed(caps["call.args"][0], line, caller, from_macro)
             named_stub = callee.endswith("_stub") or callee in stubs
             if named_stub or not qualifier:
                 first = _first_argument(u.data, caps, start, named_stub)
@@ -315,6 +318,17 @@ class _File:
                 rows["kernel_launches"].append(KernelLaunchRow(
                     file=path, line=line, kernel=callee, kind=kind, template_args=template_args, config=None,
                     caller=caller, from_macro=from_macro))
+
+    def _handed(self, args, line: int, caller: str, from_macro: str | None) -> None:
+        """A __global__ kernel passed by name to a call (`cb(AttentionKernel<...>(), fmha_cutlassF_...)` in
+        cutlassF.h): what receives it launches it (`kernel_fn<<<...>>>(p)`), so the kernel is handed over here."""
+        for arg in args.named_children:
+            if arg.type == "identifier":
+                name = arg.text.decode("utf-8", "replace")
+                if name in self.kernels:
+                    self.rows["kernel_launches"].append(KernelLaunchRow(
+                        file=self.path, line=line, kernel=name, kind="handed", template_args=None, config=None,
+                        caller=caller, from_macro=from_macro))
 
     def _launch(self, u: _Unit, caps) -> None:
         node, kernel = caps["launch"][0], caps["launch.kernel"][0]
@@ -479,6 +493,8 @@ def _ancestors(node, cache: dict) -> tuple[str, ...]:
     return out
 
 
+# `__global__ void name(` (names.prepare has blanked __launch_bounds__(...)): the name before the parameters
+_GLOBAL_NAME = re.compile(rb"__global__\s+[\w:<>,\s*&]*?\b([A-Za-z_]\w*)\s*\(")
 _BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
 
 
@@ -606,6 +622,8 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
         units.append(unit)
     for u in units:
         f.macro_sites(u)
+    if b"__global__" in data:
+        f.kernels = frozenset(m.decode() for m in _GLOBAL_NAME.findall(data))
     for u in units:
         f.calls(u)
     return FileFacts(rows=f.rows, parse_errors=parse_errors), macros

@@ -169,6 +169,7 @@ class _FileExtraction:
         self._definitions(groups.get("class", []), groups.get("def", []))
         self._bindings(groups)
         self._all(groups.get("all", []))
+        self._function_variables(groups.get("funcvar", []))
         self._calls(groups.get("call", []))
         self._state(groups.get("parameter", []), groups.get("registered", []))
         self._decompositions(groups.get("register", []))
@@ -299,12 +300,26 @@ class _FileExtraction:
                     self.all_names.add(name)
                     rows.append((self.path, _line(item), self.module, name, self.module, "all"))  # _IMPORT
 
+    def _function_variables(self, matches: list[dict]) -> None:
+        """`func = _fused_adamw` (or `_multi_tensor_adamw`, by flags) in a def, then `func(...)`: the call is a call
+        of each name so bound in that def (torch.optim's adamw() picks its implementation this way)."""
+        self.held: dict[tuple[int, str], list[str]] = defaultdict(list)
+        for caps in matches:
+            pos = caps["funcvar"][0].start_byte
+            i = self._innermost(pos)
+            if i < 0 or self._in_error(pos):
+                continue
+            value = _text(caps["funcvar.value"][0])
+            if value not in ("None", "True", "False", "self"):
+                self.held[(i, _text(caps["funcvar.name"][0]))].append(value)
+
     def _calls(self, matches: list[dict]) -> None:
         # Booleans go in as 0/1: sqlite3 binds an exact int directly, while a bool goes through its adapter lookup
         # first (measurable over 200k rows).
         calls, bridges, path = self.rows["calls"], self.rows["python_bridges"], self.path
         names, local_names, scopes, starts = self.names, self.local_names, self.scopes, self.starts
         check_errors = bool(self.broken)
+        held = self.held
         for caps in matches:  # the hot loop of Python extraction: _innermost is inlined
             name_node = caps["call.name"][0]
             obj = caps.get("call.object")
@@ -320,6 +335,8 @@ class _FileExtraction:
             line = first.start_point[0] + 1
             if obj is None:
                 calls.append((path, line, LANGUAGE, caller, callee, "", 0))  # _CALL
+                if held and (i, callee) in held:
+                    self._held_calls(line, caller, held[(i, callee)])
                 target = self._resolve(callee, local=False) if callee in names or callee in local_names else None
                 bridge = classify(target) if target else None
                 if bridge is not None:
@@ -343,6 +360,16 @@ class _FileExtraction:
                 continue
             if bridge is not None:
                 bridges.append((path, line, caller, *bridge, text))  # _BRIDGE
+
+    def _held_calls(self, line: int, caller: str, values: list[str]) -> None:
+        for value in dict.fromkeys(values):
+            qualifier, _, callee = value.rpartition(".")
+            bound = not qualifier or qualifier.partition(".")[0] in self.names or qualifier.startswith("torch")
+            self.rows["calls"].append((self.path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1))
+            target = self._resolve(value, local=False)
+            bridge = classify(target) if target else None
+            if bridge is not None:
+                self.rows["python_bridges"].append((self.path, line, caller, *bridge, value))
 
     def _tensor_method(self, i: int, receiver: str, method: str):
         """receiver.method(...) where receiver is a parameter of the enclosing def that may be a Tensor."""

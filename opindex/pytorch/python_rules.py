@@ -108,3 +108,8 @@ def aten_op(target: str) -> tuple[str, str | None] | None:
 
 def is_tensor_method_name(name: str) -> bool:
     return _OPLIKE.match(name) is not None and not name.startswith("__") and not is_torch_function_plumbing(name)
+
+
+# The method that does a class's work, first found wins: nn.Module.forward, Optimizer.step (and LRScheduler's),
+# then __call__ (autograd Functions are reached through their apply -> forward by the Module that calls them).
+ENTRY_METHODS = ("forward", "step", "__call__")

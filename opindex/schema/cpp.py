@@ -76,7 +76,8 @@ kernel_launches = Table(
     Column("kernel", Text, nullable=False,
            comment="the __global__ kernel launched with <<<>>>; for launcher calls the launcher (gpu_kernel)"),
     Column("kind", String(16), nullable=False,
-           comment="chevron (k<<<...>>>), tensor_iterator (gpu_kernel & friends), cub, thrust"),
+           comment="chevron (k<<<...>>>), handed (a __global__ passed by name to a call that launches it), "
+                   "tensor_iterator (gpu_kernel & friends), cub, thrust"),
     Column("template_args", Text, comment="template arguments as written (<scalar_t>), else NULL"),
     Column("config", Text, comment="launch configuration inside <<< >>> as written, else NULL"),
     _caller(),

@@ -62,7 +62,7 @@ launch_links = Table(
     "launch_links", metadata,
     Column("id", Integer, primary_key=True, comment="row id"),
     checkout_fk(),
-    Column("launch_id", Integer, nullable=False, comment="kernel_launches.id (chevron launches)"),
+    Column("launch_id", Integer, nullable=False, comment="kernel_launches.id (chevron and handed launches)"),
     Column("kernel", Text, nullable=False, comment="the launched name as written"),
     *_definition(),
     Index("ix_launch_links_launch", "launch_id"),

@@ -11,6 +11,7 @@ from . import facts as q
 from ..pytorch.devices import runs_on
 from ..pytorch.plumbing import PLUMBING_OPS
 from ..pytorch.receivers import may_be_tensor
+from ..pytorch.python_rules import ENTRY_METHODS
 from .model import Hop, Trace
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
@@ -167,12 +168,14 @@ class Walker:
     def python_class(self, cls: dict, parent: Hop | None = None, label: str | None = None) -> Hop:
         hop = self.add(parent, "python", "class", label or cls["qualified_name"], cls["file"], cls["line"],
                        f"class {cls['name']}{bases_text(self.con, cls)}")
-        forward = find_method(self.con, cls, "forward")
+        found = [(m, find_method(self.con, cls, m)) for m in ENTRY_METHODS]
+        method, forward = next(((m, d) for m, d in found if d is not None), (None, None))
         if forward is None:
-            self.add(hop, "python", "note", "no forward() in this class or its bases", absent=True)
+            self.add(hop, "python", "note", f"no {'(), '.join(ENTRY_METHODS)}() in this class or its bases",
+                     absent=True)
             return hop
-        fwd = self.add(hop, "python", "forward", forward["qualified_name"], forward["file"], forward["line"],
-                       f"def forward{forward.get('signature') or '(...)'}")
+        fwd = self.add(hop, "python", method if method == "forward" else "method", forward["qualified_name"],
+                       forward["file"], forward["line"], f"def {method}{forward.get('signature') or '(...)'}")
         self.python_body(forward, fwd, python_depth=2)
         return hop
 
@@ -641,10 +644,15 @@ class Walker:
                 f" (in {launch['caller'] or 'file scope'}, same file: reached through a functor or lambda)"
 
     def launch(self, launch: dict, parent: Hop) -> None:
-        if launch["kind"] == "chevron":
+        if launch["kind"] in ("chevron", "handed"):
             targs = launch.get("template_args") or ""
-            hop = self.add(parent, "cuda", "launch", f"{launch['kernel']}{targs}<<<{launch['config'] or ''}>>>",
-                           launch["file"], launch["line"], "kernel launch")
+            if launch["kind"] == "chevron":
+                hop = self.add(parent, "cuda", "launch", f"{launch['kernel']}{targs}<<<{launch['config'] or ''}>>>",
+                               launch["file"], launch["line"], "kernel launch")
+            else:  # cb(AttentionKernel<...>(), fmha_cutlassF_...): the callee launches what it is handed
+                hop = self.add(parent, "cuda", "handed", f"{launch['kernel']} (handed to a launcher)",
+                               launch["file"], launch["line"], "a __global__ kernel passed by name to a call that "
+                               "launches it (kernel_fn<<<...>>>)")
             target = launch["launch_symbol_id"] if "launch_symbol_id" in launch else q.launched(self.con, launch)
             if target is not None:
                 k = q.symbol_by_id(self.con, target)

@@ -39,3 +39,8 @@
     object: (identifier) @all.target (#eq? @all.target "__all__")
     attribute: (identifier) @all.method (#any-of? @all.method "extend" "append"))
   arguments: (argument_list . [(list) (tuple) (string)] @all.value)) @all))
+
+; `func = _fused_adamw` inside a def (then `func(...)`): a call of what the name holds (python.py, _calls)
+(block (expression_statement (assignment
+  left: (identifier) @funcvar.name
+  right: [(attribute) (identifier)] @funcvar.value) @funcvar))
