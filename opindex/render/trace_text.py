@@ -115,13 +115,24 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
 
 def _rival_paths(t: Trace, hop: Hop, next_hop: Hop) -> int:
     """Other children of `hop` that lead to device code that computes (other ways the op may run)."""
-    from ..trace.model import computes
-    ends = {h.id for h in t.ends() if computes(h)}
+    ends = _computing_ends(t)
     n = 0
     for k in t.children(hop.id):
         if k.id != next_hop.id and k.layer not in TAIL_LAYERS and _subtree_has(t, k, ends):
             n += 1
     return n
+
+
+def _computing_ends(t: Trace) -> set[int]:
+    from ..trace.model import computes
+    cached = getattr(t, "_ends_cache", None)
+    if cached is None or cached[0] != len(t.hops):
+        cached = (len(t.hops), {h.id for h in t.ends() if computes(h)})
+        try:
+            object.__setattr__(t, "_ends_cache", cached)
+        except AttributeError:
+            pass
+    return cached[1]
 
 
 def _subtree_has(t: Trace, hop: Hop, ids: set[int]) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 # The layers of the seed document, in reading order; every hop belongs to one.
 LAYERS = ("python", "bridge", "native", "dispatch", "cpp", "stub", "registration", "cuda", "library", "backward",
@@ -83,7 +84,7 @@ class Trace:
             ends = [h for h in self.ends() if not self._in_tail(h)]
             # the deepest: a __global__, not its <<<>>> launch, the vendor call, not PyTorch's wrapper of it (unless
             # what lies below is a test's)
-            inner = {a.id for h in ends if not _TEST.search(h.file or "") for a in self.path(h)[:-1]}
+            inner = {a.id for h in ends if not _is_test(h.file) for a in self.path(h)[:-1]}
             ends = [h for h in ends if h.id not in inner]
             if ends:
                 tokens = query_tokens(self.query)
@@ -130,15 +131,26 @@ def query_tokens(query: str) -> set[str]:
     return {w for w in words(last) if len(w) >= 3} or {last.lower()}
 
 
-def words(name: str) -> list[str]:
+@lru_cache(maxsize=65536)
+def words(name: str) -> tuple[str, ...]:
     """Lower-case words of a C++ or Python name, split at separators and camel case (LayerNormForward ->
     layer, norm, forward)."""
-    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)]
+    return tuple(w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name))
 
 
-def _named(name: str, tokens: set[str]) -> bool:
+def _named(name: str, tokens: set[str] | frozenset[str]) -> bool:
+    return _named_cached(name, frozenset(tokens))
+
+
+@lru_cache(maxsize=65536)
+def _named_cached(name: str, tokens: frozenset[str]) -> bool:
     """A word of `name` is a word of the traced name, or starts with one (conv2d: convolution)."""
     return any(w.startswith(t) or t.startswith(w) and len(w) >= 3 for w in words(name) for t in tokens)
+
+
+@lru_cache(maxsize=16384)
+def _is_test(file: str | None) -> bool:
+    return bool(file) and bool(_TEST.search(file))
 
 
 def _initializer(schema: str) -> bool:
@@ -174,12 +186,13 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
         kind = 1  # the shared elementwise machinery (gpu_kernel -> vectorized_elementwise_kernel)
     else:
         kind = 0
-    guesses = sum(1 for h in path if _GUESS in h.detail or _TEST.search(h.file or ""))
+    guesses = sum(1 for h in path if _GUESS in h.detail or _is_test(h.file))
     # an op that only writes its own output (fill_, zero_: no Tensor read) sets up, it is not the op's work
     guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.detail))
     entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
     share = sum(_named(h.name.removeprefix("aten::").split(".")[0], tokens) for h in entries) / (len(entries) or 1)
-    last = max((i for i, h in enumerate(path) if h in entries), default=0)
+    entry_ids = {h.id for h in entries}
+    last = max((i for i, h in enumerate(path) if h.id in entry_ids), default=0)
     below = sum(1 for h in path[last:] if h.layer in ("cpp", "cuda", "stub", "registration") and _named(
         h.name.split("::")[-1].split("<")[0], tokens))
     ops = sum(1 for h in path if h.kind == "calls_op")
