@@ -472,3 +472,24 @@ def test_suggestions_work_when_typed_back(odd_db, typo, first):
     assert suggested[0] == first and len(suggested) == len(set(suggested))
     for name in suggested:
         assert cli(odd_db, "trace", name, "--json").exit_code == 0, name
+
+
+# -- the same on a real tree (OPINDEX_REAL_CHECKOUT) ------------------------------------------------------------------
+def test_real_tree_names(real_index, within):
+    from opindex.trace.names import resolve
+    brackets = real_index.find("operator[]", limit=0)
+    assert len(brackets) >= 50 and {s.name for s in brackets} == {"operator[]"}  # 80 on PyTorch 2.4
+    stars = real_index.find("operator*", exact=True, limit=0)
+    assert stars and {s.name for s in stars} == {"operator*"}
+    assert not real_index.trace("%").candidates  # `%` suggested t, eq, ge, ... before
+    lstm = real_index.trace("LSTM")
+    assert not lstm.unknown and "torch.nn.modules.rnn.LSTM (python_class, torch/nn/modules/rnn.py:" in "\n".join(
+        lstm.candidates)
+    for candidate in lstm.candidates:
+        assert real_index.trace(candidate.split()[0]).hops, candidate
+    for suggested in real_index.trace("nn.LSTMM").candidates:
+        assert real_index.trace(suggested).hops, suggested
+    resolve(real_index.con, "nn.LSTM")
+    for name in ("torch." * 26 + "relu", "torch." * 26 + "nothing", "a." * 1600 + "relu"):
+        with within(1.0):
+            resolve(real_index.con, name)
