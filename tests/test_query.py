@@ -23,7 +23,8 @@ def test_trace_json_shape(sample_db):
     assert data["truncated"] == {}
     assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)
     hops = data["hops"]
-    assert set(hops[0]) == {"id", "parent", "layer", "kind", "name", "file", "line", "detail", "absent"}
+    assert set(hops[0]) == {"id", "parent", "layer", "kind", "name", "file", "line", "detail", "absent",
+                            "called_at"}
     assert [h["id"] for h in hops] == list(range(len(hops)))
     assert all(h["parent"] is None or h["parent"] < h["id"] for h in hops)
     assert all(h["file"] and h["line"] for h in hops if not h["absent"] and h["layer"] not in ("codegen",))
