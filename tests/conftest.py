@@ -12,6 +12,16 @@ SAMPLE = REPO / "sample_checkout"
 SAMPLE_ENTRIES = 24  # `- func:` entries of the sample's native_functions.yaml (test_registry checks the index agrees)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_user_cache(tmp_path_factory):
+    """A build without --db and $OPINDEX_DB writes the checkout's own index in the cache folder and records it as
+    the last built: during tests that folder is a temporary one, never the user's ~/.cache/opindex."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def sample_db(tmp_path_factory) -> Path:
     from opindex.api import build
