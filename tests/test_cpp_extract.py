@@ -374,3 +374,41 @@ def test_a_kernel_passed_by_name_is_handed_to_its_launcher():
         """, "aten/src/ATen/native/transformers/cuda/K.h", "cuda")
     assert [(r.line, r.kernel, r.kind, r.caller) for r in facts.rows["kernel_launches"]] == [
         (4, "fmha_k", "handed", "dispatch_k")]
+
+
+def test_a_launch_of_a_local_variable_launches_the_kernel_it_holds():
+    """flash_fwd_launch_template.h: `auto kernel = &flash_fwd_kernel<...>; kernel<<<grid, ...>>>(params);`"""
+    facts = run("""
+        template <typename T> void run_flash_fwd(P& params) {
+          auto kernel = &flash_fwd_kernel<T, true>;
+          kernel<<<grid, 128, 0, stream>>>(params);
+        }
+        """, "aten/src/ATen/native/transformers/cuda/flash_attn/L.h", "cuda")
+    assert [(r.line, r.kernel, r.kind, r.caller) for r in facts.rows["kernel_launches"]] == [
+        (4, "flash_fwd_kernel", "chevron", "run_flash_fwd")]
+
+
+def test_legacy_generic_names_and_a_dangling_else_group():
+    """THC/generic: `void THCTensor_(sort)(...)` defines THCTensor_sort (the link step ties THCudaTensor_sort to it);
+    `#if OLD ... } else` + `#endif` + `{ ... }` is read as the block every build runs (Indexing.cu)."""
+    facts = run("""
+        #define THCTensor_(NAME) TH_CONCAT_4(TH,CReal,Tensor_,NAME)
+        void THCTensor_(sort)(THCState* state, THCTensor* t) {
+          THCTensor_(sortKeyValueInplace)(state, t);
+        }
+        void put(int n) {
+        #if OLD_CUDA
+          if (n < 5) {
+            thrust_path(n);
+          } else
+        #endif
+          {
+            cub_path(n);
+          }
+        }
+        """, "aten/src/THC/generic/THCTensorSort.cu", "cuda")
+    assert [(r[1], r[5]) for r in facts.rows["symbols"]] == [(3, "THCTensor_sort"), (6, "put")]
+    calls = [(r[1], r[3], r[4]) for r in facts.rows["calls"]]
+    assert (4, "THCTensor_sort", "THCTensor_sortKeyValueInplace") in calls and (13, "put", "cub_path") in calls
+    assert facts.parse_errors == 0
+    assert [(r.name, r.parameters) for r in facts.rows["macros"]] == [("THCTensor_", "(NAME)")]

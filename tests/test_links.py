@@ -99,3 +99,23 @@ def test_incremental_links_equal_a_cold_build(sample_copy, tmp_path):
     # (checkout_id, file, qualifier, callee, definition, def_file, def_line, overloads, condition)
     gemm = [r for r in fresh["call_links"] if r[3] == "gemm"]
     assert {(r[1], r[6], r[7]) for r in gemm} == {("aten/src/ATen/native/cuda/Blas.cpp", 7, 1)}  # gemm<float> only
+
+
+def test_legacy_th_names_resolve_to_their_generic_definition():
+    """THCudaDoubleTensor_sort is THC/generic's THCTensor_(sort); THNN_CudaSpatialConvolutionMM_updateOutput is
+    THNN_(SpatialConvolutionMM_updateOutput): read off the index's own TH_CONCAT #defines, CUDA types to CReal."""
+    import sqlite3
+
+    from opindex.build.link import _Generic
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE macros (name TEXT, parameters TEXT, body TEXT)")
+    con.executemany("INSERT INTO macros VALUES (?, ?, ?)", [
+        ("THCTensor_", "(NAME)", "TH_CONCAT_4(TH,CReal,Tensor_,NAME)"),
+        ("THTensor_", "(NAME)", "TH_CONCAT_4(TH,Real,Tensor_,NAME)"),
+        ("THNN_", "(NAME)", "TH_CONCAT_3(THNN_, CReal, NAME)"),
+        ("THCTypeIdx_", "(T)", "TH_CONCAT_2(THCTypeIdx,T)")])  # no type part: not a generic form
+    g = _Generic(con)
+    assert g.names("THCudaDoubleTensor_sort") == ["THCTensor_sort", "THTensor_sort"]
+    assert g.names("THFloatTensor_sort") == ["THTensor_sort", "THCTensor_sort"]
+    assert g.names("THNN_CudaSpatialConvolutionMM_updateOutput")[0] == "THNN_SpatialConvolutionMM_updateOutput"
+    assert g.names("cudaMemcpy") == []

@@ -100,9 +100,46 @@ class _Symbols:
             self.by_name[row[1]].append(row)
 
         self.helpers = {name: defs for name, defs in self.by_name.items()}  # every kind here is a helper kind
+        self.generic = _Generic(con)
 
     def named(self, name: str, kinds: tuple[str, ...]) -> list[tuple]:
         return [s for s in self.by_name.get(name, ()) if s[3] in kinds]
+
+
+class _Generic:
+    """Legacy TH/THC/THNN generic code: `THCudaDoubleTensor_sort` is `THCTensor_(sort)` of THC/generic/ for one
+    type. The forms come from the index's own #defines (`#define THCTensor_(NAME) TH_CONCAT_4(TH,CReal,Tensor_,NAME)`:
+    a literal head, the type's name, a literal tail, the function's name); extraction wrote the definitions'
+    names as `THCTensor_sort` (extract/cpp_names.prepare)."""
+
+    TYPE_PARTS = ("Real", "CReal")  # the per-type part of a TH_CONCAT name, as TH's generic headers call it
+
+    def __init__(self, con):
+        self.forms: list[tuple[str, str, str, str]] = []  # (macro, head, tail, type part)
+        for name, params, body in con.execute(
+                "SELECT DISTINCT name, parameters, body FROM macros WHERE body LIKE 'TH_CONCAT_%' AND "
+                "parameters IS NOT NULL ORDER BY name"):
+            m = re.fullmatch(r"TH_CONCAT_\d\((.*)\)", body.strip())
+            plist = [p.strip() for p in params.strip("()").split(",")]
+            parts = [a.strip() for a in m.group(1).split(",")] if m else []
+            typed = [i for i, a in enumerate(parts[:-1]) if a in self.TYPE_PARTS]
+            if len(plist) != 1 or not parts or parts[-1] != plist[0] or len(typed) != 1:
+                continue
+            i = typed[0]
+            self.forms.append((name, "".join(parts[:i]), "".join(parts[i + 1:-1]), parts[i]))
+
+    def names(self, callee: str) -> list[str]:
+        """The generic names `callee` may be an instance of; CUDA-typed names (THCuda...) first to CReal forms."""
+        out = []
+        for macro, head, tail, part in self.forms:
+            if not callee.startswith(head):
+                continue
+            rest = callee[len(head):]
+            for i in range(1, len(rest)):  # the type is CamelCase words (Cuda, CudaDouble, Float): cut at one
+                if rest[i].isupper() and rest[i:].startswith(tail) and len(rest) > i + len(tail):
+                    cuda = rest[:i].startswith("Cuda")
+                    out.append(((part == "CReal") != cuda, i, macro + rest[i + len(tail):]))
+        return [name for _, _, name in sorted(out)]  # the shortest type name that leaves a definition wins
 
 
 # symbol tuple fields
@@ -191,7 +228,8 @@ def _launches(con, symbols: _Symbols) -> None:
         # of same-named kernels, the one in the launching function's namespace: mbtopk::launch launches
         # mbtopk::gatherTopK, not sbtopk::gatherTopK of the same file
         where = (caller or "").split("::")[:-1]
-        same.sort(key=lambda s: -_shared_prefix(s[_QUAL].split("::")[:-1], where))  # stable: source order next
+        # (a test's kernel of that name last); stable: source order next
+        same.sort(key=lambda s: ("/test/" in s[_FILE], -_shared_prefix(s[_QUAL].split("::")[:-1], where)))
         rows.append((launch_id, kernel, *_def(same[0] if same else None)))
     con.executemany(f"INSERT INTO launch_links (launch_id, kernel, symbol_id, definition, def_file, def_line, "
                     f"checkout_id) VALUES (?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
@@ -210,6 +248,8 @@ def _shared_prefix(a: list[str], b: list[str]) -> int:
 def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) -> list[tuple]:
     """The definition(s) a C++ call of `qualifier::callee` in `file` reaches, by the rule in call_links' comment."""
     defs = symbols.helpers.get(callee)
+    if not defs and callee.startswith("TH"):  # THCudaTensor_sort: the generic THCTensor_(sort)
+        defs = next((symbols.helpers[g] for g in symbols.generic.names(callee) if g in symbols.helpers), None)
     if not defs:
         return []
     if qualifier:  # cpublas::gemm is not at::cuda::blas::gemm: a written qualifier must match, unless a parse
@@ -220,6 +260,8 @@ def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) ->
         return defs
     same_file = [s for s in defs if s[_FILE] == file]
     if not same_file and len(defs) > 3 and not qualifier:
+        if len({s[_QUAL] for s in defs}) == 1:  # one template's specialisations, one per file (run_mha_fwd_<T, 32>
+            return defs                          # in flash_fwd_hdim32_fp16_sm80.cu ...): the call may reach each
         return []  # a common name with many definitions: not a helper of this file
     if same_file:
         first = same_file[0]
@@ -236,7 +278,9 @@ def _calls(con, symbols: _Symbols, sites: set[tuple], conditions: "_Conditions")
                                                                                           list[int]]:
     """call_links; returns (file, qualifier, callee) -> the symbol ids linked."""
     rows, helpers, links = [], symbols.helpers, {}
-    for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites if c in helpers}):
+    legacy = bool(symbols.generic.forms)  # THCudaTensor_sort names no definition itself: THCTensor_(sort)
+    for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites
+                                          if c in helpers or (legacy and c.startswith("TH"))}):
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
         targets = helper_targets(symbols, file, qualifier, callee)

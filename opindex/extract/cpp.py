@@ -119,6 +119,19 @@ class _Unit:
             i -= 1
         return self.outer_caller
 
+    def held_kernel(self, pos: int, name: str) -> str | None:
+        """The kernel a local variable launched with <<<>>> was set to earlier in its function
+        (`auto kernel = &flash_fwd_kernel<...>;`), if it was."""
+        i = bisect_right(self.starts, pos) - 1
+        while i >= 0 and self.ranges[i][1] <= pos:
+            i -= 1
+        start = self.ranges[i][0] if i >= 0 else 0
+        found = None
+        for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\s*=\s*&?\s*([A-Za-z_][\w:]*)",
+                             self.data[start:pos]):
+            found = m.group(1).decode().rpartition("::")[2]
+        return found if found != name else None
+
     def local_object(self, pos: int, name: str) -> bool:
         """True when `name` is declared as a local object before `pos` in the function around it (`gemm(&p)`
         after `static GemmTunableOp<...> gemm{};` calls its operator(), not a function named gemm)."""
@@ -337,6 +350,8 @@ class _File:
             args = kernel.child_by_field_name("arguments")
             template_args = collapse(_text(args)) if args is not None else None
         name = strip_templates(_text(kernel)).rpartition("::")[2]
+        if template_args is None:  # `auto kernel = &flash_fwd_kernel<...>; kernel<<<...>>>(params)`
+            name = u.held_kernel(node.start_byte, name) or name
         config = collapse(_text(caps["launch.config"][0]))
         config = config.removeprefix("<<<").removesuffix(">>>").strip()
         self.rows["kernel_launches"].append(KernelLaunchRow(
@@ -595,9 +610,14 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
         macros = sorted(macros + [m for m in known if m.start not in seen], key=lambda m: m.start)
     # a #define inside a function body stamps out that function's code (TensorTopK's RUN_K, Indexing's
     # SMALL_INDEX): its invocations there are expanded too, so the calls and launches it writes are the function's
-    table = MacroTable(macros, local=frozenset(m.start for m in macros if _in_block(main.root, m.start)))
+    # (a #define whose body launches a kernel is such code wherever it is written: a parse error before it can hide
+    # the function it sits in)
+    table = MacroTable(macros, local=frozenset(m.start for m in macros
+                                               if "<<<" in m.body or _in_block(main.root, m.start)))
     invocations = _invocations(main, table) if table else []
-    blank = [(s, e) for _, _, _, s, e, top in invocations if top]
+    # file-level invocations, and those of a function's own #defines (`SMALL_INDEX(scalar_t, unsigned int, ...)`
+    # is no expression the grammar can read): the expansions stand for them
+    blank = [(s, e) for macro, _, _, s, e, top in invocations if top or macro.start in table.local]
     if blank:  # re-parse without the invocations the expansions stand for: they confuse the grammar
         buf = bytearray(data)
         tree = tree.copy()  # the invocations' nodes keep the tree as read (an edited tree's nodes have no text)

@@ -22,6 +22,11 @@ def _balance(lines: list[bytes], lo: int, hi: int, blanked: set[int]) -> int:
     return text.count(b"{") - text.count(b"}")
 
 
+def _dangling_else(lines: list[bytes], lo: int, hi: int, blanked: set[int]) -> bool:
+    text = _NOISE.sub(b"", b"\n".join(lines[i] for i in range(lo, hi) if i not in blanked))
+    return text.rstrip().endswith(b"else") and re.search(rb"\belse$", text.rstrip()) is not None
+
+
 def select(data: bytes) -> tuple[bytes, set[int]]:
     """(the text with the chosen branches blanked, the 1-based lines blanked); data itself when nothing is."""
     if b"#if" not in data and b"# if" not in data:
@@ -36,7 +41,11 @@ def select(data: bytes) -> tuple[bytes, set[int]]:
             blanked.update(range(group[0] + 1, group[1]))
             continue
         balances = [_balance(lines, a + 1, b, blanked) for a, b in branches]
-        if len(branches) == 1 and balances[0] != 0:
+        if len(branches) == 1 and _dangling_else(lines, group[0] + 1, group[1], blanked):
+            # `#if OLD_CUDA  if (n < k) { thrust(...); } else  #endif  { cub(...); }`: the block after the group is
+            # the code both builds run; the grammar cannot read an `else` cut off by a directive
+            blanked.update(range(group[0] + 1, group[1]))
+        elif len(branches) == 1 and balances[0] != 0:
             blanked.update(range(group[0] + 1, group[1]))
         elif len(branches) > 1 and balances[0] != 0 and all(b == balances[0] for b in balances):
             blanked.update(range(group[1] + 1, group[-1]))

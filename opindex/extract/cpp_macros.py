@@ -100,6 +100,7 @@ class MacroTable:
         """`local`: the start offsets of the #defines written inside a function body; those are expanded
         whatever they hold (their invocations are that function's code)."""
         self.by_name: dict[str, list[Macro]] = {}
+        self.local = local
         # The dispatch and structured-kernel macros themselves are understood natively, never expanded.
         candidates = [m for m in macros if m.function_like and not NATIVE.match(m.name)]
         for m in candidates:

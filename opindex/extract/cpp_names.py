@@ -156,8 +156,27 @@ _DECORATOR_KEYWORD = {b"HOST_DEVICE": b"__device__", b"DEVICE": b"__device__", b
                      b"ALWAYS_INLINE": b"", b"NOINLINE": b""}
 
 
+# Legacy TH/THC/THNN generic code names its functions through token-pasting macros, `THCTensor_(sort)(state, ...)`
+# (`#define THCTensor_(NAME) TH_CONCAT_4(TH,CReal,Tensor_,NAME)`): the grammar reads that as a call, not a name.
+# `THCTensor_(sort)` becomes `THCTensor_sort  `, the generic name build/link.py ties THCudaDoubleTensor_sort to.
+_GENERIC_NAME = re.compile(rb"\b(TH\w*_)\(\s*([A-Za-z_]\w*)\s*\)")
+
+
+def _generic_names(data: bytes, buf: bytearray | None) -> bytearray | None:
+    for m in _GENERIC_NAME.finditer(data):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        if data[line_start:m.start()].lstrip().startswith(b"#"):
+            continue  # `#define THCTensor_(NAME) ...` itself stays a function-like macro
+        buf = buf or bytearray(data)
+        name = m.group(1) + m.group(2)
+        buf[m.start():m.end()] = name.ljust(m.end() - m.start())
+    return buf
+
+
 def prepare(data: bytes, arguments) -> bytes:
     buf = None
+    if b"TH" in data and b"_(" in data:
+        buf = _generic_names(data, buf)
     if b'R"' in data:
         for m in _LONG_RAW_STRING.finditer(data):
             buf = buf or bytearray(data)
