@@ -3,10 +3,10 @@
 The SQLite DDL and column lists a build uses, so that a build does not import SQLAlchemy.
 """
 
-SCHEMA_VERSION = '0003'
+SCHEMA_VERSION = '0004'
 PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
-LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches']
+LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches', 'functor_links']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
 TABLES = {
     'checkouts': (
@@ -53,6 +53,10 @@ TABLES = {
         ('id', 'checkout_id', 'path', 'language', 'layer', 'module', 'size', 'mtime_ns', 'sha1', 'parse_errors', 'message'),
         'CREATE TABLE files (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tpath TEXT NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tlayer VARCHAR(16) NOT NULL, \n\tmodule TEXT, \n\tsize BIGINT NOT NULL, \n\tmtime_ns BIGINT NOT NULL, \n\tsha1 VARCHAR(40) NOT NULL, \n\tparse_errors INTEGER NOT NULL, \n\tmessage TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE UNIQUE INDEX ix_files_path ON files (checkout_id, path)',)),
+    'functor_links': (
+        ('id', 'checkout_id', 'function_id', 'parameter', 'method', 'functor', 'file', 'line', 'symbol_id', 'definition', 'def_file', 'def_line'),
+        'CREATE TABLE functor_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfunction_id INTEGER NOT NULL, \n\tparameter TEXT NOT NULL, \n\tmethod TEXT NOT NULL, \n\tfunctor TEXT NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_functor_links_function ON functor_links (function_id)',)),
     'generated_launches': (
         ('id', 'checkout_id', 'symbol_id', 'function', 'file', 'line', 'launcher'),
         'CREATE TABLE generated_launches (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tsymbol_id INTEGER NOT NULL, \n\tfunction TEXT NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlauncher TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',

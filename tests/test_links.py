@@ -89,7 +89,7 @@ def test_incremental_links_equal_a_cold_build(sample_copy, tmp_path):
         # ids differ between the two builds: compare without them
         out = {t: sorted(tuple(v for k, v in zip([d[0] for d in con.execute(f"SELECT * FROM {t}").description], r)
                                if k not in ("id", "symbol_id", "dispatch_id", "registration_id", "launch_id",
-                                            "native_function_id"))
+                                            "native_function_id", "function_id"))
                          for r in con.execute(f"SELECT * FROM {t}")) for t in LINK_TABLES}
         con.close()
         return out
@@ -119,3 +119,33 @@ def test_legacy_th_names_resolve_to_their_generic_definition():
     assert g.names("THFloatTensor_sort") == ["THTensor_sort", "THCTensor_sort"]
     assert g.names("THNN_CudaSpatialConvolutionMM_updateOutput")[0] == "THNN_SpatialConvolutionMM_updateOutput"
     assert g.names("cudaMemcpy") == []
+
+
+def test_a_functor_passed_to_a_function_that_calls_its_method(sample_copy, tmp_path):
+    """sortCommon(SmallBitonicSort{}, ...) with `sorter.template sort<A>(...)` in sortCommon: functor_links ties the
+    call's parameter to SmallBitonicSort::sort, and device_reach counts what it launches for sortCommon."""
+    import sqlite3
+
+    from opindex.api import build
+    (sample_copy / "aten/src/ATen/native/cuda/FunctorSort.cu").write_text(
+        "namespace at::native {\n"
+        "__global__ void bitonic_kernel(int n) {}\n"
+        "struct SmallBitonicSort {\n"
+        "  template <int A> void sort(int n) { bitonic_kernel<<<1, 32>>>(n); }\n"
+        "};\n"
+        "template <typename Sorter> void sortCommon(Sorter sorter, int n) {\n"
+        "  sorter.template sort<2>(n);\n"
+        "}\n"
+        "void sortKeyValueInplace(int n) {\n"
+        "  sortCommon(SmallBitonicSort{}, n);\n"
+        "}\n"
+        "}\n")
+    db = tmp_path / "f.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT s.qualified_name, f.parameter, f.method, f.functor, f.line, f.definition, f.def_line "
+                       "FROM functor_links f JOIN symbols s ON s.id = f.function_id").fetchall() == [
+        ("at::native::sortCommon", "sorter", "sort", "SmallBitonicSort", 10, "at::native::SmallBitonicSort::sort", 4)]
+    reach = dict(con.execute("SELECT s.name, r.distance FROM device_reach r JOIN symbols s ON s.id = r.symbol_id "
+                             "WHERE s.file LIKE '%FunctorSort.cu'"))
+    assert reach == {"sort": 0, "sortCommon": 1, "sortKeyValueInplace": 2}

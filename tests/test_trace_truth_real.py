@@ -137,3 +137,21 @@ def test_memory_efficient_attention_reaches_the_kernels_handed_to_its_launcher(r
     } <= where(t)
     # dispatch_cutlassF<scalar_t>(launchKernel, computeCapability), the call that hands the launcher over
     assert "aten/src/ATen/native/transformers/cuda/attention.cu:1294" in {h.called_at for h in t.hops}
+
+
+def test_sort_reaches_the_kernels_of_the_functors_passed_to_sortCommon(real_index):
+    t = real_index.trace("torch.sort")
+    cu = "aten/src/ATen/native/cuda/Sort.cu"
+    assert {
+        (cu, 390),  # sortKeyValueInplace
+        (cu, 308),  # sortCommon(Sorter sorter, ...): calls sorter.template sort<A>(...)
+        (cu, 49),  # SmallBitonicSort::sort, passed as SmallBitonicSort{} at Sort.cu:401
+        (cu, 116),  # WarpMergeSort<128>::sort, at 404
+        (cu, 187),  # MediumRadixSort::sort, at 407
+        (cu, 82),  # bitonicSortKVInPlace<<<...>>>
+        (cu, 294),  # radixSortKVInPlace<<<...>>> in MediumRadixSort::fixed_size_sort
+        ("aten/src/ATen/native/cuda/SortUtils.cuh", 90),  # __global__ bitonicSortKVInPlace
+    } <= where(t)
+    functors = {h.detail.rsplit("[", 1)[1] for h in t.hops if h.kind == "functor"}
+    assert functors == {f"sorter.sort(...): {c} passed at {cu}:{n}]" for c, n in
+                        (("SmallBitonicSort", 401), ("WarpMergeSort", 404), ("MediumRadixSort", 407))}

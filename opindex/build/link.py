@@ -8,10 +8,12 @@ ones too: it is cheaper than tracking which files a link depends on (about 1 s o
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import sqlite3
 from collections import defaultdict
 
+from ..extract.cpp_macros import arguments
 from ..extract.cpp_names import launch_kind
 from ..paths import safe_path
 from ..pytorch.plumbing import PLUMBING_OPS
@@ -40,9 +42,12 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     symbols = _Symbols(con)
     lines = _Lines(root) if root else None
     conditions = _Conditions(lines)
+    # an index migrated revision by revision derives links at 0002 before 0004 adds functor_links (and again after)
+    present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach",
-                  "generated_launches"):
-        con.execute(f"DELETE FROM {table}")  # our own table names
+                  "generated_launches", "functor_links"):
+        if table in present:
+            con.execute(f"DELETE FROM {table}")  # our own table names
     _op_kernels(con, symbols, conditions)
     _registrations(con, symbols)
     _launches(con, symbols)
@@ -58,13 +63,15 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
         links = _relink_calls(con, symbols, sites, conditions, native)
         _receiver_types(con, lines, files=native)
     _stub_arguments(con, lines)
-    _device_reach(con, sites, links)
+    extra = _functors(con, lines, links) if "functor_links" in present else []
+    _device_reach(con, sites, links, extra)
     _generated_launches(con, lines)
     return _counts(con)
 
 
 def _counts(con) -> dict[str, int]:
-    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LINK_TABLES}
+    present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LINK_TABLES if t in present}
 
 
 def _relink_calls(con, symbols: "_Symbols", sites: set[tuple], conditions: "_Conditions",
@@ -302,7 +309,84 @@ def _op_name(api_name: str) -> str:
 
 
 # -- which definitions reach device code ----------------------------------------------------------------------------
-def _device_reach(con, sites: set[tuple], links: dict) -> None:
+def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str, str], int]]:
+    """functor_links: a function that calls a method of one of its parameters (sortCommon's `sorter.sort<A>(...)`)
+    and a call that passes a temporary object for that parameter (`sortCommon(SmallBitonicSort{}, ...)`): the
+    passed class's method. Returns the edges (function node, method id) device_reach adds."""
+    if lines is None:
+        return []
+    # only methods named like one that itself launches, calls a library or a stub can bring device code
+    working = set()
+    for table in ("kernel_launches", "library_calls", "stub_calls"):
+        working |= {r[0].rpartition("::")[2] for r in con.execute(f"SELECT DISTINCT caller FROM {table}")}
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS _working (name TEXT PRIMARY KEY)")
+    con.execute("DELETE FROM _working")
+    con.executemany("INSERT OR IGNORE INTO _working VALUES (?)", [(n,) for n in working])
+    calls = [r for r in con.execute("SELECT DISTINCT caller, file, qualifier, callee FROM calls WHERE is_method = 1 "
+                                    "AND callee IN _working AND language != 'python'") if _IDENT.match(r[2])]
+    if not calls:
+        return []
+    params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
+    for sid, qual, file, sig in con.execute(
+            "SELECT DISTINCT s.id, s.qualified_name, s.file, s.signature FROM calls c JOIN symbols s ON "
+            "s.qualified_name = c.caller AND s.file = c.file WHERE c.is_method = 1 AND c.callee IN _working AND "
+            "s.kind IN ('function', 'method') AND s.signature LIKE '%(%' AND c.language != 'python'"):
+        params[(qual, file)].append((sid, [m.group(1) for m in _PARAMETER.finditer(sig[sig.index("("):])]))
+    uses: dict[int, list[tuple[int, str, str]]] = defaultdict(list)  # definition id -> (position, parameter, method)
+    for caller, file, receiver, method in calls:
+        for sid, names in params.get((caller, file), ()):
+            if receiver in names:
+                uses[sid].append((names.index(receiver), receiver, method))
+    if not uses:
+        return []
+    methods: dict[str, list[tuple]] = defaultdict(list)  # "Class::method" -> definitions
+    for row in con.execute("SELECT id, name, qualified_name, kind, file, line FROM symbols WHERE kind = 'method' "
+                           "AND name IN _working AND language != 'python'"):
+        cls = row[2].rsplit("::", 2)
+        if len(cls) >= 2:
+            methods[f"{cls[-2]}::{row[1]}"].append(row)
+    rows, edges = [], []
+    for (file, qualifier, callee), targets in links.items():
+        wanted = [t for t in targets if t in uses]
+        if not wanted:
+            continue
+        for (line,) in con.execute("SELECT DISTINCT line FROM calls WHERE file = ? AND qualifier = ? AND callee = ? "
+                                   "AND is_method = 0", (file, qualifier, callee)):
+            args = _call_arguments(lines, file, line, callee)
+            for target in wanted:
+                for position, parameter, method in uses[target]:
+                    m = _TEMPORARY.match(args[position]) if position < len(args) else None
+                    if m is None:
+                        continue
+                    for d in methods.get(f"{m.group(1).rpartition('::')[2]}::{method}", ())[:4]:
+                        rows.append((target, parameter, method, m.group(1), file, line, d[0], d[2], d[4], d[5]))
+                        edges.append((target, d[0]))
+    con.executemany(f"INSERT INTO functor_links (function_id, parameter, method, functor, file, line, symbol_id, "
+                    f"definition, def_file, def_line, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    f"{CHECKOUT_ID})", sorted(set(rows)))
+    return sorted(set(edges))
+
+
+# `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`: a temporary object of a named class
+_TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{\s*\}|\(\s*\))\s*$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_of(callee: str) -> re.Pattern:
+    return re.compile(rf"\b{re.escape(callee)}\s*(?:<[^;{{}}]*?>)?\s*\(")
+
+
+def _call_arguments(lines: "_Lines", file: str, line: int, callee: str) -> list[str]:
+    """The arguments of the call of `callee` that starts on `line` (it may run over a few lines)."""
+    text = "\n".join(lines.get(file, line, 6))
+    m = _call_of(callee).search(text)
+    if m is None:
+        return []
+    args, _ = arguments(text.encode(), m.end() - 1)
+    return args
+
+
+def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = ()) -> None:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
     ids: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -325,6 +409,9 @@ def _device_reach(con, sites: set[tuple], links: dict) -> None:
             continue
         for target in links.get((file, qualifier, callee), ()):
             callers[key_of[target]].add((caller, file))
+    for function, method in extra:  # sortCommon reaches what the functors passed to it launch
+        if function in key_of and method in key_of:
+            callers[key_of[method]].add(key_of[function])
     distance = {key: 0 for key in reached if key in ids}
     frontier = list(distance)
     while frontier:

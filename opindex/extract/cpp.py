@@ -293,6 +293,8 @@ class _File:
                 qualifier, _, callee = strip_templates(start.text.decode("utf-8", "replace")).rpartition("::")
             else:
                 callee = (caps["call.name"][0] if is_method else start).text.decode("utf-8", "replace")
+                if is_method and callee.startswith("template") and callee[8:9].isspace():
+                    callee = callee[8:].lstrip()  # `sorter.template sort<A>(...)`: the method is sort
                 if "::" in callee or "<" in callee:
                     callee = strip_templates(callee).rpartition("::")[2]
                 qualifier = ""

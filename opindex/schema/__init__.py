@@ -17,7 +17,7 @@ from .cpp import (macros, dispatch_stubs, dispatch_registrations, stub_calls, ke
                   library_calls, type_dispatches)
 from .python import class_bases, module_state, python_imports, python_bridges, decompositions
 from .links import (LINK_TABLES, op_kernel_links, registration_links, launch_links, call_links,
-                    stub_arguments, device_reach, receiver_types, generated_launches)
+                    stub_arguments, device_reach, receiver_types, generated_launches, functor_links)
 from .views import VIEWS
 
 # Tables whose rows come from one source file each: rebuilt per file, deleted by file on re-index.
@@ -30,12 +30,12 @@ PER_FILE_TABLES = [
 # Link tables are derived from the others by build/link.py, all of them again on every build.
 REGISTRY_TABLES = ["native_functions", "native_dispatch", "native_ufunc_loops", "derivatives", "derivative_formulas"]
 
-SCHEMA_VERSION = "0003"  # the alembic head revision this code writes
+SCHEMA_VERSION = "0004"  # the alembic head revision this code writes
 
 __all__ = ["metadata", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
     "checkouts", "meta", "files", "native_functions", "native_dispatch", "native_ufunc_loops", "derivatives",
     "derivative_formulas", "symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls",
     "kernel_launches", "library_calls", "type_dispatches", "class_bases", "module_state", "python_imports",
     "python_bridges", "decompositions", "op_kernel_links", "registration_links", "launch_links", "call_links",
-    "stub_arguments", "device_reach", "receiver_types", "generated_launches",
+    "stub_arguments", "device_reach", "receiver_types", "generated_launches", "functor_links",
 ]

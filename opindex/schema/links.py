@@ -153,5 +153,23 @@ generated_launches = Table(
             "a trace can go from a generated kernel to the launch machinery.",
 )
 
+functor_links = Table(
+    "functor_links", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("function_id", Integer, nullable=False,
+           comment="symbols.id of the function that calls a method of its parameter (sortCommon)"),
+    Column("parameter", Text, nullable=False, comment="that parameter (sorter)"),
+    Column("method", Text, nullable=False, comment="the method it calls on it (sort)"),
+    Column("functor", Text, nullable=False, comment="the class of an object passed for it, as written (SmallBitonicSort)"),
+    Column("file", Text, nullable=False, comment="file of the call that passes it"),
+    Column("line", Integer, nullable=False, comment="line of that call"),
+    *_definition(),
+    Index("ix_functor_links_function", "function_id"),
+    comment="Functor objects passed to a function that calls their method (`sortCommon(SmallBitonicSort{}, ...)`, "
+            "whose body does `sorter.sort<A>(...)`): the definition of the method each passed class brings "
+            "(SmallBitonicSort::sort). The trace shows them under the method call; device_reach counts them.",
+)
+
 LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments",
-               "device_reach", "receiver_types", "generated_launches"]
+               "device_reach", "receiver_types", "generated_launches", "functor_links"]

@@ -416,6 +416,12 @@ class Walker:
             qual, name = call["qualifier"], call["callee"]
             if (call["line"], name) in skip:
                 continue  # a library wrapper, walked from its library hop
+            if call["is_method"] and "id" in d and (qual, name) not in seen_helpers:
+                passed = q.functors_of(self.con, d["id"], qual, name)
+                if passed:  # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter
+                    seen_helpers.add((qual, name))
+                    self.functor_call(call, passed, hop, depth)
+                    continue
             if (qual in ("at", "at::_ops") and not call["is_method"]) or call["is_method"]:
                 # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op
                 if name in seen_ops or name in PLUMBING_OPS:
@@ -439,6 +445,19 @@ class Walker:
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
                 self.local_call(call, d, hop, depth)
+
+    def functor_call(self, call: dict, passed: list[dict], hop: Hop, depth: int) -> None:
+        """A method call on a parameter that callers pass functor objects for: each passed class's method."""
+        for f in passed:
+            if f["symbol_id"] is None:
+                continue
+            target = q.symbol_by_id(self.con, f["symbol_id"])
+            if not runs_on(target["file"], self.device):
+                continue
+            mark = len(self.trace.hops)
+            self.cpp(target, hop, depth, kind="functor", call_site=(call["file"], call["line"]))
+            self.trace.hops[mark].detail += (f" [{call['qualifier']}.{call['callee']}(...): {f['functor']} passed at "
+                                             f"{f['file']}:{f['line']}]")
 
     def plumbing_kernel(self, name: str) -> bool:
         """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""

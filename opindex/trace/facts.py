@@ -214,6 +214,13 @@ def call_targets(con, file: str, qualifier: str, callee: str) -> list[dict]:
     return list(_links_from(con, file).get((qualifier, callee), ()))
 
 
+def functors_of(con, function_id: int, parameter: str, method: str) -> list[dict]:
+    """The methods of the objects passed for `parameter` of a function that calls `parameter.method(...)`
+    (functor_links: sortCommon's sorter.sort -> SmallBitonicSort::sort, passed at Sort.cu:401)."""
+    return rows(con, "SELECT * FROM functor_links WHERE function_id = ? AND parameter = ? AND method = ? "
+                     "ORDER BY file, line, def_file, def_line", (function_id, parameter, method))
+
+
 def device_reach_distance(con, symbol_id: int) -> int | None:
     found = resident(con).reach.get(symbol_id)
     return found[0] if found else None
