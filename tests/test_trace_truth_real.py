@@ -155,3 +155,15 @@ def test_sort_reaches_the_kernels_of_the_functors_passed_to_sortCommon(real_inde
     functors = {h.detail.rsplit("[", 1)[1] for h in t.hops if h.kind == "functor"}
     assert functors == {f"sorter.sort(...): {c} passed at {cu}:{n}]" for c, n in
                         (("SmallBitonicSort", 401), ("WarpMergeSort", 404), ("MediumRadixSort", 407))}
+
+
+def test_a_kernel_whose_only_device_work_is_fills_and_copies(real_index):
+    # select_backward_symint: at::zeros_symint(...), then grad_input.select_symint(dim, index).copy_(grad)
+    t = real_index.trace("aten::select_backward")
+    assert {
+        ("aten/src/ATen/native/TensorShape.cpp", 1880),  # select_backward_symint
+        ("aten/src/ATen/native/native_functions.yaml", 1757),  # aten::copy_, called at TensorShape.cpp:1882
+        ("aten/src/ATen/native/cuda/Copy.cu", 288),  # copy_kernel_cuda, registered for copy_stub
+    } <= where(t)
+    # select_symint is a view (a plumbing op, _symint or not): its sparse path is not this kernel's work
+    assert ("aten/src/ATen/native/TensorShape.cpp", 1746) not in where(t)

@@ -10,3 +10,9 @@ PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "
                 "permute", "transpose", "t", "as_strided", "flatten", "unflatten", "movedim", "split", "chunk",
                 "alias", "view_as", "expand_as", "reshape_as", "unbind", "diagonal", "clone", "set_",
                 "is_same_size", "sizes", "strides", "options", "is_nonzero", "equal"}
+
+
+# The plumbing ops that write data on the device (a fill or copy kernel runs): when they are all a kernel does on
+# the device (select_backward: zeros, then copy_), the trace follows them (trace/down.py).
+WRITING_PLUMBING = frozenset({"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill_", "zero_",
+                              "copy_", "contiguous", "clone", "to", "type_as"})

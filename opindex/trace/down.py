@@ -9,7 +9,7 @@ import re
 
 from . import facts as q
 from ..pytorch.devices import runs_on
-from ..pytorch.plumbing import PLUMBING_OPS
+from ..pytorch.plumbing import PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
 from ..pytorch.python_rules import ENTRY_METHODS
 from .model import Hop, Trace
@@ -407,6 +407,7 @@ class Walker:
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
         seen_helpers: set[tuple[str, str]] = set()
+        writes: list[dict] = []  # calls of plumbing ops that write (zeros, copy_): followed only if nothing else is
         own = q.device_reach(self.con, d["id"]) if "id" in d else None
         # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
         forwards = own is not None and own["distance"] == 0 and own["reaches"] == "op"
@@ -424,7 +425,11 @@ class Walker:
                     continue
             if (qual in ("at", "at::_ops") and not call["is_method"]) or call["is_method"]:
                 # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op
-                if name in seen_ops or name in PLUMBING_OPS:
+                base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
+                if base in WRITING_PLUMBING and base not in seen_ops:
+                    seen_ops.add(base)
+                    writes.append(call)
+                if name in seen_ops or base in PLUMBING_OPS:
                     continue
                 entries = q.native_for_cpp_api(self.con, name)
                 if call["is_method"]:
@@ -445,6 +450,14 @@ class Walker:
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
                 self.local_call(call, d, hop, depth)
+        if writes and own is None and not self.full():
+            # select_backward: at::zeros(...) then grad_input.select(...).copy_(grad): those fills and copies are
+            # the kernels the GPU runs for it
+            for call in writes[:2]:
+                entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
+                           if not call["is_method"] or "method" in e["variants"]]
+                if entries:
+                    self.op_call(call, entries, hop, max(depth, 1))
 
     def functor_call(self, call: dict, passed: list[dict], hop: Hop, depth: int) -> None:
         """A method call on a parameter that callers pass functor objects for: each passed class's method."""
