@@ -61,3 +61,17 @@ def real_index(tmp_path_factory):
     build(str(root), db)
     with Index(db) as index:
         yield index
+
+
+@pytest.fixture(scope="session")
+def real_index_1_8(tmp_path_factory):
+    """An index of a PyTorch 1.8 tree (OPINDEX_REAL_CHECKOUT_1_8, e.g. SNU-ARC/flashneuron extracted): the older
+    layout with legacy TH/THC/THNN code (skips without it)."""
+    from opindex.api import Index, build
+    path = os.environ.get("OPINDEX_REAL_CHECKOUT_1_8")
+    if not path or not Path(path).is_dir():
+        pytest.skip("set OPINDEX_REAL_CHECKOUT_1_8 to a PyTorch 1.8 source tree")
+    db = tmp_path_factory.mktemp("real-index-1-8") / "real.sqlite"
+    build(path, db)
+    with Index(db) as index:
+        yield index

@@ -1,0 +1,32 @@
+"""Trace truth on the PyTorch 1.8 layout (OPINDEX_REAL_CHECKOUT_1_8): legacy TH/THC/THNN code reached through the
+`legacy::cuda::_th_*` / `_thnn_*` dispatch names and the token-pasting generic names (`THCTensor_(sort)`,
+`THNN_(ClassNLLCriterion_updateOutput)`). Every hop named here was read in the source (file:line)."""
+from __future__ import annotations
+
+
+def where(t) -> set[tuple[str, int]]:
+    return {(h.file, h.line) for h in t.hops if not h.absent}
+
+
+def test_sort_goes_through_the_legacy_thc_generic_code(real_index_1_8):
+    t = real_index_1_8.trace("torch.sort")
+    assert {
+        ("aten/src/ATen/native/native_functions.yaml", 6423),  # CUDA: legacy::cuda::_th_sort
+        ("aten/src/ATen/cuda/LegacyTHFunctionsCUDA.cpp", 534),  # _th_sort: THCudaTensor_sort(...) per dtype
+        ("aten/src/THC/generic/THCTensorSort.cu", 279),  # void THCTensor_(sort)(...)
+        ("aten/src/THC/generic/THCTensorSort.cu", 10),  # THCTensor_(sortKeyValueInplace)
+        ("aten/src/THC/generic/THCTensorSort.cu", 128),  # HANDLE_SORT_CASE -> bitonicSortKVInPlace<<<...>>>
+        ("aten/src/THC/THCSortUtils.cuh", 151),  # __global__ bitonicSortKVInPlace
+    } <= where(t)
+
+
+def test_nll_loss_goes_through_the_legacy_thnn_generic_code(real_index_1_8):
+    t = real_index_1_8.trace("F.nll_loss")
+    assert {
+        ("aten/src/ATen/cuda/LegacyTHFunctionsCUDA.cpp", 1473),  # legacy::cuda::_thnn_nll_loss_forward
+        ("aten/src/THCUNN/generic/ClassNLLCriterion.cu", 5),  # void THNN_(ClassNLLCriterion_updateOutput)(...)
+        ("aten/src/THCUNN/generic/ClassNLLCriterion.cu", 57),  # ..._no_reduce_kernel<scalar_t><<<...>>>
+        ("aten/src/THCUNN/ClassNLLCriterion.cu", 44),  # __global__ ClassNLLCriterion_updateOutput_no_reduce_kernel
+    } <= where(t)
+    called = {h.called_at for h in t.hops if h.name == "THNN_ClassNLLCriterion_updateOutput"}
+    assert called & {"aten/src/ATen/cuda/LegacyTHFunctionsCUDA.cpp:1492"}  # THNN_CudaClassNLLCriterion_updateOutput
