@@ -6,7 +6,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..pytorch.devices import DEVICE_CODE_FOLDERS
+from ..pytorch.devices import DEVICE_CODE_FOLDERS, DIALECT_EXTENSIONS
 
 # The folders that hold the layers of the seed document. third_party and build outputs are never indexed.
 DEFAULT_SCOPE = ("torch", "aten", "c10", "tools", "torchgen", "functorch")
@@ -16,8 +16,9 @@ ALWAYS_EXCLUDED = {"third_party", "build", ".git", "__pycache__", "node_modules"
 SOURCE_BUILD_OUTPUTS = ("torch/include", "torch/lib", "torch/share", "torch/bin")
 
 PYTHON_EXT = {".py": "python", ".pyi": "python"}
+# .mm (Objective-C++, the MPS and Metal backends' sources) is read as C++: the backend table names the dialects
 CPP_EXT = {".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c": "cpp", ".h": "cpp", ".hpp": "cpp",
-           ".cu": "cuda", ".cuh": "cuda"}
+           ".cu": "cuda", ".cuh": "cuda", **dict.fromkeys(DIALECT_EXTENSIONS, "cpp")}
 REGISTRIES = {"native_functions.yaml", "derivatives.yaml"}
 # Folders whose C++ belongs to the cuda layer even in .cpp files (cuDNN and cuBLAS wrappers live there).
 CUDA_FOLDERS = DEVICE_CODE_FOLDERS

@@ -13,6 +13,7 @@ import functools
 import typing
 from dataclasses import dataclass, field
 
+from ..pytorch.devices import in_dialect
 from ..records import FACT_ROWS
 
 
@@ -105,6 +106,9 @@ def fingerprint() -> str:
 def extract(path: str, data: bytes, language: str, module: str | None) -> FileFacts:
     if language in ("cpp", "cuda"):
         from . import cpp
+        if in_dialect(path):  # Objective-C++ (.mm, mps/ headers): its Objective-C is rewritten as C++ first
+            from .objc import prepare
+            data = prepare(data)
         facts = cpp.extract(path, data, language)
     elif language == "python":
         from . import python

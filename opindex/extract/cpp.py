@@ -33,6 +33,7 @@ from . import FileFacts, columns
 from . import cpp_names as names
 from . import cpp_branches as branches
 from .cpp_macros import Macro, MacroTable, arguments, collapse, macro_body
+from .objc import LIBRARY_SELECTORS
 
 _QUERIES = Path(__file__).parent / "queries"
 _ENGINE: tuple | None = None
@@ -314,6 +315,10 @@ class _File:
             line = fixed_line or start.start_point[0] + 1
             calls.append((path, line, language, caller, callee, qualifier, is_method))  # _CALL
             if is_method:
+                if callee in LIBRARY_SELECTORS:  # an Objective-C send read as a method call (objc.py): Metal, MPSGraph
+                    rows["library_calls"].append(LibraryCallRow(
+                        file=path, line=line, library=LIBRARY_SELECTORS[callee], function=f"[{qualifier} {callee}:]",
+                        caller=caller, from_macro=from_macro))
                 continue
             if self.kernels and "call.args" in caps:
                 self._handed(caps["call.args"][0], line, caller, from_macro)

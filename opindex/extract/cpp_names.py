@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..pytorch.devices import DEVICE_TYPES, EXTENSION_DEVICE, FOLDER_DEVICE, MACRO_DEVICE
+from .objc import LIBRARY_CALLS
 
 # DECLARE_DISPATCH(fn_type, stub), DEFINE_DISPATCH(stub), every (ALSO_)?REGISTER_<X>_DISPATCH form, AT_DISPATCH_*.
 MACRO_SITE = re.compile(
@@ -94,7 +95,7 @@ _LIBRARY_QUALIFIER = re.compile(r"blas|solver|thrust|cub|cudnn|dnnl|ideep|mkldnn
 
 
 def library(callee: str, qualifier: str) -> str | None:
-    """cudnn, cublas, cufft, cusolver, cusparse, miopen, cub, thrust, mkldnn, mkl, blas, or None."""
+    """cudnn, cublas, cufft, cusolver, cusparse, miopen, cub, thrust, mkldnn, mkl, blas, mpsgraph, or None."""
     if qualifier and _LIBRARY_QUALIFIER.search(qualifier):
         parts = qualifier.split("::")
         if "blas" in parts and "cuda" in parts:
@@ -109,7 +110,7 @@ def library(callee: str, qualifier: str) -> str | None:
     m = _LIBRARY_PREFIX.match(callee)
     if m:
         return _PREFIX_LIBRARY[m.lastindex - 1]
-    return None
+    return LIBRARY_CALLS.get(callee)  # runMPSGraph: mpsgraph
 
 
 # Vendor and arity variants of the launchers (gpu_kernel_maca_arity1 in a MACA fork, gpu_kernel_impl upstream).

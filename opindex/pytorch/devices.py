@@ -3,7 +3,8 @@
 A row says how a backend shows up in the source: its dispatch keys in native_functions.yaml, the device name its
 REGISTER_*DISPATCH sites record (dispatch_registrations.device), the word of its own registration macro
 (REGISTER_CUDA_DISPATCH), the folders whose plain REGISTER_DISPATCH registers it (a device comes from where a file
-is compiled, not from the macro), the file extensions compiled only for it, and whether `--device` offers it.
+is compiled, not from the macro), the file extensions compiled only for it, the C++ dialects its sources are written
+in (Objective-C++ .mm: indexed with the C++ grammar), and whether `--device` offers it.
 Adding a backend is one row here (plus, if its code needs other patterns, a query file in extract/queries/).
 
 Words: a *device* is what code runs on (CPU, CUDA); a *language* is what a file is written in (cpp, cuda); a
@@ -23,6 +24,9 @@ class Backend:
     folders: tuple[str, ...] = ()  # a plain REGISTER_DISPATCH under these folders registers this device
     extensions: tuple[str, ...] = ()  # files compiled only for this device (.cu): REGISTER_DISPATCH registers it
     device_code_folders: tuple[str, ...] = ()  # C++ here is device code (the trace's cuda layer) even in .cpp
+    # C++ dialects of its sources, read with the C++ grammar (language cpp); a plain REGISTER_DISPATCH in one takes its
+    # device from the folder (an .mm file under mps/ registers MPS), as in .cpp
+    dialect_extensions: tuple[str, ...] = ()
 
 
 BACKENDS: tuple[Backend, ...] = (
@@ -31,11 +35,12 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("CUDA", "cuda", ("CUDA",), "CUDA", folders=("cuda", "cudnn", "miopen", "hip"), extensions=(".cu", ".cuh"),
             device_code_folders=("cuda", "cudnn", "miopen", "hip")),
     Backend("HIP", None, ("HIP",), "HIP"),
-    Backend("MPS", "mps", ("MPS",), "MPS", folders=("mps",)),
+    # Apple's backends are written in Objective-C++ (.mm: MPSGraph and Metal are Objective-C APIs)
+    Backend("MPS", "mps", ("MPS",), "MPS", folders=("mps",), dialect_extensions=(".mm",)),
     Backend("XPU", "xpu", ("XPU",), "XPU", folders=("xpu",)),
     Backend("PrivateUse1", None, ("PrivateUse1",), "PRIVATEUSE1"),
     Backend("Vulkan", None, ("Vulkan",), None, folders=("vulkan",)),
-    Backend("Metal", None, ("Metal",), None, folders=("metal",)),
+    Backend("Metal", None, ("Metal",), None, folders=("metal",), dialect_extensions=(".mm",)),
 )
 # Folders whose code runs on one platform only, whatever dispatch key reaches it: MIOpen is the ROCm build's
 # (hipified code registers as CUDA, but an NVIDIA build never compiles it), oneDNN/MKL/XNNPACK are CPU libraries.
@@ -59,6 +64,9 @@ MACRO_DEVICE = {**{b.macro_word: b.device for b in BACKENDS if b.macro_word}, **
 FOLDER_DEVICE = {folder: b.device for b in BACKENDS for folder in b.folders}
 EXTENSION_DEVICE = {ext: b.device for b in BACKENDS for ext in b.extensions}
 DEVICE_CODE_FOLDERS = frozenset(f for b in BACKENDS for f in b.device_code_folders)
+DIALECT_EXTENSIONS = tuple(dict.fromkeys(ext for b in BACKENDS for ext in b.dialect_extensions))  # (".mm",)
+DIALECT_FOLDERS = frozenset(f for b in BACKENDS if b.dialect_extensions for f in b.folders)  # mps, metal
+HEADER_EXTENSIONS = (".h", ".hpp")
 DEVICE_TYPES = tuple(b.device for b in BACKENDS) + OTHER_DEVICE_TYPES
 
 
@@ -72,6 +80,14 @@ def literal_device(text: str) -> str | None:
     else:
         return None
     return word if word in DEVICE_TYPES else None
+
+
+def in_dialect(path: str) -> bool:
+    """True when a C++ file is written in a backend's dialect: an .mm file, or a header under mps/ or metal/ (those
+    are included from .mm files: aten/src/ATen/native/mps/OperationUtils.h holds Objective-C)."""
+    if path.endswith(DIALECT_EXTENSIONS):
+        return True
+    return path.endswith(HEADER_EXTENSIONS) and not DIALECT_FOLDERS.isdisjoint(path.split("/")[:-1])
 
 
 def platform_of(path: str) -> str | None:
