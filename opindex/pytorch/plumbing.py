@@ -15,4 +15,4 @@ PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "
 # The plumbing ops that write data on the device (a fill or copy kernel runs): when they are all a kernel does on
 # the device (select_backward: zeros, then copy_), the trace follows them (trace/down.py).
 WRITING_PLUMBING = frozenset({"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill_", "zero_",
-                              "copy_", "contiguous", "clone", "to", "type_as"})
+                              "copy_"})  # not contiguous/to/clone: conversions that copy only when they must
