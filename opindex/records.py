@@ -108,8 +108,12 @@ class LibraryCallRow(NamedTuple):
     """library_calls: Calls into vendor libraries, classified."""
     file: str  # path relative to the checkout root
     line: int  # 1-based line
-    library: str  # cudnn, cublas, cufft, cusolver, cusparse, cub, thrust, mkldnn, mkl, miopen
-    function: str  # the called name as written (cudnnRNNForward, at::cuda::blas::gemm)
+    # cudnn, cublas, cufft, cusolver, cusparse, cub, thrust, mkldnn, mkl, miopen, blas; mpsgraph and metal (Apple's
+    # frameworks, from Objective-C++)
+    library: str
+    # the called name as written (cudnnRNNForward, at::cuda::blas::gemm, runMPSGraph; an Objective-C message send as
+    # [receiver selector:])
+    function: str
     caller: str  # qualified name of the enclosing function, '' at file level
     from_macro: str | None  # the #define it was expanded from (same file), else NULL
 

@@ -158,3 +158,94 @@ def test_message_sends_are_method_calls_named_by_their_first_selector_part():
     assert (31, "fill_kernel", "", 0) in calls
     callers = {r[4]: r[3] for r in run(SOURCE).rows["calls"]}
     assert callers["mtl_dispatch1DJob"] == "at::native::mps::fill_kernel"
+
+
+# -- the PyTorch 2.4 tree (OPINDEX_REAL_CHECKOUT): each file:line below was read in the source --------------------
+OPS = "aten/src/ATen/native/mps/operations"
+UTILS_H = "aten/src/ATen/native/mps/OperationUtils.h"
+
+
+def where(t) -> set[tuple[str, int]]:
+    return {(h.file, h.line) for h in t.hops if not h.absent}
+
+
+def off_platform(t) -> list[str]:
+    """Hops in another platform's C++ (a wrong hop on --device mps)."""
+    return [f"{h.file}:{h.line}" for h in t.hops if h.file and not h.absent and h.layer in ("cpp", "cuda", "library")
+            and not devices.runs_on(h.file, "mps")]
+
+
+def test_every_mps_register_dispatch_site_is_found(real_index):
+    rows = real_index.rows("SELECT file, line, stub, kernel, device FROM dispatch_registrations "
+                          "WHERE file LIKE '%/mps/%' ORDER BY file, line")
+    assert [(r["file"].rsplit("/", 1)[1], r["line"], r["stub"], r["device"]) for r in rows] == [
+        ("BinaryKernel.mm", 338, "fmax_stub", "MPS"), ("BinaryKernel.mm", 339, "fmin_stub", "MPS"),
+        ("BinaryKernel.mm", 340, "copysign_stub", "MPS"), ("BinaryKernel.mm", 341, "nextafter_stub", "MPS"),
+        ("CrossKernel.mm", 128, "cross_stub", "MPS"),
+        ("HistogramKernel.mm", 376, "histogramdd_stub", "MPS"),
+        ("HistogramKernel.mm", 377, "histogramdd_linear_stub", "MPS"),
+        ("HistogramKernel.mm", 378, "histogram_select_outer_bin_edges_stub", "MPS"),
+        ("Indexing.mm", 931, "index_stub", "MPS"), ("Indexing.mm", 932, "index_put_stub", "MPS"),
+        ("TensorCompare.mm", 556, "where_kernel", "MPS"),
+    ]
+
+
+def test_mps_dispatch_rows_reach_their_definitions_in_mm_files(real_index):
+    rows = real_index.rows("SELECT kernel, definition, def_file, def_line FROM op_kernel_links "
+                          "WHERE dispatch_key = 'MPS' AND chosen AND kernel IN ('add_out_mps', 'mm_out_mps', "
+                          "'relu_mps', 'softmax_mps_out') ORDER BY kernel")
+    assert [(r["kernel"], r["definition"], r["def_file"], r["def_line"]) for r in rows] == [
+        ("add_out_mps", "at::native::structured_add_out_mps", f"{OPS}/BinaryOps.mm", 429),
+        ("mm_out_mps", "at::native::structured_mm_out_mps", f"{OPS}/LinearAlgebra.mm", 672),
+        ("relu_mps", "at::native::relu_mps", f"{OPS}/Activation.mm", 48),
+        ("softmax_mps_out", "at::native::structured_softmax_mps_out", f"{OPS}/SoftMax.mm", 39),
+    ]
+    unlinked = real_index.rows("SELECT count(*) AS n FROM op_kernel_links WHERE dispatch_key = 'MPS' "
+                              "AND symbol_id IS NULL")
+    assert unlinked[0]["n"] == 0
+
+
+def test_mm_on_mps_reaches_mpsgraph_and_the_metal_fallback(real_index):
+    t = real_index.trace("torch.mm", device="mps")
+    assert {
+        (f"{OPS}/LinearAlgebra.mm", 672),  # TORCH_IMPL_FUNC(mm_out_mps)
+        (f"{OPS}/LinearAlgebra.mm", 130),  # mps::mm_out_mps_impl
+        (f"{OPS}/LinearAlgebra.mm", 166),  # runMPSGraph(getCurrentMPSStream(), cachedGraph->graph(), ...)
+        (f"{OPS}/LinearAlgebra.mm", 79),  # do_metal_mm: the naive Metal matmul for dims over 2**15
+        (UTILS_H, 366),  # mtl_dispatch1DJob
+        (UTILS_H, 372),  # [encoder dispatchThreads:size threadsPerThreadgroup:threadGroupSize]
+    } <= where(t)
+    assert off_platform(t) == []
+
+
+def test_add_relu_softmax_on_mps(real_index):
+    add = real_index.trace("torch.add", device="mps")
+    assert {
+        (f"{OPS}/BinaryOps.mm", 429),  # TORCH_IMPL_FUNC(add_out_mps)
+        (f"{OPS}/BinaryOps.mm", 269),  # add_sub_lerp_template
+        (f"{OPS}/BinaryOps.mm", 65),  # binaryOpTensor
+        (f"{OPS}/BinaryOps.mm", 196),  # runMPSGraph(mpsStream, cachedGraph->graph(), feeds, outputPlaceholder)
+    } <= where(add)
+    relu = real_index.trace("F.relu", device="mps")
+    assert {(f"{OPS}/Activation.mm", 48), (f"{OPS}/Activation.mm", 79)} <= where(relu)  # relu_mps, its runMPSGraph
+    softmax = real_index.trace("F.softmax", device="mps")
+    assert {(f"{OPS}/SoftMax.mm", 39), (f"{OPS}/SoftMax.mm", 127)} <= where(softmax)  # softmax_mps_out, runMPSGraph
+    for t in (add, relu, softmax):
+        assert off_platform(t) == []
+
+
+def test_stubs_reach_their_mps_registrations(real_index):
+    fmax = real_index.trace("torch.fmax", device="mps")
+    assert {
+        (f"{OPS}/BinaryKernel.mm", 338),  # REGISTER_DISPATCH(fmax_stub, &fmax_mps_kernel)
+        (f"{OPS}/BinaryKernel.mm", 314),  # fmax_mps_kernel
+        (f"{OPS}/BinaryKernel.mm", 257),  # binary_mps_impl
+        (UTILS_H, 372),  # its mtl_dispatch1DJob(computeEncoder, binaryPSO, numThreads) dispatches
+    } <= where(fmax)
+    where_ = real_index.trace("torch.where", device="mps")
+    assert {
+        (f"{OPS}/TensorCompare.mm", 556),  # REGISTER_DISPATCH(where_kernel, &where_kernel_mps)
+        (f"{OPS}/TensorCompare.mm", 375),  # where_kernel_mps
+        (f"{OPS}/TensorCompare.mm", 456),  # runMPSGraph
+    } <= where(where_)
+    assert off_platform(fmax) == [] and off_platform(where_) == []

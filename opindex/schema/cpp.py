@@ -92,9 +92,11 @@ library_calls = Table(
     Column("id", Integer, primary_key=True, comment="row id"),
     checkout_fk(), *file_line(),
     Column("library", String(16), nullable=False,
-           comment="cudnn, cublas, cufft, cusolver, cusparse, cub, thrust, mkldnn, mkl, miopen"),
+           comment="cudnn, cublas, cufft, cusolver, cusparse, cub, thrust, mkldnn, mkl, miopen, blas; mpsgraph "
+                   "and metal (Apple's frameworks, from Objective-C++)"),
     Column("function", Text, nullable=False, comment="the called name as written (cudnnRNNForward, "
-                                                     "at::cuda::blas::gemm)"),
+                                                     "at::cuda::blas::gemm, runMPSGraph; an Objective-C message "
+                                                     "send as [receiver selector:])"),
     _caller(),
     _from_macro(),
     Index("ix_library_calls_caller", "caller"),
