@@ -123,24 +123,24 @@ def prepare(data: bytes) -> bytes:
     return bytes(buf)
 
 
-_NOT_IN_RECEIVER = set(b",=+-/%?|&!~^;")  # not `*`, `<`, `>`: [NSArray<NSNumber*> array]
+# not `*`, `<`, `>` ([NSArray<NSNumber*> array]) nor `->`: a receiver holds no other operator
+_BAD_RECEIVER = re.compile(rb"[,=+/%?|&!~^;]|-(?!>)")
+_BRACKET = re.compile(rb"[][(){}]")
+_TOKEN = re.compile(rb"[][(){}]|\s+|[^][(){}\s]+")
 _PAIRS = {ord("("): ord(")"), ord("["): ord("]"), ord("{"): ord("}")}
 
 
 def _close(code: bytes, i: int) -> int | None:
     """The index of the bracket closing the one at i (strings and comments are blanks in `code`)."""
     stack = []
-    n = len(code)
-    while i < n:
-        c = code[i]
+    for m in _BRACKET.finditer(code, i):
+        c = code[m.start()]
         if c in _PAIRS:
             stack.append(_PAIRS[c])
-        elif c in (41, 93, 125):
-            if not stack or stack.pop() != c:
-                return None
-            if not stack:
-                return i
-        i += 1
+        elif not stack or stack.pop() != c:
+            return None
+        elif not stack:
+            return m.start()
     return None
 
 
@@ -266,41 +266,35 @@ def _sends(code: bytes, buf: bytearray) -> None:
         buf[end] = 41
 
 
-def _selector_parts(code: bytes, start: int, end: int) -> list[tuple[int, int, int]] | None:
-    """The selector parts of a message send between brackets, as (start, end after its colon),
-    or None when the text is not a message send (an array size, a lambda's captures, an attribute)."""
+def _selector_parts(code: bytes, start: int, end: int) -> list[tuple[int, int]] | None:
+    """The selector parts of a message send between brackets, as (start, end after its colon), or None when the
+    text is not a message send (an array size, a lambda's captures, an attribute)."""
     depth, i, parts = 0, start, []
     seen_receiver = False
     while i < end:
+        tok = _TOKEN.match(code, i)
+        j = tok.end()
         c = code[i]
         if c in _PAIRS:
             depth += 1
+            seen_receiver = True
         elif c in (41, 93, 125):
             depth -= 1
-        elif depth == 0 and c in _SPACE and seen_receiver:
-            j = i
-            while j < end and code[j] in _SPACE:
-                j += 1
-            m = _IDENT.match(code, j)
-            if m:
-                after = m.end()
-                if after < end and code[after] == 58 and code[after + 1:after + 2] != b":" and \
-                        code[i - 1] != 58 and code[i - 1] != 63:
-                    parts.append((j, after + 1))  # ` sel:` (not `a ? b :`, not `x::y`)
-                    i = after + 1
-                    continue
-                if not parts:  # [receiver unary]: nothing but blanks may follow
-                    k = after
-                    while k < end and code[k] in _SPACE:
-                        k += 1
-                    if k == end and seen_receiver:
-                        return [(j, after)]
-                    return None
-            i = j
-            continue
-        if c not in _SPACE:
+        elif c in _SPACE:
+            if depth == 0 and seen_receiver and j < end:
+                m = _IDENT.match(code, j)
+                if m:
+                    after = m.end()
+                    if after < end and code[after] == 58 and code[after + 1] != 58 and code[i - 1] not in (58, 63):
+                        parts.append((j, after + 1))  # ` sel:` (not `a ? b :`, not `x::y`)
+                        i = after + 1
+                        continue
+                    if not parts:  # [receiver unary]: nothing but blanks may follow
+                        rest = code[after:end]
+                        return [(j, after)] if not rest.strip() else None
+        else:
             seen_receiver = True
-            if not parts and depth == 0 and c in _NOT_IN_RECEIVER and not (c == 45 and code[i + 1] == 62):
+            if not parts and depth == 0 and _BAD_RECEIVER.search(code, i, j):
                 return None  # [a, b], [&], [x = y], [n + 1]: captures or a size, not a send (-> is fine)
-        i += 1
+        i = j
     return parts or None
