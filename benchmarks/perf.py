@@ -50,6 +50,8 @@ def floor(root: Path, processes: int = 1, half: int | None = None) -> tuple[floa
     import tree_sitter_python
     from opindex.build.checkout import resolve
     from opindex.build.discover import discover
+    from opindex.extract.objc import prepare
+    from opindex.pytorch.devices import in_dialect
     ck = resolve(str(root))
     files = [s for s in discover(ck.root, ck.scope, ck.excludes) if s.language in ("python", "cpp", "cuda")]
     if half is not None:
@@ -57,7 +59,10 @@ def floor(root: Path, processes: int = 1, half: int | None = None) -> tuple[floa
     parsers = {"python": ts.Parser(ts.Language(tree_sitter_python.language())),
                "cpp": ts.Parser(ts.Language(tree_sitter_cpp.language())),
                "cuda": ts.Parser(ts.Language(tree_sitter_cuda.language()))}
-    datas = [(s.language, (ck.root / s.path).read_bytes()) for s in files]  # read first: time parsing only
+    # read first: time parsing only. Objective-C++ (.mm, mps/ headers) is parsed as the build parses it: rewritten
+    # to C++ first (opindex/extract/objc.py; the grammar's error recovery on the raw text would inflate the floor)
+    datas = [(s.language, prepare(data) if in_dialect(s.path) else data)
+             for s in files for data in [(ck.root / s.path).read_bytes()]]
     start = time.perf_counter()
     if processes == 1:
         for language, data in datas:
