@@ -160,6 +160,14 @@ def test_message_sends_are_method_calls_named_by_their_first_selector_part():
     assert callers["mtl_dispatch1DJob"] == "at::native::mps::fill_kernel"
 
 
+
+def test_headers_under_mps_are_objective_c_and_cpp_files_are_not():
+    header = run(SOURCE, "aten/src/ATen/native/mps/OperationUtils.h").rows["library_calls"]
+    assert [(r[1], r[2]) for r in header] == [(12, "mpsgraph"), (21, "metal")]
+    cpp = run(SOURCE, "aten/src/ATen/native/mps/operations/Equal.cpp").rows
+    assert [(r[1], r[2]) for r in cpp["library_calls"]] == [(12, "mpsgraph")]  # runMPSGraph is a C++ call anyway
+    assert "matrixMultiplicationWithPrimaryTensor" not in {r[4] for r in cpp["calls"]}  # no rewrite: no send read
+
 # -- the PyTorch 2.4 tree (OPINDEX_REAL_CHECKOUT): each file:line below was read in the source --------------------
 OPS = "aten/src/ATen/native/mps/operations"
 UTILS_H = "aten/src/ATen/native/mps/OperationUtils.h"
