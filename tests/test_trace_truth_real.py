@@ -167,3 +167,14 @@ def test_a_kernel_whose_only_device_work_is_fills_and_copies(real_index):
     } <= where(t)
     # select_symint is a view (a plumbing op, _symint or not): its sparse path is not this kernel's work
     assert ("aten/src/ATen/native/TensorShape.cpp", 1746) not in where(t)
+
+
+def test_the_down_walk_states_its_fan_out_caps_and_limit_0_lifts_them(real_index):
+    t = real_index.trace("aten::copy_")  # copy_kernel_cuda holds more AT_DISPATCH sites than the 2 followed
+    capped = [h for h in t.hops if h.kind == "capped"]
+    assert capped and all(h.absent and "not followed (the first 2 are; --limit 0 follows all)" in h.name
+                          for h in capped if "AT_DISPATCH" in h.name)
+    assert t.truncated["fan_out"] == len(capped)
+    everything = real_index.trace("aten::copy_", limit=0)
+    assert everything.truncated == {} and len(everything.hops) > len(t.hops)
+    assert not [h for h in everything.hops if h.kind == "capped"]

@@ -49,7 +49,7 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     out += _chain_section(t, chain, hidden, paint, width, snippets and not tree, context)
     if tree:
         out += ["", paint("Tree", "1"), ""] + tree_lines(t, hidden, paint, width, snippets, context)
-        missing = [h for h in t.hops if h.absent and h.id not in hidden]
+        missing = [h for h in t.hops if h.absent and h.id not in hidden and h.kind != "capped"]
         if missing:
             out += ["", paint("Not found by opindex", "1"), ""] + [f"  - {h.name}" for h in missing]
         if hidden:
@@ -293,6 +293,8 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
     decomps = [h for h in t.hops if h.layer == "decomposition" and h.id not in hidden]
     codegen = [h for h in t.hops if h.layer == "codegen" and h.kind != "bindings" and h.id not in hidden]
     missing = [h for h in t.hops if h.absent and h.id not in hidden and h.id not in chain_ids]
+    capped = [h for h in missing if h.kind == "capped"]  # what a fan-out cap left out: said, not "not found"
+    missing = [h for h in missing if h.kind != "capped"]
     also = []
     if decomps:
         first = decomps[0]
@@ -302,6 +304,8 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
         also.append(_n(len(codegen), "codegen file"))
     if missing:
         also.append(f"{_n(len(missing), 'statement')} of what opindex did not find")
+    if capped:
+        also.append(f"{_n(len(capped), 'hop')} that follow only the first few of what they lead to (--limit 0)")
     if hidden:
         also.append(f"{len(hidden)} hops of shared TensorIterator launch machinery (--full)")
     if also:

@@ -57,7 +57,9 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     if bottom_up:
         UpWalker(con, t, backward=backward).start(targets)
     else:
-        Walker(con, t, backward=backward).start(targets, name)
+        walker = Walker(con, t, backward=backward)
+        walker.start(targets, name)
+        walker.state_caps()
     if max_hops and len(t.hops) > max_hops:  # the walk checks its size between steps: cut to the cap exactly
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
         t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "

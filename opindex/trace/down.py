@@ -53,6 +53,24 @@ class Walker:
         self.trace.hops.append(hop)
         return hop
 
+    def capped(self, items: list, k: int, what: str, parent: Hop | None) -> list:
+        """items[:k], the down walk's fan-out cap for `what`, stated where it cuts (a note hop and
+        truncated["fan_out"]) and lifted by limit=0 (`--limit 0`)."""
+        if self.trace.limit == 0 or len(items) <= k:
+            return items
+        if parent is not None:
+            self.add(parent, parent.layer, "capped", f"{len(items) - k} more {what} not followed (the first {k} "
+                     f"are; --limit 0 follows all)", absent=True)
+        return items[:k]
+
+    def state_caps(self) -> None:
+        """truncated["fan_out"]: the fan-out caps that cut what the trace shows (a capped branch the walk later
+        dropped, because it led nowhere, does not count)."""
+        cut = [h for h in self.trace.hops if h.kind == "capped"]
+        if cut:
+            self.trace.cut("fan_out", len(cut), f"{len(cut)} hops follow only the first few of what they lead to "
+                           "and say so ('more ... not followed'); --limit 0 (Index.trace(..., limit=0)) follows all")
+
     def repeat(self, hop: Hop) -> Hop:
         """Mark a hop as a repeat of one shown above: said in its detail, known to the walk by id."""
         self.repeats.add(hop.id)
@@ -94,7 +112,7 @@ class Walker:
         elif all(x.kind == "by_name" for x in targets):
             hop = self.add(None, "python", "by_name", name, detail=f"no Python definition or binding of {name} "
                            f"found; traced as the op {targets[0].obj['name']} by name")
-            for target in targets[:4]:
+            for target in self.capped(targets, 4, "ops of that name", hop):
                 self.tail(target.obj, self.native(target.obj, hop))
         else:
             for target in targets:
@@ -113,7 +131,7 @@ class Walker:
             self.tails_below()
         elif target.kind in ("cpp", "global_kernel"):
             hop = self.cpp(target.obj, None, self.depth)
-            for r in q.dispatch_rows_with_kernel(self.con, target.obj["name"])[:2]:
+            for r in self.capped(q.dispatch_rows_with_kernel(self.con, target.obj["name"]), 2, "dispatch rows", hop):
                 entry = q.native_by_id(self.con, r["native_function_id"])
                 self.add(hop, "native", "kernel_of", f"aten::{entry['full_name']}", entry["file"], entry["line"],
                          f"{r['dispatch_key']} kernel of {entry['full_name']}")
@@ -126,7 +144,7 @@ class Walker:
         hop = self.add(None, "python", "binding", name, first["file"], first["line"],
                        f"no Python wrapper: bound from variants: {', '.join(variants)} of "
                        f"{', '.join(e['full_name'] for e in entries)}")
-        for e in entries[:4]:
+        for e in self.capped(entries, 4, "overloads", hop):
             self.tail(e, self.native(e, hop))
 
     def alias(self, via: tuple[str, ...]) -> dict | None:
@@ -229,7 +247,7 @@ class Walker:
             return
         if not entries:
             self.add(hop, "native", "note", f"no native_functions.yaml entry named {b['op']}", absent=True)
-        for entry in entries[:MAX_OVERLOADS]:
+        for entry in self.capped(entries, MAX_OVERLOADS, "overloads", hop):
             self.native(entry, hop)
 
     # -- YAML -----------------------------------------------------------------------------------------------------
@@ -377,7 +395,8 @@ class Walker:
 
     def body(self, d: dict, hop: Hop, depth: int) -> None:
         caller, file, lines = d["qualified_name"], d["file"], q.span(d)
-        for t in q.in_function(self.con, "type_dispatches", caller, file, lines)[:2]:
+        for t in self.capped(q.in_function(self.con, "type_dispatches", caller, file, lines), 2, "AT_DISPATCH sites",
+                             hop):
             self.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
                      f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
         reach = d["reach"] if "reach" in d else q.device_reach_distance(self.con, d["id"])
@@ -453,7 +472,7 @@ class Walker:
         if writes and own is None and not self.full():
             # select_backward: at::zeros(...) then grad_input.select(...).copy_(grad): those fills and copies are
             # the kernels the GPU runs for it
-            for call in writes[:2]:
+            for call in self.capped(writes, 2, "fill/copy calls", hop):
                 entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
                            if not call["is_method"] or "method" in e["variants"]]
                 if entries:
@@ -486,10 +505,7 @@ class Walker:
         if forwards:
             depth = max(depth, 1)
         if depth <= 0 or self.nest >= MAX_NEST:
-            if self.unexpanded.get(hop.id, 0) < MAX_UNEXPANDED:
-                self.unexpanded[hop.id] = self.unexpanded.get(hop.id, 0) + 1
-                self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
-                         f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (raise --depth to follow)")
+            self.leaf_op_call(hop, call, entries, "(raise --depth to follow)")
             return
         mark, saved = len(self.trace.hops), self._snapshot()
         head = self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
@@ -497,7 +513,8 @@ class Walker:
         self.nest += 1
         try:
             through_composite = bool(self.implicit) and self.implicit[-1]
-            for e in entries[:2]:
+            walked = self.capped(entries, 2, "overloads the call may reach", head)
+            for e in walked:
                 # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
                 free = (self.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
                 nh = self.native(e, head, depth if free else depth - 1)
@@ -506,21 +523,30 @@ class Walker:
         finally:
             self.nest -= 1
         if self._prune(mark, keep_if=_DEVICE_LAYERS):
-            self.useful_native.update(e["id"] for e in entries[:2])
+            self.useful_native.update(e["id"] for e in (entries if self.trace.limit == 0 else entries[:2]))
         else:
             self._restore(saved)
             # --depth only adds: an op call a shallower trace lists unexpanded stays, as a leaf, when it leads on
             # to no device code
-            if self.unexpanded.get(hop.id, 0) < MAX_UNEXPANDED:
-                self.unexpanded[hop.id] = self.unexpanded.get(hop.id, 0) + 1
-                self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
-                         f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: leads to no device code "
-                         f"opindex found")
+            self.leaf_op_call(hop, call, entries, ": leads to no device code opindex found")
 
     def only_raises(self, d: dict) -> str | None:
         """The not-implemented call a definition consists of, if that is all it calls."""
         callees = {c["callee"] for c in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d))}
         return next(iter(callees)) if len(callees) == 1 and callees <= NOT_IMPLEMENTED else None
+
+    def leaf_op_call(self, hop: Hop, call: dict, entries: list[dict], note: str) -> None:
+        """An op call listed, not followed: at most MAX_UNEXPANDED per function, the cap said once where it cuts."""
+        count = self.unexpanded.get(hop.id, 0)
+        if count < MAX_UNEXPANDED or self.trace.limit == 0:
+            self.unexpanded[hop.id] = count + 1
+            sep = "" if note.startswith(":") else " "
+            self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
+                     f"calls the op {', '.join(e['full_name'] for e in entries[:3])}{sep}{note}")
+        elif count == MAX_UNEXPANDED:
+            self.unexpanded[hop.id] = count + 1  # said once per function
+            self.add(hop, hop.layer, "capped", f"more op calls here not listed (the first {MAX_UNEXPANDED} are; "
+                     "--depth follows them, --limit 0 lists all)", absent=True)
 
     def runs_here(self, entry: dict) -> bool:
         """False when the op has no kernel that runs on --device: no dispatch row for it (mkldnn_linear is
@@ -554,7 +580,7 @@ class Walker:
                     fh = self.add(hop, "backward", "formula", f"{f['inputs']}: {f['formula']}", f["file"], f["line"],
                                   "grad formula")
                     if self.backward:  # --backward: the ops the formula calls, as for an op's own formulas
-                        for op in backward_ops(self.con, f["formula"])[:3]:
+                        for op in self.capped(backward_ops(self.con, f["formula"]), 3, "ops of the formula", fh):
                             self.native(op, fh, 0)
 
     def composite(self, entry: dict) -> bool:
@@ -720,7 +746,7 @@ class Walker:
                               f"{label} formula" + (f" [{f['dispatch_key']}]" if f["dispatch_key"] != "Default"
                                                      else ""))
                 if self.backward and not f["is_forward"]:
-                    for op in backward_ops(self.con, f["formula"])[:3]:
+                    for op in self.capped(backward_ops(self.con, f["formula"]), 3, "ops of the formula", fh):
                         self.native(op, fh, 0)
 
     def decompositions(self, entry: dict, parent: Hop) -> None:
@@ -764,7 +790,7 @@ class Walker:
         bridges.sort(key=lambda b: (not b["file"].startswith("torch/nn/"), b["kind"] == "tensor_method",
                                     b["file"].startswith(("functorch/benchmarks", "torch/testing")), b["file"]))
         unique = {(b["caller"], b["text"]): b for b in reversed(bridges)}
-        bridges = [b for b in bridges if unique[(b["caller"], b["text"])] is b][:6]
+        bridges = [b for b in bridges if unique[(b["caller"], b["text"])] is b]
         ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
         bound = [f"{ns}.{entry['name']}"] * ("function" in entry["variants"]) + \
             [f"Tensor.{entry['name']}"] * ("method" in entry["variants"])
@@ -772,7 +798,7 @@ class Walker:
             return
         head = self.add(parent, "python", "surfaces", f"Python surfaces of {entry['full_name']}",
                         detail=f"bound as {', '.join(bound)}" if bound else "")
-        for b in bridges:
+        for b in self.capped(bridges, 6, "Python callers", head):
             self.add(head, "python", "caller", f"{b['caller'] or b['file']} -> {b['text']}", b["file"], b["line"],
                      _bridge_detail(b))
 
