@@ -8,7 +8,6 @@ ones too: it is cheaper than tracking which files a link depends on (about 1 s o
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 import sqlite3
 from collections import defaultdict
@@ -327,10 +326,13 @@ def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str,
     if not calls:
         return []
     params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
-    for sid, qual, file, sig in con.execute(
-            "SELECT DISTINCT s.id, s.qualified_name, s.file, s.signature FROM calls c JOIN symbols s ON "
-            "s.qualified_name = c.caller AND s.file = c.file WHERE c.is_method = 1 AND c.callee IN _working AND "
-            "s.kind IN ('function', 'method') AND s.signature LIKE '%(%' AND c.language != 'python'"):
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS _callers (qual TEXT, file TEXT)")
+    con.execute("DELETE FROM _callers")
+    con.executemany("INSERT INTO _callers VALUES (?, ?)", sorted({(c[0], c[1]) for c in calls}))
+    for sid, qual, file, sig in con.execute(  # the definitions making those calls, by their indexed name
+            "SELECT s.id, s.qualified_name, s.file, s.signature FROM _callers k JOIN symbols s ON "
+            "s.qualified_name = k.qual AND s.file = k.file WHERE s.kind IN ('function', 'method') AND "
+            "s.signature LIKE '%(%'"):
         params[(qual, file)].append((sid, [m.group(1) for m in _PARAMETER.finditer(sig[sig.index("("):])]))
     uses: dict[int, list[tuple[int, str, str]]] = defaultdict(list)  # definition id -> (position, parameter, method)
     for caller, file, receiver, method in calls:
@@ -346,12 +348,18 @@ def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str,
         if len(cls) >= 2:
             methods[f"{cls[-2]}::{row[1]}"].append(row)
     rows, edges = [], []
-    for (file, qualifier, callee), targets in links.items():
-        wanted = [t for t in targets if t in uses]
-        if not wanted:
-            continue
-        for (line,) in con.execute("SELECT DISTINCT line FROM calls WHERE file = ? AND qualifier = ? AND callee = ? "
-                                   "AND is_method = 0", (file, qualifier, callee)):
+    sites = {key: [t for t in targets if t in uses] for key, targets in links.items()}
+    sites = {key: wanted for key, wanted in sites.items() if wanted}
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS _sites (file TEXT, qualifier TEXT, callee TEXT)")
+    con.execute("DELETE FROM _sites")
+    con.executemany("INSERT INTO _sites VALUES (?, ?, ?)", sorted(sites))
+    at: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for file, qualifier, callee, line in con.execute(  # the lines of those calls, in one query
+            "SELECT DISTINCT c.file, c.qualifier, c.callee, c.line FROM _sites k JOIN calls c ON c.callee = k.callee "
+            "AND c.file = k.file AND c.qualifier = k.qualifier WHERE c.is_method = 0 ORDER BY c.line"):
+        at[(file, qualifier, callee)].append(line)
+    for (file, qualifier, callee), wanted in sites.items():
+        for line in at.get((file, qualifier, callee), ()):
             args = _call_arguments(lines, file, line, callee)
             for target in wanted:
                 for position, parameter, method in uses[target]:
@@ -371,19 +379,22 @@ def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str,
 _TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{\s*\}|\(\s*\))\s*$")
 
 
-@functools.lru_cache(maxsize=4096)
-def _call_of(callee: str) -> re.Pattern:
-    return re.compile(rf"\b{re.escape(callee)}\s*(?:<[^;{{}}]*?>)?\s*\(")
-
-
 def _call_arguments(lines: "_Lines", file: str, line: int, callee: str) -> list[str]:
     """The arguments of the call of `callee` that starts on `line` (it may run over a few lines)."""
     text = "\n".join(lines.get(file, line, 6))
-    m = _call_of(callee).search(text)
-    if m is None:
-        return []
-    args, _ = arguments(text.encode(), m.end() - 1)
-    return args
+    i = text.find(callee)
+    while i >= 0:  # `callee (` or `callee<T>(`, not a longer name that ends in it
+        j = i + len(callee)
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
+            rest = text[j:].lstrip()
+            if rest.startswith("<"):
+                close = rest.find(">")
+                rest = rest[close + 1:].lstrip() if close >= 0 else ""
+            if rest.startswith("("):
+                args, _ = arguments(rest.encode(), 0)
+                return args
+        i = text.find(callee, j)
+    return []
 
 
 def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = ()) -> None:
