@@ -517,6 +517,7 @@ def _ancestors(node, cache: dict) -> tuple[str, ...]:
 
 # `__global__ void name(` (names.prepare has blanked __launch_bounds__(...)): the name before the parameters
 _GLOBAL_NAME = re.compile(rb"__global__\s+[\w:<>,\s*&]*?\b([A-Za-z_]\w*)\s*\(")
+_TEST_FILE = re.compile(r"(^|/)(test|tests)/|(^|/)test_[^/]*$")
 _BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
 
 
@@ -619,12 +620,19 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
     # SMALL_INDEX): its invocations there are expanded too, so the calls and launches it writes are the function's
     # (a #define whose body launches a kernel is such code wherever it is written: a parse error before it can hide
     # the function it sits in)
-    table = MacroTable(macros, local=frozenset(m.start for m in macros
-                                               if "<<<" in m.body or _in_block(main.root, m.start)))
+    # Test code's macros (REG_TEST, TEST_CONVERT_TO) stamp out checks, not kernels: nothing is expanded there.
+    if _TEST_FILE.search(path):
+        macros_to_expand, local = [], frozenset()
+    else:
+        macros_to_expand = macros
+        local = frozenset(m.start for m in macros if "<<<" in m.body or _in_block(main.root, m.start))
+    table = MacroTable(macros_to_expand, local=local)
     invocations = _invocations(main, table) if table else []
     # file-level invocations, and those of a function's own #defines (`SMALL_INDEX(scalar_t, unsigned int, ...)`
     # is no expression the grammar can read): the expansions stand for them
-    blank = [(s, e) for macro, _, _, s, e, top in invocations if top or macro.start in table.local]
+    # (only when the grammar failed somewhere: a file that parsed is not parsed again for them)
+    broken = tree.root_node.has_error
+    blank = [(s, e) for macro, _, _, s, e, top in invocations if top or (broken and macro.start in table.local)]
     if blank:  # re-parse without the invocations the expansions stand for: they confuse the grammar
         buf = bytearray(data)
         tree = tree.copy()  # the invocations' nodes keep the tree as read (an edited tree's nodes have no text)
