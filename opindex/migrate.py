@@ -10,11 +10,23 @@ from .db import Broken
 
 def alembic_config(url: str):
     from alembic.config import Config
-    import opindex._migrations as pkg
     cfg = Config()
-    cfg.set_main_option("script_location", os.path.dirname(pkg.__file__))
+    cfg.set_main_option("script_location", str(_migrations_folder()))
     cfg.set_main_option("sqlalchemy.url", url)
     return cfg
+
+
+def _migrations_folder() -> Path:
+    """An installed opindex carries migrations/ as opindex._migrations; code run from a clone (python -m pytest in
+    it, no editable install) reads the clone's own migrations/ beside opindex/."""
+    try:
+        import opindex._migrations as pkg
+        return Path(pkg.__file__).parent
+    except ImportError:
+        clone = Path(__file__).resolve().parent.parent / "migrations"
+        if (clone / "env.py").is_file():
+            return clone
+        raise
 
 
 def run(db_path: Path, revision: str = "head", downgrade: bool = False) -> None:
