@@ -1,6 +1,9 @@
 """Read a few lines of source for a hop, only from inside the recorded checkout root."""
 from __future__ import annotations
 
+import functools
+import os
+
 from ..paths import safe_path  # noqa: F401  (tests and callers use render.source.safe_path)
 
 
@@ -9,15 +12,21 @@ def snippet(root: str | None, rel: str | None, line: int | None, before: int = 0
     path = safe_path(root, rel)
     if path is None or not line or line < 1:
         return []
-    lo, hi = max(1, line - before), line + after
-    out = []
     try:
-        with open(path, "rb") as fh:
-            for i, raw in enumerate(fh, 1):
-                if i > hi:
-                    break
-                if i >= lo:
-                    out.append(f"{i:5d} | {raw.decode('utf-8', 'replace').rstrip()}")
+        st = os.stat(path)
     except OSError:
         return []
-    return out
+    lines = _lines(str(path), st.st_mtime_ns, st.st_size)
+    lo, hi = max(1, line - before), min(line + after, len(lines))
+    return [f"{i:5d} | {lines[i - 1]}" for i in range(lo, hi + 1)]
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(path: str, mtime_ns: int, size: int) -> list[str]:
+    """A file's lines, read once for all the hops a render shows in it (a trace of 1,000 hops has ~100 files);
+    keyed by the file's stat, so an edited file is read again."""
+    try:
+        with open(path, "rb") as fh:
+            return [raw.decode("utf-8", "replace").rstrip() for raw in fh]
+    except OSError:
+        return []
