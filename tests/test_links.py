@@ -149,3 +149,24 @@ def test_a_functor_passed_to_a_function_that_calls_its_method(sample_copy, tmp_p
     reach = dict(con.execute("SELECT s.name, r.distance FROM device_reach r JOIN symbols s ON s.id = r.symbol_id "
                              "WHERE s.file LIKE '%FunctorSort.cu'"))
     assert reach == {"sort": 0, "sortCommon": 1, "sortKeyValueInplace": 2}
+
+
+def test_a_launch_links_the_kernel_of_its_own_namespace(sample_copy, tmp_path):
+    """Two __global__ k in one file: at::native::k and ::k. A launch from at::native::f runs at::native::k; one from
+    a global-namespace function runs ::k (source order would pick the first for both)."""
+    import sqlite3
+
+    from opindex.api import build
+    (sample_copy / "aten/src/ATen/native/cuda/TwoKernels.cu").write_text(
+        "namespace at { namespace native {\n"
+        "__global__ void k(int n) {}\n"
+        "void f(int n) { k<<<1, 32>>>(n); }\n"
+        "}}\n"
+        "__global__ void k(int n) {}\n"
+        "void g(int n) { k<<<1, 32>>>(n); }\n")
+    db = tmp_path / "k.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT l.caller, k.definition, k.def_line FROM launch_links k JOIN kernel_launches l ON "
+                       "l.id = k.launch_id WHERE l.file LIKE '%TwoKernels.cu' ORDER BY l.line").fetchall() == [
+        ("at::native::f", "at::native::k", 2), ("g", "k", 5)]

@@ -235,7 +235,8 @@ def _launches(con, symbols: _Symbols) -> None:
         # mbtopk::gatherTopK, not sbtopk::gatherTopK of the same file
         where = (caller or "").split("::")[:-1]
         # (a test's kernel of that name last); stable: source order next
-        same.sort(key=lambda s: ("/test/" in s[_FILE], -_shared_prefix(s[_QUAL].split("::")[:-1], where)))
+        same.sort(key=lambda s: ("/test/" in s[_FILE], -_shared_prefix(s[_QUAL].split("::")[:-1], where),
+                                 s[_QUAL].count("::")))  # then the shallowest: ::k from a global function
         rows.append((launch_id, kernel, *_def(same[0] if same else None)))
     con.executemany(f"INSERT INTO launch_links (launch_id, kernel, symbol_id, definition, def_file, def_line, "
                     f"checkout_id) VALUES (?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
