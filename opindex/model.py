@@ -60,8 +60,23 @@ class UfuncLoop:
     location: Location
 
 
+class _OpName:
+    """`add_` and `Tensor` of an entry named add_.Tensor (native_functions.yaml and derivatives.yaml alike)."""
+    full_name: str
+
+    @property
+    def name(self) -> str:
+        """The operator base name: add_ of add_.Tensor."""
+        return self.full_name.partition(".")[0]
+
+    @property
+    def overload(self) -> str:
+        """The overload name, '' for the default overload."""
+        return self.full_name.partition(".")[2]
+
+
 @dataclass(frozen=True)
-class NativeFunction:
+class NativeFunction(_OpName):
     """A native_functions.yaml entry with its dispatch rows (torchgen's NativeFunction, in the index's words: the
     list fields are the comma-separated text the native_functions table holds)."""
     full_name: str
@@ -80,16 +95,6 @@ class NativeFunction:
     ufunc_inner_loop: str | None = None  # 'Key: name (dtypes); ...'
     is_out: bool = False  # has kwarg-only mutable Tensor outputs (an out= overload)
     ufunc_loops: tuple[UfuncLoop, ...] = ()
-
-    @property
-    def name(self) -> str:
-        """The operator base name: add_ of add_.Tensor."""
-        return self.full_name.partition(".")[0]
-
-    @property
-    def overload(self) -> str:
-        """The overload name, '' for the default overload."""
-        return self.full_name.partition(".")[2]
 
     def rows(self) -> list[dict]:
         """One flat row per dispatch row (one with empty dispatch columns when there is none): what `opindex op`
@@ -113,7 +118,7 @@ class DerivativeFormula:
 
 
 @dataclass(frozen=True)
-class Derivative:
+class Derivative(_OpName):
     """A derivatives.yaml entry with its formulas."""
     full_name: str
     schema: str
@@ -121,14 +126,6 @@ class Derivative:
     dispatch: str | None  # the keys of its dispatch: section, comma-separated
     location: Location
     formulas: tuple[DerivativeFormula, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return self.full_name.partition(".")[0]
-
-    @property
-    def overload(self) -> str:
-        return self.full_name.partition(".")[2]
 
 
 @dataclass(frozen=True)

@@ -523,7 +523,7 @@ class Walker:
         finally:
             self.nest -= 1
         if self._prune(mark, keep_if=_DEVICE_LAYERS):
-            self.useful_native.update(e["id"] for e in (entries if self.trace.limit == 0 else entries[:2]))
+            self.useful_native.update(e["id"] for e in walked)
         else:
             self._restore(saved)
             # --depth only adds: an op call a shallower trace lists unexpanded stays, as a leaf, when it leads on
