@@ -89,6 +89,34 @@ def test_rebuild_after_changes_equals_a_cold_build(sample_copy, tmp_path):
         == (1,)
 
 
+def test_cold_build_derives_its_call_graph_beside_the_indexes(sample_copy, tmp_path, monkeypatch):
+    """With two jobs the call graph (call_links, functor_links, device_reach) is derived in a forked process while
+    the indexes are created: the index is the one a single process builds, and when that process fails the
+    writing process derives the call graph itself."""
+    from opindex.build import link
+    one = tmp_path / "one.sqlite"
+    build(str(sample_copy), one, jobs=1)
+    expected = dump(one)
+    assert expected["call_links"] and expected["device_reach"]
+    sent = []
+    rows = link.Beside.rows
+    monkeypatch.setattr(link.Beside, "rows", lambda self: sent.append(rows(self)) or sent[-1])
+    two = tmp_path / "two.sqlite"
+    build(str(sample_copy), two, jobs=2)
+    assert len(sent) == 1 and sent[0] is not None and sent[0]["call_links"]
+    assert dump(two) == expected
+    parent, derive = os.getpid(), link.call_graph
+
+    def failing(*args, **kwargs):
+        if os.getpid() != parent:
+            raise RuntimeError("a bug in the call graph")
+        return derive(*args, **kwargs)
+    monkeypatch.setattr(link, "call_graph", failing)
+    fallback = tmp_path / "fallback.sqlite"
+    build(str(sample_copy), fallback, jobs=2)
+    assert sent[-1] is None and dump(fallback) == expected
+
+
 def test_db_resolution_from_environment(sample_copy, tmp_path, monkeypatch):
     db = tmp_path / "env.sqlite"
     monkeypatch.setenv("OPINDEX_DB", str(db))

@@ -27,13 +27,17 @@ _NOT_HELPERS = ("c10", "std", "TORCH", "at::_ops")
 _STUB_WORD = re.compile(r"\b(\w+_stub)\b")
 
 
-def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None = None) -> dict[str, int]:
+def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None = None,
+           beside: "Beside | None" = None) -> dict[str, int]:
     """Recompute the link tables; returns rows per table.
 
     `changed`: the files an incremental build re-extracted or removed (None: all links anew). Links read only
     C++/CUDA facts and the registries, so a rebuild where only Python changed keeps them all; otherwise the small
     global links are redone, and call_links and receiver_types only for the call sites a changed file holds or
-    whose callee a changed file defines (or defined)."""
+    whose callee a changed file defines (or defined).
+
+    `beside`: a cold build's call links, being derived in a forked process (Beside) while this one creates the
+    indexes and derives the rest; their rows are inserted here."""
     native = {p for p in (changed or ()) if not p.endswith((".py", ".pyi"))}
     if changed is not None and not native:
         return _counts(con)
@@ -50,22 +54,108 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     _op_kernels(con, symbols, conditions)
     _registrations(con, symbols)
     _launches(con, symbols)
-    # the distinct C++ call sites (file, caller, qualifier, callee), read once for call_links and device_reach
-    sites = set(con.execute("SELECT file, caller, qualifier, callee FROM calls WHERE language != 'python' AND "
-                            "is_method = 0"))
+    if full:
+        con.execute("DELETE FROM receiver_types")
+    _receiver_types(con, lines, files=None if full else native)
+    _stub_arguments(con, lines)
+    _generated_launches(con, lines)
+    # the call graph: call_links, then functor_links and device_reach, which walk them
     if full:
         con.execute("DELETE FROM call_links")
-        con.execute("DELETE FROM receiver_types")
-        links = _calls(con, symbols, sites, conditions)
-        _receiver_types(con, lines)
+        rows = beside.rows() if beside is not None else None
+        if rows is None:  # no forked process, or it failed: derived here (an error in that code surfaces here)
+            rows = call_graph(con, symbols, lines, conditions, "functor_links" in present)
     else:
+        sites = _sites(con)
         links = _relink_calls(con, symbols, sites, conditions, native)
-        _receiver_types(con, lines, files=native)
-    _stub_arguments(con, lines)
-    extra = _functors(con, lines, links) if "functor_links" in present else []
-    _device_reach(con, sites, links, extra)
-    _generated_launches(con, lines)
+        rows = _walks(con, lines, sites, links, "functor_links" in present)
+    for table, insert in _CALL_GRAPH_INSERTS.items():
+        con.executemany(insert, rows.get(table, ()))
     return _counts(con)
+
+
+def _sites(con) -> set[tuple[str, str, str, str]]:
+    """The distinct C++ call sites (file, caller, qualifier, callee), read once for call_links and device_reach."""
+    return set(con.execute("SELECT file, caller, qualifier, callee FROM calls WHERE language != 'python' AND "
+                           "is_method = 0"))
+
+
+def call_graph(con, symbols: "_Symbols", lines: "_Lines | None", conditions: "_Conditions",
+               functors: bool = True) -> dict[str, list[tuple]]:
+    """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
+    sites = _sites(con)
+    rows, links = _calls(symbols, sites, conditions)
+    return {"call_links": rows, **_walks(con, lines, sites, links, functors)}
+
+
+def _walks(con, lines, sites: set[tuple], links: dict, functors: bool) -> dict[str, list[tuple]]:
+    out, extra = {}, []
+    if functors:
+        out["functor_links"], extra = _functors(con, lines, links)
+    out["device_reach"] = _device_reach(con, sites, links, extra)
+    return out
+
+
+_CALL_GRAPH_INSERTS = {
+    "call_links": f"INSERT INTO call_links (file, qualifier, callee, symbol_id, definition, def_file, def_line, "
+                  f"overloads, condition, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})",
+    "functor_links": f"INSERT INTO functor_links (function_id, parameter, method, functor, file, line, symbol_id, "
+                     f"definition, def_file, def_line, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                     f"{CHECKOUT_ID})",
+    "device_reach": f"INSERT INTO device_reach (symbol_id, distance, reaches, checkout_id) VALUES "
+                    f"(?, ?, ?, {CHECKOUT_ID})",
+}
+
+
+class Beside:
+    """The call graph of a cold build, derived in a forked process while the writing process creates the indexes
+    and derives the other links: on two cores the two halves of the link step take about the same time (README,
+    "Speed"). The process reads the committed facts through its own read-only connection (none of it needs an
+    index) and sends its rows back through a pipe; the writing process inserts them. Its connection is closed
+    before it sends, so it never holds a lock the writing process waits for."""
+
+    def __init__(self, db, root: str | None):
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        self.conn, child = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_beside, args=(child, str(db), root), daemon=True,
+                                name="opindex-call-graph")
+        self.proc.start()
+        child.close()
+
+    def rows(self) -> dict[str, list[tuple]] | None:
+        """Its rows, or None when it failed or died (the caller then derives them itself)."""
+        try:
+            rows = self.conn.recv()
+        except (EOFError, OSError):
+            rows = None
+        finally:
+            self.close()
+        return rows
+
+    def close(self) -> None:
+        """Stop waiting for it: a process still sending finds the pipe closed and ends."""
+        self.conn.close()
+        self.proc.join(5)
+        if self.proc.exitcode is None:
+            self.proc.kill()
+            self.proc.join()
+
+
+def _beside(conn, db: str, root: str | None) -> None:
+    from ..db import readonly_uri
+    rows = None
+    try:
+        con = sqlite3.connect(readonly_uri(db), uri=True)
+        try:
+            lines = _Lines(root) if root else None
+            rows = call_graph(con, _Symbols(con), lines, _Conditions(lines))
+        finally:
+            con.close()  # before sending: the writing process commits once it has the rows
+    except Exception:  # noqa: BLE001 - the writing process derives them itself, and sees the error there
+        rows = None
+    conn.send(rows)
+    conn.close()
 
 
 def _counts(con) -> dict[str, int]:
@@ -85,7 +175,8 @@ def _relink_calls(con, symbols: "_Symbols", sites: set[tuple], conditions: "_Con
     stale = [(f, q, c) for f, q, c in con.execute("SELECT DISTINCT file, qualifier, callee FROM call_links")
              if f in changed or c in names]
     con.executemany("DELETE FROM call_links WHERE file = ? AND qualifier = ? AND callee = ?", stale)
-    _calls(con, symbols, {s for s in sites if s[0] in changed or s[3] in names}, conditions)
+    rows, _ = _calls(symbols, {s for s in sites if s[0] in changed or s[3] in names}, conditions)
+    con.executemany(_CALL_GRAPH_INSERTS["call_links"], rows)
     links: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for file, qualifier, callee, sid in con.execute("SELECT file, qualifier, callee, symbol_id FROM call_links "
                                                     "ORDER BY id"):
@@ -281,9 +372,8 @@ def helper_targets(symbols: _Symbols, file: str, qualifier: str, callee: str) ->
     return [s for s in defs if s[_QUAL] == first[_QUAL] and s[_FILE] == first[_FILE]]
 
 
-def _calls(con, symbols: _Symbols, sites: set[tuple], conditions: "_Conditions") -> dict[tuple[str, str, str],
-                                                                                          list[int]]:
-    """call_links; returns (file, qualifier, callee) -> the symbol ids linked."""
+def _calls(symbols: _Symbols, sites: set[tuple], conditions: "_Conditions") -> tuple[list[tuple], dict]:
+    """call_links rows, and (file, qualifier, callee) -> the symbol ids linked."""
     rows, helpers, links = [], symbols.helpers, {}
     legacy = bool(symbols.generic.forms)  # THCudaTensor_sort names no definition itself: THCTensor_(sort)
     for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites
@@ -298,9 +388,7 @@ def _calls(con, symbols: _Symbols, sites: set[tuple], conditions: "_Conditions")
         for s in targets:
             rows.append((file, qualifier, callee, *_def(s), len(targets),
                          conditions.of(s) if len(targets) > 1 else None))
-    con.executemany(f"INSERT INTO call_links (file, qualifier, callee, symbol_id, definition, def_file, def_line, "
-                    f"overloads, condition, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
-    return links
+    return rows, links
 
 
 def _op_name(api_name: str) -> str:
@@ -309,12 +397,12 @@ def _op_name(api_name: str) -> str:
 
 
 # -- which definitions reach device code ----------------------------------------------------------------------------
-def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str, str], int]]:
+def _functors(con, lines: "_Lines | None", links: dict) -> tuple[list[tuple], list[tuple[int, int]]]:
     """functor_links: a function that calls a method of one of its parameters (sortCommon's `sorter.sort<A>(...)`)
     and a call that passes a temporary object for that parameter (`sortCommon(SmallBitonicSort{}, ...)`): the
-    passed class's method. Returns the edges (function node, method id) device_reach adds."""
+    passed class's method. Returns its rows, and the edges (function id, method id) device_reach adds."""
     if lines is None:
-        return []
+        return [], []
     # only methods named like one that itself launches, calls a library or a stub can bring device code
     working = set()
     for table in ("kernel_launches", "library_calls", "stub_calls"):
@@ -325,7 +413,7 @@ def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str,
     calls = [r for r in con.execute("SELECT DISTINCT caller, file, qualifier, callee FROM calls WHERE is_method = 1 "
                                     "AND callee IN _working AND language != 'python'") if _IDENT.match(r[2])]
     if not calls:
-        return []
+        return [], []
     params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
     con.execute("CREATE TEMP TABLE IF NOT EXISTS _callers (qual TEXT, file TEXT)")
     con.execute("DELETE FROM _callers")
@@ -341,7 +429,7 @@ def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str,
             if receiver in names:
                 uses[sid].append((names.index(receiver), receiver, method))
     if not uses:
-        return []
+        return [], []
     methods: dict[str, list[tuple]] = defaultdict(list)  # "Class::method" -> definitions
     for row in con.execute("SELECT id, name, qualified_name, kind, file, line FROM symbols WHERE kind = 'method' "
                            "AND name IN _working AND language != 'python'"):
@@ -370,10 +458,7 @@ def _functors(con, lines: "_Lines | None", links: dict) -> list[tuple[tuple[str,
                     for d in methods.get(f"{m.group(1).rpartition('::')[2]}::{method}", ())[:4]:
                         rows.append((target, parameter, method, m.group(1), file, line, d[0], d[2], d[4], d[5]))
                         edges.append((target, d[0]))
-    con.executemany(f"INSERT INTO functor_links (function_id, parameter, method, functor, file, line, symbol_id, "
-                    f"definition, def_file, def_line, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    f"{CHECKOUT_ID})", sorted(set(rows)))
-    return sorted(set(edges))
+    return sorted(set(rows)), sorted(set(edges))
 
 
 # `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`: a temporary object of a named class
@@ -398,7 +483,7 @@ def _call_arguments(lines: "_Lines", file: str, line: int, callee: str) -> list[
     return []
 
 
-def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = ()) -> None:
+def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = ()) -> list[tuple]:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
     ids: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -434,9 +519,7 @@ def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, in
                     distance[caller], reached[caller] = distance[callee] + 1, reached[callee]
                     nxt.append(caller)
         frontier = nxt
-    rows = [(sid, d, reached[key]) for key, d in distance.items() for sid in ids[key]]
-    con.executemany(f"INSERT INTO device_reach (symbol_id, distance, reaches, checkout_id) VALUES "
-                    f"(?, ?, ?, {CHECKOUT_ID})", rows)
+    return [(sid, d, reached[key]) for key, d in distance.items() for sid in ids[key]]
 
 
 # -- launcher calls written by codegen ------------------------------------------------------------------------------

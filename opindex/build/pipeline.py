@@ -9,6 +9,7 @@ import gc
 import os
 import re
 import sqlite3
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -271,7 +272,9 @@ def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, p
         writer.forget(removed)
         _load(writer, ck.root, tasks, jobs, report, progress, report.warnings.append, pool, lock_fd)
         report.rows = writer.counts()
-        writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent))
+        # with a second core, a cold build derives its call graph in a forked process beside the indexes
+        writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent),
+                      beside=jobs > 1 and previous is None and sys.platform.startswith("linux"))
         report.rows.update(writer.links)
         report.phases["finish"] = time.monotonic() - start - sum(report.phases.values()) - writer.link_seconds
         report.phases["link"] = writer.link_seconds

@@ -194,26 +194,46 @@ class Writer:
             self.con.execute("DETACH DATABASE shard")
 
     # -- finishing -------------------------------------------------------------------------------------------
-    def finish(self, checkout_row: dict, meta: dict[str, str]) -> None:
-        if self.fresh:
-            # the workers are done: index sorts may use the idle cores (SQLite's sorter threads). A small cache
-            # makes the sorter sort several runs and merge them, which beat one big in-memory sort by 10-15% on
-            # the PyTorch 2.4 index (1.8 s instead of 2.1 s for all indexes; README, "Speed").
-            self.con.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
-            self.con.execute("PRAGMA cache_size=-16384")
-            for _, _, indexes in TABLES.values():
-                for index in indexes:
-                    self.con.execute(index)
-            self.con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
-            self.con.execute("INSERT INTO alembic_version VALUES (?)", (SCHEMA_VERSION,))
-        for name in VIEWS:
-            self.con.execute(f"DROP VIEW IF EXISTS {name}")
-        for name, sql in VIEWS.items():
-            self.con.execute(f"CREATE VIEW {name} AS {sql}")
+    def finish(self, checkout_row: dict, meta: dict[str, str], beside: bool = False) -> None:
+        """Indexes, views, links and meta, then publish. `beside` (a cold build with a core to spare): the call
+        graph of the link step is derived in a forked process while this one creates the indexes (link.Beside)."""
         from . import link
-        started = time.monotonic()
-        self.links = link.derive(self.con, checkout_row.get("root"), None if self.fresh else self.changed)
-        self.link_seconds = time.monotonic() - started
+        call_graph = None
+        try:
+            if self.fresh:
+                if beside:
+                    # the facts are complete: committed, and the file's lock let go, so that a forked process can
+                    # read them while the indexes are created here. The cache stays big: a write that spilled it
+                    # would have to wait for that reader (and may, rather than fail).
+                    self.con.execute("COMMIT")
+                    self.con.execute("PRAGMA locking_mode=NORMAL")
+                    self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # lets the lock go
+                    self.con.execute("PRAGMA busy_timeout=600000")
+                    call_graph = link.Beside(self.temp, checkout_row.get("root"))
+                    self.con.execute("BEGIN")
+                else:
+                    # A small cache makes the sorter sort several runs and merge them, which beat one big
+                    # in-memory sort by 10-15% on the PyTorch 2.4 index (1.8 s instead of 2.1 s for all indexes;
+                    # README, "Speed").
+                    self.con.execute("PRAGMA cache_size=-16384")
+                # the workers are done: index sorts may use the idle cores (SQLite's sorter threads)
+                self.con.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
+                for _, _, indexes in TABLES.values():
+                    for index in indexes:
+                        self.con.execute(index)
+                self.con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
+                self.con.execute("INSERT INTO alembic_version VALUES (?)", (SCHEMA_VERSION,))
+            for name in VIEWS:
+                self.con.execute(f"DROP VIEW IF EXISTS {name}")
+            for name, sql in VIEWS.items():
+                self.con.execute(f"CREATE VIEW {name} AS {sql}")
+            started = time.monotonic()
+            self.links = link.derive(self.con, checkout_row.get("root"), None if self.fresh else self.changed,
+                                     beside=call_graph)
+            self.link_seconds = time.monotonic() - started
+        finally:
+            if call_graph is not None:
+                call_graph.close()
         self.con.execute("DELETE FROM checkouts")
         self.con.execute("INSERT INTO checkouts (id, root, kind, pytorch_version, git_commit, built_at) "
                          "VALUES (:id, :root, :kind, :pytorch_version, :git_commit, :built_at)",
