@@ -25,7 +25,7 @@ def test_registration_macro_family_is_readable_from_dispatchstub_h(ix):
 
 
 def test_dispatch_stubs(ix):
-    assert q(ix, "SELECT count(*) FROM dispatch_stubs") == [(20,)]
+    assert q(ix, "SELECT count(*) FROM dispatch_stubs") == [(22,)]  # fill_stub: Fill.h declare, Fill.cpp define
     assert q(ix, "SELECT file, line, action FROM dispatch_stubs WHERE stub = 'argmax_stub' ORDER BY file") == [
         (N + "ReduceOps.cpp", 6, "define"), (N + "ReduceOps.h", 8, "declare")]
     assert q(ix, "SELECT file, line, action, fn_type, from_macro FROM dispatch_stubs WHERE stub = 'add_stub' "
@@ -49,7 +49,7 @@ def test_token_pasted_stubs_from_the_rnn_macro(ix):
 
 
 def test_registrations_and_devices(ix):
-    assert q(ix, "SELECT count(*) FROM dispatch_registrations") == [(16,)]
+    assert q(ix, "SELECT count(*) FROM dispatch_registrations") == [(17,)]
     assert q(ix, "SELECT file, line, kernel, device FROM dispatch_registrations WHERE stub = 'argmax_stub'") == [
         (N + "cuda/ReduceArgMaxKernel.cu", 20, "argmax_kernel_cuda", "CUDA")]
     rows = q(ix, "SELECT file, line, kernel, macro, device, cpu_capability FROM dispatch_registrations "
@@ -63,7 +63,7 @@ def test_registrations_and_devices(ix):
         (N + "cpu/layer_norm_kernel.cpp", 26, "LayerNormKernelImpl", "REGISTER_DISPATCH", "CPU", None),
         (N + "cuda/BinaryAddKernel.cu", 23, "add_kernel_cuda", "REGISTER_DISPATCH", "CUDA", None),
         (N + "cuda/TensorCompare.cu", 16, "clamp_min_scalar_kernel_impl", "REGISTER_DISPATCH", "CUDA", None),
-        (N + "cuda/layer_norm_kernel.cu", 76, "LayerNormKernelImpl", "REGISTER_DISPATCH", "CUDA", None)]
+        (N + "cuda/layer_norm_kernel.cu", 96, "LayerNormKernelImpl", "REGISTER_DISPATCH", "CUDA", None)]
     rows = q(ix, "SELECT line, stub, kernel, macro, device, from_macro FROM dispatch_registrations WHERE file = :f "
                  "ORDER BY line", f=N + "cudnn/RNN.cpp")
     assert rows == [(42, "gru_cudnn_stub", "gru_cudnn", "REGISTER_CUDA_DISPATCH", "CUDA", "CUDNN_ONE_HIDDEN_RNN"),
@@ -104,7 +104,8 @@ def test_definitions(ix):
         ("LayerNormKernelImplInternal", "function", "at::native::LayerNormKernelImplInternal", 1, 30),
         ("LayerNormKernelImpl", "function", "at::native::LayerNormKernelImpl", 0, 44),
         ("layer_norm_cuda", "function", "at::native::layer_norm_cuda", 0, 55),
-        ("layer_norm_backward_cuda", "function", "at::native::layer_norm_backward_cuda", 0, 66)]
+        ("LayerNormBackwardCUDAKernel", "global_kernel", "at::native::LayerNormBackwardCUDAKernel", 1, 67),
+        ("layer_norm_backward_cuda", "function", "at::native::layer_norm_backward_cuda", 0, 75)]
     assert q(ix, "SELECT qualified_name, kind, is_template, line FROM symbols WHERE name = 'gemm' ORDER BY line") == [
         ("at::cuda::blas::gemm", "function", 1, 7), ("at::cuda::blas::gemm", "function", 1, 15)]
     assert q(ix, "SELECT kind, signature, line FROM symbols WHERE qualified_name = 'at::native::ufunc::mul' "
@@ -136,6 +137,7 @@ def test_stub_calls(ix):
     assert rows == [
         ("threshold_stub", "iter.device_type()", "at::native::threshold_backward", N + "Activation.cpp", 20),
         ("add_stub", "device_type()", "at::native::structured_add_out", N + "BinaryOps.cpp", 17),
+        ("fill_stub", "iter.device_type()", "at::native::zero_", N + "Fill.cpp", 11),
         ("lstm_cudnn_stub", "_input.device().type()", "at::native::lstm", N + "RNN.cpp", 25),
         ("lstm_miopen_stub", "_input.device().type()", "at::native::lstm", N + "RNN.cpp", 31),
         ("stub", "iter.device_type()", "at::native::argmax_impl", N + "ReduceOps.cpp", 11),
@@ -156,6 +158,7 @@ def test_kernel_launches(ix):
     assert rows == [
         (N + "cuda/BinaryAddKernel.cu", 19, "opmath_gpu_kernel_with_scalars", "tensor_iterator", "<scalar_t>", None,
          "at::native::add_kernel_cuda"),
+        (N + "cuda/FillKernel.cu", 17, "gpu_kernel", "tensor_iterator", None, None, "at::native::fill_kernel_cuda"),
         (N + "cuda/ReduceArgMaxKernel.cu", 10, "gpu_reduce_kernel", "tensor_iterator", "<scalar_t, int64_t>", None,
          "at::native::argmax_functor::operator()"),
         (N + "cuda/SoftMax.cu", 31, "cunn_SoftMaxForward", "chevron", "<ILP, scalar_t, accscalar_t>",
@@ -165,7 +168,9 @@ def test_kernel_launches(ix):
         (N + "cuda/layer_norm_kernel.cu", 35, "RowwiseMomentsCUDAKernel", "chevron", "<T, T_ACC>",
          "M, kThreads, 0, stream", "at::native::LayerNormKernelImplInternal"),
         (N + "cuda/layer_norm_kernel.cu", 38, "LayerNormForwardCUDAKernel", "chevron", "<T, T_ACC>",
-         "M, kThreads, 0, stream", "at::native::LayerNormKernelImplInternal")]
+         "M, kThreads, 0, stream", "at::native::LayerNormKernelImplInternal"),
+        (N + "cuda/layer_norm_kernel.cu", 88, "LayerNormBackwardCUDAKernel", "chevron", "<scalar_t, acc_t>",
+         "M, kThreads, 0, stream", "at::native::layer_norm_backward_cuda")]
     # each <<<>>> kernel is a __global__ definition of the index
     assert q(ix, "SELECT count(*) FROM kernel_launches k WHERE kind = 'chevron' AND NOT EXISTS "
                  "(SELECT 1 FROM symbols s WHERE s.name = k.kernel AND s.kind = 'global_kernel')") == [(0,)]
@@ -185,7 +190,7 @@ def test_library_calls(ix):
 
 
 def test_type_dispatches(ix):
-    assert q(ix, "SELECT count(*) FROM type_dispatches") == [(12,)]
+    assert q(ix, "SELECT count(*) FROM type_dispatches") == [(14,)]  # + FillKernel.cu, layer_norm_backward_cuda
     rows = q(ix, "SELECT macro, dtypes, name, caller, line FROM type_dispatches WHERE file IN (:a, :b) ORDER BY file",
              a=N + "cpu/BinaryOpsKernel.cpp", b=N + "cuda/Blas.cpp")
     assert rows == [("AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2", "ALL_TYPES_AND_COMPLEX_AND2", "add_cpu",

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from conftest import SAMPLE
+from conftest import SAMPLE, SAMPLE_ENTRIES
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_the_index_of_an_older_opindex_is_still_found(cache, sample_db, tmp_path
     cache.mkdir(parents=True)
     shutil.copyfile(sample_db, cache / "index.sqlite")
     monkeypatch.chdir(tmp_path)
-    assert json.loads(cli("sql", "SELECT count(*) AS n FROM native_functions", "--json").output) == [{"n": 24}]
+    assert json.loads(cli("sql", "SELECT count(*) AS n FROM native_functions", "--json").output) == [{"n": SAMPLE_ENTRIES}]
 
 
 def test_opindex_db_naming_another_checkouts_index_is_refused_without_force(cache, two_checkouts, tmp_path):

@@ -178,3 +178,41 @@ def test_the_down_walk_states_its_fan_out_caps_and_limit_0_lifts_them(real_index
     everything = real_index.trace("aten::copy_", limit=0)
     assert everything.truncated == {} and len(everything.hops) > len(t.hops)
     assert not [h for h in everything.hops if h.kind == "capped"]
+
+
+def test_a_fill_besides_the_op_own_kernel_is_followed_to_its_kernels(real_index):
+    # nll_loss_backward_out_cuda (Loss.cu:605) calls grad_input.zero_() (Loss.cu:615), then the template whose
+    # <<<>>> runs nll_loss_backward_no_reduce_cuda_kernel: the GPU runs a fill kernel, then the op's own
+    t = real_index.trace("aten::nll_loss_backward")
+    zero = [h for h in t.hops if h.kind == "writes" and (h.file, h.line) == ("aten/src/ATen/native/cuda/Loss.cu", 615)]
+    assert [h.name for h in zero] == ["grad_input.zero_"]
+    inside, path = {zero[0].id}, set()
+    for h in t.hops[zero[0].id + 1:]:
+        if h.parent in inside:
+            inside.add(h.id)
+            path.add((h.file, h.line))
+    assert {
+        ("aten/src/ATen/native/Fill.cpp", 155),  # zero_: self.fill_(0)
+        ("aten/src/ATen/native/Fill.cpp", 35),  # fill_out: fill_stub(iter.device_type(), iter, value)
+        ("aten/src/ATen/native/cuda/FillKernel.cu", 28),  # REGISTER_DISPATCH(fill_stub, &fill_kernel_cuda)
+        ("aten/src/ATen/native/cuda/FillKernel.cu", 24),  # gpu_kernel(iter, FillFunctor<scalar_t>(...))
+        (CUDALOOPS, 63),  # __global__ vectorized_elementwise_kernel
+        (CUDALOOPS, 85),  # __global__ vectorized_elementwise_kernel_nullary_opt (this fork, large outputs)
+    } <= path
+    assert (t.main_chain()[-1].file, t.main_chain()[-1].line) == ("aten/src/ATen/native/cuda/Loss.cu", 408)
+
+
+def test_a_ufunc_launch_seen_before_points_to_it(real_index):
+    # linear's output.add_(bias) (Linear.cpp:118) reaches add.out's generated CUDA kernel a second time: its
+    # launcher is a "(shown above)" hop, not a dead end
+    t = real_index.trace("aten::linear")
+    add = [h for h in t.hops if (h.file, h.line) == ("aten/src/ATen/native/Linear.cpp", 118)]
+    inside, below = {add[0].id}, []
+    for h in t.hops[add[0].id + 1:]:
+        if h.parent in inside:
+            inside.add(h.id)
+            below.append(h)
+    launch = [h for h in below if (h.file, h.line) == ("torchgen/dest/ufunc.py", 268)]
+    assert [h.name for h in launch] == ["gpu_kernel"]
+    assert ("at::native::gpu_kernel", "aten/src/ATen/native/cuda/Loops.cuh", 80, "(shown above)") in {
+        (h.name, h.file, h.line, h.detail) for h in below if h.parent == launch[0].id}

@@ -9,7 +9,7 @@ import re
 
 from . import facts as q
 from ..pytorch.devices import runs_on
-from ..pytorch.plumbing import PLUMBING_OPS, WRITING_PLUMBING
+from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
 from ..pytorch.python_rules import ENTRY_METHODS
 from .model import Hop, Trace
@@ -24,6 +24,7 @@ _DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
 NOT_IMPLEMENTED = frozenset({"reportNYIDimnameOverload"})
 MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
 COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
+MAX_OTHER_KERNELS = 20  # kernels named on a fill/copy path's "other device code" hop (the count is always said)
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
 
 
@@ -35,6 +36,7 @@ class Walker:
         self.seen_native: set[int] = set()
         self.seen_cpp: set = set()  # symbol ids walked down (the up walk keeps (qualified name, file) pairs)
         self.seen_stub: set[str] = set()
+        self.seen_writes: set[tuple] = set()  # fill/copy ops whose path is shown (write_call)
         self.nest = 0
         self.unexpanded: dict[int, int] = {}
         self.call_sites: dict[int, tuple[str, int]] = {}  # helper hop -> where its caller called it
@@ -329,7 +331,7 @@ class Walker:
                               f"tensor_iterator launch via {g['launcher']} in the generated code (written by "
                               f"{g['function']}); the op's body is the ufunc functor it is handed")
                 for d in q.launcher_definitions(self.con, g["launcher"]):
-                    if runs_on(d["file"], self.device) and d["id"] not in self.seen_cpp:
+                    if runs_on(d["file"], self.device):  # walked once; later a "(shown above)" hop
                         self.cpp(d, lh, self.depth, kind="launcher")
 
     def ufunc_loop(self, loop: dict, parent: Hop) -> None:
@@ -426,7 +428,7 @@ class Walker:
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
         seen_helpers: set[tuple[str, str]] = set()
-        writes: list[dict] = []  # calls of plumbing ops that write (zeros, copy_): followed only if nothing else is
+        writes: list[dict] = []  # calls of plumbing ops that write (zeros, copy_): shown by their default path
         own = q.device_reach(self.con, d["id"]) if "id" in d else None
         # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
         forwards = own is not None and own["distance"] == 0 and own["reaches"] == "op"
@@ -469,14 +471,40 @@ class Walker:
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
                 self.local_call(call, d, hop, depth)
-        if writes and own is None and not self.full():
-            # select_backward: at::zeros(...) then grad_input.select(...).copy_(grad): those fills and copies are
-            # the kernels the GPU runs for it
-            for call in self.capped(writes, 2, "fill/copy calls", hop):
+        if writes and not self.full():  # after the body's own work: ranked after it too (model.rank_end)
+            for call in self.capped(writes, 3, "fill/copy calls", hop):
                 entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
                            if not call["is_method"] or "method" in e["variants"]]
                 if entries:
-                    self.op_call(call, entries, hop, max(depth, 1))
+                    # grad_input.zero_() before the op's own kernel, or all select_backward does (at::zeros, then
+                    # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops)
+                    self.write_call(call, entries, hop)
+
+    def write_call(self, call: dict, entries: list[dict], hop: Hop) -> None:
+        """A fill or copy a kernel makes besides its own work (nll_loss_backward's grad_input.zero_()): the call, then
+        the default path of that op on the device, down to its kernel; the first time only, later ones point up."""
+        entries = [e for e in entries if self.runs_here(e)]
+        if not entries:
+            return
+        path = write_path(self.con, entries, self.device)
+        if not path:
+            return  # leads to no device code: nothing to show
+        ops = ", ".join(e["full_name"] for e in entries[:3])
+        when = CONDITIONAL_WRITES.get(entries[0]["name"])
+        head = self.add(hop, "native", "writes", _op_call_text(call), call["file"], call["line"],
+                        f"calls the op {ops}: a fill/copy{' (' + when + ')' if when else ''}; below, the default path "
+                        f"of aten::{entries[0]['name']} on {self.device.upper()} and the other device code it can run")
+        key = tuple(e["id"] for e in entries)
+        if key in self.seen_writes:
+            self.live.add(head.id)
+            self.repeat(head)
+            return
+        self.seen_writes.add(key)
+        added: list[Hop] = []
+        for above, h in path:
+            added.append(self.add(added[above] if above >= 0 else head, h.layer, h.kind, h.name, h.file, h.line,
+                                  h.detail, absent=h.absent))
+            added[-1].called_at = h.called_at
 
     def functor_call(self, call: dict, passed: list[dict], hop: Hop, depth: int) -> None:
         """A method call on a parameter that callers pass functor objects for: each passed class's method."""
@@ -813,6 +841,90 @@ def backward_ops(con, formula: str) -> list[dict]:
         found = q.native_for_cpp_api(con, name)
         if found:
             out.append(found[0])
+    return out
+
+
+def write_path(con, entries: list[dict], device: str) -> list[tuple[int, Hop]]:
+    """The default path of a fill/copy op on `device` (aten::zero_ -> fill_kernel_cuda -> vectorized_elementwise_
+    kernel), below its entry hop: walked once per open index, as the Resident facts are (the index does not change
+    under a connection), since many kernels zero or copy a tensor."""
+    cache, walking = q.resident(con).write_paths, q.resident(con).write_walking
+    key = (tuple(e["id"] for e in entries), device)
+    if key in cache:
+        return cache[key]
+    if key in walking:  # a write inside its own path (copy_ -> ... -> copy_): nothing more to show there; what
+        for k in list(walking)[list(walking).index(key) + 1:]:  # is walked inside it now lacks it: not kept
+            walking[k] = False
+        return []
+    walking[key] = True
+    try:
+        path, others = _write_path(con, entries, device)
+    finally:
+        keep = walking.pop(key)
+    if keep:
+        cache[key] = path
+        q.resident(con).write_others[(entries[0]["name"], device)] = others
+    return path
+
+
+def _write_path(con, entries: list[dict], device: str) -> tuple[list[tuple[int, Hop]], list[str]]:
+    """write_path's walk: (hops, each with the index of its parent in the list or -1), and the other kernels."""
+    t = Trace(query=f"aten::{entries[0]['name']}", direction="down", device=device, depth=1)
+    walker = Walker(con, t)
+    for e in entries:
+        walker.native(e, None)
+    chain = t.main_chain()
+    devices = [i for i, h in enumerate(chain) if h.layer in _DEVICE_LAYERS and not h.absent]
+    chain = chain[:devices[-1] + 1] if devices else []
+    # from a TensorIterator launch on, its whole subtree: the launcher picks the kernel at run time
+    # (vectorized_elementwise_kernel, or the nullary one for large outputs), as in the op's own trace
+    machinery = next((i for i, h in enumerate(chain) if h.kind == "tensor_iterator"), None)
+    if machinery is not None:
+        chain = chain[:machinery] + _subtree(t, chain[machinery])
+    # the "other device code" of a fill/copy on the path (clone's copy_) stays under that op's entry
+    on = {h.id for h in chain}
+    chain += [h for h in t.hops if h.kind == "other_kernels" and h.parent in on]
+    at = {h.id: i for i, h in enumerate(chain)}
+    path = [(at.get(h.parent, i - 1) if i else -1, h) for i, h in enumerate(chain)]
+    others = _other_kernels(t, chain, q.resident(con).write_others)
+    if chain and others:
+        shown = others[:MAX_OTHER_KERNELS]
+        more = f" and {len(others) - len(shown)} more" if len(others) > len(shown) else ""
+        path.append((0, Hop(-1, None, "cuda", "other_kernels", f"other device code of aten::{entries[0]['name']}"
+                             f": {', '.join(shown)}{more}", detail=f"the {len(others)} __global__ kernels and "
+                             f"library calls its full trace reaches besides the path above (other dtypes, "
+                             f"layouts, sizes): `opindex trace aten::{entries[0]['name']}` shows where")))
+    return path, others
+
+
+def _other_kernels(t: Trace, chain: list[Hop], known: dict) -> list[str]:
+    """Names of the __global__ kernels and library calls of `t` that `chain` does not show, in walk order, but those
+    a fill/copy on the chain lists itself (clone's copy_; `known`: op name, device -> its list)."""
+    on_path = {_kernel_name(h) for h in chain}
+    for h in chain:
+        if h.kind == "other_kernels":
+            on_path.update(known.get((h.name.removeprefix("other device code of aten::").split(":")[0], t.device), []))
+    out: list[str] = []
+    for h in t.hops:
+        if not h.absent and (h.kind == "global_kernel" or h.layer == "library"):
+            name = _kernel_name(h)
+            if name not in on_path and name not in out:
+                out.append(name)
+    return out
+
+
+def _kernel_name(h: Hop) -> str:
+    return h.name.removeprefix("__global__ ").rsplit("::", 1)[-1] if h.kind == "global_kernel" else h.name
+
+
+def _subtree(t: Trace, top: Hop) -> list[Hop]:
+    """`top` and the hops below it, depth first (hop ids grow depth first)."""
+    out, inside = [top], {top.id}
+    for h in t.hops[top.id + 1:]:
+        if h.parent not in inside:
+            break
+        out.append(h)
+        inside.add(h.id)
     return out
 
 

@@ -61,6 +61,28 @@ class Resident:
         return {r[0]: (r[1], r[2]) for r in self.con.execute("SELECT symbol_id, distance, reaches FROM device_reach")}
 
     @functools.cached_property
+    def write_paths(self) -> dict:
+        """(op ids, device) -> the default path of that fill/copy op (trace/down.py write_path), filled as walked."""
+        return {}
+
+    @functools.cached_property
+    def write_walking(self) -> dict:
+        """(op ids, device) of the fill/copy paths being walked now -> whether its result may be kept (False when
+        a write inside it met one of them still being walked: its result lacks that one)."""
+        return {}
+
+    @functools.cached_property
+    def write_others(self) -> dict:
+        """(op name, device) -> the other kernels of that fill/copy op (trace/down.py write_path), filled as walked."""
+        return {}
+
+    @functools.cached_property
+    def functor_keys(self) -> frozenset[tuple[int, str, str]]:
+        """(function_id, parameter, method) of functor_links: a handful of rows, asked of every method call."""
+        return frozenset(tuple(r) for r in self.con.execute(
+            "SELECT DISTINCT function_id, parameter, method FROM functor_links"))
+
+    @functools.cached_property
     def op_names(self) -> frozenset[str]:
         return frozenset(r[0] for r in self.con.execute("SELECT DISTINCT name FROM native_functions"))
 
@@ -217,6 +239,8 @@ def call_targets(con, file: str, qualifier: str, callee: str) -> list[dict]:
 def functors_of(con, function_id: int, parameter: str, method: str) -> list[dict]:
     """The methods of the objects passed for `parameter` of a function that calls `parameter.method(...)`
     (functor_links: sortCommon's sorter.sort -> SmallBitonicSort::sort, passed at Sort.cu:401)."""
+    if (function_id, parameter, method) not in resident(con).functor_keys:
+        return []
     return rows(con, "SELECT * FROM functor_links WHERE function_id = ? AND parameter = ? AND method = ? "
                      "ORDER BY file, line, def_file, def_line", (function_id, parameter, method))
 

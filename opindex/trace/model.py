@@ -59,7 +59,7 @@ class Trace:
     def ends(self) -> list[Hop]:
         """Where the chain reaches device code: launches, __global__ kernels, library calls, ufunc inner loops."""
         return [h for h in self.hops if (h.layer in ("cuda", "library") or h.kind == "ufunc_inner_loop")
-                and not h.absent]
+                and not h.absent and h.kind != "other_kernels"]  # a list of names, not a place
 
     def cut(self, cap: str, limit: int, reason: str) -> None:
         """Say that a cap cut the walk: truncated[cap] = limit, and the reason (how to lift it) added once."""
@@ -178,7 +178,8 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
        fallbacks);
     5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
     6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
-    then the walk's order, which is source order: PyTorch tries its fast paths first."""
+    then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
+    through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last."""
     path = t.path(end)
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
@@ -196,4 +197,6 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     below = sum(1 for h in path[last:] if h.layer in ("cpp", "cuda", "stub", "registration") and _named(
         h.name.split("::")[-1].split("<")[0], tokens))
     ops = sum(1 for h in path if h.kind == "calls_op")
-    return (kind, guesses, -round(share, 3), end.layer != "library", -below, ops)
+    # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
+    writes = any(h.kind == "writes" for h in path)
+    return (writes, kind, guesses, -round(share, 3), end.layer != "library", -below, ops)

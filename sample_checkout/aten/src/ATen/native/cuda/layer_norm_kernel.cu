@@ -63,6 +63,15 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cuda(const Tensor& input, IntArray
   return std::make_tuple(std::move(Y), std::move(mean), std::move(rstd));
 }
 
+template <typename T, typename T_ACC>
+__global__ void LayerNormBackwardCUDAKernel(int64_t N, const T* dY, const T* X, const T_ACC* mean,
+                                            const T_ACC* rstd, T* dX) {
+  const int64_t i = blockIdx.x;
+  for (int64_t j = threadIdx.x; j < N; j += blockDim.x) {
+    dX[i * N + j] = static_cast<T_ACC>(dY[i * N + j]) * rstd[i];
+  }
+}
+
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cuda(const Tensor& dY, const Tensor& input,
                                                             IntArrayRef normalized_shape, const Tensor& mean,
                                                             const Tensor& rstd,
@@ -70,7 +79,18 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cuda(const Tensor& dY, co
                                                             const std::optional<Tensor>& bias_opt,
                                                             std::array<bool, 3> grad_input_mask) {
   Tensor dX = at::native::empty_like(input);
-  return std::make_tuple(std::move(dX), at::zeros_like(*weight_opt), at::zeros_like(*bias_opt));
+  Tensor dgamma = at::zeros_like(*weight_opt);  // a fill kernel runs before the op's own kernel
+  const int64_t N = input.size(-1);
+  const int64_t M = input.numel() / N;
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "layer_norm_backward_cuda", [&]() {
+    using acc_t = at::opmath_type<scalar_t>;
+    LayerNormBackwardCUDAKernel<scalar_t, acc_t><<<M, kThreads, 0, stream>>>(
+        N, dY.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>(), mean.const_data_ptr<acc_t>(),
+        rstd.const_data_ptr<acc_t>(), dX.mutable_data_ptr<scalar_t>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return std::make_tuple(std::move(dX), std::move(dgamma), at::zeros_like(*bias_opt));
 }
 
 REGISTER_DISPATCH(LayerNormKernel, &LayerNormKernelImpl);
