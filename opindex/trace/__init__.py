@@ -27,7 +27,10 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
     """The trace of `name`; a walk larger than `max_hops` hops (0: no limit) stops there and says so in
     Trace.truncated."""
     with q.memoized(con):  # about half of a large trace's lookups repeat
-        return _trace(con, name, device, depth, up, backward, root, max_hops, limit)
+        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit)
+    if "write_paths" in vars(q.resident(con)):  # fill/copy paths walked: kept for the next process
+        q.resident(con).write_paths.save()
+    return t
 
 
 def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None,

@@ -850,8 +850,8 @@ def write_path(con, entries: list[dict], device: str) -> list[tuple[int, Hop]]:
     under a connection), since many kernels zero or copy a tensor."""
     cache, walking = q.resident(con).write_paths, q.resident(con).write_walking
     key = (tuple(e["id"] for e in entries), device)
-    if key in cache:
-        return cache[key]
+    if key in cache.paths:
+        return cache.paths[key]
     if key in walking:  # a write inside its own path (copy_ -> ... -> copy_): nothing more to show there; what
         for k in list(walking)[list(walking).index(key) + 1:]:  # is walked inside it now lacks it: not kept
             walking[k] = False
@@ -862,8 +862,7 @@ def write_path(con, entries: list[dict], device: str) -> list[tuple[int, Hop]]:
     finally:
         keep = walking.pop(key)
     if keep:
-        cache[key] = path
-        q.resident(con).write_others[(entries[0]["name"], device)] = others
+        cache.put(key, path, (entries[0]["name"], device), others)
     return path
 
 
@@ -886,7 +885,7 @@ def _write_path(con, entries: list[dict], device: str) -> tuple[list[tuple[int, 
     chain += [h for h in t.hops if h.kind == "other_kernels" and h.parent in on]
     at = {h.id: i for i, h in enumerate(chain)}
     path = [(at.get(h.parent, i - 1) if i else -1, h) for i, h in enumerate(chain)]
-    others = _other_kernels(t, chain, q.resident(con).write_others)
+    others = _other_kernels(t, chain, q.resident(con).write_paths.others)
     if chain and others:
         shown = others[:MAX_OTHER_KERNELS]
         more = f" and {len(others) - len(shown)} more" if len(others) > len(shown) else ""

@@ -61,19 +61,22 @@ class Resident:
         return {r[0]: (r[1], r[2]) for r in self.con.execute("SELECT symbol_id, distance, reaches FROM device_reach")}
 
     @functools.cached_property
-    def write_paths(self) -> dict:
-        """(op ids, device) -> the default path of that fill/copy op (trace/down.py write_path), filled as walked."""
-        return {}
+    def write_paths(self):
+        """The fill/copy paths (trace/down.py write_path), walked once, kept between processes (trace/cache.py)."""
+        from .cache import PathCache
+        return PathCache(self.con)
+
+    @functools.cached_property
+    def codegen_files(self) -> list[tuple[str, str]]:
+        """(path, layer) of the templates and the generator scripts under torchgen/ and tools/, by layer, path."""
+        return [tuple(r) for r in self.con.execute(
+            "SELECT path, layer FROM files WHERE layer = 'codegen' OR (layer = 'python' AND "
+            "(path LIKE 'torchgen/%' OR path LIKE 'tools/%')) ORDER BY layer, path")]
 
     @functools.cached_property
     def write_walking(self) -> dict:
         """(op ids, device) of the fill/copy paths being walked now -> whether its result may be kept (False when
         a write inside it met one of them still being walked: its result lacks that one)."""
-        return {}
-
-    @functools.cached_property
-    def write_others(self) -> dict:
-        """(op name, device) -> the other kernels of that fill/copy op (trace/down.py write_path), filled as walked."""
         return {}
 
     @functools.cached_property
@@ -291,7 +294,8 @@ def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
 def calls_in(con, caller: str, file: str | None = None, lines: tuple[int, int] | None = None) -> list[dict]:
     if file is None:
         return rows(con, "SELECT * FROM calls WHERE caller = ? ORDER BY file, line", (caller,))
-    return within(rows(con, "SELECT * FROM calls WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines)
+    return within(rows(con, "SELECT id, file, line, language, caller, callee, qualifier, is_method FROM calls "
+                            "WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines)
 
 
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:
@@ -416,7 +420,6 @@ def decompositions_of(con, op: str) -> list[dict]:
 def codegen_files(con, names: tuple[str, ...]) -> list[dict]:
     """Generator scripts (under torchgen/ or tools/) and templates, by file name: layouts move between releases,
     these names do not."""
-    return rows(con, "SELECT path, layer FROM files WHERE (layer = 'codegen' OR (layer = 'python' AND "
-                     "(path LIKE 'torchgen/%' OR path LIKE 'tools/%'))) AND ("
-                     + " OR ".join("path LIKE ?" for _ in names) + ") ORDER BY layer, path",
-                tuple(f"%/{n}" for n in names))
+    wanted = set(names)
+    return [{"path": path, "layer": layer} for path, layer in resident(con).codegen_files
+            if path.rsplit("/", 1)[-1] in wanted]
