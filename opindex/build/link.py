@@ -189,12 +189,16 @@ class _Symbols:
 
     def __init__(self, con):
         self.by_name: dict[str, list[tuple]] = defaultdict(list)
-        for row in con.execute(
-                "SELECT s.id, s.name, s.qualified_name, s.kind, s.file, s.line, s.scope, f.layer, s.signature "
-                "FROM symbols s "
-                "JOIN files f ON f.path = s.file WHERE s.language IN ('cpp', 'cuda') AND s.kind IN "
-                "('function', 'method', 'impl_func', 'global_kernel') ORDER BY s.file, s.line"):
-            self.by_name[row[1]].append(row)
+        layer = dict(con.execute("SELECT path, layer FROM files"))
+        # (a join and an ORDER BY in SQL take longer than this dict and a stable sort: rows of one line in id order)
+        rows = [(sid, name, qual, kind, file, line, scope, layer[file], sig) for sid, name, qual, kind, file, line,
+                scope, sig in con.execute(
+                    "SELECT id, name, qualified_name, kind, file, line, scope, signature FROM symbols WHERE language "
+                    "IN ('cpp', 'cuda') AND kind IN ('function', 'method', 'impl_func', 'global_kernel') ORDER BY id")
+                if file in layer]
+        rows.sort(key=lambda r: (r[_FILE], r[_LINE]))
+        for row in rows:
+            self.by_name[row[_NAME]].append(row)
 
         self.helpers = {name: defs for name, defs in self.by_name.items()}  # every kind here is a helper kind
         self.generic = _Generic(con)
@@ -596,11 +600,14 @@ def _receiver_types(con, lines: "_Lines | None", files: set[str] | None = None) 
     if not sites:
         return
     spans: dict[tuple[str, str], list[tuple[int, int, str]]] = defaultdict(list)
-    for qual, file, line, end, sig in con.execute(
-            "SELECT qualified_name, file, line, end_line, coalesce(signature, '') FROM symbols "
-            "WHERE language != 'python' AND kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
-        if (qual, file) in sites:
-            spans[(qual, file)].append((line, end, sig))
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS _receiving (qual TEXT, file TEXT)")
+    con.execute("DELETE FROM _receiving")
+    con.executemany("INSERT INTO _receiving VALUES (?, ?)", sorted(sites))
+    for qual, file, line, end, sig in con.execute(  # the definitions of those callers, by their indexed name
+            "SELECT s.qualified_name, s.file, s.line, s.end_line, coalesce(s.signature, '') FROM _receiving k "
+            "JOIN symbols s ON s.qualified_name = k.qual AND s.file = k.file WHERE s.language != 'python' AND "
+            "s.kind IN ('function', 'method', 'impl_func', 'global_kernel') ORDER BY s.id"):
+        spans[(qual, file)].append((line, end, sig))
     rows = []
     for (caller, file), calls in sites.items():
         for start, end, sig in spans.get((caller, file), ()):
@@ -630,10 +637,8 @@ def _declarations(body: list[str], first_line: int, names: set[str]) -> list[tup
     """(line, name, declared type) of the declarations of `names` in a function's lines; `auto x = e` gives
     `auto = e`."""
     out = []
-    for i, text in enumerate(body):
-        if not any(n in text for n in names):
-            continue
-        for m in _DECLARATION.finditer(text):
+    for i in _declaring_lines(body, names):
+        for m in _DECLARATION.finditer(body[i]):
             kind = m.group(1)
             if kind in _NOT_TYPES or m.group(2) not in names:
                 continue
@@ -641,6 +646,24 @@ def _declarations(body: list[str], first_line: int, names: set[str]) -> list[tup
                 kind = f"auto = {m.group(3).strip()}"
             out.append((first_line + i, m.group(2), kind))
     return out
+
+
+_AFTER_DECLARED = re.compile(r"\s*[=;({\[,]")
+
+
+def _declaring_lines(body: list[str], names: set[str]) -> list[int]:
+    """The lines (0-based) where _DECLARATION may declare one of `names`: the name after a blank and before `=`,
+    `;`, `(`, `{`, `[` or `,`. Found by str.find over the function's text, so the regex runs on those few lines
+    only (a few lines may be found that it then does not match)."""
+    text = "\n".join(body)
+    found = set()
+    for name in names:
+        i = text.find(name)
+        while i >= 0:
+            if i > 0 and text[i - 1].isspace() and _AFTER_DECLARED.match(text, i + len(name)):
+                found.add(text.count("\n", 0, i))
+            i = text.find(name, i + len(name))
+    return sorted(found)
 
 
 # -- preprocessor conditions of same-named definitions --------------------------------------------------------------
