@@ -66,33 +66,60 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
         if rows is None:  # no forked process, or it failed: derived here (an error in that code surfaces here)
             rows = call_graph(con, symbols, lines, conditions, "functor_links" in present)
     else:
-        sites = _sites(con)
-        links = _relink_calls(con, symbols, sites, conditions, native)
-        rows = _walks(con, lines, sites, links, "functor_links" in present)
-    for table, insert in _CALL_GRAPH_INSERTS.items():
-        con.executemany(insert, rows.get(table, ()))
+        calls = _CallSites(con)
+        links = _relink_calls(con, symbols, calls.sites, conditions, native)
+        rows = _walks(con, lines, calls, links, "functor_links" in present)
+    for table, found in rows.items():
+        con.executemany(_CALL_GRAPH_INSERTS[table], found)
     return _counts(con)
 
 
-def _sites(con) -> set[tuple[str, str, str, str]]:
-    """The distinct C++ call sites (file, caller, qualifier, callee), read once for call_links and device_reach."""
-    return set(con.execute("SELECT file, caller, qualifier, callee FROM calls WHERE language != 'python' AND "
-                           "is_method = 0"))
+class _CallSites:
+    """The C++ calls the call graph reads, in one scan of the calls table (in a cold build the forked process reads
+    them before any index exists): the distinct non-method sites (file, caller, qualifier, callee), for call_links
+    and device_reach, with their lines; and the method calls of `working` names, for functor_links."""
+
+    def __init__(self, con):
+        # only methods named like one that itself launches, calls a library or a stub can bring device code
+        self.working = set()
+        for table in ("kernel_launches", "library_calls", "stub_calls"):
+            self.working |= {r[0].rpartition("::")[2] for r in con.execute(f"SELECT DISTINCT caller FROM {table}")}
+        con.execute("CREATE TEMP TABLE IF NOT EXISTS _working (name TEXT PRIMARY KEY)")
+        con.execute("DELETE FROM _working")
+        con.executemany("INSERT OR IGNORE INTO _working VALUES (?)", [(n,) for n in self.working])
+        self.rows: list[tuple[str, int, str, str, str]] = []  # (file, line, caller, qualifier, callee), not methods
+        self.methods: set[tuple[str, str, str, str]] = set()  # (caller, file, receiver, method)
+        for file, line, caller, qualifier, callee, is_method in con.execute(
+                "SELECT file, line, caller, qualifier, callee, is_method FROM calls WHERE language != 'python' AND "
+                "(is_method = 0 OR callee IN _working)"):
+            if is_method:
+                self.methods.add((caller, file, qualifier, callee))
+            else:
+                self.rows.append((file, line, caller, qualifier, callee))
+        self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee in self.rows}
+
+    def lines(self, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[int]]:
+        """(file, qualifier, callee) -> the lines of those calls, ascending."""
+        at: dict[tuple[str, str, str], set[int]] = defaultdict(set)
+        for file, line, _, qualifier, callee in self.rows:
+            if (file, qualifier, callee) in keys:
+                at[(file, qualifier, callee)].add(line)
+        return {key: sorted(found) for key, found in at.items()}
 
 
 def call_graph(con, symbols: "_Symbols", lines: "_Lines | None", conditions: "_Conditions",
                functors: bool = True) -> dict[str, list[tuple]]:
     """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
-    sites = _sites(con)
-    rows, links = _calls(symbols, sites, conditions)
-    return {"call_links": rows, **_walks(con, lines, sites, links, functors)}
+    calls = _CallSites(con)
+    rows, links = _calls(symbols, calls.sites, conditions)
+    return {"call_links": rows, **_walks(con, lines, calls, links, functors)}
 
 
-def _walks(con, lines, sites: set[tuple], links: dict, functors: bool) -> dict[str, list[tuple]]:
+def _walks(con, lines, calls: _CallSites, links: dict, functors: bool) -> dict[str, list[tuple]]:
     out, extra = {}, []
     if functors:
-        out["functor_links"], extra = _functors(con, lines, links)
-    out["device_reach"] = _device_reach(con, sites, links, extra)
+        out["functor_links"], extra = _functors(con, lines, links, calls)
+    out["device_reach"] = _device_reach(con, calls.sites, links, extra)
     return out
 
 
@@ -401,21 +428,14 @@ def _op_name(api_name: str) -> str:
 
 
 # -- which definitions reach device code ----------------------------------------------------------------------------
-def _functors(con, lines: "_Lines | None", links: dict) -> tuple[list[tuple], list[tuple[int, int]]]:
+def _functors(con, lines: "_Lines | None", links: dict, sites: _CallSites) -> tuple[list[tuple],
+                                                                                    list[tuple[int, int]]]:
     """functor_links: a function that calls a method of one of its parameters (sortCommon's `sorter.sort<A>(...)`)
     and a call that passes a temporary object for that parameter (`sortCommon(SmallBitonicSort{}, ...)`): the
     passed class's method. Returns its rows, and the edges (function id, method id) device_reach adds."""
     if lines is None:
         return [], []
-    # only methods named like one that itself launches, calls a library or a stub can bring device code
-    working = set()
-    for table in ("kernel_launches", "library_calls", "stub_calls"):
-        working |= {r[0].rpartition("::")[2] for r in con.execute(f"SELECT DISTINCT caller FROM {table}")}
-    con.execute("CREATE TEMP TABLE IF NOT EXISTS _working (name TEXT PRIMARY KEY)")
-    con.execute("DELETE FROM _working")
-    con.executemany("INSERT OR IGNORE INTO _working VALUES (?)", [(n,) for n in working])
-    calls = [r for r in con.execute("SELECT DISTINCT caller, file, qualifier, callee FROM calls WHERE is_method = 1 "
-                                    "AND callee IN _working AND language != 'python'") if _IDENT.match(r[2])]
+    calls = sorted(r for r in sites.methods if _IDENT.match(r[2]))  # (caller, file, receiver, method)
     if not calls:
         return [], []
     params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
@@ -441,17 +461,10 @@ def _functors(con, lines: "_Lines | None", links: dict) -> tuple[list[tuple], li
         if len(cls) >= 2:
             methods[f"{cls[-2]}::{row[1]}"].append(row)
     rows, edges = [], []
-    sites = {key: [t for t in targets if t in uses] for key, targets in links.items()}
-    sites = {key: wanted for key, wanted in sites.items() if wanted}
-    con.execute("CREATE TEMP TABLE IF NOT EXISTS _sites (file TEXT, qualifier TEXT, callee TEXT)")
-    con.execute("DELETE FROM _sites")
-    con.executemany("INSERT INTO _sites VALUES (?, ?, ?)", sorted(sites))
-    at: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for file, qualifier, callee, line in con.execute(  # the lines of those calls, in one query
-            "SELECT DISTINCT c.file, c.qualifier, c.callee, c.line FROM _sites k JOIN calls c ON c.callee = k.callee "
-            "AND c.file = k.file AND c.qualifier = k.qualifier WHERE c.is_method = 0 ORDER BY c.line"):
-        at[(file, qualifier, callee)].append(line)
-    for (file, qualifier, callee), wanted in sites.items():
+    passing = {key: [t for t in targets if t in uses] for key, targets in links.items()}
+    passing = {key: wanted for key, wanted in passing.items() if wanted}
+    at = sites.lines(set(passing))
+    for (file, qualifier, callee), wanted in passing.items():
         for line in at.get((file, qualifier, callee), ()):
             args = _call_arguments(lines, file, line, callee)
             for target in wanted:
