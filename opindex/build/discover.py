@@ -74,10 +74,11 @@ def discover(root: Path, scope: tuple[str, ...], excludes: tuple[str, ...] = (),
              warn=lambda msg: None) -> list[SourceFile]:
     """Walk the scope folders (relative to root); symlinked folders are not followed (no loops)."""
     out: list[SourceFile] = []
+    prefix = os.path.join(os.fspath(root), "")  # joined as text: pathlib's `/` costs ~0.2 s over a PyTorch tree
     for top in scope:
         base = root / top
         if base.is_file():
-            _add(root, top, out, warn)
+            _add(prefix, top, out, warn)
             continue
         if not base.is_dir():
             continue
@@ -88,16 +89,16 @@ def discover(root: Path, scope: tuple[str, ...], excludes: tuple[str, ...] = (),
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}"
                 if not _excluded(rel, excludes):
-                    _add(root, rel, out, warn)
+                    _add(prefix, rel, out, warn)
     return out
 
 
-def _add(root: Path, rel: str, out: list[SourceFile], warn) -> None:
+def _add(prefix: str, rel: str, out: list[SourceFile], warn) -> None:
     kind = classify(rel)
     if kind is None:
         return
     try:
-        st = os.stat(root / rel)
+        st = os.stat(prefix + rel)
     except OSError as exc:  # a dangling symlink or a file that vanished
         warn(f"{rel}: {exc.strerror}; skipped")
         return
