@@ -2,8 +2,9 @@
 
 Each link answers "which definition does this name denote" by one rule, here, so that the trace (opindex.trace)
 and the SQL views (schema/views.py) read the same answer. All links are recomputed on every build, incremental
-ones too: it is cheaper than tracking which files a link depends on (about 1 s on the PyTorch 2.4 tree; README,
-"Speed").
+ones too: it is cheaper than tracking which files a link depends on (about 4 s of one core on the PyTorch 2.4 tree;
+README, "Speed"). A cold build with two jobs derives the call graph (call_links, functor_links, device_reach) in a
+forked process while the writing process creates the indexes and derives the rest (Beside).
 """
 from __future__ import annotations
 
