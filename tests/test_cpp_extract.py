@@ -412,3 +412,45 @@ def test_legacy_generic_names_and_a_dangling_else_group():
     assert (4, "THCTensor_sort", "THCTensor_sortKeyValueInplace") in calls and (13, "put", "cub_path") in calls
     assert facts.parse_errors == 0
     assert [(r.name, r.parameters) for r in facts.rows["macros"]] == [("THCTensor_", "(NAME)")]
+
+
+def test_operators_on_tensors_are_calls_of_their_ops():
+    # LossNLL.cpp's label smoothing, cut down: each operator with a Tensor operand is a call whose receiver is that
+    # operand (pytorch/operators.py maps the operator to the op); arithmetic on numbers and sizes is not
+    facts = run("""
+        namespace at::native {
+        Tensor smooth(const Tensor& self, const Tensor& target, const Tensor& weight, double ls, int64_t n) {
+          auto input = at::log_softmax(self, 1);
+          auto nllloss = at::nll_loss_nd(input, target);
+          Tensor weight_ = weight.view({1, -1});
+          auto smooth_loss = -(input * weight_).sum(1);
+          auto ignore_mask = target == n;
+          auto true_mask = ~ignore_mask;
+          int64_t rows = self.size(0) * n + 1;
+          double scale = ls / n;
+          smooth_loss *= scale;
+          return (1 - ls) * nllloss + smooth_loss.sum() / true_mask.sum();
+        }
+        }
+        """)
+    ops = [(r[1], r[4], r[5]) for r in facts.rows["calls"] if r[4].startswith(("operator", "unary operator"))]
+    assert sorted(ops) == sorted([
+        (7, "unary operator-", "(input * weight_).sum(1)"), (7, "operator*", "input"),
+        (8, "operator==", "target"),
+        (9, "unary operator~", "ignore_mask"),
+        (12, "operator*=", "smooth_loss"),
+        (13, "operator+", "(1 - ls) * nllloss"), (13, "operator*", "nllloss"),
+        (13, "operator/", "smooth_loss.sum()")])
+    assert all(r[6] == 1 and r[3] == "at::native::smooth" for r in facts.rows["calls"]
+               if r[4].startswith(("operator", "unary operator")))
+
+
+def test_no_operator_calls_without_a_tensor():
+    facts = run("""
+        namespace at::native {
+        __global__ void k(float* out, const float* in, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) out[i] = -in[i] * 2.0f; }
+        int64_t size_of(const Tensor& t) { return t.size(0) * t.size(1) + t.numel() / 2; }
+        }
+        """)
+    assert [r for r in facts.rows["calls"] if r[4].startswith(("operator", "unary operator"))] == []

@@ -216,3 +216,26 @@ def test_a_ufunc_launch_seen_before_points_to_it(real_index):
     assert [h.name for h in launch] == ["gpu_kernel"]
     assert ("at::native::gpu_kernel", "aten/src/ATen/native/cuda/Loops.cuh", 80, "(shown above)") in {
         (h.name, h.file, h.line, h.detail) for h in below if h.parent == launch[0].id}
+
+
+def test_operators_on_tensors_are_op_calls(real_index):
+    # cross_entropy_loss_label_smoothing (LossNLL.cpp:558) is written with operators: `-(input * weight_)` (579),
+    # `target == ignore_index` (584), `~ignore_mask` (604), `(1 - label_smoothing) * nllloss + ret * ...` (621)
+    # call neg, mul, eq, bitwise_not, add (an op called twice in one body is shown at its first call)
+    t = real_index.trace("F.cross_entropy")
+    calls = {(h.name, h.line) for h in t.hops if h.file == "aten/src/ATen/native/LossNLL.cpp" and h.kind == "calls_op"}
+    assert {("operator* on input", 579), ("operator== on target", 584), ("unary operator~ on ignore_mask", 604),
+            ("operator+ on (...)", 621)} <= calls
+    ops = {}  # (operator hop, line) -> the ops below it
+    for h in t.hops:
+        above = t.hops[h.parent] if h.parent is not None else None
+        if above is not None and above.kind == "calls_op" and h.kind == "entry":
+            ops.setdefault((above.name, above.line), set()).add(h.name.split(".")[0])
+    assert ops[("operator* on input", 579)] == {"aten::mul"}
+    assert ops[("operator== on target", 584)] == {"aten::eq"}
+    assert ops[("unary operator~ on ignore_mask", 604)] == {"aten::bitwise_not"}
+    assert ops[("operator+ on (...)", 621)] == {"aten::add"}
+    # an operand that is a call of a function that is not an op is no Tensor (Indexing.cu:2168,
+    # `at::has_internal_overlap(self) == MemOverlap::Yes`), nor is a pointer from data_ptr<scalar_t>()
+    assert not [h for h in t.hops if h.name.startswith(("operator== on at::has_internal_overlap",
+                                                        "operator+= on input_ptr"))]

@@ -33,6 +33,7 @@ from . import FileFacts, columns
 from . import cpp_names as names
 from . import cpp_branches as branches
 from .cpp_macros import Macro, MacroTable, arguments, collapse, macro_body
+from .cpp_operators import operator_calls
 from .objc import LIBRARY_SELECTORS
 
 _QUERIES = Path(__file__).parent / "queries"
@@ -661,4 +662,9 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
         f.kernels = frozenset(m.decode() for m in _GLOBAL_NAME.findall(data))
     for u in units:
         f.calls(u)
+    if b"Tensor" in data:  # `a * b` on Tensors calls at::mul (extract/cpp_operators.py)
+        functions = [r for r in main.ranges if within is None or within[0] <= r[0] < within[1]]
+        for line, caller, callee, receiver in operator_calls(main.root, main.data, parser.language, functions,
+                                                             main.line_of):
+            f.rows["calls"].append((path, line, language, caller, callee, receiver, 1))  # _CALL
     return FileFacts(rows=f.rows, parse_errors=parse_errors), macros

@@ -9,6 +9,7 @@ import re
 
 from . import facts as q
 from ..pytorch.devices import runs_on
+from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
 from ..pytorch.python_rules import ENTRY_METHODS
@@ -436,6 +437,10 @@ class Walker:
             if self.full():
                 return
             qual, name = call["qualifier"], call["callee"]
+            if call["is_method"] and name in TENSOR_OPERATORS:
+                if not operand_may_be_tensor(self.con, qual):
+                    continue  # `at::has_internal_overlap(self) == MemOverlap::Yes`: not a Tensor operand
+                name = TENSOR_OPERATORS[name]  # `(1 - ls) * nllloss` calls nllloss.mul(...): the op aten::mul
             if (call["line"], name) in skip:
                 continue  # a library wrapper, walked from its library hop
             if call["is_method"] and "id" in d and (qual, name) not in seen_helpers:
@@ -844,6 +849,16 @@ def backward_ops(con, formula: str) -> list[dict]:
     return out
 
 
+_AT_CALL = re.compile(r"^at::(\w+)\s*\(")
+
+
+def operand_may_be_tensor(con, operand: str) -> bool:
+    """An operator's operand recorded as a Tensor by its look (extract/cpp_operators.py): an `at::f(...)` call is
+    one only when f is an op (at::has_internal_overlap returns an enum)."""
+    m = _AT_CALL.match(operand)
+    return m is None or m.group(1).removesuffix("_symint") in q.resident(con).op_names
+
+
 def write_path(con, entries: list[dict], device: str) -> list[tuple[int, Hop]]:
     """The default path of a fill/copy op on `device` (aten::zero_ -> fill_kernel_cuda -> vectorized_elementwise_
     kernel), below its entry hop: walked once per open index, as the Resident facts are (the index does not change
@@ -928,6 +943,9 @@ def _subtree(t: Trace, top: Hop) -> list[Hop]:
 
 
 def _op_call_text(call: dict) -> str:
+    if call["is_method"] and call["callee"] in TENSOR_OPERATORS:  # `operator* on nllloss`
+        receiver = call["qualifier"] if len(call["qualifier"]) <= 30 else "(...)"
+        return f"{call['callee']} on {receiver}"
     if call["is_method"]:
         receiver = call["qualifier"] if len(call["qualifier"]) <= 30 else "(...)"
         return f"{receiver}.{call['callee']}"
