@@ -161,7 +161,8 @@ class PythonImportRow(NamedTuple):
     target: str  # the absolute dotted thing it names (torch.nn.functional, torch._VF, torch._C._nn.linear)
     # import, from (from x import y; relative imports made absolute), alias (a module-level `name = dotted.name` or
     # `name = _add_docstr(dotted.name, ...)` assignment), all (a name listed in __all__; target is the module's own
-    # name)
+    # name), dispatch (one row per branch def of a module-level `name = boolean_dispatch(..., if_true=a, if_false=b)`:
+    # F.max_pool2d)
     kind: str
 
 

@@ -385,3 +385,28 @@ def test_a_call_through_a_local_name_calls_what_the_name_holds():
         (9, "torch.nn.modules.rnn.adamw", "func", "", 0),
         (11, "torch.nn.modules.rnn.adamw", "x", "", 0)]
     assert rows(src, "python_bridges", cols=("line", "op", "text")) == [(9, "_foreach_add_", "torch._foreach_add_")]
+
+
+def test_boolean_dispatch_objects_name_both_branch_defs():
+    # torch/nn/functional.py: max_pool2d calls one of two defs by the value of return_indices
+    src = """
+        from torch._jit_internal import boolean_dispatch
+        def max_pool2d_with_indices(input, kernel_size, return_indices=False): ...
+        def _max_pool2d(input, kernel_size, return_indices=False): ...
+        max_pool2d = boolean_dispatch(
+            arg_name="return_indices",
+            arg_index=6,
+            default=False,
+            if_true=max_pool2d_with_indices,
+            if_false=_max_pool2d,
+            module_name=__name__,
+            func_name="max_pool2d",
+        )
+        def inner():
+            local = boolean_dispatch(if_true=_max_pool2d, if_false=_max_pool2d)
+        """
+    got = rows(src, "python_imports", path="torch/nn/functional.py", module="torch.nn.functional",
+               cols=("line", "name", "target", "kind"))
+    assert sorted(r for r in got if r[3] == "dispatch") == [
+        (4, "max_pool2d", "torch.nn.functional._max_pool2d", "dispatch"),
+        (4, "max_pool2d", "torch.nn.functional.max_pool2d_with_indices", "dispatch")]  # not the one inside a def

@@ -239,3 +239,14 @@ def test_operators_on_tensors_are_op_calls(real_index):
     # `at::has_internal_overlap(self) == MemOverlap::Yes`), nor is a pointer from data_ptr<scalar_t>()
     assert not [h for h in t.hops if h.name.startswith(("operator== on at::has_internal_overlap",
                                                         "operator+= on input_ptr"))]
+
+
+def test_a_boolean_dispatch_object_leads_to_both_branch_defs(real_index):
+    # functional.py:799 `max_pool2d = boolean_dispatch(..., if_true=max_pool2d_with_indices, if_false=_max_pool2d)`
+    t = real_index.trace("F.max_pool2d")
+    roots = [h for h in t.hops if h.parent is None]
+    assert [(h.kind, h.name, h.file, h.line) for h in roots][:1] == [
+        ("boolean_dispatch", "torch.nn.functional.max_pool2d", "torch/nn/functional.py", 799)]
+    assert {(h.name, h.line) for h in t.hops if h.parent == roots[0].id} == {
+        ("torch.nn.functional.max_pool2d_with_indices", 724), ("torch.nn.functional._max_pool2d", 774)}
+    assert ("torch/nn/functional.py", 796) in where(t)  # torch.max_pool2d(...) in _max_pool2d

@@ -236,7 +236,7 @@ class _FileExtraction:
         return normalize(f"{base}.{rest}" if rest else base)
 
     def _bindings(self, groups: dict[str, list[dict]]) -> None:
-        items = [(c[role][0].start_byte, role, c) for role in ("import", "from", "star", "alias")
+        items = [(c[role][0].start_byte, role, c) for role in ("import", "from", "star", "alias", "dispatch")
                  for c in groups.get(role, [])]
         items.sort(key=lambda it: it[0])
         imports, bridges = self.rows["python_imports"], self.rows["python_bridges"]
@@ -244,7 +244,7 @@ class _FileExtraction:
             if self._in_error(pos):
                 continue
             top = self._innermost(pos) < 0
-            if role == "alias" and not top:
+            if role in ("alias", "dispatch") and not top:
                 continue
             line = _line(caps[role][0])
             if role == "import":
@@ -266,6 +266,12 @@ class _FileExtraction:
                     target = f"{base}.{written}" if base else written
                     self._bind(top, name, target)
                 kind = "from"
+            elif role == "dispatch":  # each branch def of a boolean_dispatch object, resolved where it is written
+                name = _text(caps["dispatch.name"][0])
+                target = self._resolve(_text(caps["dispatch.value"][0]))
+                if target is None:
+                    continue
+                kind = "dispatch"
             else:
                 name = _text(caps["alias.name"][0])
                 value = _text(caps["alias.value"][0])

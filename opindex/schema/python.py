@@ -42,7 +42,8 @@ python_imports = Table(
     Column("kind", String(8), nullable=False,
            comment="import, from (from x import y; relative imports made absolute), alias (a module-level "
                    "`name = dotted.name` or `name = _add_docstr(dotted.name, ...)` assignment), "
-                   "all (a name listed in __all__; target is the module's own name)"),
+                   "all (a name listed in __all__; target is the module's own name), dispatch (one row per branch "
+                   "def of a module-level `name = boolean_dispatch(..., if_true=a, if_false=b)`: F.max_pool2d)"),
     Index("ix_python_imports_module_name", "module", "name"),
     comment="Module-level names bound by imports, aliases and __all__ (imports inside if/try blocks count; imports "
             "inside defs do not): the re-exports name resolution follows.",

@@ -117,9 +117,25 @@ class Walker:
                            f"found; traced as the op {targets[0].obj['name']} by name")
             for target in self.capped(targets, 4, "ops of that name", hop):
                 self.tail(target.obj, self.native(target.obj, hop))
+        elif len(targets) > 1 and all(x.kind == "python_function" and _dispatch_branch(x) for x in targets):
+            self.boolean_dispatch(name, targets)
         else:
             for target in targets:
                 self.start_one(target)
+
+    def boolean_dispatch(self, name: str, targets: list) -> None:
+        """F.max_pool2d = boolean_dispatch(..., if_true=max_pool2d_with_indices, if_false=_max_pool2d): the object,
+        at its assignment, then each branch def (the argument's value picks one at run time)."""
+        branches = {x.obj["qualified_name"] for x in targets}
+        found = [r for r in q.rows(self.con, "SELECT * FROM python_imports WHERE kind = 'dispatch' ORDER BY line")
+                 if r["target"] in branches]
+        where = found[0] if found else {"file": None, "line": None, "module": "", "name": name}
+        hop = self.add(None, "python", "boolean_dispatch", f"{where['module']}.{where['name']}".lstrip("."),
+                       where["file"], where["line"], "boolean_dispatch: calls one of the defs below by the value of "
+                       "an argument (return_indices for the max pools)")
+        for target in targets:
+            self.python_function(target.obj, hop, target.label)
+        self.tails_below()
 
     def start_one(self, target) -> None:
         if target.kind == "native":
@@ -857,6 +873,10 @@ def operand_may_be_tensor(con, operand: str) -> bool:
     one only when f is an op (at::has_internal_overlap returns an enum)."""
     m = _AT_CALL.match(operand)
     return m is None or m.group(1).removesuffix("_symint") in q.resident(con).op_names
+
+
+def _dispatch_branch(target) -> bool:
+    return any("boolean_dispatch" in step for step in target.via)
 
 
 def write_path(con, entries: list[dict], device: str) -> list[tuple[int, Hop]]:

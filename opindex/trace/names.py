@@ -114,12 +114,16 @@ class _Resolver:
     def through_module(self, module: str, member: str, rest: list[str], via, depth) -> list[Resolution]:
         tail = "".join(f".{p}" for p in rest)
         out: list[Resolution] = []
-        for (target,) in _rows(self.con, "SELECT target FROM python_imports WHERE module = ? AND name = ? "
-                                         "AND kind IN ('import', 'from', 'alias') ORDER BY line", (module, member)):
+        for target, kind in _rows(self.con, "SELECT target, kind FROM python_imports WHERE module = ? AND name = ? "
+                                            "AND kind IN ('import', 'from', 'alias', 'dispatch') ORDER BY line",
+                                  (module, member)):
             nxt = target + tail
-            out += self.lookup(nxt, via + (nxt,), depth + 1)
-            if out:
+            out += self.lookup(nxt, via + (f"{nxt} (a boolean_dispatch branch)" if kind == "dispatch" else nxt,),
+                               depth + 1)
+            if out and kind != "dispatch":  # a boolean_dispatch object calls each of its branch defs
                 return out
+        if out:
+            return out
         for (source,) in _rows(self.con, "SELECT target FROM python_imports WHERE module = ? AND name = '*' "
                                          "ORDER BY line", (module,)):
             if self.star_exports(source, member):

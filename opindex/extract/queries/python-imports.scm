@@ -25,6 +25,18 @@
     (#match? @alias.wrapper "(^|[.])_?add_docstr$")
     arguments: (argument_list . [(attribute) (identifier)] @alias.value))) @alias))
 
+; `max_pool2d = boolean_dispatch(..., if_true=max_pool2d_with_indices, if_false=_max_pool2d, ...)`: a name that
+; calls one of two defs by an argument's value (torch._jit_internal.boolean_dispatch); one match per branch
+(module (expression_statement (assignment
+  left: (identifier) @dispatch.name
+  right: (call
+    function: [(identifier) (attribute)] @dispatch.wrapper
+    (#match? @dispatch.wrapper "(^|[.])boolean_dispatch$")
+    arguments: (argument_list
+      (keyword_argument
+        name: (identifier) @dispatch.branch (#any-of? @dispatch.branch "if_true" "if_false")
+        value: [(attribute) (identifier)] @dispatch.value)))) @dispatch))
+
 ; __all__ = [...], __all__ += [...], __all__.extend([...]), __all__.append("x")
 (module (expression_statement (assignment
   left: (identifier) @all.target (#eq? @all.target "__all__")
