@@ -171,3 +171,25 @@ def test_a_launch_links_the_kernel_of_its_own_namespace(sample_copy, tmp_path):
     assert con.execute("SELECT l.caller, k.definition, k.def_line FROM launch_links k JOIN kernel_launches l ON "
                        "l.id = k.launch_id WHERE l.file LIKE '%TwoKernels.cu' ORDER BY l.line").fetchall() == [
         ("at::native::f", "at::native::k", 2), ("g", "k", 5)]
+
+
+def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():
+    from opindex.build.link import by_parameters
+
+    def fn(sig):  # a _Symbols row: id, name, qualified_name, kind, file, line, scope, layer, signature
+        return (1, "fill_", "at::native::fill_", "function", "aten/src/ATen/native/Fill.cpp", 47, "at::native",
+                "cpp", sig)
+    scalar, tensor = fn("(Tensor& self, const Scalar& value)"), fn("(Tensor& self, const Tensor& value)")
+    assert by_parameters([scalar, tensor], "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)") == [scalar]
+    assert by_parameters([scalar, tensor], "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)") == [tensor]
+    # a number is not a Tensor (linalg_pinv(Tensor, float rcond) vs linalg_pinv(Tensor, Tensor rcond))
+    num, ten = fn("(const Tensor& input, double rcond, bool hermitian)"), \
+        fn("(const Tensor& input, const Tensor& rcond, bool hermitian)")
+    assert by_parameters([num, ten], "linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) "
+                                     "-> Tensor") == [ten]
+    # the arity tells `where(condition)` from `where(condition, self, other)`
+    one, three = fn("(const Tensor& condition)"), fn("(const Tensor& condition, const Tensor& self, const Tensor& o)")
+    assert by_parameters([one, three], "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor") == [three]
+    # nothing fits (an out first, as older code writes it): all of them stay
+    a, b = fn("(Tensor& out, const Tensor& self)"), fn("(Tensor& out, const Scalar& self)")
+    assert by_parameters([a, b], "f.out(Scalar self, *, Tensor(a!) out) -> Tensor(a!)") == [a, b]

@@ -287,6 +287,60 @@ def fits_schema(s: tuple, schema: str) -> bool:
     return sig is None or s[_KIND] != "function" or ("Dimname" in sig) == ("Dimname" in schema)
 
 
+_SCHEMA_PARAMS = re.compile(r"\((.*)\)\s*->")
+
+
+def by_parameters(overloads: list[tuple], schema: str) -> list[tuple]:
+    """Of several C++ overloads, those with as many parameters as the schema and, position by position, a Tensor
+    where the schema has one, a Scalar or a number where it has one, when at least one is so; else all of them (an
+    `out` first, as older code writes it, shifts the positions)."""
+    if len(overloads) < 2:
+        return overloads
+    m = _SCHEMA_PARAMS.search(schema or "")
+    wanted = [_param_kind(p.split()[0]) for p in _split_params(m.group(1)) if p.strip() and p.strip() != "*"] \
+        if m else []
+    if not wanted:
+        return overloads
+    fit = []
+    for s in overloads:
+        have = [_param_kind(p) for p in _split_params(s[_SIG][1:-1])] if s[_SIG] else []
+        if len(have) == len(wanted) and all(a == b or ("other" in (a, b) and "Tensor" not in (a, b))
+                                            for a, b in zip(wanted, have)):
+            fit.append(s)
+    return fit or overloads
+
+
+def _split_params(text: str) -> list[str]:
+    """Top-level comma-separated parts of a parameter list (not the commas inside <...> or (...))."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [p for p in out if p.strip()]
+
+
+_NUMBER = re.compile(r"^(?:const\s+)?(?:c10::)?(?:double|float|int64_t|int|bool|SymInt|int\b|float\b)(?![\w?\[:])")
+
+
+def _param_kind(text: str) -> str:
+    """Scalar, Tensor, number or other, for a schema type (`Scalar`, `Tensor(a!)`, `float`) or a C++ parameter
+    (`const Scalar& v`, `double rcond`): only Scalar, Tensor and number tell overloads apart."""
+    t = text.strip()
+    if re.search(r"(?<![\w:])(?:at::|c10::)?Scalar(?![\w?\[])", t):
+        return "Scalar"
+    if re.search(r"(?<![\w:])(?:at::)?Tensor(?![\w?\[])", t) and "optional" not in t and "List" not in t:
+        return "Tensor"
+    if _NUMBER.match(t):
+        return "number"
+    return "other"
+
+
 def kernel_candidates(symbols: _Symbols, kernel: str, prefer_layer: str, structured: bool,
                       schema: str = "") -> list[tuple]:
     """Definitions a YAML kernel name refers to, best first.
@@ -325,8 +379,11 @@ def _op_kernels(con, symbols: _Symbols, conditions: "_Conditions") -> None:
             rows.append((dispatch_id, nf_id, key, kernel, *_def(None), 0, 1, None))
             continue
         best = (cands[0][_QUAL], cands[0][_FILE])
-        # the C++ overloads of the best definition in its file are all denoted (one of them holds the work)
-        chosen = conditions.real([s for s in cands if (s[_QUAL], s[_FILE]) == best and fits_schema(s, schema)])[:3]
+        # the C++ overloads of the best definition in its file are all denoted (one of them holds the work), but
+        # those whose Scalar/Tensor parameters are the schema's when some are (fill_.Scalar: fill_(Tensor&, const
+        # Scalar&), not fill_(Tensor&, const Tensor&))
+        chosen = conditions.real(by_parameters(
+            [s for s in cands if (s[_QUAL], s[_FILE]) == best and fits_schema(s, schema)], schema))[:3]
         for rank, s in enumerate(cands):
             rows.append((dispatch_id, nf_id, key, kernel, *_def(s), rank, int(s in chosen),
                          conditions.of(s) if s in chosen and len(chosen) > 1 else None))
