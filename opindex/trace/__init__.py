@@ -4,6 +4,7 @@
     facts.py     every SELECT the walks make: facts and the derived links of build/link.py
     python.py    how a walk follows Python code (imports, self.x(), bridges into C++)
     down.py      the downward walk: Python -> YAML -> C++ -> stubs -> CUDA -> backward
+    writes.py    the fill/copy ops a kernel calls, by their default path (cache.py keeps them between processes)
     up.py        the upward walk: a kernel, function or stub -> what reaches it
     model.py     Hop and Trace, plain data
 

@@ -13,19 +13,18 @@ from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
 from ..pytorch.python_rules import ENTRY_METHODS
-from .model import Hop, Trace
+from .model import DEVICE_LAYERS, Hop, Trace
+from .writes import write_path
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
 MAX_OVERLOADS = 4  # native entries shown per bridged name
 MAX_HOPS = 5000  # the default cap of a trace's size (Trace.max_hops; the CLI's --max-hops)
 # Hops that make a followed C++ helper worth showing.
 _INTERESTING = {"stub", "registration", "cuda", "library", "native"}
-_DEVICE_LAYERS = {"stub", "registration", "cuda", "library"}
 # calls that make a kernel a declared-but-unimplemented stand-in (NamedTensor.cpp's Dimname overloads)
 NOT_IMPLEMENTED = frozenset({"reportNYIDimnameOverload"})
 MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
 COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
-MAX_OTHER_KERNELS = 20  # kernels named on a fill/copy path's "other device code" hop (the count is always said)
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
 
 
@@ -117,22 +116,22 @@ class Walker:
                            f"found; traced as the op {targets[0].obj['name']} by name")
             for target in self.capped(targets, 4, "ops of that name", hop):
                 self.tail(target.obj, self.native(target.obj, hop))
-        elif len(targets) > 1 and all(x.kind == "python_function" and _dispatch_branch(x) for x in targets):
-            self.boolean_dispatch(name, targets)
+        elif len({x.dispatch for x in targets}) == 1 and targets[0].dispatch:
+            self.boolean_dispatch(targets)
         else:
             for target in targets:
                 self.start_one(target)
 
-    def boolean_dispatch(self, name: str, targets: list) -> None:
+    def boolean_dispatch(self, targets: list) -> None:
         """F.max_pool2d = boolean_dispatch(..., if_true=max_pool2d_with_indices, if_false=_max_pool2d): the object,
         at its assignment, then each branch def (the argument's value picks one at run time)."""
-        branches = {x.obj["qualified_name"] for x in targets}
-        found = [r for r in q.rows(self.con, "SELECT * FROM python_imports WHERE kind = 'dispatch' ORDER BY line")
-                 if r["target"] in branches]
-        where = found[0] if found else {"file": None, "line": None, "module": "", "name": name}
-        hop = self.add(None, "python", "boolean_dispatch", f"{where['module']}.{where['name']}".lstrip("."),
-                       where["file"], where["line"], "boolean_dispatch: calls one of the defs below by the value of "
-                       "an argument (return_indices for the max pools)")
+        module, _, name = targets[0].dispatch.rpartition(".")
+        found = q.rows(self.con, "SELECT file, line FROM python_imports WHERE module = ? AND name = ? AND "
+                                 "kind = 'dispatch' ORDER BY line LIMIT 1", (module, name))
+        where = found[0] if found else {"file": None, "line": None}
+        hop = self.add(None, "python", "boolean_dispatch", targets[0].dispatch, where["file"], where["line"],
+                       "boolean_dispatch: calls one of the defs below by the value of an argument (return_indices "
+                       "for the max pools)")
         for target in targets:
             self.python_function(target.obj, hop, target.label)
         self.tails_below()
@@ -507,7 +506,7 @@ class Walker:
         entries = [e for e in entries if self.runs_here(e)]
         if not entries:
             return
-        path = write_path(self.con, entries, self.device)
+        path = write_path(self.con, entries, self.device, _walk_ops)
         if not path:
             return  # leads to no device code: nothing to show
         ops = ", ".join(e["full_name"] for e in entries[:3])
@@ -571,7 +570,7 @@ class Walker:
                     self.autograd_of(e, nh)
         finally:
             self.nest -= 1
-        if self._prune(mark, keep_if=_DEVICE_LAYERS):
+        if self._prune(mark, keep_if=DEVICE_LAYERS):
             self.useful_native.update(e["id"] for e in walked)
         else:
             self._restore(saved)
@@ -875,91 +874,11 @@ def operand_may_be_tensor(con, operand: str) -> bool:
     return m is None or m.group(1).removesuffix("_symint") in q.resident(con).op_names
 
 
-def _dispatch_branch(target) -> bool:
-    return any("boolean_dispatch" in step for step in target.via)
-
-
-def write_path(con, entries: list[dict], device: str) -> list[tuple[int, Hop]]:
-    """The default path of a fill/copy op on `device` (aten::zero_ -> fill_kernel_cuda -> vectorized_elementwise_
-    kernel), below its entry hop: walked once per open index, as the Resident facts are (the index does not change
-    under a connection), since many kernels zero or copy a tensor."""
-    cache, walking = q.resident(con).write_paths, q.resident(con).write_walking
-    key = (tuple(e["id"] for e in entries), device)
-    if key in cache.paths:
-        return cache.paths[key]
-    if key in walking:  # a write inside its own path (copy_ -> ... -> copy_): nothing more to show there; what
-        for k in list(walking)[list(walking).index(key) + 1:]:  # is walked inside it now lacks it: not kept
-            walking[k] = False
-        return []
-    walking[key] = True
-    try:
-        path, others = _write_path(con, entries, device)
-    finally:
-        keep = walking.pop(key)
-    if keep:
-        cache.put(key, path, (entries[0]["name"], device), others)
-    return path
-
-
-def _write_path(con, entries: list[dict], device: str) -> tuple[list[tuple[int, Hop]], list[str]]:
-    """write_path's walk: (hops, each with the index of its parent in the list or -1), and the other kernels."""
-    t = Trace(query=f"aten::{entries[0]['name']}", direction="down", device=device, depth=1)
+def _walk_ops(con, t: Trace, entries: list[dict]) -> None:
+    """Walk `entries` down into `t` (trace/writes.py walks a fill/copy op's trace with it)."""
     walker = Walker(con, t)
     for e in entries:
         walker.native(e, None)
-    chain = t.main_chain()
-    devices = [i for i, h in enumerate(chain) if h.layer in _DEVICE_LAYERS and not h.absent]
-    chain = chain[:devices[-1] + 1] if devices else []
-    # from a TensorIterator launch on, its whole subtree: the launcher picks the kernel at run time
-    # (vectorized_elementwise_kernel, or the nullary one for large outputs), as in the op's own trace
-    machinery = next((i for i, h in enumerate(chain) if h.kind == "tensor_iterator"), None)
-    if machinery is not None:
-        chain = chain[:machinery] + _subtree(t, chain[machinery])
-    # the "other device code" of a fill/copy on the path (clone's copy_) stays under that op's entry
-    on = {h.id for h in chain}
-    chain += [h for h in t.hops if h.kind == "other_kernels" and h.parent in on]
-    at = {h.id: i for i, h in enumerate(chain)}
-    path = [(at.get(h.parent, i - 1) if i else -1, h) for i, h in enumerate(chain)]
-    others = _other_kernels(t, chain, q.resident(con).write_paths.others)
-    if chain and others:
-        shown = others[:MAX_OTHER_KERNELS]
-        more = f" and {len(others) - len(shown)} more" if len(others) > len(shown) else ""
-        path.append((0, Hop(-1, None, "cuda", "other_kernels", f"other device code of aten::{entries[0]['name']}"
-                             f": {', '.join(shown)}{more}", detail=f"the {len(others)} __global__ kernels and "
-                             f"library calls its full trace reaches besides the path above (other dtypes, "
-                             f"layouts, sizes): `opindex trace aten::{entries[0]['name']}` shows where")))
-    return path, others
-
-
-def _other_kernels(t: Trace, chain: list[Hop], known: dict) -> list[str]:
-    """Names of the __global__ kernels and library calls of `t` that `chain` does not show, in walk order, but those
-    a fill/copy on the chain lists itself (clone's copy_; `known`: op name, device -> its list)."""
-    on_path = {_kernel_name(h) for h in chain}
-    for h in chain:
-        if h.kind == "other_kernels":
-            on_path.update(known.get((h.name.removeprefix("other device code of aten::").split(":")[0], t.device), []))
-    out: list[str] = []
-    for h in t.hops:
-        if not h.absent and (h.kind == "global_kernel" or h.layer == "library"):
-            name = _kernel_name(h)
-            if name not in on_path and name not in out:
-                out.append(name)
-    return out
-
-
-def _kernel_name(h: Hop) -> str:
-    return h.name.removeprefix("__global__ ").rsplit("::", 1)[-1] if h.kind == "global_kernel" else h.name
-
-
-def _subtree(t: Trace, top: Hop) -> list[Hop]:
-    """`top` and the hops below it, depth first (hop ids grow depth first)."""
-    out, inside = [top], {top.id}
-    for h in t.hops[top.id + 1:]:
-        if h.parent not in inside:
-            break
-        out.append(h)
-        inside.add(h.id)
-    return out
 
 
 def _op_call_text(call: dict) -> str:

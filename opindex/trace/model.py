@@ -117,6 +117,8 @@ class Trace:
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 
+DEVICE_LAYERS = frozenset({"stub", "registration", "cuda", "library"})  # where a trace has reached the device side
+
 # Library calls that set up (handles, descriptors, workspace sizes, plans) rather than run the work.
 _SETUP_CALL = re.compile(r"(Get|Set|Create|Destroy)[A-Z]|Descriptor|WorkspaceSize|TempSpace|ReserveSize|Handle|"
                          r"Stream$|Builder$|_plans?$")

@@ -9,6 +9,8 @@ native entries are added to it. Names only ever reach SQL as bound parameters.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sqlite3
 from dataclasses import dataclass, replace
 
@@ -32,6 +34,7 @@ class Resolution:
     line: int
     via: tuple[str, ...]  # each name followed, first the one asked for: ('nn.LSTM', 'torch.nn.LSTM', ...)
     stub: bool = False  # a definition in a .pyi file (a signature of a C++ binding, not Python code)
+    dispatch: str | None = None  # the boolean_dispatch object this def is a branch of (torch.nn.functional.max_pool2d)
 
     @property
     def how(self) -> str:
@@ -118,9 +121,12 @@ class _Resolver:
                                             "AND kind IN ('import', 'from', 'alias', 'dispatch') ORDER BY line",
                                   (module, member)):
             nxt = target + tail
-            out += self.lookup(nxt, via + (f"{nxt} (a boolean_dispatch branch)" if kind == "dispatch" else nxt,),
-                               depth + 1)
-            if out and kind != "dispatch":  # a boolean_dispatch object calls each of its branch defs
+            found = self.lookup(nxt, via + (nxt,), depth + 1)
+            if kind == "dispatch":  # a boolean_dispatch object calls each of its branch defs: all of them
+                out += [dataclasses.replace(r, dispatch=f"{module}.{member}") for r in found]
+                continue
+            out += found
+            if out:
                 return out
         if out:
             return out

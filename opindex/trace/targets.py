@@ -15,6 +15,7 @@ class Target:
     label: str
     obj: dict | tuple
     via: tuple[str, ...] = ()  # the names followed to reach it (a Python name's aliases and re-exports)
+    dispatch: str | None = None  # a branch def of this boolean_dispatch object (F.max_pool2d), walked with the others
 
 
 def lookup(con, name: str) -> list[Target]:
@@ -61,7 +62,7 @@ def _python(con, name: str) -> list[Target]:
                      (r.qualified_name, r.file, r.line))
         if sym:
             kind = "python_class" if sym[0]["kind"] == "class" else "python_function"
-            out.append(Target(kind, r.qualified_name, sym[0], r.via))
+            out.append(Target(kind, r.qualified_name, sym[0], r.via, r.dispatch))
     if any(t.kind == "python_binding" for t in out):  # a .pyi signature is the binding, not a wrapper
         out = [t for t in out if t.kind == "python_binding" or not t.obj["file"].endswith(".pyi")]
     return _dedupe(out)
@@ -115,7 +116,7 @@ def ambiguous(targets: list[Target]) -> bool:
     kinds = {x.kind for x in targets}
     if kinds <= {"native", "python_binding"} or kinds == {"by_name"}:
         return False
-    if all(any("boolean_dispatch" in step for step in x.via) for x in targets):
+    if len({x.dispatch for x in targets}) == 1 and targets[0].dispatch:
         return False  # F.max_pool2d: the branch defs of one boolean_dispatch object, walked together
     return len({x.label for x in targets}) > 1
 
