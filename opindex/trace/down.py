@@ -773,7 +773,7 @@ class Walker:
     def launcher(self, launch: dict, hop: Hop) -> None:
         """The shared TensorIterator machinery a launcher call goes through (gpu_kernel -> gpu_kernel_impl ->
         launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>), followed to its launches."""
-        for call in q.calls_at(self.con, launch["file"], launch["line"], launch["kernel"]):
+        for call in q.calls_at(self.con, launch["file"], launch["line"], launch["kernel"], launch.get("caller")):
             self.local_call(call, {}, hop, self.depth, kind="launcher")
             return
 

@@ -67,6 +67,11 @@ class Resident:
         return PathCache(self.con)
 
     @functools.cached_property
+    def module_of_file(self) -> dict[str, str | None]:
+        """files.path -> its Python module."""
+        return dict(self.con.execute("SELECT path, module FROM files WHERE language = 'python'"))
+
+    @functools.cached_property
     def codegen_files(self) -> list[tuple[str, str]]:
         """(path, layer) of the templates and the generator scripts under torchgen/ and tools/, by layer, path."""
         return [tuple(r) for r in self.con.execute(
@@ -264,7 +269,12 @@ def receiver_type(con, file: str, line: int, receiver: str) -> str | None:
     return found[0]["declared"] if found else None
 
 
-def calls_at(con, file: str, line: int, callee: str) -> list[dict]:
+def calls_at(con, file: str, line: int, callee: str, caller: str | None = None) -> list[dict]:
+    """The calls of `callee` at a line; with the `caller` known, found through the caller's calls (a launcher such
+    as gpu_kernel is called from thousands of places)."""
+    if caller is not None:
+        return rows(con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND line = ? AND callee = ? AND NOT "
+                         "is_method", (caller, file, line, callee))
     return rows(con, "SELECT * FROM calls WHERE file = ? AND line = ? AND callee = ? AND NOT is_method",
                 (file, line, callee))
 

@@ -84,8 +84,7 @@ def self_method(con, fn: dict, name: str):
 
 
 def module_of(con, fn: dict) -> str | None:
-    found = q.rows(con, "SELECT module FROM files WHERE path = ?", (fn["file"],))
-    return found[0]["module"] if found else None
+    return q.resident(con).module_of_file.get(fn["file"])
 
 
 def find_method(con, cls: dict, name: str, limit: int = 8) -> dict | None:
