@@ -22,5 +22,6 @@ NON_TENSOR_RESULTS = frozenset({
     "mutable_data_ptr", "nbytes", "element_size", "itemsize", "get_device", "storage_offset", "use_count",
     "suggest_memory_format", "is_contiguous", "is_cuda", "is_cpu", "is_sparse", "is_complex", "is_floating_point",
     "requires_grad", "is_same", "equal", "has_storage", "key_set", "value", "has_value", "value_or", "toDouble",
-    "to_double", "toFloat", "toLong", "expect_int",
+    "to_double", "toFloat", "toLong", "expect_int", "qscheme", "input_dtype", "common_dtype", "data",
+    "is_quantized", "is_meta", "is_mps", "is_nested", "is_neg", "is_conj", "sym_stride", "ndim", "ntensors",
 })
