@@ -17,6 +17,7 @@ from ..extract.cpp_macros import arguments
 from ..extract.cpp_names import launch_kind
 from ..paths import safe_path
 from ..pytorch.plumbing import PLUMBING_OPS
+from ..pytorch.receivers import split_parameters
 from ..sqlite_ddl import LINK_TABLES
 
 CHECKOUT_ID = 1
@@ -297,32 +298,16 @@ def by_parameters(overloads: list[tuple], schema: str) -> list[tuple]:
     if len(overloads) < 2:
         return overloads
     m = _SCHEMA_PARAMS.search(schema or "")
-    wanted = [_param_kind(p.split()[0]) for p in _split_params(m.group(1)) if p.strip() and p.strip() != "*"] \
-        if m else []
+    wanted = [_param_kind(p.split()[0]) for p in split_parameters(m.group(1)) if p.strip() != "*"] if m else []
     if not wanted:
         return overloads
     fit = []
     for s in overloads:
-        have = [_param_kind(p) for p in _split_params(s[_SIG][1:-1])] if s[_SIG] else []
+        have = [_param_kind(p) for p in split_parameters(s[_SIG])] if s[_SIG] else []
         if len(have) == len(wanted) and all(a == b or ("other" in (a, b) and "Tensor" not in (a, b))
                                             for a, b in zip(wanted, have)):
             fit.append(s)
     return fit or overloads
-
-
-def _split_params(text: str) -> list[str]:
-    """Top-level comma-separated parts of a parameter list (not the commas inside <...> or (...))."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return [p for p in out if p.strip()]
 
 
 _NUMBER = re.compile(r"^(?:const\s+)?(?:c10::)?(?:double|float|int64_t|int|bool|SymInt|int\b|float\b)(?![\w?\[:])")

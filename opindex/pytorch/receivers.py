@@ -41,11 +41,22 @@ def may_be_tensor(receiver: str, signature: str | None, declared: str | None = N
 @functools.lru_cache(maxsize=4096)  # a walk asks about the same few signatures many times
 def parameter_type(signature: str, name: str) -> str | None:
     """The declared type of parameter `name` in a C++ parameter list as written, else None."""
+    for part in split_parameters(signature):
+        decl = part.split("=", 1)[0].strip()
+        m = re.search(r"(\w+)\s*(?:\[\s*\w*\s*\])?$", decl)
+        if m and m.group(1) == name and decl[:m.start()].strip():
+            return decl[:m.start()].strip()
+    return None
+
+
+def split_parameters(signature: str) -> list[str]:
+    """The parameters of a parameter list, `(a, b)` or `a, b`: split on top-level commas (templates, defaults and
+    nested parentheses may hold commas); empty parts dropped."""
     inner = signature.strip()
     if inner.startswith("(") and inner.endswith(")"):
         inner = inner[1:-1]
     depth, start, parts = 0, 0, []
-    for i, ch in enumerate(inner):  # split on top-level commas (templates and defaults may hold commas)
+    for i, ch in enumerate(inner):
         if ch in "<([{":
             depth += 1
         elif ch in ">)]}":
@@ -54,9 +65,4 @@ def parameter_type(signature: str, name: str) -> str | None:
             parts.append(inner[start:i])
             start = i + 1
     parts.append(inner[start:])
-    for part in parts:
-        decl = part.split("=", 1)[0].strip()
-        m = re.search(r"(\w+)\s*(?:\[\s*\w*\s*\])?$", decl)
-        if m and m.group(1) == name and decl[:m.start()].strip():
-            return decl[:m.start()].strip()
-    return None
+    return [p for p in parts if p.strip()]
