@@ -250,3 +250,11 @@ def test_a_boolean_dispatch_object_leads_to_both_branch_defs(real_index):
     assert {(h.name, h.line) for h in t.hops if h.parent == roots[0].id} == {
         ("torch.nn.functional.max_pool2d_with_indices", 724), ("torch.nn.functional._max_pool2d", 774)}
     assert ("torch/nn/functional.py", 796) in where(t)  # torch.max_pool2d(...) in _max_pool2d
+
+
+def test_the_same_op_called_twice_in_a_body_is_a_hop_at_each_call(real_index):
+    # embedding_symint (Embedding.cpp): weight.index_select(0, indices) at line 45 for 1-d indices, and
+    # weight.index_select(0, indices.reshape(-1)) at line 53 otherwise: both calls are hops, the second points up
+    t = real_index.trace("F.embedding")
+    calls = [h for h in t.hops if h.file == "aten/src/ATen/native/Embedding.cpp" and h.name == "weight.index_select"]
+    assert [(h.line, h.detail == "(shown above)") for h in calls] == [(45, False), (53, True)]

@@ -24,4 +24,5 @@ NON_TENSOR_RESULTS = frozenset({
     "requires_grad", "is_same", "equal", "has_storage", "key_set", "value", "has_value", "value_or", "toDouble",
     "to_double", "toFloat", "toLong", "expect_int", "qscheme", "input_dtype", "common_dtype", "data",
     "is_quantized", "is_meta", "is_mps", "is_nested", "is_neg", "is_conj", "sym_stride", "ndim", "ntensors",
+    "sym_storage_offset", "q_zero_point", "q_scale", "q_per_channel_axis", "nnz", "_nnz", "sparse_dim", "dense_dim",
 })

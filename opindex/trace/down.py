@@ -444,6 +444,7 @@ class Walker:
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
         seen_helpers: set[tuple[str, str]] = set()
+        walked_ops: dict[str, int] = {}  # op name -> where its first call's hops start
         writes: list[dict] = []  # calls of plumbing ops that write (zeros, copy_): shown by their default path
         own = q.device_reach(self.con, d["id"]) if "id" in d else None
         # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
@@ -470,6 +471,13 @@ class Walker:
                 if base in WRITING_PLUMBING and base not in seen_ops:
                     seen_ops.add(base)
                     writes.append(call)
+                if name in walked_ops and walked_ops[name] < len(self.trace.hops) and not self.full():
+                    # the same op called again in this body (embedding: index_select at two lines): the call is a
+                    # hop, what it leads to is shown at the first
+                    again = self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"])
+                    self.repeat(again)
+                    self.live.add(again.id)
+                    continue
                 if name in seen_ops or base in PLUMBING_OPS:
                     continue
                 entries = q.native_for_cpp_api(self.con, name)
@@ -480,7 +488,10 @@ class Walker:
                         continue  # options.device().index(): a method of c10::Device, not the op aten::index
                 seen_ops.add(name)
                 if entries:
+                    mark = len(self.trace.hops)
                     self.op_call(call, entries, hop, depth, forwards)
+                    if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
+                        walked_ops[name] = mark
                 continue
             if qual.startswith(("c10", "std", "TORCH")):
                 continue
