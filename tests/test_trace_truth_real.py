@@ -258,3 +258,17 @@ def test_the_same_op_called_twice_in_a_body_is_a_hop_at_each_call(real_index):
     t = real_index.trace("F.embedding")
     calls = [h for h in t.hops if h.file == "aten/src/ATen/native/Embedding.cpp" and h.name == "weight.index_select"]
     assert [(h.line, h.detail == "(shown above)") for h in calls] == [(45, False), (53, True)]
+
+
+def test_a_helper_called_directly_is_walked_at_that_call(real_index):
+    # copy_device_to_device (Copy.cu:173) calls conj_kernel_cuda (whose non-complex branch calls
+    # direct_copy_kernel_cuda) and direct_copy_kernel_cuda itself: a plain copy's default path is the direct call
+    t = real_index.trace("aten::copy_")
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    c2d = chain.index(("at::native::copy_device_to_device", "aten/src/ATen/native/cuda/Copy.cu", 173))
+    assert chain[c2d + 1] == ("at::native::direct_copy_kernel_cuda", "aten/src/ATen/native/cuda/Copy.cu", 142)
+    assert "at::native::conj_kernel_cuda" not in [name for name, _, _ in chain]
+    # under conj_kernel_cuda the same helper is a pointer to where it is walked
+    assert [h.detail for h in t.hops if h.name == "at::native::direct_copy_kernel_cuda"
+            and h.file == "aten/src/ATen/native/cuda/Copy.cu" and "shown below" in h.detail] == [
+        "(shown below, where at::native::copy_device_to_device calls it directly)"]

@@ -37,6 +37,7 @@ class Walker:
         self.seen_cpp: set = set()  # symbol ids walked down (the up walk keeps (qualified name, file) pairs)
         self.seen_stub: set[str] = set()
         self.seen_writes: set[tuple] = set()  # fill/copy ops whose path is shown (write_call)
+        self.reserved: dict[int, str] = {}  # helper id -> the body being walked that calls it directly (calls)
         self.nest = 0
         self.unexpanded: dict[int, int] = {}
         self.call_sites: dict[int, tuple[str, int]] = {}  # helper hop -> where its caller called it
@@ -449,6 +450,30 @@ class Walker:
         own = q.device_reach(self.con, d["id"]) if "id" in d else None
         # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
         forwards = own is not None and own["distance"] == 0 and own["reaches"] == "op"
+        # the helpers this body calls itself are walked at its own call, not first inside a sibling helper that
+        # calls them too (copy_device_to_device calls conj_kernel_cuda, which calls direct_copy_kernel_cuda, and
+        # direct_copy_kernel_cuda itself: the plain copy's path is the direct call)
+        reserved = [i for i in self.direct_helpers(d) if i not in self.reserved and i not in self.seen_cpp]
+        self.reserved.update((i, d["qualified_name"]) for i in reserved)
+        try:
+            self._calls(d, hop, depth, skip, launches, seen_ops, seen_helpers, walked_ops, writes, forwards)
+        finally:
+            for i in reserved:
+                self.reserved.pop(i, None)
+
+    def direct_helpers(self, d: dict) -> list[int]:
+        """Ids of the definitions this body's own helper calls reach (those local_call would walk)."""
+        out = []
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            qual, name = call["qualifier"], call["callee"]
+            if call["is_method"] or qual in ("at", "at::_ops") or qual.startswith(("c10", "std", "TORCH")):
+                continue
+            out += [ln["id"] for ln in q.call_targets(self.con, call["file"], qual, name)
+                    if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
+        return out
+
+    def _calls(self, d: dict, hop: Hop, depth: int, skip, launches, seen_ops, seen_helpers, walked_ops, writes,
+               forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
         for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
             if self.full():
                 return
@@ -668,6 +693,13 @@ class Walker:
             seen = target["id"] in self.seen_cpp
             if (seen and target["id"] not in self.useful_cpp) or target["reach"] is None:
                 continue  # leads to no launch, library call, stub or op (or did not, above): nothing to show
+            owner = self.reserved.get(target["id"])
+            if not seen and owner is not None and owner != d.get("qualified_name"):
+                below = self.add(hop, "cpp", kind, target["qualified_name"], target["file"], target["line"],
+                                 f"(shown below, where {owner} calls it directly)")
+                below.called_at = f"{call['file']}:{call['line']}"
+                self.live.add(below.id)
+                continue
             mark = len(self.trace.hops)
             self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]))
             if len(links) > 1:
