@@ -116,6 +116,18 @@ def sweep(ix: Index, picked: dict[str, list[str]], slow: float, abort: float, pr
     errors, timeouts, empty = [], [], []
     total = sum(len(v) for v in picked.values())
     done = 0
+
+    def check(what: str, call) -> None:
+        """Run one rendering or listing: an escape is an error, a slow or stopped call a timeout."""
+        try:
+            _, took = timed(call, abort)
+            if took > slow:
+                timeouts.append((what, took))
+        except Abort:
+            timeouts.append((what, abort))
+        except Exception as exc:  # noqa: BLE001 - the sweep reports every escape
+            errors.append((what, _short(exc)))
+
     for kind, todo in picked.items():
         for name in todo:
             done += 1
@@ -138,23 +150,9 @@ def sweep(ix: Index, picked: dict[str, list[str]], slow: float, abort: float, pr
                 if up is None and not t.hops:
                     empty.append((name, (t.message or "no message").splitlines()[0][:160]))
                 for fmt, render in renderings(t):
-                    try:
-                        _, took = timed(render, abort)
-                        if took > slow:
-                            timeouts.append((f"{what} | {fmt}", took))
-                    except Abort:
-                        timeouts.append((f"{what} | {fmt}", abort))
-                    except Exception as exc:  # noqa: BLE001
-                        errors.append((f"{what} | {fmt}", _short(exc)))
+                    check(f"{what} | {fmt}", render)
             for label, call in listing(ix, kind, name):
-                try:
-                    _, took = timed(call, abort)
-                    if took > slow:
-                        timeouts.append((f"{label} {name}", took))
-                except Abort:
-                    timeouts.append((f"{label} {name}", abort))
-                except Exception as exc:  # noqa: BLE001
-                    errors.append((f"{label} {name}", _short(exc)))
+                check(f"{label} {name}", call)
     return {"times": times, "errors": errors, "timeouts": timeouts, "empty": empty}
 
 
