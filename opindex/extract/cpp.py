@@ -106,8 +106,8 @@ class _Unit:
         self.starts: list[int] = []
         self.ranges: list[tuple[int, int, str]] = []
         self.scopes: dict[int, tuple[str, ...]] = {}  # node id -> enclosing scope names (see _scope)
-        self.locals: dict[int, dict[str, int]] = {}  # function start -> its local objects (see local_object)
-        self.brace_names: dict[int, bool] = {}  # function start -> it may declare a functor object
+        self.bodies: dict[int, int] = {}  # function start -> where its body's `{` is, -1: no local object there
+        self.declared: dict[tuple[int, str], int] = {}  # (function start, name) -> its first declaration (see above)
 
     def line_of(self, node) -> int:
         return self.line or node.start_point[0] + 1
@@ -142,17 +142,16 @@ class _Unit:
             start, end, _ = self.ranges[i]
             if pos < end:
                 data = self.data
-                maybe = self.brace_names.get(start)
-                if maybe is None:  # once per function, two searches in C: a brace-initialised or static local
-                    maybe = self.brace_names[start] = data.find(b"{}", start, end) >= 0 or \
-                        data.find(b"static ", start, end) >= 0
-                if not maybe or data.find(name.encode(), start, pos) < 0:
-                    return False  # the usual case: no such local, or the name is not mentioned before the call
-                found = self.locals.get(start)
-                if found is None:  # its declarations, read once
-                    found = self.locals[start] = _local_objects(self.data, start, end)
-                at = found.get(name)
-                return at is not None and at < pos
+                body = self.bodies.get(start)
+                if body is None:  # once per function, searches in C: only a brace-initialised or static local
+                    maybe = data.find(b"{}", start, end) >= 0 or data.find(b"static ", start, end) >= 0
+                    body = self.bodies[start] = data.find(b"{", start, end) if maybe else -1
+                if body < 0:
+                    return False
+                first = self.declared.get((start, name))
+                if first is None:  # the first declaration of that name in the body, found once
+                    first = self.declared[(start, name)] = _first_declaration(data, name.encode(), body, end)
+                return first < pos
             i -= 1
         return False
 
@@ -408,25 +407,46 @@ class _File:
         return found
 
 
-_KEYWORDS = "return|else|case|new|throw|delete|goto|co_return|co_await|co_yield|typename|template|sizeof|do"
-# `Type<..> name{};`, `Type name;`, `Type* name = ...`, `Type name(args);`: a local object. Not `return name(...)`,
-# `a && name(...)`, `x * name(...)` (a keyword or an operator before the name).
-_LOCAL_OBJECT = re.compile((rf"(?:\b(?!(?:{_KEYWORDS})\b)\w+|>|(?<![&|*])[*&])[ \t]+([A-Za-z_]\w*)[ \t]*"
-                            rf"(?:\{{|;|=(?!=))"
-                            rf"|\b(?!(?:{_KEYWORDS})\b)\w+[ \t]+([A-Za-z_]\w*)[ \t]*\(").encode())
+_KEYWORDS = frozenset(b"return else case new throw delete goto co_return co_await co_yield typename template sizeof "
+                      b"do".split())
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_DECLARED_AFTER = re.compile(rb"[ \t]*(?:(\()|\{|;|=(?!=))")
 
 
-def _local_objects(data: bytes, body_start: int, end: int) -> dict[str, int]:
-    """Names declared as local objects in a function's body -> the first declaration's offset (one search of the
-    body, done once per function)."""
-    body = data.find(b"{", body_start, end)
-    out: dict[str, int] = {}
-    if body < 0:
-        return out
-    for m in _LOCAL_OBJECT.finditer(data, body, end):
-        name = (m.group(1) or m.group(2)).decode("utf-8", "replace")
-        out.setdefault(name, m.start())
-    return out
+def _first_declaration(data: bytes, word: bytes, body: int, end: int) -> int:
+    """Where `word` is first declared as a local object between body and end (`end` when it is not)."""
+    at = data.find(word, body, end)
+    while at >= 0:
+        if _declares(data, at, at + len(word)):
+            return at
+        at = data.find(word, at + 1, end)
+    return end
+
+
+def _declares(data: bytes, at: int, stop: int) -> bool:
+    """Whether the name at data[at:stop] is declared there as a local object: `Type<..> name{};`, `Type name;`,
+    `Type* name = ...`, `Type name(args);`. Not `return name(...)`, `a && name(...)`, `x * name(...)` (a keyword or
+    an operator before the name). Checked at each mention of one name, not by a search of the whole body."""
+    if stop < len(data) and data[stop] in _WORD:
+        return False  # a longer name
+    after = _DECLARED_AFTER.match(data, stop)
+    if after is None:
+        return False
+    i = at
+    while i > 0 and data[i - 1] in b" \t":
+        i -= 1
+    if i == at:
+        return False  # no blank before the name: `(name`, `.name`, `::name`
+    before = data[i - 1]
+    if after.group(1) is None:  # `{`, `;` or `=` after: a type's `>`, or a pointer/reference declarator
+        if before == 0x3E:  # >
+            return True
+        if before in b"*&":
+            return i < 2 or data[i - 2] not in b"&|*"
+    j = i
+    while j > 0 and data[j - 1] in _WORD:
+        j -= 1
+    return j < i and data[j:i] not in _KEYWORDS
 
 
 def _in_define(data: bytes, pos: int) -> bool:
