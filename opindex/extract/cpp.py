@@ -546,7 +546,7 @@ def _blank_define_comments(data: bytes) -> bytes:
     """A /* comment */ on a continuation line of a #define ends the grammar's reading of the directive, and the
     lines after it are read as code (TensorTopK's RUN_T closed launch_gather_topk_kernel early): comments inside
     multi-line function-like #defines become spaces, same length, same lines."""
-    if b"/*" not in data or b"#" not in data:
+    if b"/*" not in data or (b"\\\n" not in data and b"\\\r\n" not in data):  # no comment or no continued line
         return data
     buf = None
     for m in _DEFINE.finditer(data):

@@ -160,11 +160,16 @@ _DECORATOR_KEYWORD = {b"HOST_DEVICE": b"__device__", b"DEVICE": b"__device__", b
 # Legacy TH/THC/THNN generic code names its functions through token-pasting macros, `THCTensor_(sort)(state, ...)`
 # (`#define THCTensor_(NAME) TH_CONCAT_4(TH,CReal,Tensor_,NAME)`): the grammar reads that as a call, not a name.
 # `THCTensor_(sort)` becomes `THCTensor_sort  `, the generic name build/link.py ties THCudaDoubleTensor_sort to.
-_GENERIC_NAME = re.compile(rb"\b(TH\w*_)\(\s*([A-Za-z_]\w*)\s*\)")
+# (no leading \b: a pattern that starts with a literal is searched for fast; a match inside a longer word, as in
+# WIDTH_(, is skipped below)
+_GENERIC_NAME = re.compile(rb"(TH\w*_)\(\s*([A-Za-z_]\w*)\s*\)")
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _generic_names(data: bytes, buf: bytearray | None) -> bytearray | None:
     for m in _GENERIC_NAME.finditer(data):
+        if m.start() and data[m.start() - 1] in _WORD_BYTES:
+            continue
         line_start = data.rfind(b"\n", 0, m.start()) + 1
         if data[line_start:m.start()].lstrip().startswith(b"#"):
             continue  # `#define THCTensor_(NAME) ...` itself stays a function-like macro
@@ -176,7 +181,7 @@ def _generic_names(data: bytes, buf: bytearray | None) -> bytearray | None:
 
 def prepare(data: bytes, arguments) -> bytes:
     buf = None
-    if b"TH" in data and b"_(" in data:
+    if b"TH" in data and b"_(" in data:  # (substring tests in C first)
         buf = _generic_names(data, buf)
     if b'R"' in data:
         for m in _LONG_RAW_STRING.finditer(data):
