@@ -6,10 +6,11 @@ import SQLAlchemy), and the same schema serves PostgreSQL.
 """
 from __future__ import annotations
 
+import itertools
 import os
-import time
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 from ..records import (FACT_ROWS, DerivativeFormulaRow, DerivativeRow, NativeDispatchRow, NativeFunctionRow,
@@ -32,6 +33,24 @@ def insert_sql(table: str, row_type) -> str:
             f"VALUES ({', '.join('?' * len(columns))}, {CHECKOUT_ID})")
 
 
+_PER_STATEMENT = 64  # rows per INSERT statement in insert_rows
+
+
+def insert_rows(con: sqlite3.Connection, table: str, rows: list[tuple]) -> None:
+    """Fact rows (opindex.records tuples) into `table`, in order, 64 to an INSERT statement: one statement per row
+    costs the driver a reset and a step per row, a quarter of the time of loading the facts (measured on a third
+    of the PyTorch 2.4 tree: 0.95 s one row per statement, 0.67-0.71 s with 64)."""
+    fields = FACT_ROWS[table]._fields
+    whole = len(rows) - len(rows) % _PER_STATEMENT
+    if whole:
+        one = f"({', '.join('?' * len(fields))}, {CHECKOUT_ID})"
+        sql = f"INSERT INTO {table} ({', '.join(fields)}, checkout_id) VALUES {', '.join([one] * _PER_STATEMENT)}"
+        flat = itertools.chain.from_iterable
+        con.executemany(sql, (tuple(flat(rows[i:i + _PER_STATEMENT])) for i in range(0, whole, _PER_STATEMENT)))
+    if whole < len(rows):
+        con.executemany(insert_sql(table, FACT_ROWS[table]), rows[whole:])
+
+
 class Writer:
     """Holds the temporary file. ``commit`` publishes it; ``abort`` removes it. The old index is never touched."""
 
@@ -49,7 +68,6 @@ class Writer:
         if self.fresh:
             for _, create, _ in TABLES.values():  # indexes come after the load: faster
                 self.con.execute(create)
-        self._fact_sql = {t: insert_sql(t, FACT_ROWS[t]) for t in PER_FILE_TABLES}
         # Rows present before this build: forget() deletes only these, so it may run after the new rows went in.
         self._old_max = {t: self._max_id(t) for t in PER_FILE_TABLES + REGISTRY_TABLES + ["files"]}
         self._next_id = {t: self._old_max[t] + 1 for t in REGISTRY_TABLES + ["files"]}
@@ -100,7 +118,7 @@ class Writer:
     def add_facts(self, rows: dict[str, list[tuple]]) -> None:
         for table, tuples in rows.items():
             if tuples:
-                self.con.executemany(self._fact_sql[table], tuples)
+                insert_rows(self.con, table, tuples)
 
     def add_native_functions(self, path: str, entries) -> None:
         """model.NativeFunction records -> native_functions rows (ids taken here), with their dispatch rows and

@@ -107,8 +107,7 @@ def shard_tables() -> list[str]:
 def _to_shard(prefix: str, results: list[FileResult]) -> None:
     global _SHARD
     import sqlite3
-    from ..records import FACT_ROWS
-    from .store import insert_sql
+    from .store import insert_rows
     if _SHARD is None or _SHARD[0] != f"{prefix}{os.getpid()}":
         path = f"{prefix}{os.getpid()}"
         con = sqlite3.connect(path, isolation_level=None)
@@ -127,7 +126,7 @@ def _to_shard(prefix: str, results: list[FileResult]) -> None:
             r.facts.rows = {}
     con.execute("BEGIN")
     for table, rows in by_table.items():
-        con.executemany(insert_sql(table, FACT_ROWS[table]), rows)
+        insert_rows(con, table, rows)
     con.execute("COMMIT")  # committed before the batch is reported done: the merge only reads finished batches
 
 
