@@ -227,7 +227,7 @@ class _File:
         data = u.data
         if b"DISPATCH" not in data:
             return
-        for m in names.MACRO_SITE.finditer(data):
+        for m in names.macro_sites(data):
             node = u.root.descendant_for_byte_range(m.start(1), m.end(1))
             if node is None or node.type not in _SITE_NODES or (
                     node.parent is not None and node.parent.type in _SKIP_SITE_PARENTS):

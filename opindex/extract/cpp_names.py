@@ -15,6 +15,24 @@ from .objc import LIBRARY_CALLS
 # DECLARE_DISPATCH(fn_type, stub), DEFINE_DISPATCH(stub), every (ALSO_)?REGISTER_<X>_DISPATCH form, AT_DISPATCH_*.
 MACRO_SITE = re.compile(
     rb"\b(DECLARE_DISPATCH|DEFINE_DISPATCH|(?:ALSO_)?REGISTER_\w*DISPATCH|AT_DISPATCH_\w+)\s*\(")
+_WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def macro_sites(data: bytes):
+    """MACRO_SITE.finditer(data), found faster: every site's word holds DISPATCH, which is searched for in C, and
+    the pattern is tried only at the start of that word (a pattern that starts with \b and an alternation would
+    be tried at every byte)."""
+    done = 0
+    at = data.find(b"DISPATCH")
+    while at >= 0:
+        start = at
+        while start > done and data[start - 1] in _WORD_CHARS:
+            start -= 1
+        m = MACRO_SITE.match(data, start) if start >= done else None
+        if m is not None:
+            yield m
+            done = m.end()
+        at = data.find(b"DISPATCH", max(at + 8, done))
 STRUCTURED = {"TORCH_META_FUNC": "meta_func", "TORCH_META_FUNC2": "meta_func",
               "TORCH_PRECOMPUTE_META_FUNC": "precompute_meta_func",
               "TORCH_PRECOMPUTE_META_FUNC2": "precompute_meta_func", "TORCH_IMPL_FUNC": "impl_func"}
