@@ -409,7 +409,6 @@ class _File:
 
 _KEYWORDS = frozenset(b"return else case new throw delete goto co_return co_await co_yield typename template sizeof "
                       b"do".split())
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _DECLARED_AFTER = re.compile(rb"[ \t]*(?:(\()|\{|;|=(?!=))")
 
 
@@ -427,7 +426,7 @@ def _declares(data: bytes, at: int, stop: int) -> bool:
     """Whether the name at data[at:stop] is declared there as a local object: `Type<..> name{};`, `Type name;`,
     `Type* name = ...`, `Type name(args);`. Not `return name(...)`, `a && name(...)`, `x * name(...)` (a keyword or
     an operator before the name). Checked at each mention of one name, not by a search of the whole body."""
-    if stop < len(data) and data[stop] in _WORD:
+    if stop < len(data) and data[stop] in names.WORD_BYTES:
         return False  # a longer name
     after = _DECLARED_AFTER.match(data, stop)
     if after is None:
@@ -444,7 +443,7 @@ def _declares(data: bytes, at: int, stop: int) -> bool:
         if before in b"*&":
             return i < 2 or data[i - 2] not in b"&|*"
     j = i
-    while j > 0 and data[j - 1] in _WORD:
+    while j > 0 and data[j - 1] in names.WORD_BYTES:
         j -= 1
     return j < i and data[j:i] not in _KEYWORDS
 

@@ -15,7 +15,7 @@ from .objc import LIBRARY_CALLS
 # DECLARE_DISPATCH(fn_type, stub), DEFINE_DISPATCH(stub), every (ALSO_)?REGISTER_<X>_DISPATCH form, AT_DISPATCH_*.
 MACRO_SITE = re.compile(
     rb"\b(DECLARE_DISPATCH|DEFINE_DISPATCH|(?:ALSO_)?REGISTER_\w*DISPATCH|AT_DISPATCH_\w+)\s*\(")
-_WORD_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # what \w matches in bytes
 
 
 def macro_sites(data: bytes):
@@ -26,7 +26,7 @@ def macro_sites(data: bytes):
     at = data.find(b"DISPATCH")
     while at >= 0:
         start = at
-        while start > done and data[start - 1] in _WORD_CHARS:
+        while start > done and data[start - 1] in WORD_BYTES:
             start -= 1
         m = MACRO_SITE.match(data, start) if start >= done else None
         if m is not None:
@@ -181,12 +181,11 @@ _DECORATOR_KEYWORD = {b"HOST_DEVICE": b"__device__", b"DEVICE": b"__device__", b
 # (no leading \b: a pattern that starts with a literal is searched for fast; a match inside a longer word, as in
 # WIDTH_(, is skipped below)
 _GENERIC_NAME = re.compile(rb"(TH\w*_)\(\s*([A-Za-z_]\w*)\s*\)")
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _generic_names(data: bytes, buf: bytearray | None) -> bytearray | None:
     for m in _GENERIC_NAME.finditer(data):
-        if m.start() and data[m.start() - 1] in _WORD_BYTES:
+        if m.start() and data[m.start() - 1] in WORD_BYTES:
             continue
         line_start = data.rfind(b"\n", 0, m.start()) + 1
         if data[line_start:m.start()].lstrip().startswith(b"#"):
