@@ -89,15 +89,13 @@ class _CallSites:
         con.execute("CREATE TEMP TABLE IF NOT EXISTS _working (name TEXT PRIMARY KEY)")
         con.execute("DELETE FROM _working")
         con.executemany("INSERT OR IGNORE INTO _working VALUES (?)", [(n,) for n in self.working])
-        self.rows: list[tuple[str, int, str, str, str]] = []  # (file, line, caller, qualifier, callee), not methods
-        self.methods: set[tuple[str, str, str, str]] = set()  # (caller, file, receiver, method)
-        for file, line, caller, qualifier, callee, is_method in con.execute(
-                "SELECT file, line, caller, qualifier, callee, is_method FROM calls WHERE language != 'python' AND "
-                "(is_method = 0 OR callee IN _working)"):
-            if is_method:
-                self.methods.add((caller, file, qualifier, callee))
-            else:
-                self.rows.append((file, line, caller, qualifier, callee))
+        # two scans in C (no index is needed, none may exist yet) rather than one with a branch per row in Python
+        self.rows: list[tuple[str, int, str, str, str]] = con.execute(  # (file, line, caller, qualifier, callee)
+            "SELECT file, line, caller, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 0"
+        ).fetchall()
+        self.methods: set[tuple[str, str, str, str]] = set(con.execute(  # (caller, file, receiver, method)
+            "SELECT caller, file, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 1 AND "
+            "callee IN _working"))
         self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee in self.rows}
 
     def lines(self, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[int]]:
