@@ -93,7 +93,7 @@ def test_cold_build_derives_its_call_graph_beside_the_indexes(sample_copy, tmp_p
     """With two jobs the call graph (call_links, functor_links, device_reach) is derived in a forked process while
     the indexes are created: the index is the one a single process builds, and when that process fails the
     writing process derives the call graph itself."""
-    from opindex.build import link
+    from opindex.build import callgraph, link
     one = tmp_path / "one.sqlite"
     build(str(sample_copy), one, jobs=1)
     expected = dump(one)
@@ -105,13 +105,13 @@ def test_cold_build_derives_its_call_graph_beside_the_indexes(sample_copy, tmp_p
     build(str(sample_copy), two, jobs=2)
     assert len(sent) == 1 and sent[0] is not None and sent[0]["call_links"]
     assert dump(two) == expected
-    parent, derive = os.getpid(), link.call_graph
+    parent, derive = os.getpid(), callgraph.call_graph
 
     def failing(*args, **kwargs):
         if os.getpid() != parent:
             raise RuntimeError("a bug in the call graph")
         return derive(*args, **kwargs)
-    monkeypatch.setattr(link, "call_graph", failing)
+    monkeypatch.setattr(callgraph, "call_graph", failing)  # what the forked process calls
     fallback = tmp_path / "fallback.sqlite"
     build(str(sample_copy), fallback, jobs=2)
     assert sent[-1] is None and dump(fallback) == expected

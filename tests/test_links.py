@@ -107,7 +107,7 @@ def test_legacy_th_names_resolve_to_their_generic_definition():
     THNN_(SpatialConvolutionMM_updateOutput): read off the index's own TH_CONCAT #defines, CUDA types to CReal."""
     import sqlite3
 
-    from opindex.build.link import _Generic
+    from opindex.build.definitions import Generic
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE macros (name TEXT, parameters TEXT, body TEXT)")
     con.executemany("INSERT INTO macros VALUES (?, ?, ?)", [
@@ -115,7 +115,7 @@ def test_legacy_th_names_resolve_to_their_generic_definition():
         ("THTensor_", "(NAME)", "TH_CONCAT_4(TH,Real,Tensor_,NAME)"),
         ("THNN_", "(NAME)", "TH_CONCAT_3(THNN_, CReal, NAME)"),
         ("THCTypeIdx_", "(T)", "TH_CONCAT_2(THCTypeIdx,T)")])  # no type part: not a generic form
-    g = _Generic(con)
+    g = Generic(con)
     assert g.names("THCudaDoubleTensor_sort") == ["THCTensor_sort", "THTensor_sort"]
     assert g.names("THFloatTensor_sort") == ["THTensor_sort", "THCTensor_sort"]
     assert g.names("THNN_CudaSpatialConvolutionMM_updateOutput")[0] == "THNN_SpatialConvolutionMM_updateOutput"
@@ -176,7 +176,7 @@ def test_a_launch_links_the_kernel_of_its_own_namespace(sample_copy, tmp_path):
 def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():
     from opindex.build.link import by_parameters
 
-    def fn(sig):  # a _Symbols row: id, name, qualified_name, kind, file, line, scope, layer, signature
+    def fn(sig):  # a Symbols row: id, name, qualified_name, kind, file, line, scope, layer, signature
         return (1, "fill_", "at::native::fill_", "function", "aten/src/ATen/native/Fill.cpp", 47, "at::native",
                 "cpp", sig)
     scalar, tensor = fn("(Tensor& self, const Scalar& value)"), fn("(Tensor& self, const Tensor& value)")

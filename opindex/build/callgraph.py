@@ -1,0 +1,314 @@
+"""The call graph of the link step: call_links (which definitions a C++ call reaches), functor_links (the methods
+of objects a function is handed) and device_reach (which definitions reach device code, and how far), derived from
+the per-file facts. A cold build with two jobs derives them in a forked process (Beside) while the writing process
+creates the indexes and derives the other links (link.py)."""
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import defaultdict
+
+from ..extract.cpp_macros import arguments
+from ..pytorch.plumbing import PLUMBING_OPS
+from .definitions import IDENTIFIER, PARAMETER, S_FILE, S_ID, S_LINE, S_QUAL, S_SCOPE, Conditions, Lines, Symbols, \
+    definition_columns
+
+CHECKOUT_ID = 1
+# Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.
+_NOT_HELPERS = ("c10", "std", "TORCH", "at::_ops")
+
+
+class CallSites:
+    """The C++ calls the call graph reads, in one scan of the calls table (in a cold build the forked process reads
+    them before any index exists): the distinct non-method sites (file, caller, qualifier, callee), for call_links
+    and device_reach, with their lines; and the method calls of `working` names, for functor_links."""
+
+    def __init__(self, con):
+        # only methods named like one that itself launches, calls a library or a stub can bring device code
+        self.working = set()
+        for table in ("kernel_launches", "library_calls", "stub_calls"):
+            self.working |= {r[0].rpartition("::")[2] for r in con.execute(f"SELECT DISTINCT caller FROM {table}")}
+        con.execute("CREATE TEMP TABLE IF NOT EXISTS _working (name TEXT PRIMARY KEY)")
+        con.execute("DELETE FROM _working")
+        con.executemany("INSERT OR IGNORE INTO _working VALUES (?)", [(n,) for n in self.working])
+        # two scans in C (no index is needed, none may exist yet) rather than one with a branch per row in Python
+        self.rows: list[tuple[str, int, str, str, str]] = con.execute(  # (file, line, caller, qualifier, callee)
+            "SELECT file, line, caller, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 0"
+        ).fetchall()
+        self.methods: set[tuple[str, str, str, str]] = set(con.execute(  # (caller, file, receiver, method)
+            "SELECT caller, file, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 1 AND "
+            "callee IN _working"))
+        self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee in self.rows}
+
+    def lines(self, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[int]]:
+        """(file, qualifier, callee) -> the lines of those calls, ascending."""
+        at: dict[tuple[str, str, str], set[int]] = defaultdict(set)
+        for file, line, _, qualifier, callee in self.rows:
+            if (file, qualifier, callee) in keys:
+                at[(file, qualifier, callee)].add(line)
+        return {key: sorted(found) for key, found in at.items()}
+
+
+def call_graph(con, symbols: "Symbols", lines: "Lines | None", conditions: "Conditions",
+               functors: bool = True) -> dict[str, list[tuple]]:
+    """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
+    calls = CallSites(con)
+    rows, links = _calls(symbols, calls.sites, conditions)
+    return {"call_links": rows, **walks(con, lines, calls, links, functors)}
+
+
+def walks(con, lines, calls: CallSites, links: dict, functors: bool) -> dict[str, list[tuple]]:
+    out, extra = {}, []
+    if functors:
+        out["functor_links"], extra = _functors(con, lines, links, calls)
+    out["device_reach"] = _device_reach(con, calls.sites, links, extra)
+    return out
+
+
+CALL_GRAPH_INSERTS = {
+    "call_links": f"INSERT INTO call_links (file, qualifier, callee, symbol_id, definition, def_file, def_line, "
+                  f"overloads, condition, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})",
+    "functor_links": f"INSERT INTO functor_links (function_id, parameter, method, functor, file, line, symbol_id, "
+                     f"definition, def_file, def_line, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                     f"{CHECKOUT_ID})",
+    "device_reach": f"INSERT INTO device_reach (symbol_id, distance, reaches, checkout_id) VALUES "
+                    f"(?, ?, ?, {CHECKOUT_ID})",
+}
+
+
+class Beside:
+    """The call graph of a cold build, derived in a forked process while the writing process creates the indexes
+    and derives the other links: on two cores the two halves of the link step take about the same time (README,
+    "Speed"). The process reads the committed facts through its own read-only connection (none of it needs an
+    index) and sends its rows back through a pipe; the writing process inserts them. Its connection is closed
+    before it sends, so it never holds a lock the writing process waits for."""
+
+    def __init__(self, db, root: str | None):
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        self.conn, child = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_beside, args=(child, str(db), root), daemon=True,
+                                name="opindex-call-graph")
+        self.proc.start()
+        child.close()
+
+    def rows(self) -> dict[str, list[tuple]] | None:
+        """Its rows, or None when it failed or died (the caller then derives them itself)."""
+        try:
+            rows = self.conn.recv()
+        except (EOFError, OSError):
+            rows = None
+        finally:
+            self.close()
+        return rows
+
+    def close(self) -> None:
+        """Stop waiting for it: a process still sending finds the pipe closed and ends."""
+        self.conn.close()
+        self.proc.join(5)
+        if self.proc.exitcode is None:
+            self.proc.kill()
+            self.proc.join()
+
+
+def _beside(conn, db: str, root: str | None) -> None:
+    from ..db import readonly_uri
+    rows = None
+    try:
+        con = sqlite3.connect(readonly_uri(db), uri=True)
+        try:
+            lines = Lines(root) if root else None
+            rows = call_graph(con, Symbols(con), lines, Conditions(lines))
+        finally:
+            con.close()  # before sending: the writing process commits once it has the rows
+    except Exception:  # noqa: BLE001 - the writing process derives them itself, and sees the error there
+        rows = None
+    conn.send(rows)
+    conn.close()
+
+
+def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Conditions",
+                 changed: set[str]) -> dict[tuple[str, str, str], list[int]]:
+    """call_links again for the sites of changed files and the sites calling a name a changed file defines now or
+    defined before; the other rows stay. Returns every link, old and new."""
+    marks = ",".join("?" * len(changed))
+    files = sorted(changed)
+    names = {r[0] for r in con.execute(f"SELECT DISTINCT name FROM symbols WHERE file IN ({marks})", files)}
+    names |= {r[0] for r in con.execute(f"SELECT DISTINCT callee FROM call_links WHERE def_file IN ({marks})",
+                                        files)}
+    stale = [(f, q, c) for f, q, c in con.execute("SELECT DISTINCT file, qualifier, callee FROM call_links")
+             if f in changed or c in names]
+    con.executemany("DELETE FROM call_links WHERE file = ? AND qualifier = ? AND callee = ?", stale)
+    rows, _ = _calls(symbols, {s for s in sites if s[0] in changed or s[3] in names}, conditions)
+    con.executemany(CALL_GRAPH_INSERTS["call_links"], rows)
+    links: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for file, qualifier, callee, sid in con.execute("SELECT file, qualifier, callee, symbol_id FROM call_links "
+                                                    "ORDER BY id"):
+        links[(file, qualifier, callee)].append(sid)
+    return links
+
+
+# -- call -> helper definition -------------------------------------------------------------------------------------
+def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str) -> list[tuple]:
+    """The definition(s) a C++ call of `qualifier::callee` in `file` reaches, by the rule in call_links' comment."""
+    defs = symbols.helpers.get(callee)
+    if not defs and callee.startswith("TH"):  # THCudaTensor_sort: the generic THCTensor_(sort)
+        defs = next((symbols.helpers[g] for g in symbols.generic.names(callee) if g in symbols.helpers), None)
+    if not defs:
+        return []
+    if qualifier:  # cpublas::gemm is not at::cuda::blas::gemm: a written qualifier must match, unless a parse
+        # error lost the definition's outer namespaces (scope '' or `native` for at::native: it may be the one)
+        defs = [s for s in defs if s[S_QUAL].endswith(f"{qualifier}::{callee}")] or \
+            [s for s in defs if not s[S_SCOPE] or qualifier.endswith(f"::{s[S_SCOPE]}")]
+    if len(defs) <= 1:
+        return defs
+    same_file = [s for s in defs if s[S_FILE] == file]
+    if not same_file and len(defs) > 3 and not qualifier:
+        if len({s[S_QUAL] for s in defs}) == 1:  # one template's specialisations, one per file (run_mha_fwd_<T, 32>
+            return defs                          # in flash_fwd_hdim32_fp16_sm80.cu ...): the call may reach each
+        return []  # a common name with many definitions: not a helper of this file
+    if same_file:
+        first = same_file[0]
+    else:
+        folder = file.rsplit("/", 1)[0]
+        # real code before stand-ins (ConvPlaceholders.cpp), then the same folder
+        first = min(defs, key=lambda s: ("placeholder" in s[S_FILE].lower(), not s[S_FILE].startswith(folder + "/"),
+                                         s[S_FILE], s[S_LINE]))
+    # the C++ overloads of that name in that file: all of them, marked, never one picked
+    return [s for s in defs if s[S_QUAL] == first[S_QUAL] and s[S_FILE] == first[S_FILE]]
+
+
+def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions") -> tuple[list[tuple], dict]:
+    """call_links rows, and (file, qualifier, callee) -> the symbol ids linked."""
+    rows, helpers, links = [], symbols.helpers, {}
+    legacy = bool(symbols.generic.forms)  # THCudaTensor_sort names no definition itself: THCTensor_(sort)
+    for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites
+                                          if c in helpers or (legacy and c.startswith("TH"))}):
+        if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
+            continue
+        targets = helper_targets(symbols, file, qualifier, callee)
+        if len(targets) > 1:
+            targets = conditions.real(targets)
+        if targets:
+            links[(file, qualifier, callee)] = [s[S_ID] for s in targets]
+        for s in targets:
+            rows.append((file, qualifier, callee, *definition_columns(s), len(targets),
+                         conditions.of(s) if len(targets) > 1 else None))
+    return rows, links
+
+
+def _op_name(api_name: str) -> str:
+    """at::foo_out / at::foo_symint -> foo (the cpp API names of an op's overloads)."""
+    return re.sub(r"(?:_symint|_out|_outf)$", "", api_name)
+
+
+# -- which definitions reach device code ----------------------------------------------------------------------------
+def _functors(con, lines: "Lines | None", links: dict, sites: CallSites) -> tuple[list[tuple],
+                                                                                    list[tuple[int, int]]]:
+    """functor_links: a function that calls a method of one of its parameters (sortCommon's `sorter.sort<A>(...)`)
+    and a call that passes a temporary object for that parameter (`sortCommon(SmallBitonicSort{}, ...)`): the
+    passed class's method. Returns its rows, and the edges (function id, method id) device_reach adds."""
+    if lines is None:
+        return [], []
+    calls = sorted(r for r in sites.methods if IDENTIFIER.match(r[2]))  # (caller, file, receiver, method)
+    if not calls:
+        return [], []
+    params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS _callers (qual TEXT, file TEXT)")
+    con.execute("DELETE FROM _callers")
+    con.executemany("INSERT INTO _callers VALUES (?, ?)", sorted({(c[0], c[1]) for c in calls}))
+    for sid, qual, file, sig in con.execute(  # the definitions making those calls, by their indexed name
+            "SELECT s.id, s.qualified_name, s.file, s.signature FROM _callers k JOIN symbols s ON "
+            "s.qualified_name = k.qual AND s.file = k.file WHERE s.kind IN ('function', 'method') AND "
+            "s.signature LIKE '%(%'"):
+        params[(qual, file)].append((sid, [m.group(1) for m in PARAMETER.finditer(sig[sig.index("("):])]))
+    uses: dict[int, list[tuple[int, str, str]]] = defaultdict(list)  # definition id -> (position, parameter, method)
+    for caller, file, receiver, method in calls:
+        for sid, names in params.get((caller, file), ()):
+            if receiver in names:
+                uses[sid].append((names.index(receiver), receiver, method))
+    if not uses:
+        return [], []
+    methods: dict[str, list[tuple]] = defaultdict(list)  # "Class::method" -> definitions
+    for row in con.execute("SELECT id, name, qualified_name, kind, file, line FROM symbols WHERE kind = 'method' "
+                           "AND name IN _working AND language != 'python'"):
+        cls = row[2].rsplit("::", 2)
+        if len(cls) >= 2:
+            methods[f"{cls[-2]}::{row[1]}"].append(row)
+    rows, edges = [], []
+    passing = {key: [t for t in targets if t in uses] for key, targets in links.items()}
+    passing = {key: wanted for key, wanted in passing.items() if wanted}
+    at = sites.lines(set(passing))
+    for (file, qualifier, callee), wanted in passing.items():
+        for line in at.get((file, qualifier, callee), ()):
+            args = _call_arguments(lines, file, line, callee)
+            for target in wanted:
+                for position, parameter, method in uses[target]:
+                    m = _TEMPORARY.match(args[position]) if position < len(args) else None
+                    if m is None:
+                        continue
+                    for d in methods.get(f"{m.group(1).rpartition('::')[2]}::{method}", ())[:4]:
+                        rows.append((target, parameter, method, m.group(1), file, line, d[0], d[2], d[4], d[5]))
+                        edges.append((target, d[0]))
+    return sorted(set(rows)), sorted(set(edges))
+
+
+# `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`: a temporary object of a named class
+_TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{\s*\}|\(\s*\))\s*$")
+
+
+def _call_arguments(lines: "Lines", file: str, line: int, callee: str) -> list[str]:
+    """The arguments of the call of `callee` that starts on `line` (it may run over a few lines)."""
+    text = "\n".join(lines.get(file, line, 6))
+    i = text.find(callee)
+    while i >= 0:  # `callee (` or `callee<T>(`, not a longer name that ends in it
+        j = i + len(callee)
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
+            rest = text[j:].lstrip()
+            if rest.startswith("<"):
+                close = rest.find(">")
+                rest = rest[close + 1:].lstrip() if close >= 0 else ""
+            if rest.startswith("("):
+                args, _ = arguments(rest.encode(), 0)
+                return args
+        i = text.find(callee, j)
+    return []
+
+
+def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = ()) -> list[tuple]:
+    """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
+    the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
+    ids: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for sid, qual, file in con.execute("SELECT id, qualified_name, file FROM symbols WHERE language != 'python' AND "
+                                       "kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
+        ids[(qual, file)].append(sid)
+    key_of = {sid: key for key, group in ids.items() for sid in group}
+    reached: dict[tuple[str, str], str] = {}
+    for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'handed', 'tensor_iterator')"),
+                               ("library", "library_calls", "1"), ("stub", "stub_calls", "1")):
+        for caller, file in con.execute(f"SELECT DISTINCT caller, file FROM {table} WHERE {where}"):
+            reached.setdefault((caller, file), what)
+    # a definition that calls an op through the dispatcher (at::x, at::_ops::x) leads back into the YAML layer
+    ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
+    callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
+    for file, caller, qualifier, callee in sites:
+        if qualifier in ("at", "at::_ops"):
+            if _op_name(callee) in ops:
+                reached.setdefault((caller, file), "op")
+            continue
+        for target in links.get((file, qualifier, callee), ()):
+            callers[key_of[target]].add((caller, file))
+    for function, method in extra:  # sortCommon reaches what the functors passed to it launch
+        if function in key_of and method in key_of:
+            callers[key_of[method]].add(key_of[function])
+    distance = {key: 0 for key in reached if key in ids}
+    frontier = list(distance)
+    while frontier:
+        nxt = []
+        for callee in frontier:
+            for caller in callers.get(callee, ()):
+                if caller not in distance and caller in ids:
+                    distance[caller], reached[caller] = distance[callee] + 1, reached[callee]
+                    nxt.append(caller)
+        frontier = nxt
+    return [(sid, d, reached[key]) for key, d in distance.items() for sid in ids[key]]

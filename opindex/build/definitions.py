@@ -1,0 +1,177 @@
+"""The definitions and the source text the link step reads: C++/CUDA definitions by name (Symbols, with the
+legacy TH generic forms), the #if conditions around a definition (Conditions), and checkout files read once
+(Lines). Shared by link.py (the small links) and callgraph.py (call_links, functor_links, device_reach)."""
+from __future__ import annotations
+
+import bisect
+import re
+from collections import defaultdict
+
+from ..paths import safe_path
+
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
+# a parameter's name in a C++ signature's text: `const Tensor& self,` -> self
+PARAMETER = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:=[^,]*)?(?:,|\)\s*$)")
+
+
+class Symbols:
+    """C++/CUDA definitions by unqualified name, with the layer of their file."""
+
+    def __init__(self, con):
+        self.by_name: dict[str, list[tuple]] = defaultdict(list)
+        layer = dict(con.execute("SELECT path, layer FROM files"))
+        # (a join and an ORDER BY in SQL take longer than this dict and a stable sort: rows of one line in id order)
+        rows = [(sid, name, qual, kind, file, line, scope, layer[file], sig) for sid, name, qual, kind, file, line,
+                scope, sig in con.execute(
+                    "SELECT id, name, qualified_name, kind, file, line, scope, signature FROM symbols WHERE language "
+                    "IN ('cpp', 'cuda') AND kind IN ('function', 'method', 'impl_func', 'global_kernel') ORDER BY id")
+                if file in layer]
+        rows.sort(key=lambda r: (r[S_FILE], r[S_LINE]))
+        for row in rows:
+            self.by_name[row[S_NAME]].append(row)
+
+        self.helpers = {name: defs for name, defs in self.by_name.items()}  # every kind here is a helper kind
+        self.generic = Generic(con)
+
+    def named(self, name: str, kinds: tuple[str, ...]) -> list[tuple]:
+        return [s for s in self.by_name.get(name, ()) if s[3] in kinds]
+
+
+class Generic:
+    """Legacy TH/THC/THNN generic code: `THCudaDoubleTensor_sort` is `THCTensor_(sort)` of THC/generic/ for one
+    type. The forms come from the index's own #defines (`#define THCTensor_(NAME) TH_CONCAT_4(TH,CReal,Tensor_,NAME)`:
+    a literal head, the type's name, a literal tail, the function's name); extraction wrote the definitions'
+    names as `THCTensor_sort` (extract/cpp_names.prepare)."""
+
+    TYPE_PARTS = ("Real", "CReal")  # the per-type part of a TH_CONCAT name, as TH's generic headers call it
+
+    def __init__(self, con):
+        self.forms: list[tuple[str, str, str, str]] = []  # (macro, head, tail, type part)
+        for name, params, body in con.execute(
+                "SELECT DISTINCT name, parameters, body FROM macros WHERE body LIKE 'TH_CONCAT_%' AND "
+                "parameters IS NOT NULL ORDER BY name"):
+            m = re.fullmatch(r"TH_CONCAT_\d\((.*)\)", body.strip())
+            plist = [p.strip() for p in params.strip("()").split(",")]
+            parts = [a.strip() for a in m.group(1).split(",")] if m else []
+            typed = [i for i, a in enumerate(parts[:-1]) if a in self.TYPE_PARTS]
+            if len(plist) != 1 or not parts or parts[-1] != plist[0] or len(typed) != 1:
+                continue
+            i = typed[0]
+            self.forms.append((name, "".join(parts[:i]), "".join(parts[i + 1:-1]), parts[i]))
+
+    def names(self, callee: str) -> list[str]:
+        """The generic names `callee` may be an instance of; CUDA-typed names (THCuda...) first to CReal forms."""
+        out = []
+        for macro, head, tail, part in self.forms:
+            if not callee.startswith(head):
+                continue
+            rest = callee[len(head):]
+            for i in range(1, len(rest)):  # the type is CamelCase words (Cuda, CudaDouble, Float): cut at one
+                if rest[i].isupper() and rest[i:].startswith(tail) and len(rest) > i + len(tail):
+                    cuda = rest[:i].startswith("Cuda")
+                    out.append(((part == "CReal") != cuda, i, macro + rest[i + len(tail):]))
+        return [name for _, _, name in sorted(out)]  # the shortest type name that leaves a definition wins
+
+
+# symbol tuple fields
+S_ID, S_NAME, S_QUAL, S_KIND, S_FILE, S_LINE, S_SCOPE, S_LAYER, S_SIG = range(9)
+
+
+def definition_columns(s: tuple | None) -> tuple:
+    return (s[S_ID], s[S_QUAL], s[S_FILE], s[S_LINE]) if s else (None, None, None, None)
+
+
+# -- preprocessor conditions of same-named definitions --------------------------------------------------------------
+_NEGATED_TEST = re.compile(r"^[ \t]*#[ \t]*(?:if[ \t]*!|ifndef\b|else\b)", re.M)
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)", re.M)
+
+
+class Conditions:
+    """The #if conditions around a definition, read from its file (only asked for C++ overloads that share a
+    qualified name in one file: `#if !AT_CUDNN_ENABLED()` stand-ins that only raise, next to the real one)."""
+
+    def __init__(self, lines: "Lines | None"):
+        self.lines = lines
+        self.cache: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+
+    def of(self, s: tuple) -> str | None:
+        """The innermost condition around the definition, as written (`!AT_CUDNN_ENABLED()`; an #else branch
+        reads `not (X)`), or None at top level."""
+        stack = self._stack(s[S_FILE], s[S_LINE])
+        return stack[-1] if stack else None
+
+    def real(self, group: list[tuple]) -> list[tuple]:
+        """Drop the stand-ins of a group: definitions under a negated feature test (`#if !X`, `#ifndef X`) when
+        a sibling is not under one."""
+        if len(group) < 2 or self.lines is None:
+            return group
+        negated = [s for s in group if _negated(self.of(s))]
+        return [s for s in group if s not in negated] if negated and len(negated) < len(group) else group
+
+    def demote(self, ranked: list[tuple]) -> list[tuple]:
+        """Stand-ins last: of several candidates in one file, those under a negated feature test (the `#if
+        !AT_CUDNN_ENABLED()` half of a file whose namespace the parser may have read differently)."""
+        if self.lines is None or len(ranked) < 2:
+            return ranked
+        files = [s[S_FILE] for s in ranked]
+        shared = {f for f in files if files.count(f) > 1}
+        if not shared:
+            return ranked
+        standin = {s[S_ID] for s in ranked if s[S_FILE] in shared and _negated(self.of(s))}
+        return sorted(ranked, key=lambda s: s[S_ID] in standin)  # stable: the rank order otherwise
+
+    def _stack(self, file: str, line: int) -> tuple[str, ...]:
+        if file not in self.cache:
+            self.cache[file] = self._scan(file)
+        marks = self.cache[file]
+        return marks[bisect.bisect_right(marks, (line, (chr(0x10FFFF),))) - 1][1]
+
+    def _scan(self, file: str) -> list[tuple[int, tuple[str, ...]]]:
+        """(line, the condition stack from that line on) at every directive of the file."""
+        out, stack = [(0, ())], []
+        text = self.lines.text(file) if self.lines else ""
+        if not _NEGATED_TEST.search(text):
+            return out  # no `#if !X`, `#ifndef X` or `#else` in the file: no stand-in to tell apart
+        line, pos = 1, 0
+        for m in _DIRECTIVE.finditer(text):  # the few directive lines, found in C by one search of the text
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            word, rest = m.group(1), " ".join(m.group(2).split("//")[0].split())
+            if word in ("if", "ifdef", "ifndef"):
+                stack.append(f"!{rest}" if word == "ifndef" else (f"defined({rest})" if word == "ifdef" else rest))
+            elif word in ("elif", "else") and stack:
+                stack[-1] = rest if word == "elif" else f"not ({stack[-1]})"
+            elif word == "endif" and stack:
+                stack.pop()
+            out.append((line, tuple(stack)))
+        return out
+
+
+def _negated(condition: str | None) -> bool:
+    return bool(condition) and (condition.startswith("!") or condition.startswith("not (defined("))
+
+
+class Lines:
+    """Checkout files, each read once (only files under the root)."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.texts: dict[str, str] = {}
+        self.split: dict[str, list[str]] = {}
+
+    def text(self, rel: str) -> str:
+        if rel not in self.texts:
+            path = safe_path(self.root, rel)
+            try:
+                if path is None:
+                    raise OSError("not a file inside the checkout")
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    self.texts[rel] = f.read()
+            except OSError:
+                self.texts[rel] = ""
+        return self.texts[rel]
+
+    def get(self, rel: str, line: int, count: int) -> list[str]:
+        if rel not in self.split:
+            self.split[rel] = self.text(rel).splitlines()
+        return self.split[rel][line - 1:line - 1 + count]
