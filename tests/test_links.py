@@ -173,6 +173,52 @@ def test_a_launch_links_the_kernel_of_its_own_namespace(sample_copy, tmp_path):
         ("at::native::f", "at::native::k", 2), ("g", "k", 5)]
 
 
+def test_a_header_call_reaches_the_definitions_of_the_files_that_include_it(sample_copy, tmp_path):
+    """A header that calls a name it does not define is read inside the files that #include it (this fork's
+    maca_kernels/CUDALoops_maca_arity3.cuh calls launch_vectorized_kernel, defined by CUDALoops.cuh and by
+    CUDALoops_copy.cuh, which both include it): the call reaches the definitions of those files, both marked, not the
+    one nearest by folder (inner/launch.cuh, which does not include it)."""
+    import sqlite3
+
+    from opindex.api import build
+    cuda = sample_copy / "aten/src/ATen/native/cuda"
+    (cuda / "inner").mkdir()
+    (cuda / "inner/arity.cuh").write_text(
+        "namespace at { namespace native {\n"
+        "template <typename F> void impl(F f) { launch(f); }\n"
+        "}}\n")
+    (cuda / "inner/launch.cuh").write_text(  # same folder, never includes arity.cuh
+        "namespace at { namespace native {\n"
+        "template <typename F> void launch(F f) { f(); }\n"
+        "}}\n")
+    for name in ("Outer.cuh", "OuterCopy.cuh"):
+        (cuda / name).write_text(
+            "namespace at { namespace native {\n"
+            "template <typename F> void launch(F f) { f(); }\n"
+            "}}\n"
+            + ('#include "inner/arity.cuh"\n' if name == "Outer.cuh" else
+               "#include <ATen/native/cuda/inner/arity.cuh>\n"))
+    db = tmp_path / "inc.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT def_file, def_line, overloads FROM call_links WHERE file LIKE '%inner/arity.cuh' AND "
+                       "callee = 'launch' ORDER BY def_file").fetchall() == [
+        ("aten/src/ATen/native/cuda/Outer.cuh", 2, 2), ("aten/src/ATen/native/cuda/OuterCopy.cuh", 2, 2)]
+
+
+def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
+    """CUDALoops_maca_arity3.cuh:642 `launch_vectorized_kernel(numel, f, data)`: CUDALoops.cuh defines it at :174 (its
+    #ifdef USE_MACA branch; the #else one at :247 is the stand-in) and CUDALoops_copy.cuh at :162; both include the
+    header (CUDALoops.cuh:446, CUDALoops_copy.cuh:4744)."""
+    rows = real_index.rows(
+        "SELECT def_file, def_line, overloads, condition FROM call_links WHERE file = "
+        "'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity3.cuh' AND callee = 'launch_vectorized_kernel' "
+        "ORDER BY def_file")
+    assert [tuple(r.values()) for r in rows] == [
+        ("aten/src/ATen/native/cuda/CUDALoops.cuh", 174, 2, "defined(USE_MACA)"),
+        ("aten/src/ATen/native/cuda/maca_kernels/CUDALoops_copy.cuh", 162, 2, None)]
+
+
 def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():
     from opindex.build.link import by_parameters
 

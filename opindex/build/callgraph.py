@@ -10,8 +10,8 @@ from collections import defaultdict
 
 from ..extract.cpp_macros import arguments
 from ..pytorch.plumbing import PLUMBING_OPS
-from .definitions import IDENTIFIER, PARAMETER, S_FILE, S_ID, S_LINE, S_QUAL, S_SCOPE, Conditions, Lines, Symbols, \
-    definition_columns
+from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_LINE, S_QUAL, S_SCOPE, Conditions,
+                          Lines, Symbols, definition_columns)
 
 CHECKOUT_ID = 1
 # Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.
@@ -149,8 +149,11 @@ def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Condit
 
 
 # -- call -> helper definition -------------------------------------------------------------------------------------
-def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str) -> list[tuple]:
-    """The definition(s) a C++ call of `qualifier::callee` in `file` reaches, by the rule in call_links' comment."""
+def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
+                   lines: Lines | None = None) -> list[tuple]:
+    """The definition(s) a C++ call of `qualifier::callee` in `file` reaches, by the rule in call_links' comment.
+    With `lines` (the checkout's text), a header's call of a name it does not define reaches the definitions in
+    the files that #include that header, when some do."""
     defs = symbols.helpers.get(callee)
     if not defs and callee.startswith("TH"):  # THCudaTensor_sort: the generic THCTensor_(sort)
         defs = next((symbols.helpers[g] for g in symbols.generic.names(callee) if g in symbols.helpers), None)
@@ -163,6 +166,12 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str) -> 
     if len(defs) <= 1:
         return defs
     same_file = [s for s in defs if s[S_FILE] == file]
+    if not same_file and lines is not None and file.endswith(HEADER_EXTENSIONS):
+        # a header is read inside the files that include it: maca_kernels/CUDALoops_maca_arity3.cuh calls
+        # launch_vectorized_kernel, which CUDALoops.cuh (and CUDALoops_copy.cuh) define before including it
+        includers = lines.includers(file, {s[S_FILE] for s in defs})
+        if includers:
+            return [s for s in defs if s[S_FILE] in includers]
     if not same_file and len(defs) > 3 and not qualifier:
         if len({s[S_QUAL] for s in defs}) == 1:  # one template's specialisations, one per file (run_mha_fwd_<T, 32>
             return defs                          # in flash_fwd_hdim32_fp16_sm80.cu ...): the call may reach each
@@ -186,7 +195,7 @@ def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions") -> tup
                                           if c in helpers or (legacy and c.startswith("TH"))}):
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
-        targets = helper_targets(symbols, file, qualifier, callee)
+        targets = helper_targets(symbols, file, qualifier, callee, conditions.lines)
         if len(targets) > 1:
             targets = conditions.real(targets)
         if targets:

@@ -4,11 +4,14 @@ legacy TH generic forms), the #if conditions around a definition (Conditions), a
 from __future__ import annotations
 
 import bisect
+import posixpath
 import re
 from collections import defaultdict
 
 from ..paths import safe_path
 
+HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 # a parameter's name in a C++ signature's text: `const Tensor& self,` -> self
 PARAMETER = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:=[^,]*)?(?:,|\)\s*$)")
@@ -170,6 +173,23 @@ class Lines:
             except OSError:
                 self.texts[rel] = ""
         return self.texts[rel]
+
+    def includers(self, header: str, files: set[str]) -> set[str]:
+        """Those of `files` that #include `header` (by a path the header's path ends with, or one relative to the
+        including file's folder)."""
+        name = header.rsplit("/", 1)[-1]
+        out = set()
+        for rel in sorted(files):
+            text = self.text(rel)
+            if name not in text:
+                continue
+            folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+            for spec in _INCLUDE.findall(text):
+                if spec.rsplit("/", 1)[-1] == name and (header.endswith("/" + spec) or header == spec or
+                                                        posixpath.normpath(f"{folder}/{spec}") == header):
+                    out.add(rel)
+                    break
+        return out
 
     def get(self, rel: str, line: int, count: int) -> list[str]:
         if rel not in self.split:
