@@ -166,12 +166,6 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     if len(defs) <= 1:
         return defs
     same_file = [s for s in defs if s[S_FILE] == file]
-    if not same_file and lines is not None and file.endswith(HEADER_EXTENSIONS):
-        # a header is read inside the files that include it: maca_kernels/CUDALoops_maca_arity3.cuh calls
-        # launch_vectorized_kernel, which CUDALoops.cuh (and CUDALoops_copy.cuh) define before including it
-        includers = lines.includers(file, {s[S_FILE] for s in defs})
-        if includers:
-            return [s for s in defs if s[S_FILE] in includers]
     if not same_file and len(defs) > 3 and not qualifier:
         if len({s[S_QUAL] for s in defs}) == 1:  # one template's specialisations, one per file (run_mha_fwd_<T, 32>
             return defs                          # in flash_fwd_hdim32_fp16_sm80.cu ...): the call may reach each
@@ -179,6 +173,13 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     if same_file:
         first = same_file[0]
     else:
+        files = {s[S_FILE] for s in defs}
+        if len(files) > 1 and lines is not None and file.endswith(HEADER_EXTENSIONS):
+            # a header is read inside the files that include it: maca_kernels/CUDALoops_maca_arity3.cuh calls
+            # launch_vectorized_kernel, which CUDALoops.cuh and CUDALoops_copy.cuh define before including it
+            includers = lines.includers(file, files)
+            if includers:
+                return [s for s in defs if s[S_FILE] in includers]
         folder = file.rsplit("/", 1)[0]
         # real code before stand-ins (ConvPlaceholders.cpp), then the same folder
         first = min(defs, key=lambda s: ("placeholder" in s[S_FILE].lower(), not s[S_FILE].startswith(folder + "/"),

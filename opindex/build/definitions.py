@@ -161,6 +161,7 @@ class Lines:
         self.root = root
         self.texts: dict[str, str] = {}
         self.split: dict[str, list[str]] = {}
+        self.includes: dict[str, dict[str, list[str]]] = {}  # file -> its #include paths by their last part
 
     def text(self, rel: str) -> str:
         if rel not in self.texts:
@@ -179,17 +180,24 @@ class Lines:
         including file's folder)."""
         name = header.rsplit("/", 1)[-1]
         out = set()
-        for rel in sorted(files):
-            text = self.text(rel)
-            if name not in text:
-                continue
-            folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-            for spec in _INCLUDE.findall(text):
-                if spec.rsplit("/", 1)[-1] == name and (header.endswith("/" + spec) or header == spec or
-                                                        posixpath.normpath(f"{folder}/{spec}") == header):
+        for rel in files:
+            for spec in self._included(rel).get(name, ()):
+                folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+                if header.endswith("/" + spec) or header == spec or posixpath.normpath(f"{folder}/{spec}") == header:
                     out.add(rel)
                     break
         return out
+
+    def _included(self, rel: str) -> dict[str, list[str]]:
+        """The #include paths of a file by their last part, read once."""
+        found = self.includes.get(rel)
+        if found is None:
+            found = self.includes[rel] = {}
+            text = self.text(rel)
+            if "include" in text:
+                for spec in _INCLUDE.findall(text):
+                    found.setdefault(spec.rsplit("/", 1)[-1], []).append(spec)
+        return found
 
     def get(self, rel: str, line: int, count: int) -> list[str]:
         if rel not in self.split:
