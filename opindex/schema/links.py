@@ -88,10 +88,10 @@ call_links = Table(
     comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written "
             "qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), "
             "or a parse error lost the definition's outer namespaces (its scope is empty or ends the qualifier); "
-            "then the same file first; from a header with none of its own, those in the files that #include it "
-            "(each, marked: which one a build sees depends on the including file); then the same folder; a name with "
-            "more than 3 definitions "
-            "elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) "
+            "then the same file first; a name with more than 3 definitions elsewhere and none in the file is left "
+            "unlinked (too common to guess); else, from a header, the definitions in the files that #include it "
+            "(each, marked: which one a build sees depends on the including file), else the same folder. Op calls "
+            "(at::x, tensor.x()) "
             "are not here: they go through the dispatcher (native_functions).",
 )
 
