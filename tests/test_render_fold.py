@@ -36,3 +36,18 @@ def test_full_and_json_keep_every_hop():
     t = trace()
     assert "CUDALoops.cuh:383" in t.to_text(context=0, full=True)
     assert len(t.to_dict()["hops"]) == 7
+
+
+def test_a_fold_names_the_kernels_of_a_launcher_shown_above():
+    """The walk shows a definition once: a second launch that reaches gpu_kernel_impl ends in a "(shown above)" hop.
+    Its folded line still names the __global__ kernels that definition reaches (relu's maximum_kernel_cuda on the
+    2.4 tree, after the MACA arity-1 path showed CUDALoops.cuh's launch_vectorized_kernel first)."""
+    first = trace().hops
+    hops = first + [
+        Hop(7, 0, "cuda", "tensor_iterator", "gpu_kernel", "k.cu", 70, "tensor_iterator launch via gpu_kernel"),
+        Hop(8, 7, "cpp", "launcher", "at::native::gpu_kernel", "Loops.cuh", 80, "(shown above)"),
+    ]
+    t = TraceView(query="torch.exp", direction="down", device="cuda", depth=1, hops=hops)
+    text = t.to_text(context=0, tree=True)
+    assert ("[cuda] TensorIterator launch: gpu_kernel -> __global__ vectorized_elementwise_kernel (1 hops folded)  "
+            "k.cu:70") in text

@@ -46,6 +46,15 @@ def test_the_main_chain_ends_where_the_op_s_work_runs(real_index):
     assert re.search(r"SoftMax|softmax|nll_loss", _chain_end(real_index, "F.cross_entropy").name)
 
 
+def test_the_folded_launch_of_relu_names_its_kernels(real_index):
+    """relu's main chain folds maximum_kernel_cuda's launch (MaxMinElementwiseKernel.cu:16). Its launcher reaches
+    CUDALoops.cuh:174 launch_vectorized_kernel, shown first under the MACA arity-1 path (CUDALoops_maca_arity1.cuh:71,
+    which CUDALoops.cuh includes): the folded line names the kernels of what it stands for."""
+    text = real_index.trace("F.relu").to_text()
+    line = next(x for x in text.splitlines() if "TensorIterator launch:" in x and "MaxMinElementwiseKernel.cu:16" in x)
+    assert "__global__ vectorized_elementwise_kernel" in line, line
+
+
 @pytest.mark.parametrize("name", DEPTH_TRACES)
 def test_depth_only_adds(real_index, name):
     previous = None

@@ -364,12 +364,40 @@ def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
     below = [t.hops[i] for i, top in hidden.items() if top == launch.id]
     launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in below if h.kind == "launcher")
                  if n != launch.name]
-    kernels = list(dict.fromkeys(h.name.removeprefix("__global__ ").split("::")[-1] for h in below
-                                 if h.kind == "global_kernel"))
+    kernels = list(dict.fromkeys(h.name.removeprefix("__global__ ").split("::")[-1]
+                                 for h in below + _shown_above(t, below) if h.kind == "global_kernel"))
     text = " -> ".join([launch.name] + launchers[:4] + (["..."] if len(launchers) > 4 else []))
     if kernels:
         text += " -> __global__ " + ", ".join(kernels[:4]) + (", ..." if len(kernels) > 4 else "")
     return f"TensorIterator launch: {text} ({len(below)} hops folded)"
+
+
+def _shown_above(t: Trace, hops: list[Hop]) -> list[Hop]:
+    """What the "(shown above)" hops among `hops` stand for: the hops under the first hop of the same layer, name
+    and place (the walk shows a definition once; a later launcher that reaches it ends in such a hop)."""
+    repeats = [h for h in hops if "(shown above)" in h.detail]
+    if not repeats:
+        return []
+    first: dict[tuple, int] = {}
+    children: dict[int | None, list[int]] = {}
+    for h in t.hops:
+        children.setdefault(h.parent, []).append(h.id)
+        if "(shown above)" not in h.detail:
+            first.setdefault((h.layer, h.name, h.file, h.line), h.id)
+    seen: set[int] = {h.id for h in hops}
+    todo = [first[k] for k in ((h.layer, h.name, h.file, h.line) for h in repeats) if k in first]
+    out = []
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        h = t.hops[i]
+        out.append(h)
+        todo.extend(children.get(i, ()))
+        if "(shown above)" in h.detail and (h.layer, h.name, h.file, h.line) in first:
+            todo.append(first[(h.layer, h.name, h.file, h.line)])
+    return sorted(out, key=lambda h: h.id)  # the tree's order
 
 
 def tree(t: Trace, hidden: dict[int, int] | None = None) -> list[str]:
