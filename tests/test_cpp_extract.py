@@ -454,3 +454,18 @@ def test_no_operator_calls_without_a_tensor():
         }
         """)
     assert [r for r in facts.rows["calls"] if r[4].startswith(("operator", "unary operator"))] == []
+
+
+def test_a_row_of_the_as_written_reading_takes_the_chosen_reading_s_caller():
+    """cpp._in_function: a caller that lost its namespaces (`f` for at::native::f) is named as the function the
+    chosen-side reading found on that line; another function's name, or a line outside any, stays as it is."""
+    from opindex.extract.cpp import _function_spans, _in_function
+    symbols = [("a.cu", 10, 30, "cuda", "function", "f", "at::native::f", "at::native", None, 0, None),
+               ("a.cu", 40, 50, "cuda", "function", "g", "at::native::g", "at::native", None, 0, None),
+               ("a.cu", 12, 14, "cuda", "class", "S", "at::native::S", "at::native", None, 0, None)]
+    spans = _function_spans(symbols)
+    assert _in_function(("a.cu", 20, "cuda", "f", "k", "", 0), 3, spans) == ("a.cu", 20, "cuda", "at::native::f",
+                                                                             "k", "", 0)
+    assert _in_function(("a.cu", 20, "cuda", "h", "k", "", 0), 3, spans) == ("a.cu", 20, "cuda", "h", "k", "", 0)
+    assert _in_function(("a.cu", 35, "cuda", "f", "k", "", 0), 3, spans) == ("a.cu", 35, "cuda", "f", "k", "", 0)
+    assert _in_function(("a.cu", 45, "cuda", "", "k", "", 0), 3, spans) == ("a.cu", 45, "cuda", "", "k", "", 0)

@@ -64,3 +64,15 @@ def test_launch_bounds_do_not_hide_global_kernels():
     f = facts(NATIVE + "cuda/CUDALoops.cuh")
     kernels = {r[5] for r in f.rows["symbols"] if r[4] == "global_kernel"}
     assert "vectorized_elementwise_kernel" in kernels
+
+
+def test_facts_of_a_split_brace_branch_keep_their_function_s_namespace():
+    """layer_norm_kernel.cu: `#ifdef USE_MACA if (...) { #endif ... #ifdef USE_MACA } else { ... launches ... #endif`.
+    The launches of the blanked side come from reading the file as written, which loses the namespaces around
+    launch_vectorized_layer_norm_kernel; they are named by the function the chosen side read on those lines."""
+    f = facts(NATIVE + "cuda/layer_norm_kernel.cu")
+    launches = {(r.line, r.kernel, r.caller) for r in f.rows["kernel_launches"]}
+    caller = "at::native::launch_vectorized_layer_norm_kernel"
+    assert {(782, "vectorized_layer_norm_kernel", caller), (807, "vectorized_layer_norm_kernel_opt_wave1", caller),
+            (827, "vectorized_layer_norm_kernel_opt_pass1", caller),
+            (846, "vectorized_layer_norm_kernel_opt", caller)} <= launches

@@ -19,7 +19,6 @@ Rules that decide rows (the README repeats them):
 """
 from __future__ import annotations
 
-import functools
 import re
 from bisect import bisect_right
 from pathlib import Path
@@ -607,9 +606,43 @@ def extract(path: str, data: bytes, language: str) -> FileFacts:
     # #defines before the span are still known there: the macros the first reading found come along
     as_written, _ = _extract(path, data, language, within=_line_span(data, min(blanked), max(blanked)),
                              known=macros)
+    functions = _function_spans(facts.rows["symbols"])
     for table, rows in as_written.rows.items():  # every fact row starts (file, line, ...)
-        facts.rows[table].extend(r for r in rows if r[1] in blanked)
+        at = _CALLER_COLUMN.get(table)
+        facts.rows[table].extend(_in_function(r, at, functions) if at is not None else r
+                                 for r in rows if r[1] in blanked)
     return facts
+
+
+# the caller column of the C++ fact tables that have one (records.py field order)
+_CALLER_COLUMN = {"calls": 3, "stub_calls": 4, "kernel_launches": 6, "library_calls": 4, "type_dispatches": 5}
+
+
+def _function_spans(symbols: list[tuple]) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, name, qualified name) of the functions a reading found, innermost last."""
+    spans = [(r[1], r[2], r[5], r[6]) for r in symbols if r[4] in ("function", "method", "global_kernel",
+                                                                   "device_function", "impl_func")]
+    return sorted(spans, key=lambda s: (s[0], -s[1]))
+
+
+def _in_function(row: tuple, at: int, functions: list[tuple[int, int, str, str]]) -> tuple:
+    """A row of the as-written reading, named by the caller the chosen-side reading gave its line: where the #if
+    groups split braces, the as-written reading may lose the enclosing namespaces (`launch_vectorized_layer_norm_kernel`
+    for at::native::launch_vectorized_layer_norm_kernel, layer_norm_kernel.cu:807). Only the same function's
+    name is taken: its unqualified name must match."""
+    caller = row[at]
+    if not caller:
+        return row
+    name = caller.rpartition("::")[2]
+    line = row[1]
+    for first, last, fname, qualified in reversed(functions):  # innermost (latest start) first
+        if first <= line <= last:
+            if fname == name and qualified != caller and qualified.endswith("::" + caller):
+                if hasattr(row, "_replace"):  # a record type (opindex.records)
+                    return row._replace(caller=qualified)
+                return row[:at] + (qualified,) + row[at + 1:]
+            break
+    return row
 
 
 def _line_span(data: bytes, first: int, last: int) -> tuple[int, int]:
