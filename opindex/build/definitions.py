@@ -1,6 +1,7 @@
 """The definitions and the source text the link step reads: C++/CUDA definitions by name (Symbols, with the
-legacy TH generic forms), the #if conditions around a definition (Conditions), and checkout files read once
-(Lines). Shared by link.py (the small links) and callgraph.py (call_links, functor_links, device_reach)."""
+legacy TH generic forms), the #if conditions around a definition (Conditions), and checkout files read once, with
+their #include lines (Lines). Shared by link.py (the small links) and callgraph.py (call_links, functor_links,
+device_reach)."""
 from __future__ import annotations
 
 import bisect
