@@ -30,6 +30,9 @@ class SymbolRow(NamedTuple):
     signature: str | None  # the parameter list as written, whitespace collapsed
     is_template: bool  # C++ template definition
     from_macro: str | None  # the #define it was expanded from (same file), else NULL
+    # C++: the template arguments of an explicit specialization, as written, whitespace collapsed (`<float>` for
+    # `template <> void gemm<float>(...)`); NULL for any other definition
+    template_args: str | None
 
 
 class CallRow(NamedTuple):
@@ -45,6 +48,9 @@ class CallRow(NamedTuple):
     # receiver text (self, input, iter); '' for a bare call
     qualifier: str
     is_method: bool  # a method call (obj.f(...) / obj->f(...))
+    # C++: the explicit template arguments of a call that is not a method call, as written, whitespace collapsed
+    # (`<float>` for `gemm_internal<float>(...)`); NULL when none are written
+    template_args: str | None
 
 
 class MacroRow(NamedTuple):

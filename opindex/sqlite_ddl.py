@@ -3,7 +3,7 @@
 The SQLite DDL and column lists a build uses, so that a build does not import SQLAlchemy.
 """
 
-SCHEMA_VERSION = '0004'
+SCHEMA_VERSION = '0005'
 PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
 LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches', 'functor_links']
@@ -18,12 +18,12 @@ TABLES = {
         'CREATE TABLE meta (\n\t"key" VARCHAR(64) NOT NULL, \n\tvalue TEXT, \n\tPRIMARY KEY ("key")\n)',
         ()),
     'call_links': (
-        ('id', 'checkout_id', 'file', 'qualifier', 'callee', 'symbol_id', 'definition', 'def_file', 'def_line', 'overloads', 'condition'),
-        'CREATE TABLE call_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\toverloads INTEGER NOT NULL, \n\tcondition TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('id', 'checkout_id', 'file', 'qualifier', 'callee', 'symbol_id', 'definition', 'def_file', 'def_line', 'overloads', 'condition', 'template_args'),
+        'CREATE TABLE call_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\toverloads INTEGER NOT NULL, \n\tcondition TEXT, \n\ttemplate_args TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_call_links_site ON call_links (file, callee)',)),
     'calls': (
-        ('id', 'checkout_id', 'file', 'line', 'language', 'caller', 'callee', 'qualifier', 'is_method'),
-        'CREATE TABLE calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tcaller TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tis_method BOOLEAN NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('id', 'checkout_id', 'file', 'line', 'language', 'caller', 'callee', 'qualifier', 'is_method', 'template_args'),
+        'CREATE TABLE calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tcaller TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tis_method BOOLEAN NOT NULL, \n\ttemplate_args TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_calls_callee ON calls (callee)', 'CREATE INDEX ix_calls_caller ON calls (caller)')),
     'class_bases': (
         ('id', 'checkout_id', 'file', 'line', 'class_name', 'base', 'position'),
@@ -114,8 +114,8 @@ TABLES = {
         'CREATE TABLE stub_calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tstub TEXT NOT NULL, \n\tdevice_arg TEXT, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_stub_calls_caller ON stub_calls (caller)', 'CREATE INDEX ix_stub_calls_stub ON stub_calls (stub)')),
     'symbols': (
-        ('id', 'checkout_id', 'file', 'line', 'end_line', 'language', 'kind', 'name', 'qualified_name', 'scope', 'signature', 'is_template', 'from_macro'),
-        'CREATE TABLE symbols (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tend_line INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tkind VARCHAR(24) NOT NULL, \n\tname TEXT NOT NULL, \n\tqualified_name TEXT NOT NULL, \n\tscope TEXT NOT NULL, \n\tsignature TEXT, \n\tis_template BOOLEAN NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('id', 'checkout_id', 'file', 'line', 'end_line', 'language', 'kind', 'name', 'qualified_name', 'scope', 'signature', 'is_template', 'from_macro', 'template_args'),
+        'CREATE TABLE symbols (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tend_line INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tkind VARCHAR(24) NOT NULL, \n\tname TEXT NOT NULL, \n\tqualified_name TEXT NOT NULL, \n\tscope TEXT NOT NULL, \n\tsignature TEXT, \n\tis_template BOOLEAN NOT NULL, \n\tfrom_macro TEXT, \n\ttemplate_args TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_symbols_name ON symbols (name)', 'CREATE INDEX ix_symbols_qualified_name ON symbols (qualified_name)')),
     'type_dispatches': (
         ('id', 'checkout_id', 'file', 'line', 'macro', 'dtypes', 'name', 'caller', 'from_macro'),
@@ -139,7 +139,7 @@ VIEWS = {
     'op_stubs': '\n        SELECT n.full_name AS function, d.dispatch_key, d.kernel, c.stub, c.device_arg, c.file, c.line\n        FROM native_dispatch d\n        JOIN native_functions n ON n.id = d.native_function_id\n        JOIN op_kernel_links k ON k.dispatch_id = d.id AND k.chosen\n        JOIN stub_calls c ON c.checkout_id = k.checkout_id AND c.caller = k.definition AND c.file = k.def_file',
     'stub_kernels': "\n        SELECT r.stub, r.device, r.cpu_capability, r.macro, replace((CASE WHEN instr(r.kernel, '<') > 0 THEN substr(r.kernel, 1, instr(r.kernel, '<') - 1) ELSE r.kernel END), rtrim((CASE WHEN instr(r.kernel, '<') > 0 THEN substr(r.kernel, 1, instr(r.kernel, '<') - 1) ELSE r.kernel END), replace((CASE WHEN instr(r.kernel, '<') > 0 THEN substr(r.kernel, 1, instr(r.kernel, '<') - 1) ELSE r.kernel END), ':', '')), '') AS kernel,\n               (CASE WHEN instr(r.kernel, '<') > 0 THEN substr(r.kernel, instr(r.kernel, '<')) ELSE '' END) AS template_args, r.from_macro,\n               r.file AS registered_in, r.line AS registered_line,\n               k.definition, k.def_file AS file, k.def_line AS line\n        FROM dispatch_registrations r\n        LEFT JOIN registration_links k ON k.registration_id = r.id",
     'kernel_launch_sites': '\n        SELECT s.name AS kernel, s.qualified_name AS definition, k.def_file AS defined_in,\n               k.def_line AS defined_line, l.caller, l.template_args, l.config, l.file, l.line\n        FROM kernel_launches l\n        JOIN launch_links k ON k.launch_id = l.id\n        JOIN symbols s ON s.id = k.symbol_id',
-    'call_targets': "\n        SELECT c.caller, c.file, c.line, c.qualifier, c.callee, k.definition, k.def_file, k.def_line, k.overloads\n        FROM calls c\n        JOIN call_links k ON k.file = c.file AND k.qualifier = c.qualifier AND k.callee = c.callee\n        WHERE NOT c.is_method AND c.language != 'python'",
+    'call_targets': "\n        SELECT c.caller, c.file, c.line, c.qualifier, c.callee, k.definition, k.def_file, k.def_line, k.overloads\n        FROM calls c\n        JOIN call_links k ON k.file = c.file AND k.qualifier = c.qualifier AND k.callee = c.callee AND (\n            k.template_args = c.template_args OR (k.template_args IS NULL AND NOT EXISTS (\n                SELECT 1 FROM call_links t WHERE t.file = c.file AND t.qualifier = c.qualifier AND t.callee = c.callee\n                AND t.template_args = c.template_args)))\n        WHERE NOT c.is_method AND c.language != 'python'",
     'python_compositions': "\n        SELECT caller AS function, file, count(DISTINCT rtrim(op, '_')) AS ops,\n               group_concat(DISTINCT op) AS op_names\n        FROM python_bridges\n        WHERE caller != '' AND op NOT IN ('_local_scalar_dense', '_reshape_alias', 'alias', 'arange', 'as_strided', 'chunk', 'clone', 'contiguous', 'copy_', 'detach', 'diagonal', 'dim', 'empty', 'empty_like', 'empty_strided', 'equal', 'expand', 'expand_as', 'fill_', 'flatten', 'full', 'full_like', 'is_complex', 'is_contiguous', 'is_floating_point', 'is_nonzero', 'is_same_size', 'item', 'movedim', 'narrow', 'numel', 'ones', 'ones_like', 'options', 'permute', 'reshape', 'reshape_as', 'resize_', 'scalar_tensor', 'select', 'set_', 'size', 'sizes', 'slice', 'split', 'squeeze', 'stride', 'strides', 'sym_size', 't', 'tensor', 'to', 'transpose', 'type_as', 'unbind', 'unflatten', 'unsqueeze', 'view', 'view_as', 'zero_', 'zeros', 'zeros_like')\n        GROUP BY caller, file\n        HAVING count(DISTINCT rtrim(op, '_')) >= 2",
     'op_backward': '\n        SELECT d.full_name AS function, f.dispatch_key, f.inputs, f.formula, f.is_forward, f.uses_result,\n               f.file, f.line\n        FROM derivatives d JOIN derivative_formulas f ON f.derivative_id = d.id',
 }

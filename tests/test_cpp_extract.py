@@ -6,7 +6,7 @@ import textwrap
 from opindex.extract.cpp import extract
 from opindex.extract.cpp_macros import Macro, arguments, substitute
 from opindex.extract.cpp_names import device_from_path, library
-from opindex.records import FACT_ROWS
+from opindex.records import FACT_ROWS, SymbolRow
 
 
 def run(src: str, path: str = "aten/src/ATen/native/X.cpp", language: str = "cpp"):
@@ -67,8 +67,8 @@ def test_structured_kernels_use_the_yaml_name():
         (8, "impl_func", "add_out", "at::native::structured_add_out"),
     ]
     assert [r[1:] for r in facts.rows["calls"]] == [
-        (3, "cpp", "at::meta::structured_mm", "check", "", False),
-        (5, "cpp", "at::meta::structured_max_pool2d", "precompute", "", False)]
+        (3, "cpp", "at::meta::structured_mm", "check", "", False, None),
+        (5, "cpp", "at::meta::structured_max_pool2d", "precompute", "", False, None)]
 
 
 def test_cuda_kernels_and_launches():
@@ -168,12 +168,12 @@ def test_calls_qualifier_receiver_and_macros_skipped():
         }
         """)
     assert [r[3:] for r in facts.rows["calls"]] == [
-        ("linear", "dim", "input", True),
-        ("linear", "mm", "at", False),
-        ("linear", "t", "weight", True),
-        ("linear", "add_", "out", True),
-        ("linear", "gemm", "at::cuda::blas", False),
-        ("linear", "empty_like", "at::native", False)]
+        ("linear", "dim", "input", True, None),
+        ("linear", "mm", "at", False, None),
+        ("linear", "t", "weight", True, None),
+        ("linear", "add_", "out", True, None),
+        ("linear", "gemm", "at::cuda::blas", False, "<float>"),  # the template arguments as written
+        ("linear", "empty_like", "at::native", False, None)]
     assert [r[2:4] for r in facts.rows["library_calls"]] == [("cublas", "at::cuda::blas::gemm")]
 
 
@@ -312,7 +312,7 @@ FOREACH_OP(addcdiv, std::divides);
 """
     from opindex.extract import cpp
     f = cpp.extract("x/Foreach.cu", src, "cuda")
-    defs = [(r[1], r[5], r[-1]) for r in f.rows["symbols"] if "foreach_" in r[5]]
+    defs = [(r[1], r[5], r.from_macro) for r in map(SymbolRow._make, f.rows["symbols"]) if "foreach_" in r[5]]
     assert defs == [(16, "foreach_addcdiv_cuda", "FOREACH_OP"), (16, "foreach_addcdiv_cuda_", "FOREACH_OP")]
 
 

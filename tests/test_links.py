@@ -206,6 +206,64 @@ def test_a_header_call_reaches_the_definitions_of_the_files_that_include_it(samp
         ("aten/src/ATen/native/cuda/Outer.cuh", 2, 2), ("aten/src/ATen/native/cuda/OuterCopy.cuh", 2, 2)]
 
 
+def test_a_call_written_with_template_arguments_reaches_the_specialization_they_name(sample_copy, tmp_path):
+    """`template <> void gemm<float>(...) { gemm_internal<float>(...); }` (CUDABlas.cpp in 2.4): the call reaches the
+    gemm_internal<float> specialization, not its siblings; a call naming none of them (`gemm_internal<T>`, inside
+    the primary template) reaches every one, as an untemplated call does. SQL (call_targets) and trace agree."""
+    import sqlite3
+
+    from opindex.api import Index, build
+    (sample_copy / "aten/src/ATen/cuda/Spec.cpp").write_text(
+        "namespace at { namespace cuda {\n"                                       # 1
+        "template <typename T> void inner(T x) { bad(x); }\n"                     # 2
+        "template <> void inner<float>(float x) { cublasSgemm(x); }\n"            # 3
+        "template <> void inner<c10::complex<double> >(double x) { cublasZgemm(x); }\n"  # 4
+        "template <typename T> void outer(T x) { inner<T>(x); }\n"                # 5
+        "template <> void outer<float>(float x) { inner<float>(x); }\n"           # 6
+        "template <> void outer<double>(double x) { inner<c10::complex<double>>(x); inner(x); }\n"  # 7
+        "}}\n")
+    db = tmp_path / "spec.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    con = sqlite3.connect(db)
+    got = con.execute("SELECT line, callee, template_args FROM calls WHERE file LIKE '%/Spec.cpp' AND callee = "
+                      "'inner' ORDER BY line, id").fetchall()
+    assert got == [(5, "inner", "<T>"), (6, "inner", "<float>"), (7, "inner", "<c10::complex<double>>"),
+                   (7, "inner", None)]
+    assert con.execute("SELECT line, template_args FROM symbols WHERE file LIKE '%/Spec.cpp' AND name = 'inner' "
+                       "ORDER BY line").fetchall() == [(2, None), (3, "<float>"), (4, "<c10::complex<double>>")]
+    view = con.execute("SELECT line, def_line, overloads FROM call_targets WHERE file LIKE '%/Spec.cpp' AND "
+                       "callee = 'inner' ORDER BY line, def_line").fetchall()
+    assert view == [(5, 2, 3), (5, 3, 3), (5, 4, 3), (6, 3, 1), (7, 2, 3), (7, 3, 3), (7, 4, 1), (7, 4, 3)]
+    with Index(db) as ix:
+        t = ix.trace("at::cuda::outer")
+    below = {h.parent: [] for h in t.hops}
+    for h in t.hops:
+        below.setdefault(h.parent, []).append(h)
+    by_line = {h.line: h for h in t.hops if h.file and h.file.endswith("Spec.cpp") and h.name == "at::cuda::outer"}
+    assert sorted(by_line) == [5, 6, 7]
+    assert [(h.name, h.line) for h in below[by_line[6].id]] == [("at::cuda::inner", 3)]
+
+
+def test_each_gemm_specialization_reaches_its_own_internal_gemm(real_index):
+    """CUDABlas.cpp (2.4) writes gemm<T> for six T, each calling gemm_internal<T>(CUDABLAS_GEMM_ARGS(T)), which calls
+    gemm_internal_cublas<T> or gemm_internal_cublaslt<T>. gemm<float> (:1125) calls gemm_internal<float> at :1131
+    (defined :1008), which calls gemm_internal_cublas<float> at :1014 (defined :808, cublasSgemm at :816) and the
+    primary template gemm_internal_cublaslt (:784) at :1011; gemm<double> (:1114) calls gemm_internal<double> (:992)
+    at :1120. Before, each call reached all six specializations."""
+    rows = real_index.rows(
+        "SELECT line, def_line, overloads FROM call_targets WHERE file = 'aten/src/ATen/cuda/CUDABlas.cpp' AND line "
+        "IN (1011, 1014, 1120, 1131) ORDER BY line, def_line")
+    assert [tuple(r.values()) for r in rows] == [(1011, 784, 1), (1014, 808, 1), (1120, 992, 1), (1131, 1008, 1)]
+    t = real_index.trace("mm")
+    gemm_float = next(h for h in t.hops if h.file == "aten/src/ATen/cuda/CUDABlas.cpp" and h.line == 1125)
+    below = [h for h in t.hops if h.parent == gemm_float.id]
+    assert [(h.name, h.line) for h in below] == [("at::cuda::blas::gemm_internal", 1008)]
+    internal = sorted((h.name, h.line) for h in t.hops if h.parent == below[0].id)
+    assert internal == [("at::cuda::blas::gemm_internal_cublas", 808), ("at::cuda::blas::gemm_internal_cublaslt", 784)]
+    cublas = next(h for h in t.hops if h.parent == below[0].id and h.line == 808)
+    assert ("cublasSgemm", 816) in [(h.name, h.line) for h in t.hops if h.parent == cublas.id]
+
+
 def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
     """CUDALoops_maca_arity3.cuh:642 `launch_vectorized_kernel(numel, f, data)`: CUDALoops.cuh defines it at :174 (its
     #ifdef USE_MACA branch; the #else one at :247 is the stand-in) and CUDALoops_copy.cuh at :162; both include the

@@ -77,8 +77,24 @@ def test_oldest_schema_upgrades_in_place_with_its_data(sample_db, tmp_path):
     con.close()
     result = CliRunner().invoke(main, ["migrate", "--db", str(old)])
     assert result.exit_code == 0, result.output
-    assert dump(old) == dump(sample_db)
+    assert dump(old) == dump(_unknown_to_the_oldest(sample_db, tmp_path / "expected.sqlite"))
     assert shape(old) == shape(sample_db)
+
+
+def _unknown_to_the_oldest(db, path):
+    """The fresh build less the facts an index of the oldest revision never held: the template arguments of calls and
+    definitions (0005; a migration cannot read the source again: `opindex build` fills them), and so the call links
+    that hold only for them."""
+    from opindex.build import link
+    path.write_bytes(db.read_bytes())
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("BEGIN")
+    con.execute("UPDATE calls SET template_args = NULL")
+    con.execute("UPDATE symbols SET template_args = NULL")
+    link.derive(con, con.execute("SELECT root FROM checkouts").fetchone()[0])
+    con.execute("COMMIT")
+    con.close()
+    return path
 
 
 def test_older_schema_names_the_command_to_run(sample_db, tmp_path, monkeypatch):

@@ -10,8 +10,8 @@ from collections import defaultdict
 
 from ..extract.cpp_macros import arguments
 from ..pytorch.plumbing import PLUMBING_OPS
-from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_LINE, S_QUAL, S_SCOPE, Conditions,
-                          Lines, Symbols, definition_columns)
+from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_LINE, S_QUAL, S_SCOPE, S_TARGS,
+                          Conditions, Lines, Symbols, definition_columns)
 
 CHECKOUT_ID = 1
 # Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.
@@ -39,6 +39,12 @@ class CallSites:
             "SELECT caller, file, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 1 AND "
             "callee IN _working"))
         self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee in self.rows}
+        # (file, qualifier, callee) -> the template arguments its calls write (gemm_internal<float>(...))
+        self.specialized: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        for file, qualifier, callee, targs in con.execute(
+                "SELECT DISTINCT file, qualifier, callee, template_args FROM calls WHERE template_args IS NOT NULL AND "
+                "language != 'python' AND is_method = 0"):
+            self.specialized[(file, qualifier, callee)].add(targs)
 
     def lines(self, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[int]]:
         """(file, qualifier, callee) -> the lines of those calls, ascending."""
@@ -53,7 +59,7 @@ def call_graph(con, symbols: "Symbols", lines: "Lines | None", conditions: "Cond
                functors: bool = True) -> dict[str, list[tuple]]:
     """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
     calls = CallSites(con)
-    rows, links = _calls(symbols, calls.sites, conditions)
+    rows, links = _calls(symbols, calls.sites, conditions, calls.specialized)
     return {"call_links": rows, **walks(con, lines, calls, links, functors)}
 
 
@@ -67,7 +73,8 @@ def walks(con, lines, calls: CallSites, links: dict, functors: bool) -> dict[str
 
 CALL_GRAPH_INSERTS = {
     "call_links": f"INSERT INTO call_links (file, qualifier, callee, symbol_id, definition, def_file, def_line, "
-                  f"overloads, condition, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})",
+                  f"overloads, condition, template_args, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                  f"{CHECKOUT_ID})",
     "functor_links": f"INSERT INTO functor_links (function_id, parameter, method, functor, file, line, symbol_id, "
                      f"definition, def_file, def_line, checkout_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                      f"{CHECKOUT_ID})",
@@ -127,8 +134,8 @@ def _beside(conn, db: str, root: str | None) -> None:
     conn.close()
 
 
-def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Conditions",
-                 changed: set[str]) -> dict[tuple[str, str, str], list[int]]:
+def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Conditions", changed: set[str],
+                 specialized: dict[tuple[str, str, str], set[str]]) -> dict[tuple[str, str, str], list[int]]:
     """call_links again for the sites of changed files and the sites calling a name a changed file defines now or
     defined before; the other rows stay. Returns every link, old and new."""
     marks = ",".join("?" * len(changed))
@@ -139,11 +146,11 @@ def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Condit
     stale = [(f, q, c) for f, q, c in con.execute("SELECT DISTINCT file, qualifier, callee FROM call_links")
              if f in changed or c in names]
     con.executemany("DELETE FROM call_links WHERE file = ? AND qualifier = ? AND callee = ?", stale)
-    rows, _ = _calls(symbols, {s for s in sites if s[0] in changed or s[3] in names}, conditions)
+    rows, _ = _calls(symbols, {s for s in sites if s[0] in changed or s[3] in names}, conditions, specialized)
     con.executemany(CALL_GRAPH_INSERTS["call_links"], rows)
     links: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for file, qualifier, callee, sid in con.execute("SELECT file, qualifier, callee, symbol_id FROM call_links "
-                                                    "ORDER BY id"):
+                                                    "WHERE template_args IS NULL ORDER BY id"):
         links[(file, qualifier, callee)].append(sid)
     return links
 
@@ -188,8 +195,10 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     return [s for s in defs if s[S_QUAL] == first[S_QUAL] and s[S_FILE] == first[S_FILE]]
 
 
-def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions") -> tuple[list[tuple], dict]:
-    """call_links rows, and (file, qualifier, callee) -> the symbol ids linked."""
+def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions",
+           specialized: dict[tuple[str, str, str], set[str]]) -> tuple[list[tuple], dict]:
+    """call_links rows, and (file, qualifier, callee) -> the symbol ids linked (for any template arguments: what
+    device_reach and functor_links walk)."""
     rows, helpers, links = [], symbols.helpers, {}
     legacy = bool(symbols.generic.forms)  # THCudaTensor_sort names no definition itself: THCTensor_(sort)
     for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites
@@ -203,8 +212,25 @@ def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions") -> tup
             links[(file, qualifier, callee)] = [s[S_ID] for s in targets]
         for s in targets:
             rows.append((file, qualifier, callee, *definition_columns(s), len(targets),
-                         conditions.of(s) if len(targets) > 1 else None))
+                         conditions.of(s) if len(targets) > 1 else None, None))
+        if len(targets) > 1 and (file, qualifier, callee) in specialized:
+            rows += _specialized(file, qualifier, callee, targets, specialized[(file, qualifier, callee)], conditions)
     return rows, links
+
+
+def _specialized(file: str, qualifier: str, callee: str, targets: list[tuple], written: set[str],
+                 conditions: "Conditions") -> list[tuple]:
+    """The rows for calls written with template arguments that name explicit specializations among `targets`:
+    gemm<float>'s `gemm_internal<float>(...)` reaches `template <> void gemm_internal<float>(...)`, not its five
+    siblings. Arguments naming none of them (`gemm_internal<scalar_t>`, a template's own parameter) keep the rows
+    of every call."""
+    rows = []
+    for targs in sorted(written):
+        exact = [s for s in targets if s[S_TARGS] == targs]
+        for s in exact:
+            rows.append((file, qualifier, callee, *definition_columns(s), len(exact),
+                         conditions.of(s) if len(exact) > 1 else None, targs))
+    return rows
 
 
 def _op_name(api_name: str) -> str:

@@ -25,9 +25,10 @@ class Symbols:
         self.by_name: dict[str, list[tuple]] = defaultdict(list)
         layer = dict(con.execute("SELECT path, layer FROM files"))
         # (a join and an ORDER BY in SQL take longer than this dict and a stable sort: rows of one line in id order)
-        rows = [(sid, name, qual, kind, file, line, scope, layer[file], sig) for sid, name, qual, kind, file, line,
-                scope, sig in con.execute(
-                    "SELECT id, name, qualified_name, kind, file, line, scope, signature FROM symbols WHERE language "
+        rows = [(sid, name, qual, kind, file, line, scope, layer[file], sig, targs) for sid, name, qual, kind, file,
+                line, scope, sig, targs in con.execute(
+                    "SELECT id, name, qualified_name, kind, file, line, scope, signature, template_args FROM symbols "
+                    "WHERE language "
                     "IN ('cpp', 'cuda') AND kind IN ('function', 'method', 'impl_func', 'global_kernel') ORDER BY id")
                 if file in layer]
         rows.sort(key=lambda r: (r[S_FILE], r[S_LINE]))
@@ -78,7 +79,7 @@ class Generic:
 
 
 # symbol tuple fields
-S_ID, S_NAME, S_QUAL, S_KIND, S_FILE, S_LINE, S_SCOPE, S_LAYER, S_SIG = range(9)
+S_ID, S_NAME, S_QUAL, S_KIND, S_FILE, S_LINE, S_SCOPE, S_LAYER, S_SIG, S_TARGS = range(10)
 
 
 def definition_columns(s: tuple | None) -> tuple:

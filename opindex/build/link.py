@@ -43,10 +43,13 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     if changed is not None and not native:
         return _counts(con)
     full = changed is None or any(p.endswith(".yaml") for p in native)
+    if "template_args" not in {r[1] for r in con.execute("PRAGMA table_info(call_links)")}:
+        # an index being migrated, at a revision before 0005: the facts the link step reads are not all there yet;
+        # the last migration (0005) derives the links
+        return _counts(con)
     symbols = Symbols(con)
     lines = Lines(root) if root else None
     conditions = Conditions(lines)
-    # an index migrated revision by revision derives links at 0002 before 0004 adds functor_links (and again after)
     present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach",
                   "generated_launches", "functor_links"):
@@ -68,7 +71,7 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
             rows = call_graph(con, symbols, lines, conditions, "functor_links" in present)
     else:
         calls = CallSites(con)
-        links = relink_calls(con, symbols, calls.sites, conditions, native)
+        links = relink_calls(con, symbols, calls.sites, conditions, native, calls.specialized)
         rows = walks(con, lines, calls, links, "functor_links" in present)
     for table, found in rows.items():
         con.executemany(CALL_GRAPH_INSERTS[table], found)

@@ -51,8 +51,8 @@ _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)((?
 _TABLES = ("symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls", "kernel_launches",
            "library_calls", "type_dispatches")
 _SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
-                  "signature", "is_template", "from_macro")
-_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method")
+                  "signature", "is_template", "from_macro", "template_args")
+_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args")
 
 
 def _engine():
@@ -66,6 +66,31 @@ def _engine():
         roles = [query.pattern_settings(i)["role"] for i in range(query.pattern_count)]
         _ENGINE = (ts.Parser(lang), query, roles)
     return _ENGINE
+
+
+_TEMPLATE_SPACE = re.compile(r"\s*([<>,:*&])\s*")
+
+
+def template_args_of(text: str) -> str | None:
+    """The template arguments of a name's last part, spaces only where C++ needs them: `at::cuda::blas::gemm<float>`
+    -> `<float>`, `gemm<c10::complex<double> >` -> `<c10::complex<double>>`; None for `Foo<T>::bar`, `gemm`, or an
+    operator (`operator<`). A call and an explicit specialization written with the same arguments compare equal."""
+    text = text.rstrip()
+    if not text.endswith(">") or "operator" in text:
+        return None
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        c = text[i]
+        if c == ">":
+            depth += 1
+        elif c == "<":
+            depth -= 1
+            if depth == 0:
+                head = text[:i].rstrip()
+                if not head or not (head[-1].isalnum() or head[-1] == "_"):
+                    return None
+                return _TEMPLATE_SPACE.sub(r"\1", " ".join(text[i:].split()))
+    return None
 
 
 def strip_templates(text: str) -> str:
@@ -215,11 +240,14 @@ class _File:
         name = parts[-1]
         if not name:
             return None
+        # `template <> void gemm<float>(...)`: an explicit specialization, which a call written gemm<float> reaches
+        targs = template_args_of(_text(name_node)) if role == "function" and name_node.type != "function_declarator" \
+            else None
         qual_parts = scope + parts[:-1] + [("structured_" + name) if kind in _STRUCTURED_KINDS else name]
         qualified = "::".join(p for p in qual_parts if p)
         is_template = 1 if node.parent is not None and node.parent.type == "template_declaration" else 0
         return (self.path, u.line_of(node), u.end_line or node.end_point[0] + 1, self.language, kind, name,  # _SYMBOL
-                qualified, qualified.rpartition("::")[0], signature, is_template, u.from_macro)
+                qualified, qualified.rpartition("::")[0], signature, is_template, u.from_macro, targs)
 
     # -- macro sites ----------------------------------------------------------------------------------------
     def macro_sites(self, u: _Unit) -> None:
@@ -287,10 +315,13 @@ class _File:
             caller = caller_at(start.start_byte)
             if not caller:
                 continue
-            template_args = None
+            template_args = call_args = None  # as launches keep them; as calls keep them (template_args_of)
             is_method = 1 if role == "call.method" else 0  # an int: sqlite3 binds a bool through its adapters
             if role == "call.qualified":
-                qualifier, _, callee = strip_templates(start.text.decode("utf-8", "replace")).rpartition("::")
+                written = start.text.decode("utf-8", "replace")
+                qualifier, _, callee = strip_templates(written).rpartition("::")
+                if written.endswith(">"):  # at::cuda::blas::gemm<float>(...)
+                    call_args = template_args_of(written)
             else:
                 callee = (caps["call.name"][0] if is_method else start).text.decode("utf-8", "replace")
                 if is_method and callee.startswith("template") and callee[8:9].isspace():
@@ -306,13 +337,14 @@ class _File:
                     if callee in _CASTS:
                         continue  # static_cast<T>(x) parses as a call; it is an operator
                     template_args = collapse(caps["call.template_args"][0].text.decode("utf-8", "replace"))
+                    call_args = _TEMPLATE_SPACE.sub(r"\1", template_args)
             if not callee or (callee.isupper() and len(callee) > 1):  # TORCH_CHECK: a macro (names.is_macro_name)
                 continue
             if role == "call.bare" and u.local_object(start.start_byte, callee):
                 # `gemm(&params)` after `static GemmTunableOp<...> gemm{};`: operator() of a local object
                 is_method, qualifier, callee = 1, callee, "operator()"
             line = fixed_line or start.start_point[0] + 1
-            calls.append((path, line, language, caller, callee, qualifier, is_method))  # _CALL
+            calls.append((path, line, language, caller, callee, qualifier, is_method, call_args))  # _CALL
             if is_method:
                 if callee in LIBRARY_SELECTORS:  # an Objective-C send read as a method call (objc.py): Metal, MPSGraph
                     rows["library_calls"].append(LibraryCallRow(
@@ -718,5 +750,5 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
         functions = [r for r in main.ranges if within is None or within[0] <= r[0] < within[1]]
         for line, caller, callee, receiver in operator_calls(main.root, main.data, parser.language, functions,
                                                              main.line_of):
-            f.rows["calls"].append((path, line, language, caller, callee, receiver, 1))  # _CALL
+            f.rows["calls"].append((path, line, language, caller, callee, receiver, 1, None))  # _CALL
     return FileFacts(rows=f.rows, parse_errors=parse_errors), macros

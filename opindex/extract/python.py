@@ -30,8 +30,8 @@ LANGUAGE = "python"
 # of a tree's Python rows): symbols, calls, python_imports and python_bridges rows are tuple literals in these orders.
 _TABLES = ("symbols", "calls", "class_bases", "module_state", "python_imports", "python_bridges", "decompositions")
 _SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
-                  "signature", "is_template", "from_macro")
-_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method")
+                  "signature", "is_template", "from_macro", "template_args")
+_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args")
 _IMPORT = columns(PythonImportRow, "file", "line", "module", "name", "target", "kind")
 _BRIDGE = columns(PythonBridgeRow, "file", "line", "caller", "kind", "namespace", "op", "overload", "text")
 
@@ -196,7 +196,7 @@ class _FileExtraction:
                 signature = collapse(_text(params))
             line = _line(node)
             symbols.append((self.path, line, node.end_point[0] + 1, LANGUAGE, kind, name, qn,  # _SYMBOL
-                            outer.path if outer else "", signature, 0, None))
+                            outer.path if outer else "", signature, 0, None, None))
             scope = _Scope(body.start_byte, body.end_byte, qn, path, kind, name, line, parent, params)
             self.scopes.append(scope)
             self.starts.append(body.start_byte)
@@ -340,7 +340,7 @@ class _FileExtraction:
             callee = name_node.text.decode("utf-8", "replace")
             line = first.start_point[0] + 1
             if obj is None:
-                calls.append((path, line, LANGUAGE, caller, callee, "", 0))  # _CALL
+                calls.append((path, line, LANGUAGE, caller, callee, "", 0, None))  # _CALL
                 if held and (i, callee) in held:
                     self._held_calls(line, caller, held[(i, callee)])
                 target = self._resolve(callee, local=False) if callee in names or callee in local_names else None
@@ -354,7 +354,7 @@ class _FileExtraction:
             dotted = is_dotted(qualifier)
             head = qualifier.partition(".")[0] if dotted else ""
             bound = dotted and (head in names or head in local_names or head == "torch")
-            calls.append((path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1))  # _CALL
+            calls.append((path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1, None))  # _CALL
             if bound:
                 text = f"{qualifier}.{callee}"
                 target = self._resolve(text, local=False)
@@ -371,7 +371,7 @@ class _FileExtraction:
         for value in dict.fromkeys(values):
             qualifier, _, callee = value.rpartition(".")
             bound = not qualifier or qualifier.partition(".")[0] in self.names or qualifier.startswith("torch")
-            self.rows["calls"].append((self.path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1))
+            self.rows["calls"].append((self.path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1, None))
             target = self._resolve(value, local=False)
             bridge = classify(target) if target else None
             if bridge is not None:

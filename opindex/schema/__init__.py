@@ -30,7 +30,7 @@ PER_FILE_TABLES = [
 # Link tables are derived from the others by build/link.py, all of them again on every build.
 REGISTRY_TABLES = ["native_functions", "native_dispatch", "native_ufunc_loops", "derivatives", "derivative_formulas"]
 
-SCHEMA_VERSION = "0004"  # the alembic head revision this code writes
+SCHEMA_VERSION = "0005"  # the alembic head revision this code writes
 
 __all__ = ["metadata", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
     "checkouts", "meta", "files", "native_functions", "native_dispatch", "native_ufunc_loops", "derivatives",

@@ -26,6 +26,9 @@ symbols = Table(
     Column("signature", Text, comment="the parameter list as written, whitespace collapsed"),
     Column("is_template", Boolean, nullable=False, comment="C++ template definition"),
     Column("from_macro", Text, comment="the #define it was expanded from (same file), else NULL"),
+    Column("template_args", Text,
+           comment="C++: the template arguments of an explicit specialization, as written, whitespace collapsed "
+                   "(`<float>` for `template <> void gemm<float>(...)`); NULL for any other definition"),
     Index("ix_symbols_name", "name"),
     Index("ix_symbols_qualified_name", "qualified_name"),
     comment="Definitions: C++/CUDA functions, methods, kernels, structured kernels, classes; Python classes and defs.",
@@ -44,6 +47,9 @@ calls = Table(
            comment="what stands before it as written: 'at', 'at::native', 'at::cuda::blas', 'F', 'torch._C._nn'; "
                    "for a method call the receiver text (self, input, iter); '' for a bare call"),
     Column("is_method", Boolean, nullable=False, comment="a method call (obj.f(...) / obj->f(...))"),
+    Column("template_args", Text,
+           comment="C++: the explicit template arguments of a call that is not a method call, as written, "
+                   "whitespace collapsed (`<float>` for `gemm_internal<float>(...)`); NULL when none are written"),
     Index("ix_calls_callee", "callee"),
     Index("ix_calls_caller", "caller"),
     comment="Call sites. In C++ only calls inside function bodies are recorded, and neither callees in ALL_CAPS "

@@ -84,6 +84,11 @@ call_links = Table(
     Column("condition", Text,
            comment="when overloads > 1: the #if condition around this one as written; a stand-in under a negated "
                    "feature test (`#if !AT_CUDNN_ENABLED()`) is dropped when a sibling is not under one"),
+    Column("template_args", Text,
+           comment="NULL: the row holds for every call of that name in that file. Set: it holds only for the calls "
+                   "written with exactly these template arguments (calls.template_args), which name explicit "
+                   "specializations among the definitions (gemm_internal<float>(...) -> the gemm_internal<float> "
+                   "specialization, not all six); such calls use these rows instead of the NULL ones"),
     Index("ix_call_links_site", "file", "callee"),
     comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written "
             "qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), "

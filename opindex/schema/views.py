@@ -57,7 +57,10 @@ VIEWS: dict[str, str] = {
     "call_targets": """
         SELECT c.caller, c.file, c.line, c.qualifier, c.callee, k.definition, k.def_file, k.def_line, k.overloads
         FROM calls c
-        JOIN call_links k ON k.file = c.file AND k.qualifier = c.qualifier AND k.callee = c.callee
+        JOIN call_links k ON k.file = c.file AND k.qualifier = c.qualifier AND k.callee = c.callee AND (
+            k.template_args = c.template_args OR (k.template_args IS NULL AND NOT EXISTS (
+                SELECT 1 FROM call_links t WHERE t.file = c.file AND t.qualifier = c.qualifier AND t.callee = c.callee
+                AND t.template_args = c.template_args)))
         WHERE NOT c.is_method AND c.language != 'python'""",
     "python_compositions": f"""
         SELECT caller AS function, file, count(DISTINCT rtrim(op, '_')) AS ops,
@@ -88,8 +91,9 @@ VIEW_DOCS: dict[str, str] = {
                            "(bare name), definition (qualified name), defined_in, defined_line, caller, "
                            "template_args, config, file, line.",
     "call_targets": "C++/CUDA call site -> the helper definition(s) it reaches (call_links; overloads > 1: every "
-                    "C++ overload the call may reach, one row each). Columns: caller, file, line, qualifier, callee, "
-                    "definition, def_file, def_line, overloads.",
+                    "C++ overload the call may reach, one row each; a call written with template arguments that name "
+                    "explicit specializations, gemm_internal<float>(...), reaches only those). Columns: caller, "
+                    "file, line, qualifier, callee, definition, def_file, def_line, overloads.",
     "python_compositions": "Python defs composed in Python: their bridges reach two or more ops (in-place twins such "
                            "as relu/relu_ count once; allocation, shape and view ops not at all). Columns: function, "
                            "file, ops, op_names.",

@@ -468,7 +468,7 @@ class Walker:
             qual, name = call["qualifier"], call["callee"]
             if call["is_method"] or qual in ("at", "at::_ops") or qual.startswith(("c10", "std", "TORCH")):
                 continue
-            out += [ln["id"] for ln in q.call_targets(self.con, call["file"], qual, name)
+            out += [ln["id"] for ln in q.call_targets(self.con, call["file"], qual, name, call.get("template_args"))
                     if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
         return out
 
@@ -520,8 +520,9 @@ class Walker:
                 continue
             if qual.startswith(("c10", "std", "TORCH")):
                 continue
-            if name not in seen_ops and (qual, name) not in seen_helpers:
-                seen_helpers.add((qual, name))  # sbtopk::launch and mbtopk::launch are two helpers
+            helper = (qual, name, q.specialization(self.con, call))  # gemm_internal_cublas<float>, <double>: two
+            if name not in seen_ops and helper not in seen_helpers:
+                seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
                 if (qual, name) not in q.linked_callees(self.con, call["file"]):
                     continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
                 if self.plumbing_kernel(name):
@@ -687,7 +688,8 @@ class Walker:
         """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of
         levels when device code or an op is reachable from it (device_reach), never otherwise, and shown only if it
         leads on. A call that may reach several C++ overloads walks each, marked."""
-        links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"])
+        links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
+                                             call.get("template_args"))
                  if runs_on(ln["def_file"], self.device)]  # miopen/ on --device cuda: the ROCm build's code
         for target in links:
             seen = target["id"] in self.seen_cpp

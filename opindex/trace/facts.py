@@ -216,18 +216,20 @@ def kernel_links(con, dispatch_id: int) -> list[dict]:
     return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))
 
 
-def _links_from(con, file: str) -> dict[tuple[str, str], list[dict]]:
-    """The call_links of `file`, grouped by (qualifier, callee): one query per file, not one per call."""
+def _links_from(con, file: str) -> dict[tuple[str, str], dict[str | None, list[dict]]]:
+    """The call_links of `file`, grouped by (qualifier, callee), then by the template arguments a row is for (None:
+    any call): one query per file, not one per call."""
     memo = _memos.get(con)
     if memo is not None and ("links", file) in memo:
         return memo[("links", file)]
-    grouped: dict[tuple[str, str], list[dict]] = {}
+    grouped: dict[tuple[str, str], dict[str | None, list[dict]]] = {}
     for r in rows(con, "SELECT s.*, k.qualifier AS link_qualifier, k.callee AS link_callee, k.overloads, "
-                       "k.condition AS link_condition, k.def_file, r.distance AS reach "
-                       "FROM call_links k JOIN symbols s ON s.id = k.symbol_id "
+                       "k.condition AS link_condition, k.def_file, k.template_args AS link_template_args, "
+                       "r.distance AS reach FROM call_links k JOIN symbols s ON s.id = k.symbol_id "
                        "LEFT JOIN device_reach r ON r.symbol_id = k.symbol_id "
                        "WHERE k.file = ? ORDER BY k.def_line", (file,)):
-        grouped.setdefault((r["link_qualifier"], r["link_callee"]), []).append(r)
+        grouped.setdefault((r["link_qualifier"], r["link_callee"]), {}).setdefault(
+            r["link_template_args"], []).append(r)
     if memo is not None:
         memo[("links", file)] = grouped
     return grouped
@@ -238,10 +240,22 @@ def linked_callees(con, file: str):
     return _links_from(con, file).keys()
 
 
-def call_targets(con, file: str, qualifier: str, callee: str) -> list[dict]:
+def call_targets(con, file: str, qualifier: str, callee: str, template_args: str | None = None) -> list[dict]:
     """The definitions a call reaches (call_links), each a symbols row plus the link's `overloads`,
-    `link_condition` and `reach` (device_reach.distance, NULL when nothing device-side is reachable from it)."""
-    return list(_links_from(con, file).get((qualifier, callee), ()))
+    `link_condition` and `reach` (device_reach.distance, NULL when nothing device-side is reachable from it). A call
+    written with template arguments that name explicit specializations (`gemm_internal<float>(...)`) reaches those."""
+    found = _links_from(con, file).get((qualifier, callee))
+    if not found:
+        return []
+    return list(found.get(template_args) or found.get(None, ()))
+
+
+def specialization(con, call: dict) -> str | None:
+    """The template arguments of a call when they name explicit specializations (call_targets differs for them),
+    else None."""
+    targs = call.get("template_args")
+    found = _links_from(con, call["file"]).get((call["qualifier"], call["callee"])) if targs else None
+    return targs if found and targs in found else None
 
 
 def functors_of(con, function_id: int, parameter: str, method: str) -> list[dict]:
@@ -304,8 +318,8 @@ def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
 def calls_in(con, caller: str, file: str | None = None, lines: tuple[int, int] | None = None) -> list[dict]:
     if file is None:
         return rows(con, "SELECT * FROM calls WHERE caller = ? ORDER BY file, line", (caller,))
-    return within(rows(con, "SELECT id, file, line, language, caller, callee, qualifier, is_method FROM calls "
-                            "WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines)
+    return within(rows(con, "SELECT id, file, line, language, caller, callee, qualifier, is_method, template_args "
+                            "FROM calls WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines)
 
 
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:

@@ -112,7 +112,8 @@ class UpWalker(Walker):
             # a call in another file counts when its link reaches this definition (common names are called
             # everywhere); without links for it, only when nothing else leads up
             linked = [c for c in callers if c["file"] != file and any(
-                ln["id"] == d["id"] for ln in q.call_targets(self.con, c["file"], c["qualifier"], c["callee"]))]
+                ln["id"] == d["id"] for ln in q.call_targets(self.con, c["file"], c["qualifier"], c["callee"],
+                                                             c.get("template_args")))]
             walk = same + linked if same or linked else ([] if regs or rows else callers)
             for c in self.fan_in(walk, hop, "callers", lambda x: (x["caller"], x["file"])):
                 self.up_function(c["caller"], c["file"], hop, budget - 1)
