@@ -135,6 +135,24 @@ class TypeDispatchRow(NamedTuple):
     from_macro: str | None  # the #define it was expanded from (same file), else NULL
 
 
+class BackendChoiceRow(NamedTuple):
+    """backend_choices: Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the
+    same function then branches on (a switch on the variable, or a comparison with a constant of its type, or of
+    any type when it is declared `auto`). The chooser runs no device code itself; the trace shows it where the
+    choice is made."""
+    file: str  # path relative to the checkout root
+    line: int  # 1-based line
+    callee: str  # the function called for the choice (_select_conv_backend)
+    qualifier: str  # its qualifier as written, '' for a bare call
+    variable: str  # the variable its result initializes (backend)
+    declared: str  # that variable's type as written (ConvBackend)
+    tested_line: int  # the first line after the call that branches on it
+    # switch (`switch (backend)`) or compare (`backend == ConvBackend::Cudnn`, the constant of the variable's declared
+    # type)
+    test: str
+    caller: str  # qualified name of the enclosing function, '' at file level
+
+
 class ClassBaseRow(NamedTuple):
     """class_bases: Base classes of Python classes, as written; resolved across files by the query layer."""
     file: str  # path relative to the checkout root
@@ -288,6 +306,7 @@ FACT_ROWS = {
     'kernel_launches': KernelLaunchRow,
     'library_calls': LibraryCallRow,
     'type_dispatches': TypeDispatchRow,
+    'backend_choices': BackendChoiceRow,
     'class_bases': ClassBaseRow,
     'module_state': ModuleStateRow,
     'python_imports': PythonImportRow,

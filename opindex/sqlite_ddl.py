@@ -4,7 +4,7 @@ The SQLite DDL and column lists a build uses, so that a build does not import SQ
 """
 
 SCHEMA_VERSION = '0005'
-PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
+PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'backend_choices', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
 LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches', 'functor_links']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
@@ -17,6 +17,10 @@ TABLES = {
         ('key', 'value'),
         'CREATE TABLE meta (\n\t"key" VARCHAR(64) NOT NULL, \n\tvalue TEXT, \n\tPRIMARY KEY ("key")\n)',
         ()),
+    'backend_choices': (
+        ('id', 'checkout_id', 'file', 'line', 'callee', 'qualifier', 'variable', 'declared', 'tested_line', 'test', 'caller'),
+        'CREATE TABLE backend_choices (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tcallee TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tvariable TEXT NOT NULL, \n\tdeclared TEXT NOT NULL, \n\ttested_line INTEGER NOT NULL, \n\ttest VARCHAR(16) NOT NULL, \n\tcaller TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_backend_choices_caller ON backend_choices (caller)',)),
     'call_links': (
         ('id', 'checkout_id', 'file', 'qualifier', 'callee', 'symbol_id', 'definition', 'def_file', 'def_line', 'overloads', 'condition', 'template_args'),
         'CREATE TABLE call_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\toverloads INTEGER NOT NULL, \n\tcondition TEXT, \n\ttemplate_args TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',

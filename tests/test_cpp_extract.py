@@ -469,3 +469,44 @@ def test_a_row_of_the_as_written_reading_takes_the_chosen_reading_s_caller():
     assert _in_function(("a.cu", 20, "cuda", "h", "k", "", 0), 3, spans) == ("a.cu", 20, "cuda", "h", "k", "", 0)
     assert _in_function(("a.cu", 35, "cuda", "f", "k", "", 0), 3, spans) == ("a.cu", 35, "cuda", "f", "k", "", 0)
     assert _in_function(("a.cu", 45, "cuda", "", "k", "", 0), 3, spans) == ("a.cu", 45, "cuda", "", "k", "", 0)
+
+
+def test_backend_choices_are_calls_whose_result_the_function_branches_on():
+    """`ConvBackend backend = _select_conv_backend(...)` then `switch (backend)` (Convolution.cpp:1577/1586 in 2.4);
+    `BatchNormBackend backend = ...` then `backend == BatchNormBackend::Cudnn` (Normalization.cpp:584/586); `auto`
+    with any constant (attention.cu:831/832). Not: a comparison with another type's constant, a test before the
+    call, a test in another function, a method call."""
+    facts = run("""
+        namespace at::native {
+        Tensor conv(const Tensor& x) {
+          ConvBackend backend = _select_conv_backend(x);
+          switch (backend) {
+            case ConvBackend::Cudnn: return at::cudnn_convolution(x);
+          }
+        }
+        void bn(const Tensor& x) {
+          BatchNormBackend backend = sel::_select_batch_norm_backend(x);
+          if (backend == BatchNormBackend::Cudnn) {}
+        }
+        int64_t sdp(const Tensor& q) {
+          auto backend = select_sdp_backend(q);
+          if (backend == sdp::SDPBackend::error) {}
+          return 0;
+        }
+        void no(const Tensor& x) {
+          Kind kind = pick(x);
+          if (kind == ScalarType::Float) {}
+          Mode mode = x.mode();
+          switch (mode) {}
+          if (late == Late::A) {}
+          Late late = late_pick(x);
+        }
+        void other(const Tensor& x) { Far far = far_pick(x); }
+        void other2() { switch (far) {} }
+        }
+        """)
+    assert [(r.line, r.caller, r.callee, r.qualifier, r.variable, r.declared, r.tested_line, r.test)
+            for r in facts.records("backend_choices")] == [
+        (4, "at::native::conv", "_select_conv_backend", "", "backend", "ConvBackend", 5, "switch"),
+        (10, "at::native::bn", "_select_batch_norm_backend", "sel", "backend", "BatchNormBackend", 11, "compare"),
+        (14, "at::native::sdp", "select_sdp_backend", "", "backend", "auto", 15, "compare")]

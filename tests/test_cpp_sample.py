@@ -84,7 +84,7 @@ def test_structured_kernels_are_found_by_yaml_name(ix):
         ("mm_out_cpu", "impl_func", "at::native::structured_mm_out_cpu", N + "LinearAlgebra.cpp", 22),
         ("mm_out_cuda", "impl_func", "at::native::structured_mm_out_cuda", N + "cuda/Blas.cpp", 20),
         ("softmax_cpu_out", "impl_func", "at::native::structured_softmax_cpu_out", N + "SoftMax.cpp", 17),
-        ("softmax_cuda_out", "impl_func", "at::native::structured_softmax_cuda_out", N + "cuda/SoftMax.cu", 40)]
+        ("softmax_cuda_out", "impl_func", "at::native::structured_softmax_cuda_out", N + "cuda/SoftMax.cu", 47)]
 
 
 def test_every_yaml_kernel_but_the_absent_ones_has_a_definition(ix):
@@ -161,7 +161,7 @@ def test_kernel_launches(ix):
         (N + "cuda/FillKernel.cu", 17, "gpu_kernel", "tensor_iterator", None, None, "at::native::fill_kernel_cuda"),
         (N + "cuda/ReduceArgMaxKernel.cu", 10, "gpu_reduce_kernel", "tensor_iterator", "<scalar_t, int64_t>", None,
          "at::native::argmax_functor::operator()"),
-        (N + "cuda/SoftMax.cu", 31, "cunn_SoftMaxForward", "chevron", "<ILP, scalar_t, accscalar_t>",
+        (N + "cuda/SoftMax.cu", 38, "cunn_SoftMaxForward", "chevron", "<ILP, scalar_t, accscalar_t>",
          "grid, block, smem, stream", "at::native::host_softmax"),
         (N + "cuda/TensorCompare.cu", 10, "gpu_kernel", "tensor_iterator", None, None,
          "at::native::clamp_min_scalar_kernel_impl"),

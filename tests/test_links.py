@@ -47,7 +47,7 @@ def test_registration_and_launch_links(ix):
     assert ix.rows("SELECT kernel, definition, defined_line, file, line FROM kernel_launch_sites "
                    "WHERE kernel = 'cunn_SoftMaxForward'") == [
         {"kernel": "cunn_SoftMaxForward", "definition": "at::native::cunn_SoftMaxForward", "defined_line": 9,
-         "file": "aten/src/ATen/native/cuda/SoftMax.cu", "line": 31}]
+         "file": "aten/src/ATen/native/cuda/SoftMax.cu", "line": 38}]
 
 
 def test_sql_and_trace_agree_on_every_sample_op(ix):

@@ -395,7 +395,7 @@ def test_sample_global_kernel_bottom_up(sample_rows):
 def test_sample_structured_kernel(sample_rows):
     r = sample_rows[SOFTMAX]
     assert r["definition"] == "aten/src/ATen/native/cuda/SoftMax.cu:9"
-    assert r["launch_sites"] == ["aten/src/ATen/native/cuda/SoftMax.cu:31 (at::native::host_softmax)"]
+    assert r["launch_sites"] == ["aten/src/ATen/native/cuda/SoftMax.cu:38 (at::native::host_softmax)"]
     assert r["dispatch"] == "_softmax.out CUDA: softmax_cuda_out"
 
 

@@ -55,6 +55,23 @@ def test_the_folded_launch_of_relu_names_its_kernels(real_index):
     assert "__global__ vectorized_elementwise_kernel" in line, line
 
 
+def test_backend_choosers_are_shown_where_they_choose(real_index):
+    """_convolution (Convolution.cpp:1577) sets `ConvBackend backend = _select_conv_backend(...)` (defined :1207) and
+    switches on it at :1586; _batch_norm_impl_index (Normalization.cpp:584) sets `BatchNormBackend backend =
+    _select_batch_norm_backend(...)` (:487) and tests `backend == BatchNormBackend::Cudnn` at :586. The chooser
+    runs no device code; the trace shows it under the function that branches, with where the branch is."""
+    conv = real_index.trace("F.conv2d")
+    [hop] = [h for h in conv.hops if h.kind == "chooser" and h.name == "at::native::_select_conv_backend"]
+    assert (hop.file, hop.line, hop.called_at) == ("aten/src/ATen/native/Convolution.cpp", 1207,
+                                                  "aten/src/ATen/native/Convolution.cpp:1577")
+    parent = next(h for h in conv.hops if h.id == hop.parent)
+    assert (parent.name, parent.line) == ("at::native::_convolution", 1521)
+    assert "switch (backend) at aten/src/ATen/native/Convolution.cpp:1586" in hop.detail
+    text = real_index.trace("F.batch_norm").to_text()
+    line = next(x for x in text.splitlines() if "_select_batch_norm_backend" in x)
+    assert "Normalization.cpp:487" in line and "(chooses the path: backend == BatchNormBackend::... at :586)" in line
+
+
 @pytest.mark.parametrize("name", DEPTH_TRACES)
 def test_depth_only_adds(real_index, name):
     previous = None

@@ -10,7 +10,7 @@ def test_a_launched_kernel_is_found_by_its_bare_name(ix):
     assert ix.rows("SELECT kernel, definition, caller, file, line FROM kernel_launch_sites "
                    "WHERE kernel = 'cunn_SoftMaxForward'") == [
         {"kernel": "cunn_SoftMaxForward", "definition": "at::native::cunn_SoftMaxForward",
-         "caller": "at::native::host_softmax", "file": "aten/src/ATen/native/cuda/SoftMax.cu", "line": 31}]
+         "caller": "at::native::host_softmax", "file": "aten/src/ATen/native/cuda/SoftMax.cu", "line": 38}]
     assert ix.rows("SELECT count(*) AS n FROM kernel_launch_sites WHERE kernel LIKE '%::%'") == [{"n": 0}]
 
 

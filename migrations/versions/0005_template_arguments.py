@@ -1,4 +1,4 @@
-"""template arguments
+"""template arguments and backend choices
 
 Revision ID: 0005
 Revises: 0004
@@ -7,8 +7,9 @@ Create Date: 2026-12-03 20:40:00
 Adds the explicit template arguments of calls (calls.template_args: `gemm_internal<float>(...)`) and of explicit
 specializations (symbols.template_args: `template <> void gemm_internal<float>(...)`), and call_links rows that hold
 only for calls written with given template arguments (call_links.template_args). An index built before has no
-template arguments to read (NULL everywhere: every call links as before); `opindex build` fills them. The links
-are derived again here (the link step of earlier revisions waits for these columns).
+template arguments to read (NULL everywhere: every call links as before); `opindex build` fills them. Adds
+backend_choices (`ConvBackend backend = _select_conv_backend(...)`, then `switch (backend)`), empty until a build.
+The links are derived again here (the link step of earlier revisions waits for these columns).
 """
 from __future__ import annotations
 
@@ -23,6 +24,24 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.create_table('backend_choices',
+    sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
+    sa.Column('checkout_id', sa.Integer(), nullable=False, comment='the checkout this row came from (checkouts.id)'),
+    sa.Column('file', sa.Text(), nullable=False, comment='path relative to the checkout root'),
+    sa.Column('line', sa.Integer(), nullable=False, comment='1-based line'),
+    sa.Column('callee', sa.Text(), nullable=False, comment='the function called for the choice (_select_conv_backend)'),
+    sa.Column('qualifier', sa.Text(), nullable=False, comment="its qualifier as written, '' for a bare call"),
+    sa.Column('variable', sa.Text(), nullable=False, comment='the variable its result initializes (backend)'),
+    sa.Column('declared', sa.Text(), nullable=False, comment="that variable's type as written (ConvBackend)"),
+    sa.Column('tested_line', sa.Integer(), nullable=False, comment='the first line after the call that branches on it'),
+    sa.Column('test', sa.String(length=16), nullable=False, comment="switch (`switch (backend)`) or compare (`backend == ConvBackend::Cudnn`, the constant of the variable's declared type)"),
+    sa.Column('caller', sa.Text(), nullable=False, comment="qualified name of the enclosing function, '' at file level"),
+    sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
+    sa.PrimaryKeyConstraint('id'),
+    comment='Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same function then branches on (a switch on the variable, or a comparison with a constant of its type, or of any type when it is declared `auto`). The chooser runs no device code itself; the trace shows it where the choice is made.'
+    )
+    with op.batch_alter_table('backend_choices', schema=None) as batch_op:
+        batch_op.create_index('ix_backend_choices_caller', ['caller'], unique=False)
     with op.batch_alter_table('symbols', schema=None) as batch_op:
         batch_op.add_column(sa.Column('template_args', sa.Text(), nullable=True, comment='C++: the template arguments of an explicit specialization, as written, whitespace collapsed (`<float>` for `template <> void gemm<float>(...)`); NULL for any other definition'))
     with op.batch_alter_table('calls', schema=None) as batch_op:
@@ -42,6 +61,9 @@ def _derive_links() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('backend_choices', schema=None) as batch_op:
+        batch_op.drop_index('ix_backend_choices_caller')
+    op.drop_table('backend_choices')
     with op.batch_alter_table('call_links', schema=None) as batch_op:
         batch_op.drop_column('template_args')
     with op.batch_alter_table('calls', schema=None) as batch_op:

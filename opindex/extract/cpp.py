@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import defaultdict
 from pathlib import Path
 
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from ..records import (CallRow, DispatchRegistrationRow, DispatchStubRow, KernelLaunchRow, LibraryCallRow, MacroRow,
-                       StubCallRow, SymbolRow, TypeDispatchRow)
+from ..records import (BackendChoiceRow, CallRow, DispatchRegistrationRow, DispatchStubRow, KernelLaunchRow,
+                       LibraryCallRow, MacroRow, StubCallRow, SymbolRow, TypeDispatchRow)
 from . import FileFacts, columns
 from . import cpp_names as names
 from . import cpp_branches as branches
@@ -49,7 +50,7 @@ _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)((?
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
 # symbols row (_File._definition) and a calls row (_File.calls) are tuple literals in these orders.
 _TABLES = ("symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls", "kernel_launches",
-           "library_calls", "type_dispatches")
+           "library_calls", "type_dispatches", "backend_choices")
 _SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
                   "signature", "is_template", "from_macro", "template_args")
 _CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args")
@@ -69,6 +70,13 @@ def _engine():
 
 
 _TEMPLATE_SPACE = re.compile(r"\s*([<>,:*&])\s*")
+
+
+# backend_choices: a branch on a variable (`switch (backend)`, `backend == ConvBackend::Cudnn`), and the line that
+# sets it from a call (`ConvBackend backend = _select_conv_backend(`, `const auto x = ns::f<T>(`)
+_SWITCH = re.compile(rb"\bswitch\s*\(\s*([A-Za-z_]\w*)\s*\)")
+_COMPARE = re.compile(rb"\b([A-Za-z_]\w*)\s*[!=]=\s*((?:[A-Za-z_]\w*::)+)[A-Za-z_]\w*\b(?!\s*\()")
+_CHOICE = re.compile(rb"\s*(?:const\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:]*)\s*(?:<[^;()]*>)?\s*\(")
 
 
 def template_args_of(text: str) -> str | None:
@@ -369,6 +377,39 @@ class _File:
                 rows["kernel_launches"].append(KernelLaunchRow(
                     file=path, line=line, kernel=callee, kind=kind, template_args=template_args, config=None,
                     caller=caller, from_macro=from_macro))
+
+    def choices(self, u: _Unit) -> None:
+        """backend_choices: `ConvBackend backend = _select_conv_backend(...);` and, later in the same function,
+        `switch (backend)` or `backend == ConvBackend::Cudnn` (a constant of the declared type, any when `auto`). Read from the text around the calls already found
+        (two scans of the file's bytes, and a look at the lines of the calls in functions that branch so)."""
+        data = u.data
+        tested: dict[tuple[str, str], list[tuple[int, str, str]]] = defaultdict(list)  # (caller, var) -> tests
+        for m in _SWITCH.finditer(data) if b"switch" in data else ():
+            tested[(u.caller(m.start(1)), m.group(1).decode())].append((m.start(1), "switch", ""))
+        for m in _COMPARE.finditer(data) if b"::" in data else ():
+            tested[(u.caller(m.start(1)), m.group(1).decode())].append(
+                (m.start(1), "compare", m.group(2).decode()[:-2].rpartition("::")[2]))
+        callers = {caller for caller, _ in tested if caller}
+        calls = [r for r in self.rows["calls"] if not r[6] and r[3] in callers]
+        if not calls:
+            return
+        starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+        for _, line, _, caller, callee, qualifier, _, _ in calls:
+            if line > len(starts):
+                continue
+            text = data[starts[line - 1]:starts[line] if line < len(starts) else len(data)]
+            m = _CHOICE.match(text)
+            if m is None or m.group(3).decode().rpartition("::")[2] != callee:
+                continue
+            declared, variable = m.group(1).decode(), m.group(2).decode()
+            at = starts[line - 1]
+            for pos, test, constant_type in tested.get((caller, variable), ()):
+                if pos > at and (test == "switch" or declared == "auto" or
+                                 constant_type == declared.rpartition("::")[2]):
+                    self.rows["backend_choices"].append(BackendChoiceRow(
+                        file=self.path, line=line, callee=callee, qualifier=qualifier, variable=variable,
+                        declared=declared, tested_line=bisect_right(starts, pos), test=test, caller=caller))
+                    break
 
     def _handed(self, args, line: int, caller: str, from_macro: str | None) -> None:
         """A __global__ kernel passed by name to a call (`cb(AttentionKernel<...>(), fmha_cutlassF_...)` in
@@ -746,6 +787,7 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
         f.kernels = frozenset(m.decode() for m in _GLOBAL_NAME.findall(data))
     for u in units:
         f.calls(u)
+    f.choices(main)
     if b"Tensor" in data:  # `a * b` on Tensors calls at::mul (extract/cpp_operators.py)
         functions = [r for r in main.ranges if within is None or within[0] <= r[0] < within[1]]
         for line, caller, callee, receiver in operator_calls(main.root, main.data, parser.language, functions,

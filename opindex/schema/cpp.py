@@ -87,6 +87,26 @@ kernel_launches = Table(
     comment="GPU launches: <<<>>> sites, TensorIterator launchers, cub::/thrust:: algorithms.",
 )
 
+backend_choices = Table(
+    "backend_choices", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("callee", Text, nullable=False, comment="the function called for the choice (_select_conv_backend)"),
+    Column("qualifier", Text, nullable=False, comment="its qualifier as written, '' for a bare call"),
+    Column("variable", Text, nullable=False, comment="the variable its result initializes (backend)"),
+    Column("declared", Text, nullable=False, comment="that variable's type as written (ConvBackend)"),
+    Column("tested_line", Integer, nullable=False, comment="the first line after the call that branches on it"),
+    Column("test", String(16), nullable=False,
+           comment="switch (`switch (backend)`) or compare (`backend == ConvBackend::Cudnn`, the constant of "
+                   "the variable's declared type)"),
+    _caller(),
+    Index("ix_backend_choices_caller", "caller"),
+    comment="Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same "
+            "function then branches on (a switch on the variable, or a comparison with a constant of its type, or "
+            "of any type when it is declared `auto`). "
+            "The chooser runs no device code itself; the trace shows it where the choice is made.",
+)
+
 library_calls = Table(
     "library_calls", metadata,
     Column("id", Integer, primary_key=True, comment="row id"),

@@ -527,6 +527,9 @@ class Walker:
                     continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
+                choice = q.choice_at(self.con, call)
+                if choice is not None:
+                    self.chooser(call, choice, hop)
                 self.local_call(call, d, hop, depth)
         if writes and not self.full():  # after the body's own work: ranked after it too (model.rank_end)
             for call in self.capped(writes, 3, "fill/copy calls", hop):
@@ -536,6 +539,21 @@ class Walker:
                     # grad_input.zero_() before the op's own kernel, or all select_backward does (at::zeros, then
                     # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops)
                     self.write_call(call, entries, hop)
+
+    def chooser(self, call: dict, choice: dict, hop: Hop) -> None:
+        """A call whose result the body branches on (`ConvBackend backend = _select_conv_backend(...)`, then
+        `switch (backend)`): the chooser, shown where the choice is made though it runs no device code itself (the
+        paths it picks between are the calls after it). One that reaches device code is walked as any helper."""
+        for target in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
+                                     call.get("template_args")):
+            if target["reach"] is not None or not runs_on(target["def_file"], self.device):
+                continue
+            how = f"switch ({choice['variable']})" if choice["test"] == "switch" else \
+                f"{choice['variable']} == {choice['declared']}::..."
+            h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"],
+                         f"chooses the path: `{choice['declared']} {choice['variable']} = {call['callee']}(...)` at "
+                         f"{call['file']}:{call['line']}, then {how} at {call['file']}:{choice['tested_line']}")
+            h.called_at = f"{call['file']}:{call['line']}"
 
     def write_call(self, call: dict, entries: list[dict], hop: Hop) -> None:
         """A fill or copy a kernel makes besides its own work (nll_loss_backward's grad_input.zero_()): the call, then

@@ -44,7 +44,7 @@ class Resident:
     trace asked ~6,000 of its ~9,000 queries of these (2.4 tree). The index never changes under an open connection
     (a rebuild replaces the file; this connection keeps reading the old one), so nothing goes stale."""
 
-    TABLES = ("stub_calls", "kernel_launches", "library_calls", "type_dispatches")
+    TABLES = ("stub_calls", "kernel_launches", "library_calls", "type_dispatches", "backend_choices")
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
@@ -333,6 +333,13 @@ def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] 
         sql = ("SELECT k.*, l.symbol_id AS launch_symbol_id FROM kernel_launches k LEFT JOIN launch_links l "
                "ON l.launch_id = k.id WHERE k.caller = ? AND k.file = ? ORDER BY k.line")
     return within(rows(con, sql, (caller, file)), lines)
+
+
+def choice_at(con, call: dict) -> dict | None:
+    """The backend_choices row of a call (`ConvBackend backend = _select_conv_backend(...)`), if it is one."""
+    found = [r for r in in_function(con, "backend_choices", call["caller"], call["file"])
+             if r["line"] == call["line"] and r["callee"] == call["callee"]]
+    return found[0] if found else None
 
 
 def within(found: list[dict], lines: tuple[int, int] | None) -> list[dict]:

@@ -1,4 +1,4 @@
-// opindex sample: TORCH_IMPL_FUNC -> host_softmax -> a templated __global__ kernel.
+// opindex sample: TORCH_IMPL_FUNC -> host_softmax -> a templated __global__ kernel; a chooser picks the path.
 #include <ATen/native/SoftMax.h>
 #include <c10/cuda/CUDAException.h>
 
@@ -14,6 +14,13 @@ __global__ void cunn_SoftMaxForward(scalar_t* output, const scalar_t* input, int
   for (int i = threadIdx.x; i < classes; i += blockDim.x) {
     output[i] = std::exp(input[i] - threadMax);
   }
+}
+
+enum class SoftMaxPath { Persistent, Block };
+
+// the path a row's size picks (PyTorch's own has a persistent warp softmax for rows up to 1024)
+SoftMaxPath choose_softmax_path(int64_t dim_size) {
+  return dim_size <= 1024 ? SoftMaxPath::Persistent : SoftMaxPath::Block;
 }
 
 Tensor host_softmax(const Tensor& input_, const int64_t dim_, const bool half_to_float, const Tensor& output) {
@@ -39,7 +46,10 @@ Tensor host_softmax(const Tensor& input_, const int64_t dim_, const bool half_to
 
 TORCH_IMPL_FUNC(softmax_cuda_out)(const Tensor& input, const int64_t dim, const bool half_to_float,
                                   const Tensor& output) {
-  host_softmax(input, dim, half_to_float, output);
+  SoftMaxPath path = choose_softmax_path(input.size(dim));
+  if (path == SoftMaxPath::Persistent || path == SoftMaxPath::Block) {  // the sample has one kernel for both
+    host_softmax(input, dim, half_to_float, output);
+  }
 }
 
 } // namespace at::native
