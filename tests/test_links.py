@@ -264,6 +264,60 @@ def test_each_gemm_specialization_reaches_its_own_internal_gemm(real_index):
     assert ("cublasSgemm", 816) in [(h.name, h.line) for h in t.hops if h.parent == cublas.id]
 
 
+def test_a_function_passed_for_a_parameter_the_callee_calls_is_linked(sample_copy, tmp_path):
+    """Conv_v7.cpp (2.4): raw_cudnn_convolution_forward_out_v7 calls split_batch_dim_to_32bit_out(...,
+    raw_cudnn_convolution_forward_out_32bit), whose body calls its parameter `func_32bit(...)`. The passed function
+    is linked (functor_links, method ''), device_reach counts it, and a trace through the forward caller shows the
+    forward worker only. A name that is the passing function's own parameter is not a function's name."""
+    import sqlite3
+
+    from opindex.api import Index, build
+    (sample_copy / "aten/src/ATen/native/cudnn/Split.cpp").write_text(
+        "namespace at { namespace native {\n"                                                # 1
+        "void worker(const Tensor& x) { cudnnConvolutionForward(x); }\n"                      # 2
+        "void back_worker(const Tensor& x) { cudnnConvolutionBackwardData(x); }\n"            # 3
+        "template <typename func_t>\n"                                                       # 4
+        "static void split(const Tensor& x, func_t func_32bit) { func_32bit(x); }\n"          # 5
+        "void fwd(const Tensor& x) {\n"                                                      # 6
+        "  split(x,\n"                                                                       # 7
+        "        worker);\n"                                                                  # 8
+        "}\n"                                                                                 # 9
+        "void bwd(const Tensor& x) { split(x, back_worker); }\n"                              # 10
+        "template <typename func_t>\n"                                                       # 11
+        "void passes_on(const Tensor& x, func_t worker) { split(x, worker); }\n"             # 12
+        "}}\n")
+    db = tmp_path / "split.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT parameter, method, functor, line, definition, def_line FROM functor_links WHERE file "
+                       "LIKE '%/Split.cpp' ORDER BY line").fetchall() == [
+        ("func_32bit", "", "worker", 7, "at::native::worker", 2),
+        ("func_32bit", "", "back_worker", 10, "at::native::back_worker", 3)]
+    assert con.execute("SELECT s.name, r.distance FROM device_reach r JOIN symbols s ON s.id = r.symbol_id WHERE "
+                       "s.file LIKE '%/Split.cpp' ORDER BY s.line").fetchall() == [
+        ("worker", 0), ("back_worker", 0), ("split", 1), ("fwd", 2), ("bwd", 2), ("passes_on", 2)]
+    with Index(db) as ix:
+        t = ix.trace("at::native::fwd")
+    split = next(h for h in t.hops if h.name == "at::native::split")
+    assert [(h.name, h.line) for h in t.hops if h.parent == split.id] == [("at::native::worker", 2)]
+    assert "[func_32bit(...): worker passed at aten/src/ATen/native/cudnn/Split.cpp:7]" in \
+        next(h for h in t.hops if h.parent == split.id).detail
+
+
+def test_conv2d_reaches_the_cudnn_v7_worker_through_the_function_it_passes(real_index):
+    """Conv_v8.cpp:1172 raw_cudnn_convolution_forward_out calls raw_cudnn_convolution_forward_out_v7 (Conv_v7.cpp:780)
+    when v8 is off; it calls split_batch_dim_to_32bit_out (:606) at :791 passing
+    raw_cudnn_convolution_forward_out_32bit (:697), which :625 calls as func_32bit; that worker calls
+    cudnnConvolutionForward at :759. Only the forward worker is shown under the forward path."""
+    t = real_index.trace("F.conv2d")
+    v7 = next(h for h in t.hops if h.file == "aten/src/ATen/native/cudnn/Conv_v7.cpp" and h.line == 780)
+    [split] = [h for h in t.hops if h.parent == v7.id]
+    assert (split.name, split.line) == ("at::native::split_batch_dim_to_32bit_out", 606)
+    [worker] = [h for h in t.hops if h.parent == split.id]
+    assert (worker.name, worker.line) == ("at::native::raw_cudnn_convolution_forward_out_32bit", 697)
+    assert ("cudnnConvolutionForward", 759) in [(h.name, h.line) for h in t.hops if h.parent == worker.id]
+
+
 def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
     """CUDALoops_maca_arity3.cuh:642 `launch_vectorized_kernel(numel, f, data)`: CUDALoops.cuh defines it at :174 (its
     #ifdef USE_MACA branch; the #else one at :247 is the stand-in) and CUDALoops_copy.cuh at :162; both include the

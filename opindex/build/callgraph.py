@@ -60,13 +60,13 @@ def call_graph(con, symbols: "Symbols", lines: "Lines | None", conditions: "Cond
     """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
     calls = CallSites(con)
     rows, links = _calls(symbols, calls.sites, conditions, calls.specialized)
-    return {"call_links": rows, **walks(con, lines, calls, links, functors)}
+    return {"call_links": rows, **walks(con, symbols, lines, calls, links, functors)}
 
 
-def walks(con, lines, calls: CallSites, links: dict, functors: bool) -> dict[str, list[tuple]]:
+def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors: bool) -> dict[str, list[tuple]]:
     out, extra = {}, []
     if functors:
-        out["functor_links"], extra = _functors(con, lines, links, calls)
+        out["functor_links"], extra = _functors(con, symbols, lines, links, calls)
     out["device_reach"] = _device_reach(con, calls.sites, links, extra)
     return out
 
@@ -239,14 +239,20 @@ def _op_name(api_name: str) -> str:
 
 
 # -- which definitions reach device code ----------------------------------------------------------------------------
-def _functors(con, lines: "Lines | None", links: dict, sites: CallSites) -> tuple[list[tuple],
-                                                                                    list[tuple[int, int]]]:
+def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: CallSites) -> tuple[
+        list[tuple], list[tuple[int, int]]]:
     """functor_links: a function that calls a method of one of its parameters (sortCommon's `sorter.sort<A>(...)`)
     and a call that passes a temporary object for that parameter (`sortCommon(SmallBitonicSort{}, ...)`): the
-    passed class's method. Returns its rows, and the edges (function id, method id) device_reach adds."""
+    passed class's method. Also a function that calls a parameter itself (split_batch_dim_to_32bit_out's
+    `func_32bit(...)`, method '') and a call that passes a function by name for it (Conv_v7.cpp:791 passes
+    raw_cudnn_convolution_forward_out_32bit): that function. Returns its rows, and the edges (function id, method
+    or function id) device_reach adds."""
     if lines is None:
         return [], []
     calls = sorted(r for r in sites.methods if IDENTIFIER.match(r[2]))  # (caller, file, receiver, method)
+    # bare calls of a name nothing defines: perhaps a parameter called as a function (func_32bit(...))
+    calls += sorted({(caller, file, callee, "") for file, _, caller, qualifier, callee in sites.rows
+                     if not qualifier and callee not in symbols.by_name})
     if not calls:
         return [], []
     params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
@@ -275,27 +281,71 @@ def _functors(con, lines: "Lines | None", links: dict, sites: CallSites) -> tupl
     passing = {key: [t for t in targets if t in uses] for key, targets in links.items()}
     passing = {key: wanted for key, wanted in passing.items() if wanted}
     at = sites.lines(set(passing))
+    named = []  # (file, line, callee, caller's parameter, argument, target): a name passed for a called parameter
     for (file, qualifier, callee), wanted in passing.items():
         for line in at.get((file, qualifier, callee), ()):
             args = _call_arguments(lines, file, line, callee)
             for target in wanted:
                 for position, parameter, method in uses[target]:
-                    m = _TEMPORARY.match(args[position]) if position < len(args) else None
-                    if m is None:
-                        continue
-                    for d in methods.get(f"{m.group(1).rpartition('::')[2]}::{method}", ())[:4]:
-                        rows.append((target, parameter, method, m.group(1), file, line, d[0], d[2], d[4], d[5]))
-                        edges.append((target, d[0]))
+                    arg = args[position] if position < len(args) else ""
+                    if method:
+                        for functor, d in _passed(symbols, lines, file, arg, method, methods):
+                            rows.append((target, parameter, method, functor, file, line, d[0], d[2], d[4], d[5]))
+                            edges.append((target, d[0]))
+                    elif _FUNCTION_NAME.match(arg):
+                        named.append((file, line, callee, parameter, arg, target))
+    own = _own_parameters(con, sites, named)
+    for file, line, callee, parameter, arg, target in named:
+        if _FUNCTION_NAME.match(arg).group(1) in own.get((file, line, callee), ()):
+            continue  # uniform_and_transform passes its own parameter `transform` on: not a function's name
+        for functor, d in _passed(symbols, lines, file, arg, "", methods):
+            rows.append((target, parameter, "", functor, file, line, d[0], d[2], d[4], d[5]))
+            edges.append((target, d[0]))
     return sorted(set(rows)), sorted(set(edges))
 
 
+def _own_parameters(con, sites: CallSites, named: list[tuple]) -> dict[tuple[str, int, str], set[str]]:
+    """(file, line, callee) of the calls in `named` -> the parameter names of the function each is made in (read
+    in one query: in a cold build the symbols table has no index yet)."""
+    if not named:
+        return {}
+    wanted = {(file, line, callee) for file, line, callee, *_ in named}
+    caller_of = {(f, ln, c): caller for f, ln, caller, _, c in sites.rows if (f, ln, c) in wanted}
+    con.execute("DELETE FROM _callers")
+    con.executemany("INSERT INTO _callers VALUES (?, ?)", sorted({(c, f) for (f, _, _), c in caller_of.items()}))
+    names: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for qual, file, sig in con.execute(
+            "SELECT s.qualified_name, s.file, s.signature FROM _callers k JOIN symbols s ON s.qualified_name = "
+            "k.qual AND s.file = k.file WHERE s.signature LIKE '%(%'"):
+        names[(qual, file)].update(m.group(1) for m in PARAMETER.finditer(sig[sig.index("("):]))
+    return {key: names.get((caller, key[0]), set()) for key, caller in caller_of.items()}
+
+
+def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, methods: dict) -> list[tuple]:
+    """(as written, definition row) of what an argument passes: for a method call on the parameter, the method of
+    a temporary object's class (`SmallBitonicSort{}`); for a call of the parameter itself, the function an
+    argument names (`raw_cudnn_convolution_forward_out_32bit`, `&f`), linked as a call of that name from `file`."""
+    if method:
+        m = _TEMPORARY.match(arg)
+        return [(m.group(1), d) for d in methods.get(f"{m.group(1).rpartition('::')[2]}::{method}", ())[:4]] \
+            if m else []
+    m = _FUNCTION_NAME.match(arg)
+    if m is None:
+        return []
+    qualifier, _, name = m.group(1).rpartition("::")
+    return [(m.group(1), (s[S_ID], s[1], s[S_QUAL], s[3], s[S_FILE], s[S_LINE]))
+            for s in helper_targets(symbols, file, qualifier, name, lines)]
+
+
+# a function passed by name: `raw_cudnn_convolution_forward_out_32bit`, `&at::native::f`
+_FUNCTION_NAME = re.compile(r"\s*&?\s*([A-Za-z_][\w:]*)\s*$")
 # `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`: a temporary object of a named class
 _TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{\s*\}|\(\s*\))\s*$")
 
 
 def _call_arguments(lines: "Lines", file: str, line: int, callee: str) -> list[str]:
     """The arguments of the call of `callee` that starts on `line` (it may run over a few lines)."""
-    text = "\n".join(lines.get(file, line, 6))
+    text = "\n".join(lines.get(file, line, 24))  # a call of twelve arguments, one per line (Conv_v7.cpp:791)
     i = text.find(callee)
     while i >= 0:  # `callee (` or `callee<T>(`, not a longer name that ends in it
         j = i + len(callee)

@@ -72,7 +72,7 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     else:
         calls = CallSites(con)
         links = relink_calls(con, symbols, calls.sites, conditions, native, calls.specialized)
-        rows = walks(con, lines, calls, links, "functor_links" in present)
+        rows = walks(con, symbols, lines, calls, links, "functor_links" in present)
     for table, found in rows.items():
         con.executemany(CALL_GRAPH_INSERTS[table], found)
     return _counts(con)

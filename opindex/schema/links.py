@@ -167,15 +167,22 @@ functor_links = Table(
     Column("function_id", Integer, nullable=False,
            comment="symbols.id of the function that calls a method of its parameter (sortCommon)"),
     Column("parameter", Text, nullable=False, comment="that parameter (sorter)"),
-    Column("method", Text, nullable=False, comment="the method it calls on it (sort)"),
-    Column("functor", Text, nullable=False, comment="the class of an object passed for it, as written (SmallBitonicSort)"),
+    Column("method", Text, nullable=False,
+           comment="the method it calls on it (sort); '' when it calls the parameter itself (func_32bit(...))"),
+    Column("functor", Text, nullable=False,
+           comment="the class of an object passed for it (SmallBitonicSort), or, for method '', the function "
+                   "passed by name (raw_cudnn_convolution_forward_out_32bit), as written"),
     Column("file", Text, nullable=False, comment="file of the call that passes it"),
     Column("line", Integer, nullable=False, comment="line of that call"),
     *_definition(),
     Index("ix_functor_links_function", "function_id"),
     comment="Functor objects passed to a function that calls their method (`sortCommon(SmallBitonicSort{}, ...)`, "
             "whose body does `sorter.sort<A>(...)`): the definition of the method each passed class brings "
-            "(SmallBitonicSort::sort). The trace shows them under the method call; device_reach counts them.",
+            "(SmallBitonicSort::sort). Also functions passed by name to a function that calls that parameter "
+            "(split_batch_dim_to_32bit_out(..., raw_cudnn_convolution_forward_out_32bit), whose body does "
+            "`func_32bit(...)`): the passed function, linked as a call of its name from the passing file. The trace "
+            "shows them under the call, the one its own call site passes when it passes one; device_reach counts "
+            "them.",
 )
 
 LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments",

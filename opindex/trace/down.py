@@ -484,9 +484,12 @@ class Walker:
                 name = TENSOR_OPERATORS[name]  # `(1 - ls) * nllloss` calls nllloss.mul(...): the op aten::mul
             if (call["line"], name) in skip:
                 continue  # a library wrapper, walked from its library hop
-            if call["is_method"] and "id" in d and (qual, name) not in seen_helpers:
-                passed = q.functors_of(self.con, d["id"], qual, name)
-                if passed:  # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter
+            if "id" in d and (call["is_method"] or not qual) and (qual, name) not in seen_helpers:
+                # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
+                # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit
+                passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
+                    q.functors_of(self.con, d["id"], name, "")
+                if passed:
                     seen_helpers.add((qual, name))
                     self.functor_call(call, passed, hop, depth)
                     continue
@@ -582,8 +585,15 @@ class Walker:
             added[-1].called_at = h.called_at
 
     def functor_call(self, call: dict, passed: list[dict], hop: Hop, depth: int) -> None:
-        """A method call on a parameter that callers pass functor objects for: each passed class's method."""
-        for f in passed:
+        """A method call on a parameter that callers pass functor objects for: each passed class's method; a call of
+        a parameter that callers pass functions for: each function. When the call that led here passes one, that
+        ones only (Conv_v7.cpp:791, in raw_cudnn_convolution_forward_out_v7, passes the forward worker to
+        split_batch_dim_to_32bit_out; :909 the backward one). The hop stands for every call of it in that body
+        (sortKeyValueInplace passes three sorters to sortCommon, one per size)."""
+        parent = self.trace.hops[hop.parent] if hop.parent is not None else None
+        span = q.definition_span(self.con, parent.name, parent.file, parent.line) if parent and parent.file else None
+        here = [f for f in passed if span and f["file"] == parent.file and span[0] <= f["line"] <= span[1]]
+        for f in here or passed:
             if f["symbol_id"] is None:
                 continue
             target = q.symbol_by_id(self.con, f["symbol_id"])
@@ -591,8 +601,8 @@ class Walker:
                 continue
             mark = len(self.trace.hops)
             self.cpp(target, hop, depth, kind="functor", call_site=(call["file"], call["line"]))
-            self.trace.hops[mark].detail += (f" [{call['qualifier']}.{call['callee']}(...): {f['functor']} passed at "
-                                             f"{f['file']}:{f['line']}]")
+            called = f"{call['qualifier']}.{call['callee']}" if call["is_method"] else call["callee"]
+            self.trace.hops[mark].detail += f" [{called}(...): {f['functor']} passed at {f['file']}:{f['line']}]"
 
     def plumbing_kernel(self, name: str) -> bool:
         """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""

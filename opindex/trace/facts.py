@@ -382,6 +382,12 @@ def enclosing_definition(con, qualified_name: str, file: str) -> dict | None:
     return found[0] if found else None
 
 
+def definition_span(con, qualified_name: str, file: str, line: int) -> tuple[int, int] | None:
+    found = rows(con, "SELECT line, end_line FROM symbols WHERE qualified_name = ? AND file = ? AND line = ?",
+                 (qualified_name, file, line))
+    return (found[0]["line"], found[0]["end_line"]) if found else None
+
+
 def kernels_registered_as(con, function_name: str) -> list[dict]:
     return rows(con, "SELECT * FROM dispatch_registrations WHERE kernel = ? OR kernel = ? ORDER BY file, line",
                 (function_name, f"at::native::{function_name}"))
