@@ -138,17 +138,18 @@ class TypeDispatchRow(NamedTuple):
 class BackendChoiceRow(NamedTuple):
     """backend_choices: Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the
     same function then branches on (a switch on the variable, or a comparison with a constant of its type, or of
-    any type when it is declared `auto`). The chooser runs no device code itself; the trace shows it where the
-    choice is made."""
+    any type when it is declared `auto`), and non-method calls in an `if (...)` condition. The chooser runs no
+    device code itself; the trace shows it where the choice is made."""
     file: str  # path relative to the checkout root
     line: int  # 1-based line
     callee: str  # the function called for the choice (_select_conv_backend)
     qualifier: str  # its qualifier as written, '' for a bare call
-    variable: str  # the variable its result initializes (backend)
-    declared: str  # that variable's type as written (ConvBackend)
-    tested_line: int  # the first line after the call that branches on it
-    # switch (`switch (backend)`) or compare (`backend == ConvBackend::Cudnn`, the constant of the variable's declared
-    # type)
+    variable: str  # the variable its result initializes (backend); '' for if
+    declared: str  # that variable's type as written (ConvBackend); '' for if
+    tested_line: int  # the first line after the call that branches on it; for if, the call's own line
+    # switch (`switch (backend)`), compare (`backend == ConvBackend::Cudnn`, the constant of the variable's declared
+    # type) or if (the call is in an `if (...)` condition on its line: `if (train && is_fused_kernel_acceptable(input,
+    # p))`)
     test: str
     caller: str  # qualified name of the enclosing function, '' at file level
 

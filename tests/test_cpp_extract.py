@@ -474,8 +474,9 @@ def test_a_row_of_the_as_written_reading_takes_the_chosen_reading_s_caller():
 def test_backend_choices_are_calls_whose_result_the_function_branches_on():
     """`ConvBackend backend = _select_conv_backend(...)` then `switch (backend)` (Convolution.cpp:1577/1586 in 2.4);
     `BatchNormBackend backend = ...` then `backend == BatchNormBackend::Cudnn` (Normalization.cpp:584/586); `auto`
-    with any constant (attention.cu:831/832). Not: a comparison with another type's constant, a test before the
-    call, a test in another function, a method call."""
+    with any constant (attention.cu:831/832); a call in an `if (...)` condition (Dropout.cpp:138). Not: a comparison
+    with another type's constant, a test before the call, a test in another function, a method call, a call in the
+    body of an if written on the condition's line."""
     facts = run("""
         namespace at::native {
         Tensor conv(const Tensor& x) {
@@ -503,10 +504,15 @@ def test_backend_choices_are_calls_whose_result_the_function_branches_on():
         }
         void other(const Tensor& x) { Far far = far_pick(x); }
         void other2() { switch (far) {} }
+        Tensor dropout(const Tensor& x, double p, bool train) {
+          if (x.is_nested() || (train && is_fused_kernel_acceptable(x, p))) {}
+          if (train) body_call(x);
+        }
         }
         """)
     assert [(r.line, r.caller, r.callee, r.qualifier, r.variable, r.declared, r.tested_line, r.test)
             for r in facts.records("backend_choices")] == [
         (4, "at::native::conv", "_select_conv_backend", "", "backend", "ConvBackend", 5, "switch"),
         (10, "at::native::bn", "_select_batch_norm_backend", "sel", "backend", "BatchNormBackend", 11, "compare"),
-        (14, "at::native::sdp", "select_sdp_backend", "", "backend", "auto", 15, "compare")]
+        (14, "at::native::sdp", "select_sdp_backend", "", "backend", "auto", 15, "compare"),
+        (29, "at::native::dropout", "is_fused_kernel_acceptable", "", "", "", 29, "if")]

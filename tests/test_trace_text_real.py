@@ -58,7 +58,8 @@ def test_the_folded_launch_of_relu_names_its_kernels(real_index):
 def test_backend_choosers_are_shown_where_they_choose(real_index):
     """_convolution (Convolution.cpp:1577) sets `ConvBackend backend = _select_conv_backend(...)` (defined :1207) and
     switches on it at :1586; _batch_norm_impl_index (Normalization.cpp:584) sets `BatchNormBackend backend =
-    _select_batch_norm_backend(...)` (:487) and tests `backend == BatchNormBackend::Cudnn` at :586. The chooser
+    _select_batch_norm_backend(...)` (:487) and tests `backend == BatchNormBackend::Cudnn` at :586; dropout calls
+    is_fused_kernel_acceptable (:43) in an if condition at :138. The chooser
     runs no device code; the trace shows it under the function that branches, with where the branch is."""
     conv = real_index.trace("F.conv2d")
     [hop] = [h for h in conv.hops if h.kind == "chooser" and h.name == "at::native::_select_conv_backend"]
@@ -70,6 +71,11 @@ def test_backend_choosers_are_shown_where_they_choose(real_index):
     text = real_index.trace("F.batch_norm").to_text()
     line = next(x for x in text.splitlines() if "_select_batch_norm_backend" in x)
     assert "Normalization.cpp:487" in line and "(chooses the path: backend == BatchNormBackend::... at :586)" in line
+    # dropout (Dropout.cpp:138): `if (input.is_nested() || (train && is_fused_kernel_acceptable(input, p)))`
+    [fused] = [h for h in real_index.trace("F.dropout").hops if h.kind == "chooser" and "fused" in h.name]
+    assert (fused.name, fused.file, fused.line, fused.called_at) == (
+        "at::native::is_fused_kernel_acceptable", "aten/src/ATen/native/Dropout.cpp", 43,
+        "aten/src/ATen/native/Dropout.cpp:138")
 
 
 @pytest.mark.parametrize("name", DEPTH_TRACES)

@@ -31,14 +31,14 @@ def upgrade() -> None:
     sa.Column('line', sa.Integer(), nullable=False, comment='1-based line'),
     sa.Column('callee', sa.Text(), nullable=False, comment='the function called for the choice (_select_conv_backend)'),
     sa.Column('qualifier', sa.Text(), nullable=False, comment="its qualifier as written, '' for a bare call"),
-    sa.Column('variable', sa.Text(), nullable=False, comment='the variable its result initializes (backend)'),
-    sa.Column('declared', sa.Text(), nullable=False, comment="that variable's type as written (ConvBackend)"),
-    sa.Column('tested_line', sa.Integer(), nullable=False, comment='the first line after the call that branches on it'),
-    sa.Column('test', sa.String(length=16), nullable=False, comment="switch (`switch (backend)`) or compare (`backend == ConvBackend::Cudnn`, the constant of the variable's declared type)"),
+    sa.Column('variable', sa.Text(), nullable=False, comment="the variable its result initializes (backend); '' for if"),
+    sa.Column('declared', sa.Text(), nullable=False, comment="that variable's type as written (ConvBackend); '' for if"),
+    sa.Column('tested_line', sa.Integer(), nullable=False, comment="the first line after the call that branches on it; for if, the call's own line"),
+    sa.Column('test', sa.String(length=16), nullable=False, comment="switch (`switch (backend)`), compare (`backend == ConvBackend::Cudnn`, the constant of the variable's declared type) or if (the call is in an `if (...)` condition on its line: `if (train && is_fused_kernel_acceptable(input, p))`)"),
     sa.Column('caller', sa.Text(), nullable=False, comment="qualified name of the enclosing function, '' at file level"),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment='Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same function then branches on (a switch on the variable, or a comparison with a constant of its type, or of any type when it is declared `auto`). The chooser runs no device code itself; the trace shows it where the choice is made.'
+    comment='Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same function then branches on (a switch on the variable, or a comparison with a constant of its type, or of any type when it is declared `auto`), and non-method calls in an `if (...)` condition. The chooser runs no device code itself; the trace shows it where the choice is made.'
     )
     with op.batch_alter_table('backend_choices', schema=None) as batch_op:
         batch_op.create_index('ix_backend_choices_caller', ['caller'], unique=False)

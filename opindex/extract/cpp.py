@@ -79,6 +79,26 @@ _COMPARE = re.compile(rb"\b([A-Za-z_]\w*)\s*[!=]=\s*((?:[A-Za-z_]\w*::)+)[A-Za-z
 _CHOICE = re.compile(rb"\s*(?:const\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:]*)\s*(?:<[^;()]*>)?\s*\(")
 
 
+_IF = re.compile(rb"\bif\s*\(")
+
+
+def _in_condition(text: bytes, open_at: int, callee: str) -> bool:
+    """Whether `callee(` is called inside the condition that starts at text[open_at] (just after `if (`), up to
+    its closing parenthesis or the end of the line: `if (x) foo();` calls foo in the body, not the condition."""
+    depth, end = 1, len(text)
+    for i in range(open_at, len(text)):
+        c = text[i]
+        if c == 40:  # (
+            depth += 1
+        elif c == 41:  # )
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+    m = re.search(rb"(?<![\w.>])" + re.escape(callee.encode()) + rb"\s*(?:<[^;()]*>)?\s*\(", text[open_at:end])
+    return m is not None
+
+
 def template_args_of(text: str) -> str | None:
     """The template arguments of a name's last part, spaces only where C++ needs them: `at::cuda::blas::gemm<float>`
     -> `<float>`, `gemm<c10::complex<double> >` -> `<c10::complex<double>>`; None for `Foo<T>::bar`, `gemm`, or an
@@ -380,8 +400,10 @@ class _File:
 
     def choices(self, u: _Unit) -> None:
         """backend_choices: `ConvBackend backend = _select_conv_backend(...);` and, later in the same function,
-        `switch (backend)` or `backend == ConvBackend::Cudnn` (a constant of the declared type, any when `auto`). Read from the text around the calls already found
-        (two scans of the file's bytes, and a look at the lines of the calls in functions that branch so)."""
+        `switch (backend)` or `backend == ConvBackend::Cudnn` (a constant of the declared type, any when `auto`);
+        and a call in an `if (...)` condition on its line (`if (train && is_fused_kernel_acceptable(input, p))`).
+        Read from the text around the calls already found: scans of the file's bytes, then the lines of the calls
+        that may be such."""
         data = u.data
         tested: dict[tuple[str, str], list[tuple[int, str, str]]] = defaultdict(list)  # (caller, var) -> tests
         for m in _SWITCH.finditer(data) if b"switch" in data else ():
@@ -389,27 +411,38 @@ class _File:
         for m in _COMPARE.finditer(data) if b"::" in data else ():
             tested[(u.caller(m.start(1)), m.group(1).decode())].append(
                 (m.start(1), "compare", m.group(2).decode()[:-2].rpartition("::")[2]))
-        callers = {caller for caller, _ in tested if caller}
-        calls = [r for r in self.rows["calls"] if not r[6] and r[3] in callers]
-        if not calls:
+        ifs = [m.end() for m in _IF.finditer(data)]  # just after each `if (`
+        if not tested and not ifs:
             return
+        callers = {caller for caller, _ in tested if caller}
         starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
-        for _, line, _, caller, callee, qualifier, _, _ in calls:
-            if line > len(starts):
+        if_lines = {bisect_right(starts, pos): pos for pos in reversed(ifs)}  # line -> its first `if (`
+        for _, line, _, caller, callee, qualifier, is_method, _ in self.rows["calls"]:
+            if is_method or line > len(starts) or (caller not in callers and line not in if_lines):
                 continue
             text = data[starts[line - 1]:starts[line] if line < len(starts) else len(data)]
-            m = _CHOICE.match(text)
-            if m is None or m.group(3).decode().rpartition("::")[2] != callee:
-                continue
-            declared, variable = m.group(1).decode(), m.group(2).decode()
-            at = starts[line - 1]
-            for pos, test, constant_type in tested.get((caller, variable), ()):
-                if pos > at and (test == "switch" or declared == "auto" or
-                                 constant_type == declared.rpartition("::")[2]):
-                    self.rows["backend_choices"].append(BackendChoiceRow(
-                        file=self.path, line=line, callee=callee, qualifier=qualifier, variable=variable,
-                        declared=declared, tested_line=bisect_right(starts, pos), test=test, caller=caller))
-                    break
+            row = self._assigned_choice(text, starts, line, caller, callee, qualifier, tested) if caller in callers \
+                else None
+            if row is None and line in if_lines and _in_condition(text, if_lines[line] - starts[line - 1], callee):
+                row = BackendChoiceRow(file=self.path, line=line, callee=callee, qualifier=qualifier, variable="",
+                                       declared="", tested_line=line, test="if", caller=caller)
+            if row is not None:
+                self.rows["backend_choices"].append(row)
+
+    def _assigned_choice(self, text: bytes, starts: list[int], line: int, caller: str, callee: str,
+                         qualifier: str, tested: dict) -> BackendChoiceRow | None:
+        m = _CHOICE.match(text)
+        if m is None or m.group(3).decode().rpartition("::")[2] != callee:
+            return None
+        declared, variable = m.group(1).decode(), m.group(2).decode()
+        at = starts[line - 1]
+        for pos, test, constant_type in tested.get((caller, variable), ()):
+            if pos > at and (test == "switch" or declared == "auto" or
+                             constant_type == declared.rpartition("::")[2]):
+                return BackendChoiceRow(file=self.path, line=line, callee=callee, qualifier=qualifier,
+                                        variable=variable, declared=declared, tested_line=bisect_right(starts, pos),
+                                        test=test, caller=caller)
+        return None
 
     def _handed(self, args, line: int, caller: str, from_macro: str | None) -> None:
         """A __global__ kernel passed by name to a call (`cb(AttentionKernel<...>(), fmha_cutlassF_...)` in

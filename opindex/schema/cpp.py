@@ -93,17 +93,19 @@ backend_choices = Table(
     checkout_fk(), *file_line(),
     Column("callee", Text, nullable=False, comment="the function called for the choice (_select_conv_backend)"),
     Column("qualifier", Text, nullable=False, comment="its qualifier as written, '' for a bare call"),
-    Column("variable", Text, nullable=False, comment="the variable its result initializes (backend)"),
-    Column("declared", Text, nullable=False, comment="that variable's type as written (ConvBackend)"),
-    Column("tested_line", Integer, nullable=False, comment="the first line after the call that branches on it"),
+    Column("variable", Text, nullable=False, comment="the variable its result initializes (backend); '' for if"),
+    Column("declared", Text, nullable=False, comment="that variable's type as written (ConvBackend); '' for if"),
+    Column("tested_line", Integer, nullable=False,
+           comment="the first line after the call that branches on it; for if, the call's own line"),
     Column("test", String(16), nullable=False,
-           comment="switch (`switch (backend)`) or compare (`backend == ConvBackend::Cudnn`, the constant of "
-                   "the variable's declared type)"),
+           comment="switch (`switch (backend)`), compare (`backend == ConvBackend::Cudnn`, the constant of "
+                   "the variable's declared type) or if (the call is in an `if (...)` condition on its line: "
+                   "`if (train && is_fused_kernel_acceptable(input, p))`)"),
     _caller(),
     Index("ix_backend_choices_caller", "caller"),
     comment="Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same "
             "function then branches on (a switch on the variable, or a comparison with a constant of its type, or "
-            "of any type when it is declared `auto`). "
+            "of any type when it is declared `auto`), and non-method calls in an `if (...)` condition. "
             "The chooser runs no device code itself; the trace shows it where the choice is made.",
 )
 

@@ -551,6 +551,7 @@ class Walker:
                                      call.get("template_args")):
             if target["reach"] is not None or not runs_on(target["def_file"], self.device):
                 continue
+            target = q.symbol_by_id(self.con, target["id"])  # a link to code the walk does not enter: its row
             how = f"switch ({choice['variable']})" if choice["test"] == "switch" else \
                 f"{choice['variable']} == {choice['declared']}::..."
             h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"],
@@ -834,7 +835,8 @@ class Walker:
                                "launches it (kernel_fn<<<...>>>)")
             target = launch["launch_symbol_id"] if "launch_symbol_id" in launch else q.launched(self.con, launch)
             if target is not None:
-                k = q.symbol_by_id(self.con, target)
+                k = q.launched_definition(launch) if "launch_qualified_name" in launch else \
+                    q.symbol_by_id(self.con, target)
                 self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
                          _cpp_detail(k))
         elif launch["kind"] == "tensor_iterator":  # cub/thrust launches are shown as their library calls

@@ -44,7 +44,7 @@ class Resident:
     trace asked ~6,000 of its ~9,000 queries of these (2.4 tree). The index never changes under an open connection
     (a rebuild replaces the file; this connection keeps reading the old one), so nothing goes stale."""
 
-    TABLES = ("stub_calls", "kernel_launches", "library_calls", "type_dispatches", "backend_choices")
+    TABLES = ("stub_calls", "kernel_launches", "library_calls", "type_dispatches")
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
@@ -83,6 +83,11 @@ class Resident:
         """(op ids, device) of the fill/copy paths being walked now -> whether its result may be kept (False when
         a write inside it met one of them still being walked: its result lacks that one)."""
         return {}
+
+    @functools.cached_property
+    def choices(self) -> frozenset[tuple[str, int, str]]:
+        """(file, line, callee) of backend_choices: a few thousand rows, asked of every helper call."""
+        return frozenset(tuple(r) for r in self.con.execute("SELECT file, line, callee FROM backend_choices"))
 
     @functools.cached_property
     def functor_keys(self) -> frozenset[tuple[int, str, str]]:
@@ -218,18 +223,27 @@ def kernel_links(con, dispatch_id: int) -> list[dict]:
 
 def _links_from(con, file: str) -> dict[tuple[str, str], dict[str | None, list[dict]]]:
     """The call_links of `file`, grouped by (qualifier, callee), then by the template arguments a row is for (None:
-    any call): one query per file, not one per call."""
+    any call): one query per file, not one per call. A link whose definition reaches device code (device_reach,
+    resident) carries that definition's symbols row; the others (two in three: std::max, a check) only the link's
+    own columns and `id`, since a walk does not enter them (symbol_by_id reads one when asked)."""
     memo = _memos.get(con)
     if memo is not None and ("links", file) in memo:
         return memo[("links", file)]
+    reach = resident(con).reach
+    links = rows(con, "SELECT symbol_id AS id, qualifier AS link_qualifier, callee AS link_callee, overloads, "
+                      "condition AS link_condition, def_file, def_line, template_args AS link_template_args "
+                      "FROM call_links WHERE file = ? AND symbol_id IS NOT NULL ORDER BY def_line", (file,))
+    for r in links:
+        found = reach.get(r["id"])
+        r["reach"] = found[0] if found else None
+    walked = sorted({r["id"] for r in links if r["reach"] is not None})
+    defs = {d["id"]: d for d in rows(con, f"SELECT * FROM symbols WHERE id IN ({','.join('?' * len(walked))})",
+                                     walked)} if walked else {}
     grouped: dict[tuple[str, str], dict[str | None, list[dict]]] = {}
-    for r in rows(con, "SELECT s.*, k.qualifier AS link_qualifier, k.callee AS link_callee, k.overloads, "
-                       "k.condition AS link_condition, k.def_file, k.template_args AS link_template_args, "
-                       "r.distance AS reach FROM call_links k JOIN symbols s ON s.id = k.symbol_id "
-                       "LEFT JOIN device_reach r ON r.symbol_id = k.symbol_id "
-                       "WHERE k.file = ? ORDER BY k.def_line", (file,)):
+    for r in links:
+        d = defs.get(r["id"])
         grouped.setdefault((r["link_qualifier"], r["link_callee"]), {}).setdefault(
-            r["link_template_args"], []).append(r)
+            r["link_template_args"], []).append({**d, **r} if d is not None else r)
     if memo is not None:
         memo[("links", file)] = grouped
     return grouped
@@ -241,9 +255,10 @@ def linked_callees(con, file: str):
 
 
 def call_targets(con, file: str, qualifier: str, callee: str, template_args: str | None = None) -> list[dict]:
-    """The definitions a call reaches (call_links), each a symbols row plus the link's `overloads`,
-    `link_condition` and `reach` (device_reach.distance, NULL when nothing device-side is reachable from it). A call
-    written with template arguments that name explicit specializations (`gemm_internal<float>(...)`) reaches those."""
+    """The definitions a call reaches (call_links), each the link's `id` (symbols.id), `def_file`, `def_line`,
+    `overloads`, `link_condition` and `reach` (device_reach.distance, None when nothing device-side is reachable
+    from it), plus, when `reach` is set, the definition's symbols row. A call written with template arguments that
+    name explicit specializations (`gemm_internal<float>(...)`) reaches those."""
     found = _links_from(con, file).get((qualifier, callee))
     if not found:
         return []
@@ -330,16 +345,29 @@ def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] 
         return []
     sql = f"SELECT * FROM {table} WHERE caller = ? AND file = ? ORDER BY line"
     if table == "kernel_launches":  # each launch with the definition it launches (launch_links)
-        sql = ("SELECT k.*, l.symbol_id AS launch_symbol_id FROM kernel_launches k LEFT JOIN launch_links l "
-               "ON l.launch_id = k.id WHERE k.caller = ? AND k.file = ? ORDER BY k.line")
+        sql = ("SELECT k.*, l.symbol_id AS launch_symbol_id, " + ", ".join(f"s.{c} AS launch_{c}" for c in
+                                                                         LAUNCHED_COLUMNS) +
+               " FROM kernel_launches k LEFT JOIN launch_links l ON l.launch_id = k.id LEFT JOIN symbols s ON "
+               "s.id = l.symbol_id WHERE k.caller = ? AND k.file = ? ORDER BY k.line")
     return within(rows(con, sql, (caller, file)), lines)
 
 
 def choice_at(con, call: dict) -> dict | None:
     """The backend_choices row of a call (`ConvBackend backend = _select_conv_backend(...)`), if it is one."""
-    found = [r for r in in_function(con, "backend_choices", call["caller"], call["file"])
-             if r["line"] == call["line"] and r["callee"] == call["callee"]]
+    if (call["file"], call["line"], call["callee"]) not in resident(con).choices:
+        return None
+    found = rows(con, "SELECT * FROM backend_choices WHERE caller = ? AND file = ? AND line = ? AND callee = ?",
+                 (call["caller"], call["file"], call["line"], call["callee"]))
     return found[0] if found else None
+
+
+# the columns of a launched __global__ definition a launch hop shows (read with the launch, as launch_<column>)
+LAUNCHED_COLUMNS = ("qualified_name", "file", "line", "kind", "name", "signature", "from_macro")
+
+
+def launched_definition(launch: dict) -> dict:
+    """The launched definition's columns carried by an in_function("kernel_launches") row."""
+    return {c: launch[f"launch_{c}"] for c in LAUNCHED_COLUMNS}
 
 
 def within(found: list[dict], lines: tuple[int, int] | None) -> list[dict]:
