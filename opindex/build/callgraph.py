@@ -10,8 +10,8 @@ from collections import defaultdict
 
 from ..extract.cpp_macros import arguments
 from ..pytorch.plumbing import PLUMBING_OPS
-from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_LINE, S_QUAL, S_SCOPE, S_TARGS,
-                          Conditions, Lines, Symbols, definition_columns)
+from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_KIND, S_LINE, S_QUAL, S_SCOPE,
+                          S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns)
 
 CHECKOUT_ID = 1
 # Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.
@@ -32,24 +32,24 @@ class CallSites:
         con.execute("DELETE FROM _working")
         con.executemany("INSERT OR IGNORE INTO _working VALUES (?)", [(n,) for n in self.working])
         # two scans in C (no index is needed, none may exist yet) rather than one with a branch per row in Python
-        self.rows: list[tuple[str, int, str, str, str]] = con.execute(  # (file, line, caller, qualifier, callee)
-            "SELECT file, line, caller, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 0"
-        ).fetchall()
+        self.rows: list[tuple[str, int, str, str, str, str | None]] = con.execute(
+            # (file, line, caller, qualifier, callee, template_args)
+            "SELECT file, line, caller, qualifier, callee, template_args FROM calls WHERE language != 'python' AND "
+            "is_method = 0").fetchall()
         self.methods: set[tuple[str, str, str, str]] = set(con.execute(  # (caller, file, receiver, method)
             "SELECT caller, file, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 1 AND "
             "callee IN _working"))
-        self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee in self.rows}
+        self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee, _ in self.rows}
         # (file, qualifier, callee) -> the template arguments its calls write (gemm_internal<float>(...))
         self.specialized: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-        for file, qualifier, callee, targs in con.execute(
-                "SELECT DISTINCT file, qualifier, callee, template_args FROM calls WHERE template_args IS NOT NULL AND "
-                "language != 'python' AND is_method = 0"):
-            self.specialized[(file, qualifier, callee)].add(targs)
+        for file, _, _, qualifier, callee, targs in self.rows:
+            if targs is not None:
+                self.specialized[(file, qualifier, callee)].add(targs)
 
     def lines(self, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[int]]:
         """(file, qualifier, callee) -> the lines of those calls, ascending."""
         at: dict[tuple[str, str, str], set[int]] = defaultdict(set)
-        for file, line, _, qualifier, callee in self.rows:
+        for file, line, _, qualifier, callee, _ in self.rows:
             if (file, qualifier, callee) in keys:
                 at[(file, qualifier, callee)].add(line)
         return {key: sorted(found) for key, found in at.items()}
@@ -251,19 +251,23 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
         return [], []
     calls = sorted(r for r in sites.methods if IDENTIFIER.match(r[2]))  # (caller, file, receiver, method)
     # bare calls of a name nothing defines: perhaps a parameter called as a function (func_32bit(...))
-    calls += sorted({(caller, file, callee, "") for file, _, caller, qualifier, callee in sites.rows
+    calls += sorted({(caller, file, callee, "") for file, _, caller, qualifier, callee, _ in sites.rows
                      if not qualifier and callee not in symbols.by_name})
     if not calls:
         return [], []
     params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
-    con.execute("CREATE TEMP TABLE IF NOT EXISTS _callers (qual TEXT, file TEXT)")
-    con.execute("DELETE FROM _callers")
-    con.executemany("INSERT INTO _callers VALUES (?, ?)", sorted({(c[0], c[1]) for c in calls}))
-    for sid, qual, file, sig in con.execute(  # the definitions making those calls, by their indexed name
-            "SELECT s.id, s.qualified_name, s.file, s.signature FROM _callers k JOIN symbols s ON "
-            "s.qualified_name = k.qual AND s.file = k.file WHERE s.kind IN ('function', 'method') AND "
-            "s.signature LIKE '%(%'"):
-        params[(qual, file)].append((sid, [m.group(1) for m in PARAMETER.finditer(sig[sig.index("("):])]))
+    called: dict[tuple[str, str], set[str]] = defaultdict(set)  # (caller, file) -> receivers / names it calls
+    for caller, file, receiver, _ in calls:
+        called[(caller, file)].add(receiver)
+    for defs in symbols.by_name.values():  # the definitions making those calls
+        for d in defs:
+            names = called.get((d[S_QUAL], d[S_FILE]))
+            sig = d[S_SIG]
+            if names is None or d[S_KIND] not in ("function", "method") or not sig or "(" not in sig or \
+                    not any(name in sig for name in names):  # none of them is a parameter: not parsed
+                continue
+            params[(d[S_QUAL], d[S_FILE])].append(
+                (d[S_ID], [m.group(1) for m in PARAMETER.finditer(sig[sig.index("("):])]))
     uses: dict[int, list[tuple[int, str, str]]] = defaultdict(list)  # definition id -> (position, parameter, method)
     for caller, file, receiver, method in calls:
         for sid, names in params.get((caller, file), ()):
@@ -283,8 +287,9 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
     at = sites.lines(set(passing))
     named = []  # (file, line, callee, caller's parameter, argument, target): a name passed for a called parameter
     for (file, qualifier, callee), wanted in passing.items():
+        upto = 1 + max(position for target in wanted for position, _, _ in uses[target])
         for line in at.get((file, qualifier, callee), ()):
-            args = _call_arguments(lines, file, line, callee)
+            args = _call_arguments(lines, file, line, callee, upto)
             for target in wanted:
                 for position, parameter, method in uses[target]:
                     arg = args[position] if position < len(args) else ""
@@ -294,7 +299,7 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
                             edges.append((target, d[0]))
                     elif _FUNCTION_NAME.match(arg):
                         named.append((file, line, callee, parameter, arg, target))
-    own = _own_parameters(con, sites, named)
+    own = _own_parameters(symbols, sites, named)
     for file, line, callee, parameter, arg, target in named:
         if _FUNCTION_NAME.match(arg).group(1) in own.get((file, line, callee), ()):
             continue  # uniform_and_transform passes its own parameter `transform` on: not a function's name
@@ -304,21 +309,18 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
     return sorted(set(rows)), sorted(set(edges))
 
 
-def _own_parameters(con, sites: CallSites, named: list[tuple]) -> dict[tuple[str, int, str], set[str]]:
-    """(file, line, callee) of the calls in `named` -> the parameter names of the function each is made in (read
-    in one query: in a cold build the symbols table has no index yet)."""
+def _own_parameters(symbols: Symbols, sites: CallSites, named: list[tuple]) -> dict[tuple[str, int, str], set[str]]:
+    """(file, line, callee) of the calls in `named` -> the parameter names of the function each is made in."""
     if not named:
         return {}
     wanted = {(file, line, callee) for file, line, callee, *_ in named}
-    caller_of = {(f, ln, c): caller for f, ln, caller, _, c in sites.rows if (f, ln, c) in wanted}
-    con.execute("DELETE FROM _callers")
-    con.executemany("INSERT INTO _callers VALUES (?, ?)", sorted({(c, f) for (f, _, _), c in caller_of.items()}))
-    names: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for qual, file, sig in con.execute(
-            "SELECT s.qualified_name, s.file, s.signature FROM _callers k JOIN symbols s ON s.qualified_name = "
-            "k.qual AND s.file = k.file WHERE s.signature LIKE '%(%'"):
-        names[(qual, file)].update(m.group(1) for m in PARAMETER.finditer(sig[sig.index("("):]))
-    return {key: names.get((caller, key[0]), set()) for key, caller in caller_of.items()}
+    caller_of = {(f, ln, c): caller for f, ln, caller, _, c, _ in sites.rows if (f, ln, c) in wanted}
+    out = {}
+    for key, caller in caller_of.items():
+        out[key] = {m.group(1) for d in symbols.by_name.get(caller.rpartition("::")[2], ())
+                    if d[S_QUAL] == caller and d[S_FILE] == key[0] and d[S_SIG] and "(" in d[S_SIG]
+                    for m in PARAMETER.finditer(d[S_SIG][d[S_SIG].index("("):])}
+    return out
 
 
 def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, methods: dict) -> list[tuple]:
@@ -343,8 +345,9 @@ _FUNCTION_NAME = re.compile(r"\s*&?\s*([A-Za-z_][\w:]*)\s*$")
 _TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{\s*\}|\(\s*\))\s*$")
 
 
-def _call_arguments(lines: "Lines", file: str, line: int, callee: str) -> list[str]:
-    """The arguments of the call of `callee` that starts on `line` (it may run over a few lines)."""
+def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int | None = None) -> list[str]:
+    """The arguments of the call of `callee` that starts on `line` (it may run over a few lines); with `upto`,
+    the first `upto` of them only (a lambda after them is not read)."""
     text = "\n".join(lines.get(file, line, 24))  # a call of twelve arguments, one per line (Conv_v7.cpp:791)
     i = text.find(callee)
     while i >= 0:  # `callee (` or `callee<T>(`, not a longer name that ends in it
@@ -355,7 +358,7 @@ def _call_arguments(lines: "Lines", file: str, line: int, callee: str) -> list[s
                 close = rest.find(">")
                 rest = rest[close + 1:].lstrip() if close >= 0 else ""
             if rest.startswith("("):
-                args, _ = arguments(rest.encode(), 0)
+                args, _ = arguments(rest.encode(), 0, upto)
                 return args
         i = text.find(callee, j)
     return []

@@ -75,11 +75,32 @@ _TEMPLATE_SPACE = re.compile(r"\s*([<>,:*&])\s*")
 # backend_choices: a branch on a variable (`switch (backend)`, `backend == ConvBackend::Cudnn`), and the line that
 # sets it from a call (`ConvBackend backend = _select_conv_backend(`, `const auto x = ns::f<T>(`)
 _SWITCH = re.compile(rb"\bswitch\s*\(\s*([A-Za-z_]\w*)\s*\)")
-_COMPARE = re.compile(rb"\b([A-Za-z_]\w*)\s*[!=]=\s*((?:[A-Za-z_]\w*::)+)[A-Za-z_]\w*\b(?!\s*\()")
 _CHOICE = re.compile(rb"\s*(?:const\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:]*)\s*(?:<[^;()]*>)?\s*\(")
 
 
 _IF = re.compile(rb"\bif\s*\(")
+# `== ConvBackend::Cudnn` / `!= sdp::SDPBackend::error`: a comparison with a qualified constant (literal-led: a
+# pattern that starts at the variable would be tried at every word of the file)
+_CONSTANT = re.compile(rb"[!=]=\s*((?:[A-Za-z_]\w*::)+)[A-Za-z_]\w*\b(?!\s*\()")
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _branches(data: bytes) -> dict[str, list[tuple[int, str, str]]]:
+    """variable -> where a file branches on it: `switch (v)`, or `v == T::X` / `v != T::X` (with T)."""
+    out: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    if b"switch" in data:
+        for m in _SWITCH.finditer(data):
+            out[m.group(1).decode()].append((m.start(1), "switch", ""))
+    for m in _CONSTANT.finditer(data):
+        end = m.start()
+        while end > 0 and data[end - 1] in b" \t":
+            end -= 1
+        start = end
+        while start > 0 and data[start - 1] in _WORD:
+            start -= 1
+        if start < end and data[start] not in b"0123456789":
+            out[data[start:end].decode()].append((start, "compare", m.group(1).decode()[:-2].rpartition("::")[2]))
+    return out
 
 
 def _in_condition(text: bytes, open_at: int, callee: str) -> bool:
@@ -95,8 +116,16 @@ def _in_condition(text: bytes, open_at: int, callee: str) -> bool:
             if depth == 0:
                 end = i
                 break
-    m = re.search(rb"(?<![\w.>])" + re.escape(callee.encode()) + rb"\s*(?:<[^;()]*>)?\s*\(", text[open_at:end])
-    return m is not None
+    name = callee.encode()
+    i = text.find(name, open_at, end)
+    while i >= 0:  # the name itself (not the end of a longer one, not a member), then `(` or `<...>(`
+        before = text[i - 1] if i else 32
+        rest = text[i + len(name):end].lstrip()
+        if before not in _WORD and before != 46 and not text[max(0, i - 2):i] == b"->" and \
+                rest[:1] in (b"(", b"<"):
+            return True
+        i = text.find(name, i + 1, end)
+    return False
 
 
 def template_args_of(text: str) -> str | None:
@@ -402,46 +431,44 @@ class _File:
         """backend_choices: `ConvBackend backend = _select_conv_backend(...);` and, later in the same function,
         `switch (backend)` or `backend == ConvBackend::Cudnn` (a constant of the declared type, any when `auto`);
         and a call in an `if (...)` condition on its line (`if (train && is_fused_kernel_acceptable(input, p))`).
-        Read from the text around the calls already found: scans of the file's bytes, then the lines of the calls
-        that may be such."""
-        data = u.data
-        tested: dict[tuple[str, str], list[tuple[int, str, str]]] = defaultdict(list)  # (caller, var) -> tests
-        for m in _SWITCH.finditer(data) if b"switch" in data else ():
-            tested[(u.caller(m.start(1)), m.group(1).decode())].append((m.start(1), "switch", ""))
-        for m in _COMPARE.finditer(data) if b"::" in data else ():
-            tested[(u.caller(m.start(1)), m.group(1).decode())].append(
-                (m.start(1), "compare", m.group(2).decode()[:-2].rpartition("::")[2]))
-        ifs = [m.end() for m in _IF.finditer(data)]  # just after each `if (`
-        if not tested and not ifs:
+        Read from the lines of the calls already found; the file's branches are scanned only when a call's line
+        assigns a variable."""
+        calls = [r for r in self.rows["calls"] if not r[6]]
+        if not calls:
             return
-        callers = {caller for caller, _ in tested if caller}
-        starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
-        if_lines = {bisect_right(starts, pos): pos for pos in reversed(ifs)}  # line -> its first `if (`
-        for _, line, _, caller, callee, qualifier, is_method, _ in self.rows["calls"]:
-            if is_method or line > len(starts) or (caller not in callers and line not in if_lines):
+        data = u.data
+        lines = data.split(b"\n")
+        tests = None  # variable -> [(byte position, switch/compare, constant's type)], read when first needed
+        for _, line, _, caller, callee, qualifier, _, _ in calls:
+            if line > len(lines):
                 continue
-            text = data[starts[line - 1]:starts[line] if line < len(starts) else len(data)]
-            row = self._assigned_choice(text, starts, line, caller, callee, qualifier, tested) if caller in callers \
-                else None
-            if row is None and line in if_lines and _in_condition(text, if_lines[line] - starts[line - 1], callee):
-                row = BackendChoiceRow(file=self.path, line=line, callee=callee, qualifier=qualifier, variable="",
-                                       declared="", tested_line=line, test="if", caller=caller)
+            text = lines[line - 1]
+            row = None
+            if b"=" in text and callee.encode() in text:
+                m = _CHOICE.match(text)
+                if m is not None and m.group(3).decode().rpartition("::")[2] == callee:
+                    if tests is None:
+                        tests = _branches(data)
+                    row = self._assigned_choice(u, data, m, line, caller, callee, qualifier, tests)
+            if row is None and b"if" in text:
+                m = _IF.search(text)
+                if m is not None and _in_condition(text, m.end(), callee):
+                    row = BackendChoiceRow(file=self.path, line=line, callee=callee, qualifier=qualifier,
+                                           variable="", declared="", tested_line=line, test="if", caller=caller)
             if row is not None:
                 self.rows["backend_choices"].append(row)
 
-    def _assigned_choice(self, text: bytes, starts: list[int], line: int, caller: str, callee: str,
-                         qualifier: str, tested: dict) -> BackendChoiceRow | None:
-        m = _CHOICE.match(text)
-        if m is None or m.group(3).decode().rpartition("::")[2] != callee:
-            return None
+    def _assigned_choice(self, u: _Unit, data: bytes, m, line: int, caller: str, callee: str, qualifier: str,
+                         tests: dict) -> BackendChoiceRow | None:
         declared, variable = m.group(1).decode(), m.group(2).decode()
-        at = starts[line - 1]
-        for pos, test, constant_type in tested.get((caller, variable), ()):
-            if pos > at and (test == "switch" or declared == "auto" or
-                             constant_type == declared.rpartition("::")[2]):
+        for pos, test, constant_type in tests.get(variable, ()):
+            if test == "compare" and declared != "auto" and constant_type != declared.rpartition("::")[2]:
+                continue
+            tested = data.count(b"\n", 0, pos) + 1
+            if tested > line and u.caller(pos) == caller:
                 return BackendChoiceRow(file=self.path, line=line, callee=callee, qualifier=qualifier,
-                                        variable=variable, declared=declared, tested_line=bisect_right(starts, pos),
-                                        test=test, caller=caller)
+                                        variable=variable, declared=declared, tested_line=tested, test=test,
+                                        caller=caller)
         return None
 
     def _handed(self, args, line: int, caller: str, from_macro: str | None) -> None:
