@@ -75,7 +75,8 @@ _TEMPLATE_SPACE = re.compile(r"\s*([<>,:*&])\s*")
 # backend_choices: a branch on a variable (`switch (backend)`, `backend == ConvBackend::Cudnn`), and the line that
 # sets it from a call (`ConvBackend backend = _select_conv_backend(`, `const auto x = ns::f<T>(`)
 _SWITCH = re.compile(rb"\bswitch\s*\(\s*([A-Za-z_]\w*)\s*\)")
-_CHOICE = re.compile(rb"\s*(?:const\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:]*)\s*(?:<[^;()]*>)?\s*\(")
+_CHOICE = re.compile(rb"\s*(?:const\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:]*)\s*"
+                     rb"(?:<[^;()]*>)?\s*\(")
 
 
 _IF = re.compile(rb"\bif\s*\(")
@@ -394,7 +395,7 @@ class _File:
                     if callee in _CASTS:
                         continue  # static_cast<T>(x) parses as a call; it is an operator
                     template_args = collapse(caps["call.template_args"][0].text.decode("utf-8", "replace"))
-                    call_args = _TEMPLATE_SPACE.sub(r"\1", template_args)
+                    call_args = _TEMPLATE_SPACE.sub(r"\1", template_args) if " " in template_args else template_args
             if not callee or (callee.isupper() and len(callee) > 1):  # TORCH_CHECK: a macro (names.is_macro_name)
                 continue
             if role == "call.bare" and u.local_object(start.start_byte, callee):
