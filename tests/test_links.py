@@ -318,6 +318,26 @@ def test_conv2d_reaches_the_cudnn_v7_worker_through_the_function_it_passes(real_
     assert ("cudnnConvolutionForward", 759) in [(h.name, h.line) for h in t.hops if h.parent == worker.id]
 
 
+def test_a_feature_off_side_is_the_stand_in_however_its_condition_is_written():
+    """MHA.cpp (2.4) defines run_cudnn_SDP_fprop twice: under `#if defined(USE_ROCM) || !AT_CUDNN_ENABLED() ||
+    (defined(CUDNN_VERSION) && CUDNN_VERSION < 8900)` a stand-in that raises (:11), under its `#else` the real one
+    (:512). A disjunction with a `!X` term holds when the feature is off; its #else is the feature-on side."""
+    from opindex.build.definitions import _negated
+    off = "defined(USE_ROCM) || !AT_CUDNN_ENABLED() || (defined(CUDNN_VERSION) && CUDNN_VERSION < 8900)"
+    assert [_negated(c) for c in ("!AT_CUDNN_ENABLED()", "not (defined(USE_MACA))", off, f"not ({off})",
+                                  "not (CUDA_VERSION >= 11000)", "defined(USE_ROCM)", "a || (b || !c)", None)] == [
+        True, True, True, False, False, False, False, False]
+
+
+def test_the_cudnn_attention_kernel_calls_the_real_mha(real_index):
+    """attention.cu:768 `run_cudnn_SDP_fprop(...)` reaches MHA.cpp:512 (the #else side, cuDNN on), not the stand-in
+    at :11; attention_backward.cu's run_cudnn_SDP_bprop reaches MHA.cpp:597, not :32."""
+    rows = real_index.rows(
+        "SELECT callee, def_line FROM call_targets WHERE callee IN ('run_cudnn_SDP_fprop', 'run_cudnn_SDP_bprop') "
+        "ORDER BY callee")
+    assert [tuple(r.values()) for r in rows] == [("run_cudnn_SDP_bprop", 597), ("run_cudnn_SDP_fprop", 512)]
+
+
 def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
     """CUDALoops_maca_arity3.cuh:642 `launch_vectorized_kernel(numel, f, data)`: CUDALoops.cuh defines it at :174 (its
     #ifdef USE_MACA branch; the #else one at :247 is the stand-in) and CUDALoops_copy.cuh at :162; both include the

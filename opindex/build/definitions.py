@@ -153,7 +153,33 @@ class Conditions:
 
 
 def _negated(condition: str | None) -> bool:
-    return bool(condition) and (condition.startswith("!") or condition.startswith("not (defined("))
+    """A feature-off side: `!X`, `#ifndef X`, the #else of `#ifdef X`, and a disjunction with a `!X` term
+    (`defined(USE_ROCM) || !AT_CUDNN_ENABLED()`: the side that holds when cuDNN is off); the #else of such a
+    disjunction is the feature-on side (MHA.cpp's real run_cudnn_SDP_fprop, :512)."""
+    if not condition:
+        return False
+    if condition.startswith("not (") and condition.endswith(")"):
+        inner = condition[5:-1]
+        return not _off(inner) and inner.startswith("defined(")
+    return _off(condition)
+
+
+def _off(condition: str) -> bool:
+    return condition.startswith("!") or any(term.strip().startswith("!") for term in _disjuncts(condition)[1:])
+
+
+def _disjuncts(condition: str) -> list[str]:
+    """The top-level `||` terms of a condition (parentheses respected)."""
+    terms, depth, start = [], 0, 0
+    for i, c in enumerate(condition):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0 and condition.startswith("||", i) and i >= start:
+            terms.append(condition[start:i])
+            start = i + 2
+    return terms + [condition[start:]]
 
 
 class Lines:
