@@ -471,6 +471,29 @@ def test_a_row_of_the_as_written_reading_takes_the_chosen_reading_s_caller():
     assert _in_function(("a.cu", 45, "cuda", "", "k", "", 0), 3, spans) == ("a.cu", 45, "cuda", "", "k", "", 0)
 
 
+def test_a_choice_written_in_a_macro_is_found_at_the_macro_s_use():
+    """TensorTopK.cu (2.4) defines RUN_MB inside launch_gather_topk_kernel: `if (should_use_multiblock(...))
+    {...}`; its expansions at :897 and :899 are where the choice is made (one row per line, however many times the
+    macros nest there)."""
+    facts = run("""
+        namespace at::native {
+        void launch(int n) {
+        #define RUN_MB(D)                      \\
+          if (should_use_multiblock(n, D)) {   \\
+            mb_launch(n);                      \\
+          } else {                             \\
+            sb_launch(n);                      \\
+          }
+          RUN_MB(1);
+          RUN_MB(2);
+        }
+        }
+        """, path="aten/src/ATen/native/cuda/TopK.cu", language="cuda")
+    assert [(r.line, r.callee, r.test, r.caller) for r in facts.records("backend_choices")] == [
+        (10, "should_use_multiblock", "if", "at::native::launch"),
+        (11, "should_use_multiblock", "if", "at::native::launch")]
+
+
 def test_backend_choices_are_calls_whose_result_the_function_branches_on():
     """`ConvBackend backend = _select_conv_backend(...)` then `switch (backend)` (Convolution.cpp:1577/1586 in 2.4);
     `BatchNormBackend backend = ...` then `backend == BatchNormBackend::Cudnn` (Normalization.cpp:584/586); `auto`

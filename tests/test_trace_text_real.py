@@ -76,6 +76,11 @@ def test_backend_choosers_are_shown_where_they_choose(real_index):
     assert (fused.name, fused.file, fused.line, fused.called_at) == (
         "at::native::is_fused_kernel_acceptable", "aten/src/ATen/native/Dropout.cpp", 43,
         "aten/src/ATen/native/Dropout.cpp:138")
+    # topk: RUN_MB's `if (should_use_multiblock(numInputSlices, sliceSize))` (TensorTopK.cu:820, a #define in
+    # launch_gather_topk_kernel), expanded where RUN_T is used at :897
+    topk = [h for h in real_index.trace("torch.topk").hops if h.kind == "chooser" and "multiblock" in h.name]
+    assert [(h.file, h.line, h.called_at) for h in topk][:1] == [
+        ("aten/src/ATen/native/cuda/TensorTopK.cu", 773, "aten/src/ATen/native/cuda/TensorTopK.cu:897")]
 
 
 @pytest.mark.parametrize("name", DEPTH_TRACES)

@@ -104,6 +104,19 @@ def _branches(data: bytes) -> dict[str, list[tuple[int, str, str]]]:
     return out
 
 
+_STATEMENTS = frozenset({"compound_statement", "expression_statement", "declaration", "function_definition",
+                         "translation_unit", "return_statement", "lambda_expression"})
+
+
+def _in_if_condition(node) -> bool:
+    """Whether a node lies in the condition of an `if` (up to the statement around it)."""
+    while node is not None and node.type not in _STATEMENTS:
+        if node.type == "condition_clause":
+            return node.parent is not None and node.parent.type == "if_statement"
+        node = node.parent
+    return False
+
+
 def _in_condition(text: bytes, open_at: int, callee: str) -> bool:
     """Whether `callee(` is called inside the condition that starts at text[open_at] (just after `if (`), up to
     its closing parenthesis or the end of the line: `if (x) foo();` calls foo in the body, not the condition."""
@@ -244,6 +257,7 @@ class _File:
         self.rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
         self.stubs: set[str] = set()
         self.kernels: frozenset[str] = frozenset()  # the __global__ names this file declares or defines
+        self.chosen: set[tuple[int, str]] = set()  # (line, callee) of its backend_choices rows
 
     # -- definitions ---------------------------------------------------------------------------------------
     def definitions(self, u: _Unit) -> None:
@@ -403,6 +417,13 @@ class _File:
                 is_method, qualifier, callee = 1, callee, "operator()"
             line = fixed_line or start.start_point[0] + 1
             calls.append((path, line, language, caller, callee, qualifier, is_method, call_args))  # _CALL
+            if fixed_line and not is_method and (line, callee) not in self.chosen and _in_if_condition(start):
+                self.chosen.add((line, callee))
+                # a macro's `if (should_use_multiblock(...))` (TensorTopK.cu's RUN_MB): its line is the macro's use,
+                # where choices() cannot read it from the file's text
+                rows["backend_choices"].append(BackendChoiceRow(
+                    file=path, line=line, callee=callee, qualifier=qualifier, variable="", declared="",
+                    tested_line=line, test="if", caller=caller))
             if is_method:
                 if callee in LIBRARY_SELECTORS:  # an Objective-C send read as a method call (objc.py): Metal, MPSGraph
                     rows["library_calls"].append(LibraryCallRow(
@@ -440,6 +461,7 @@ class _File:
         data = u.data
         lines = data.split(b"\n")
         tests = None  # variable -> [(byte position, switch/compare, constant's type)], read when first needed
+        seen = self.chosen  # a macro's, found by calls()
         for _, line, _, caller, callee, qualifier, _, _ in calls:
             if line > len(lines):
                 continue
@@ -456,7 +478,8 @@ class _File:
                 if m is not None and _in_condition(text, m.end(), callee):
                     row = BackendChoiceRow(file=self.path, line=line, callee=callee, qualifier=qualifier,
                                            variable="", declared="", tested_line=line, test="if", caller=caller)
-            if row is not None:
+            if row is not None and (line, callee) not in seen:
+                seen.add((line, callee))
                 self.rows["backend_choices"].append(row)
 
     def _assigned_choice(self, u: _Unit, data: bytes, m, line: int, caller: str, callee: str, qualifier: str,
