@@ -338,6 +338,42 @@ def test_the_cudnn_attention_kernel_calls_the_real_mha(real_index):
     assert [tuple(r.values()) for r in rows] == [("run_cudnn_SDP_bprop", 597), ("run_cudnn_SDP_fprop", 512)]
 
 
+def test_a_call_through_a_dispatch_key_namespace_is_an_op_call(sample_copy, tmp_path):
+    """`at::cuda::sort(self, ...)` (TensorTopK.cpp:29 in 2.4) is torchgen's per-key API: the op's CUDA kernel,
+    called directly. device_reach counts it as an op call, and the trace follows it into the op."""
+    import sqlite3
+
+    from opindex.api import Index, build
+    (sample_copy / "aten/src/ATen/native/cuda/Direct.cpp").write_text(
+        "namespace at { namespace native {\n"
+        "void direct(const Tensor& x) { at::cuda::relu(x); }\n"
+        "void not_an_op(const Tensor& x) { at::cuda::no_such_op(x); }\n"
+        "}}\n")
+    db = tmp_path / "direct.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT s.name, r.distance, r.reaches FROM symbols s LEFT JOIN device_reach r ON "
+                       "r.symbol_id = s.id WHERE s.file LIKE '%/Direct.cpp' ORDER BY s.line").fetchall() == [
+        ("direct", 0, "op"), ("not_an_op", None, None)]
+    with Index(db) as ix:
+        t = ix.trace("at::native::direct")
+    call = next(h for h in t.hops if h.name == "at::cuda::relu")
+    assert (call.kind, call.line) == ("calls_op", 2)
+    assert [h.name for h in t.hops if h.parent == call.id][:1] == ["aten::relu"]
+
+
+def test_topk_s_sort_fallback_reaches_sort_through_at_cuda(real_index):
+    """TensorTopK.cpp:57 `if (should_use_sort(self, dim))` -> topk_out_with_sort (:23), whose
+    `at::cuda::sort(self, false, dim, largest)` at :29 calls sort's CUDA kernel: the trace follows it into aten::sort
+    (native_functions.yaml:10012) and on to the radix sort kernel."""
+    t = real_index.trace("torch.topk")
+    fallback = next(h for h in t.hops if h.name == "at::native::topk_out_with_sort")
+    assert (fallback.file, fallback.line) == ("aten/src/ATen/native/cuda/TensorTopK.cpp", 23)
+    call = next(h for h in t.hops if h.parent == fallback.id and h.name == "at::cuda::sort")
+    assert (call.kind, call.line) == ("calls_op", 29)
+    assert ("aten::sort", 10012) in [(h.name, h.line) for h in t.hops if h.parent == call.id]
+
+
 def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
     """CUDALoops_maca_arity3.cuh:642 `launch_vectorized_kernel(numel, f, data)`: CUDALoops.cuh defines it at :174 (its
     #ifdef USE_MACA branch; the #else one at :247 is the stand-in) and CUDALoops_copy.cuh at :162; both include the

@@ -68,6 +68,10 @@ DIALECT_EXTENSIONS = tuple(dict.fromkeys(ext for b in BACKENDS for ext in b.dial
 DIALECT_FOLDERS = frozenset(f for b in BACKENDS if b.dialect_extensions for f in b.folders)  # mps, metal
 HEADER_EXTENSIONS = (".h", ".hpp")
 DEVICE_TYPES = tuple(b.device for b in BACKENDS) + OTHER_DEVICE_TYPES
+# torchgen's per-dispatch-key op APIs (`at::cuda::sort(...)`, `at::cpu::add(...)`, `at::compositeexplicitautograd::
+# zeros(...)`): a call of an op's kernel for that key, not through the dispatcher's choice of key
+DISPATCH_KEY_NAMESPACES = frozenset(f"at::{key.lower()}" for key in (
+    *(k for b in BACKENDS for k in b.dispatch_keys), *COMPOSITE_KEYS))
 
 
 def literal_device(text: str) -> str | None:

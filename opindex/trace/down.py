@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from . import facts as q
-from ..pytorch.devices import runs_on
+from ..pytorch.devices import DISPATCH_KEY_NAMESPACES, runs_on
 from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
@@ -493,8 +493,10 @@ class Walker:
                     seen_helpers.add((qual, name))
                     self.functor_call(call, passed, hop, depth)
                     continue
-            if (qual in ("at", "at::_ops") and not call["is_method"]) or call["is_method"]:
-                # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op
+            if (qual in ("at", "at::_ops") and not call["is_method"]) or call["is_method"] or (
+                    qual in DISPATCH_KEY_NAMESPACES and (qual, name) not in q.linked_callees(self.con, call["file"])):
+                # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op; at::cuda::x(...) calls
+                # x's CUDA kernel (torchgen's per-key API)
                 base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
                 if base in WRITING_PLUMBING and base not in seen_ops:
                     seen_ops.add(base)
