@@ -539,3 +539,21 @@ def test_backend_choices_are_calls_whose_result_the_function_branches_on():
         (10, "at::native::bn", "_select_batch_norm_backend", "sel", "backend", "BatchNormBackend", 11, "compare"),
         (14, "at::native::sdp", "select_sdp_backend", "", "backend", "auto", 15, "compare"),
         (29, "at::native::dropout", "is_fused_kernel_acceptable", "", "", "", 29, "if")]
+
+
+def test_library_function_handed_to_a_macro_is_a_library_call():
+    # cub.cuh's CUB_WRAPPER(func, ...) calls func(nullptr, temp_storage_bytes, ...): the name it is handed is the
+    # library call at that line; a macro handed a condition, or a name that is no library's, is not one
+    facts = run("""
+        namespace at::cuda::cub {
+        template <typename I, typename O>
+        void inclusive_scan(I input, O output, int64_t n) {
+          CUB_WRAPPER(NO_ROCM(at_cuda_detail)::cub::DeviceScan::InclusiveScan,
+              input, output, n, at::cuda::getCurrentCUDAStream());
+          TORCH_CHECK(n > 0, "empty");
+          OTHER_WRAPPER(at::native::helper, input);
+        }
+        }
+        """, path="aten/src/ATen/cuda/cub.cuh", language="cuda")
+    assert [tuple(r[1:]) for r in facts.rows["library_calls"]] == [
+        (5, "cub", "cub::DeviceScan::InclusiveScan", "at::cuda::cub::inclusive_scan", None)]

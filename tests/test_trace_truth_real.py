@@ -272,3 +272,16 @@ def test_a_helper_called_directly_is_walked_at_that_call(real_index):
     assert [h.detail for h in t.hops if h.name == "at::native::direct_copy_kernel_cuda"
             and h.file == "aten/src/ATen/native/cuda/Copy.cu" and "shown below" in h.detail] == [
         "(shown below, where at::native::copy_device_to_device calls it directly)"]
+
+
+def test_cumsum_reaches_the_cub_call_its_wrapper_hands_to_a_macro(real_index):
+    t = real_index.trace("torch.cumsum")
+    assert {
+        ("aten/src/ATen/native/cuda/ScanKernels.cpp", 91),  # cumsum_cuda_kernel, registered for cumsum_stub
+        ("aten/src/ATen/native/cuda/CumsumKernel.cu", 10),  # launch_cumsum_cuda_kernel
+        ("aten/src/ATen/native/cuda/ScanUtils.cuh", 444),  # scan_dim: 1-d inputs take the cub path
+        ("aten/src/ATen/native/cuda/ScanUtils.cuh", 451),  # cuda::cub::inclusive_scan(...)
+        ("aten/src/ATen/cuda/cub.cuh", 235),  # at::cuda::cub::inclusive_scan
+    } <= where(t)
+    cub = {(h.file, h.line) for h in t.hops if h.layer == "library" and h.name == "cub::DeviceScan::InclusiveScan"}
+    assert ("aten/src/ATen/cuda/cub.cuh", 250) in cub  # CUB_WRAPPER(NO_ROCM(at_cuda_detail)::cub::DeviceScan::...)

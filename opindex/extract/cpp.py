@@ -178,6 +178,8 @@ def strip_templates(text: str) -> str:
 
 
 _MAYBE_DEVICE = re.compile(rb"\bk[A-Z]|DeviceType|device")
+# A macro's first argument that is a qualified name, behind an optional `NO_ROCM(x)` prefix: `(NO_ROCM(x)::cub::F,`
+_NAME_ARGUMENT = re.compile(rb"\(\s*(?:\w+\([\w\s]*\))?(?:::)?((?:\w+::)+\w+)\s*,")
 
 
 def _text(node) -> str:
@@ -411,6 +413,8 @@ class _File:
                     template_args = collapse(caps["call.template_args"][0].text.decode("utf-8", "replace"))
                     call_args = _TEMPLATE_SPACE.sub(r"\1", template_args) if " " in template_args else template_args
             if not callee or (callee.isupper() and len(callee) > 1):  # TORCH_CHECK: a macro (names.is_macro_name)
+                if role == "call.bare" and "call.args" in caps:
+                    self._handed_to_macro(u.data, caps["call.args"][0], caller, from_macro, fixed_line)
                 continue
             if role == "call.bare" and u.local_object(start.start_byte, callee):
                 # `gemm(&params)` after `static GemmTunableOp<...> gemm{};`: operator() of a local object
@@ -448,6 +452,21 @@ class _File:
                 rows["kernel_launches"].append(KernelLaunchRow(
                     file=path, line=line, kernel=callee, kind=kind, template_args=template_args, config=None,
                     caller=caller, from_macro=from_macro))
+
+    def _handed_to_macro(self, data: bytes, args, caller: str, from_macro: str | None, fixed_line: int | None) -> None:
+        """A library function handed by name to a macro is called by it: `CUB_WRAPPER(NO_ROCM(at_cuda_detail)::cub::
+        DeviceScan::InclusiveScan, input, ...)` (cub.cuh: the macro calls `func(nullptr, temp_storage_bytes, ...)`)
+        is a cub call at that line. Only library names: what else a macro does with a name (stringize it, declare
+        it) is not known without its body, and a library function has no other use there."""
+        m = _NAME_ARGUMENT.match(data, args.start_byte)
+        if m is None:
+            return
+        qualifier, _, callee = m.group(1).decode().rpartition("::")
+        lib = names.library(callee, qualifier)
+        if lib:
+            self.rows["library_calls"].append(LibraryCallRow(
+                file=self.path, line=fixed_line or args.start_point[0] + 1, library=lib,
+                function=m.group(1).decode(), caller=caller, from_macro=from_macro))
 
     def choices(self, u: _Unit) -> None:
         """backend_choices: `ConvBackend backend = _select_conv_backend(...);` and, later in the same function,
