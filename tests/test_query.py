@@ -314,3 +314,22 @@ def test_op_and_stub_rows_are_the_same_from_the_library_and_the_cli(ix):
     assert json.loads(CliRunner().invoke(main, ["stub", "add_stub", "--json", "--db", str(ix.path)]).output) == \
         stub_rows
     assert {r["what"] for r in stub_rows} >= {"declared/defined", "called", "registered (REGISTER_DISPATCH)"}
+
+
+def test_a_functor_built_for_a_launcher_is_the_op_body(ix):
+    # BinaryAddKernel.cu:19 hands AddFunctor<opmath_t>(...) to opmath_gpu_kernel_with_scalars: the struct (line 7,
+    # its __device__ operator() at :9) is a hop under add_kernel_cuda, not the end of the main chain
+    t = ix.trace("add")
+    functors = [(h.layer, h.name, h.file, h.line, h.called_at) for h in t.hops if h.kind == "op_body"]
+    assert functors == [("cuda", "at::native::AddFunctor", "aten/src/ATen/native/cuda/BinaryAddKernel.cu", 7,
+                         "aten/src/ATen/native/cuda/BinaryAddKernel.cu:19")]
+    assert t.main_chain()[-1].name == "opmath_gpu_kernel_with_scalars"
+    # the same link in SQL: the call builds the class, and the class is device code
+    assert ix.rows("SELECT caller, definition, def_line FROM call_targets WHERE callee = 'AddFunctor' "
+                   "ORDER BY def_line") == [
+        {"caller": "at::native::add_kernel_cuda", "definition": "at::native::AddFunctor", "def_line": 7},
+        {"caller": "at::native::add_kernel_cuda", "definition": "at::native::AddFunctor::AddFunctor", "def_line": 8}]
+    assert ix.rows("SELECT s.qualified_name, r.distance, r.reaches FROM device_reach r JOIN symbols s "
+                  "ON s.id = r.symbol_id WHERE r.reaches = 'functor' ORDER BY 1") == [
+        {"qualified_name": "at::native::AddFunctor", "distance": 0, "reaches": "functor"},
+        {"qualified_name": "at::native::FillFunctor", "distance": 0, "reaches": "functor"}]

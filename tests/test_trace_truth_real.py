@@ -285,3 +285,22 @@ def test_cumsum_reaches_the_cub_call_its_wrapper_hands_to_a_macro(real_index):
     } <= where(t)
     cub = {(h.file, h.line) for h in t.hops if h.layer == "library" and h.name == "cub::DeviceScan::InclusiveScan"}
     assert ("aten/src/ATen/cuda/cub.cuh", 250) in cub  # CUB_WRAPPER(NO_ROCM(at_cuda_detail)::cub::DeviceScan::...)
+
+
+def test_functors_built_for_a_launcher_are_the_op_body(real_index):
+    def functors(t):
+        return {(h.file, h.line, h.called_at) for h in t.hops if h.kind == "op_body"}
+    # foreach_tensor_list_op_ hands BinaryOpListAlphaFunctor<T, 2, 2, 0>() to multi_tensor_apply
+    assert ("aten/src/ATen/native/cuda/ForeachFunctors.cuh", 255,
+            "aten/src/ATen/native/cuda/ForeachBinaryOpList.cu:69") in functors(real_index.trace("torch._foreach_add_"))
+    # _fused_adamw_cuda_impl_ hands FusedAdamMathFunctor<scalar_t, 4, ADAMW, false>() to the fused-optimizer apply
+    assert ("aten/src/ATen/native/cuda/fused_adam_utils.cuh", 106,
+            "aten/src/ATen/native/cuda/fused_adamw_impl.cu:44") in functors(real_index.trace("torch.optim.AdamW"))
+    # mul_kernel_cuda hands binary_internal::MulFunctor<opmath_t>() to the launcher: the template and its <bool>
+    # specialization (BinaryInternal.h:30, :39) cannot be told apart from `<opmath_t>`, so both, marked
+    t = real_index.trace("torch.mul")
+    assert {("aten/src/ATen/native/cuda/BinaryInternal.h", 30, "aten/src/ATen/native/cuda/BinaryMulKernel.cu:74"),
+            ("aten/src/ATen/native/cuda/BinaryInternal.h", 39, "aten/src/ATen/native/cuda/BinaryMulKernel.cu:74")} \
+        <= functors(t)
+    assert all("[one of 2 definitions" in h.detail for h in t.hops if h.kind == "op_body")
+    assert t.main_chain()[-1].kind != "op_body"  # the chain still ends in the kernel

@@ -68,7 +68,10 @@ def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors:
     out, extra = {}, []
     if functors:
         out["functor_links"], extra = _functors(con, symbols, lines, links, calls)
-    out["device_reach"] = _device_reach(con, calls.sites, links, extra)
+    # a functor class is device code itself (its operator() is __device__): distance 0, and no caller reaches
+    # device code through building one (it does through the launcher it hands the object to)
+    out["device_reach"] = _device_reach(con, calls.sites, links, extra) + [
+        (s[S_ID], 0, "functor") for defs in symbols.functors.values() for s in defs]
     return out
 
 
@@ -158,12 +161,12 @@ def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Condit
 
 # -- call -> helper definition -------------------------------------------------------------------------------------
 def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
-                   lines: Lines | None = None) -> list[tuple]:
+                   lines: Lines | None = None, among: dict[str, list[tuple]] | None = None) -> list[tuple]:
     """The definition(s) a C++ call of `qualifier::callee` in `file` reaches, by the rule in call_links' comment.
     With `lines` (the checkout's text), a header's call of a name it does not define reaches the definitions in
-    the files that #include that header, when some do."""
-    defs = symbols.helpers.get(callee)
-    if not defs and callee.startswith("TH"):  # THCudaTensor_sort: the generic THCTensor_(sort)
+    the files that #include that header, when some do. `among`: other definitions by name (symbols.functors)."""
+    defs = (symbols.helpers if among is None else among).get(callee)
+    if not defs and among is None and callee.startswith("TH"):  # THCudaTensor_sort: the generic THCTensor_(sort)
         defs = next((symbols.helpers[g] for g in symbols.generic.names(callee) if g in symbols.helpers), None)
     if not defs:
         return []
@@ -216,7 +219,29 @@ def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions",
                          conditions.of(s) if len(targets) > 1 else None, None))
         if len(targets) > 1 and (file, qualifier, callee) in specialized:
             rows += _specialized(file, qualifier, callee, targets, specialized[(file, qualifier, callee)], conditions)
-    return rows, links
+    return rows + _functor_classes(symbols, sites, conditions, links), links
+
+
+def _functor_classes(symbols: Symbols, sites: set[tuple], conditions: "Conditions", links: dict) -> list[tuple]:
+    """call_links rows for calls that build a functor object (`binary_internal::MulFunctor<opmath_t>()` handed to
+    opmath_symmetric_gpu_kernel_with_scalars): the class, by the helpers' rule. Not in `links`: device_reach does
+    not walk through a class, it counts the class itself (walks)."""
+    rows = []
+    functors = symbols.functors
+    for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites if c in functors}):
+        if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
+            continue
+        linked = set(links.get((file, qualifier, callee), ()))
+        if linked and any(s[S_ID] in linked and not s[S_QUAL].endswith(f"{callee}::{callee}")
+                          for s in symbols.by_name.get(callee, ())):
+            continue  # a function of that name, not (only) the class's constructor (AddFunctor::AddFunctor)
+        targets = helper_targets(symbols, file, qualifier, callee, conditions.lines, among=functors)
+        if len(targets) > 1:
+            targets = conditions.real(targets)
+        for s in targets:
+            rows.append((file, qualifier, callee, *definition_columns(s), len(targets),
+                         conditions.of(s) if len(targets) > 1 else None, None))
+    return rows
 
 
 def _specialized(file: str, qualifier: str, callee: str, targets: list[tuple], written: set[str],
@@ -388,7 +413,8 @@ def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, in
                 reached.setdefault((caller, file), "op")
             continue
         for target in links.get((file, qualifier, callee), ()):
-            callers[key_of[target]].add((caller, file))
+            if target in key_of:  # not a functor class (an incremental build reads every call link back)
+                callers[key_of[target]].add((caller, file))
     for function, method in extra:  # sortCommon reaches what the functors passed to it launch
         if function in key_of and method in key_of:
             callers[key_of[method]].add(key_of[function])

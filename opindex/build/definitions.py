@@ -37,6 +37,17 @@ class Symbols:
 
         self.helpers = {name: defs for name, defs in self.by_name.items()}  # every kind here is a helper kind
         self.generic = Generic(con)
+        # functor classes: a struct or class whose operator() is __device__ code (binary_internal::MulFunctor,
+        # BinaryOpListAlphaFunctor). A call that builds one (`MulFunctor<opmath_t>()`) hands the op's body to a
+        # launcher: call_links links it to the class, and device_reach counts the class as device code.
+        self.functors: dict[str, list[tuple]] = defaultdict(list)
+        for sid, name, qual, kind, file, line, scope, sig, targs in con.execute(
+                "SELECT id, name, qualified_name, kind, file, line, scope, signature, template_args FROM symbols "
+                "WHERE kind IN ('struct', 'class') AND language IN ('cpp', 'cuda') AND qualified_name || "
+                "'::operator()' IN (SELECT qualified_name FROM symbols WHERE name = 'operator()' AND "
+                "kind = 'device_function') ORDER BY file, line, id"):
+            if file in layer:
+                self.functors[name].append((sid, name, qual, kind, file, line, scope, layer[file], sig, targs))
 
     def named(self, name: str, kinds: tuple[str, ...]) -> list[tuple]:
         return [s for s in self.by_name.get(name, ()) if s[3] in kinds]

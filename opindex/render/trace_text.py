@@ -204,7 +204,7 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
         leaves: dict[str, list[Hop]] = {}
         groups: dict[tuple, list[Hop]] = {}
         for k in kids:
-            if not _kids(t).get(k.id) and not k.absent and k.kind != "chooser":
+            if not _kids(t).get(k.id) and not k.absent and k.kind not in ("chooser", "op_body"):
                 leaves.setdefault(k.layer, []).append(k)
             else:
                 groups.setdefault((k.layer, k.name), []).append(k)
@@ -216,8 +216,12 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             below = [x for x in hops if x.id in ends and x.layer not in TAIL_LAYERS]
             absent = [x for x in hops if x.absent and x.layer not in TAIL_LAYERS]
             if first.kind == "chooser":  # its own line: where the path below is chosen, and what tests it
-                note = "chooses the path: " + first.detail.rpartition(", then ")[2].replace(
+                note = "chooses the path: " + first.detail.rpartition(", then ")[2].removeprefix(
+                    "chooses the path: ").replace(
                     f"{first.called_at.rpartition(':')[0]}:", ":") if first.called_at else first.detail
+            elif first.kind == "op_body":  # its own line: the op's body, and where it is handed to a launcher
+                note = "the op's body: a functor built at :" + first.called_at.rpartition(":")[2] \
+                    if first.called_at else "the op's body: a functor"
             elif below:
                 note = f"{len(hops)} hops; device code: {_short(below[0].name.removeprefix('__global__ '))}"
             elif first.absent:

@@ -95,7 +95,9 @@ call_links = Table(
             "or a parse error lost the definition's outer namespaces (its scope is empty or ends the qualifier); "
             "then the same file first; a name with more than 3 definitions elsewhere and none in the file is left "
             "unlinked (too common to guess); else, from a header, the definitions in the files that #include it "
-            "(each, marked: which one a build sees depends on the including file), else the same folder. Op calls "
+            "(each, marked: which one a build sees depends on the including file), else the same folder. A call "
+            "that builds a functor object (`binary_internal::MulFunctor<opmath_t>()`: a struct or class whose "
+            "operator() is __device__ code) links to the class by the same rule, besides its constructor. Op calls "
             "(at::x, tensor.x()) "
             "are not here: they go through the dispatcher (native_functions).",
 )
@@ -124,7 +126,9 @@ device_reach = Table(
                    "a TensorIterator launcher), calls a vendor library, calls a dispatch stub or calls an op through "
                    "the dispatcher (at::x, not an allocation or view op); 0 for that one"),
     Column("reaches", String(16), nullable=False,
-           comment="what the nearest such definition does: launch, library, stub or op"),
+           comment="what the nearest such definition does: launch, library, stub or op; functor for a functor "
+                   "class (its operator() is __device__ code: distance 0, and building one does not make a caller "
+                   "reach device code)"),
     Index("ix_device_reach_symbol", "symbol_id"),
     comment="Definitions from which device code (or another op) is reachable through helper calls, and how far: "
             "the trace follows a helper through any number of levels when it is here, and never when it is not.",

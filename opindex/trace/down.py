@@ -554,11 +554,14 @@ class Walker:
             if target["reach"] is not None or not runs_on(target["def_file"], self.device):
                 continue
             target = q.symbol_by_id(self.con, target["id"])  # a link to code the walk does not enter: its row
-            how = f"switch ({choice['variable']})" if choice["test"] == "switch" else \
-                f"{choice['variable']} == {choice['declared']}::..."
-            h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"],
-                         f"chooses the path: `{choice['declared']} {choice['variable']} = {call['callee']}(...)` at "
-                         f"{call['file']}:{call['line']}, then {how} at {call['file']}:{choice['tested_line']}")
+            if choice["test"] == "if":  # `if (train && is_fused_kernel_acceptable(input, p))`
+                detail = f"chooses the path: if (... {call['callee']}(...) ...) at {call['file']}:{call['line']}"
+            else:
+                how = f"switch ({choice['variable']})" if choice["test"] == "switch" else \
+                    f"{choice['variable']} == {choice['declared']}::..."
+                detail = (f"chooses the path: `{choice['declared']} {choice['variable']} = {call['callee']}(...)` at "
+                          f"{call['file']}:{call['line']}, then {how} at {call['file']}:{choice['tested_line']}")
+            h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"], detail)
             h.called_at = f"{call['file']}:{call['line']}"
 
     def write_call(self, call: dict, entries: list[dict], hop: Hop) -> None:
@@ -723,6 +726,9 @@ class Walker:
                                              call.get("template_args"))
                  if runs_on(ln["def_file"], self.device)]  # miopen/ on --device cuda: the ROCm build's code
         for target in links:
+            if target["reach"] is not None and target["kind"] in ("struct", "class"):
+                self.functor_body(call, target, hop, len(links))
+                continue
             seen = target["id"] in self.seen_cpp
             if (seen and target["id"] not in self.useful_cpp) or target["reach"] is None:
                 continue  # leads to no launch, library call, stub or op (or did not, above): nothing to show
@@ -746,6 +752,21 @@ class Walker:
             else:
                 self.seen_cpp.discard(target["id"])
                 self.truncate(mark)
+
+    def functor_body(self, call: dict, target: dict, hop: Hop, overloads: int) -> None:
+        """A call that builds a functor object (`binary_internal::MulFunctor<opmath_t>()`, handed to
+        opmath_symmetric_gpu_kernel_with_scalars; `BinaryOpListAlphaFunctor<...>()`, handed to multi_tensor_apply):
+        the op's own body, whose __device__ operator() the kernel runs (the profiler's kernel name carries it as a
+        template argument). A leaf: the kernel it runs in is reached through the launcher's own hop."""
+        h = self.add(hop, "cuda", "op_body", target["qualified_name"], target["file"], target["line"],
+                     f"the op's body: a functor object built at {call['file']}:{call['line']} "
+                     f"(`{call['callee']}{call.get('template_args') or ''}(...)`) and handed on; the kernel runs its "
+                     f"__device__ operator()")
+        h.called_at = f"{call['file']}:{call['line']}"
+        if overloads > 1:
+            h.detail += f" [one of {overloads} definitions the call may build]"
+        if target["link_condition"]:
+            h.detail += f" [#if {target['link_condition']}]"
 
     def stub(self, s: dict, parent: Hop, depth: int) -> None:
         passed = self.passed_stub(s, parent)
