@@ -557,3 +557,20 @@ def test_library_function_handed_to_a_macro_is_a_library_call():
         """, path="aten/src/ATen/cuda/cub.cuh", language="cuda")
     assert [tuple(r[1:]) for r in facts.rows["library_calls"]] == [
         (5, "cub", "cub::DeviceScan::InclusiveScan", "at::cuda::cub::inclusive_scan", None)]
+
+
+def test_a_call_of_a_temporary_object_is_its_class_operator():
+    # UniqueCub.cu:321 `return UniqueCub<scalar_t>{}(*self_c, ...)`: the qualified call UniqueCub::operator()
+    facts = run("""
+        namespace at::native::internal {
+        template <typename scalar_t>
+        auto unique_cuda_template(const Tensor& self) {
+          auto self_c = self.expect_contiguous();
+          return UniqueCub<scalar_t>{}(*self_c, false);
+        }
+        void g(TensorIterator& iter) { detail::sum_functor<float>{}(iter); }
+        }
+        """, path="aten/src/ATen/native/cuda/UniqueCub.cu", language="cuda")
+    assert [r[1:7] for r in facts.rows["calls"] if r[4] == "operator()"] == [
+        (6, "cuda", "at::native::internal::unique_cuda_template", "operator()", "UniqueCub", 0),
+        (8, "cuda", "at::native::internal::g", "operator()", "detail::sum_functor", 0)]

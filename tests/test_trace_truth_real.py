@@ -304,3 +304,25 @@ def test_functors_built_for_a_launcher_are_the_op_body(real_index):
         <= functors(t)
     assert all("[one of 2 definitions" in h.detail for h in t.hops if h.kind == "op_body")
     assert t.main_chain()[-1].kind != "op_body"  # the chain still ends in the kernel
+
+
+def test_python_defs_that_overwrite_aten_bindings_and_a_temporary_functor_call(real_index):
+    # torch/__init__.py:1755 `from .functional import *` comes after the ATen bindings "so we can overwrite from
+    # Python side": torch.norm is torch/functional.py's def (the last of its @overload stubs), not aten::norm
+    t = real_index.trace("torch.norm")
+    assert (t.hops[0].name, t.hops[0].file, t.hops[0].line) == ("torch.functional.norm", "torch/functional.py", 1501)
+    # torch.unique = boolean_dispatch(if_true=_return_inverse_true, ...) whose branches are boolean_dispatch
+    # objects too (functional.py:1011, :1020): each def is reached; _unique_impl calls torch._unique2 (:911)
+    t = real_index.trace("torch.unique")
+    assert {
+        ("torch/functional.py", 1032),  # unique = boolean_dispatch(...)
+        ("torch/functional.py", 761),  # _unique_impl
+        ("torch/functional.py", 911),  # torch._unique2(...)
+        ("aten/src/ATen/native/cuda/Unique.cu", 197),  # _unique2_cuda
+        ("aten/src/ATen/native/cuda/UniqueCub.cu", 305),  # internal::unique_cuda_template
+        ("aten/src/ATen/native/cuda/UniqueCub.cu", 147),  # UniqueCub<scalar_t>{}(...) at :321: its operator()
+        ("aten/src/ATen/native/cuda/UniqueCub.cu", 165),  # cuda::cub::radix_sort_keys(...)
+        ("aten/src/ATen/cuda/cub-RadixSortKeys.cu", 34),  # CUB_WRAPPER(...cub::DeviceRadixSort::SortKeys, ...)
+    } <= where(t)
+    called = {h.called_at for h in t.hops if h.file == "aten/src/ATen/native/cuda/UniqueCub.cu" and h.line == 147}
+    assert called == {"aten/src/ATen/native/cuda/UniqueCub.cu:321"}

@@ -396,6 +396,9 @@ class _File:
                 qualifier, _, callee = strip_templates(written).rpartition("::")
                 if written.endswith(">"):  # at::cuda::blas::gemm<float>(...)
                     call_args = template_args_of(written)
+            elif role == "call.object":  # UniqueCub<scalar_t>{}(...): UniqueCub::operator()
+                written = collapse(start.text.decode("utf-8", "replace"))
+                qualifier, callee = strip_templates(written), "operator()"
             else:
                 callee = (caps["call.name"][0] if is_method else start).text.decode("utf-8", "replace")
                 if is_method and callee.startswith("template") and callee[8:9].isspace():
@@ -465,7 +468,8 @@ class _File:
         lib = names.library(callee, qualifier)
         if lib:
             self.rows["library_calls"].append(LibraryCallRow(
-                file=self.path, line=fixed_line or args.start_point[0] + 1, library=lib,
+                file=self.path, library=lib,  # the line that names the function (it may follow the macro's)
+                line=fixed_line or args.start_point[0] + 1 + data.count(b"\n", args.start_byte, m.start(1)),
                 function=m.group(1).decode(), caller=caller, from_macro=from_macro))
 
     def choices(self, u: _Unit) -> None:
@@ -645,7 +649,7 @@ def _inside_error(node) -> bool:
 _STRUCTURED_KINDS = {"meta_func", "precompute_meta_func", "impl_func"}
 _DEFINITION_ROLES = {"function", "class", "struct"}
 _CALL_START = {"call.bare": "call.name", "call.qualified": "call.qualified", "call.template": "call.name",
-               "call.method": "call.receiver"}
+               "call.method": "call.receiver", "call.object": "call.object"}
 _CALL_ROLES = frozenset(_CALL_START)
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"})
 

@@ -269,6 +269,9 @@ class _FileExtraction:
             elif role == "dispatch":  # each branch def of a boolean_dispatch object, resolved where it is written
                 name = _text(caps["dispatch.name"][0])
                 target = self._resolve(_text(caps["dispatch.value"][0]))
+                # the object is a name of this module: a later boolean_dispatch may name it as a branch
+                # (torch/functional.py: unique's if_true is _return_inverse_true, itself a boolean_dispatch)
+                self.names.setdefault(name, f"{self.module}.{name}" if self.module else name)
                 if target is None:
                     continue
                 kind = "dispatch"

@@ -116,10 +116,21 @@ class _Resolver:
 
     def through_module(self, module: str, member: str, rest: list[str], via, depth) -> list[Resolution]:
         tail = "".join(f".{p}" for p in rest)
+        direct = _rows(self.con, "SELECT target, kind, line FROM python_imports WHERE module = ? AND name = ? "
+                                 "AND kind IN ('import', 'from', 'alias', 'dispatch') ORDER BY line", (module, member))
+        # the last binding wins, as when the module runs: torch/__init__.py's `from .functional import *` comes
+        # after the ATen bindings "so we can overwrite from Python side" (torch.norm, torch.unique are Python defs)
+        stars = [(line, source) for source, line in _rows(
+            self.con, "SELECT target, line FROM python_imports WHERE module = ? AND name = '*' ORDER BY line DESC",
+            (module,)) if self.star_exports(source, member)]
+        last = max((line for _, _, line in direct), default=-1)
+        for _, source in [s for s in stars if s[0] > last]:
+            nxt = f"{source}.{member}{tail}"
+            out = self.lookup(nxt, via + (nxt,), depth + 1)
+            if out:
+                return out
         out: list[Resolution] = []
-        for target, kind in _rows(self.con, "SELECT target, kind FROM python_imports WHERE module = ? AND name = ? "
-                                            "AND kind IN ('import', 'from', 'alias', 'dispatch') ORDER BY line",
-                                  (module, member)):
+        for target, kind, _ in direct:
             nxt = target + tail
             found = self.lookup(nxt, via + (nxt,), depth + 1)
             if kind == "dispatch":  # a boolean_dispatch object calls each of its branch defs: all of them
@@ -130,13 +141,11 @@ class _Resolver:
                 return out
         if out:
             return out
-        for (source,) in _rows(self.con, "SELECT target FROM python_imports WHERE module = ? AND name = '*' "
-                                         "ORDER BY line", (module,)):
-            if self.star_exports(source, member):
-                nxt = f"{source}.{member}{tail}"
-                out += self.lookup(nxt, via + (nxt,), depth + 1)
-                if out:
-                    return out
+        for _, source in [s for s in stars if s[0] <= last]:
+            nxt = f"{source}.{member}{tail}"
+            out += self.lookup(nxt, via + (nxt,), depth + 1)
+            if out:
+                return out
         return out
 
     def star_exports(self, source: str, member: str) -> bool:

@@ -36,6 +36,14 @@
   arguments: (argument_list))
  (#set! role "call.method"))
 
+; A call of a temporary object: `UniqueCub<scalar_t>{}(*self_c, ...)`, `sum_functor<T>{}(iter)`: its class's
+; operator(), extracted as the qualified call `UniqueCub::operator()`.
+((call_expression
+  function: (compound_literal_expression
+    type: [(type_identifier) (template_type) (qualified_identifier)] @call.object)
+  arguments: (argument_list))
+ (#set! role "call.object"))
+
 ; A CUDA launch: `kernel<T><<<grid, block, smem, stream>>>(args)` (tree-sitter-cuda's kernel_call_syntax).
 ((call_expression
   function: (_) @launch.kernel

@@ -1,4 +1,4 @@
-// opindex sample: the CUDA kernel reaches gpu_reduce_kernel through a functor, not a call the index can follow.
+// opindex sample: the CUDA kernel reaches gpu_reduce_kernel through a temporary functor's operator().
 #include <ATen/native/ReduceOps.h>
 #include <ATen/native/cuda/Reduce.cuh>
 
