@@ -192,6 +192,8 @@ def must_not_hit(bad: str, hop: dict) -> bool:
     name = hop.get("name") or ""
     if bad.startswith("aten::"):
         base = bad[len("aten::"):]
+        if hop.get("kind") == "calls_op":  # `at::max(...)`, `index.max()` (a Tensor named index): the op called
+            return re.split(r"::|\.", name.split(" on ")[0])[-1].removesuffix("_symint") == base
         if hop.get("layer") in ("native", "dispatch"):
             return op_base(name) == base
         return norm_name(name) in (base + "_out", base) and hop.get("layer") == "cpp"

@@ -35,3 +35,14 @@ def test_the_cli_offers_every_backend_with_an_option():
     out = CliRunner().invoke(main, ["trace", "--help"]).output
     assert "[cpu|cuda|mps|xpu|all]" in out
     assert devices.DEVICE_OPTIONS == tuple(b.option for b in devices.BACKENDS if b.option) + ("all",)
+
+
+def test_which_calls_are_calls_of_the_op_api():
+    call = devices.op_api_call
+    assert call("at", "at::native::f", linked=False) and call("at::_ops", "f", linked=True)
+    # torchgen's per-key API, unless the call links a helper of that name
+    assert call("at::cuda", "at::native::f", linked=False) and not call("at::cuda", "at::native::f", linked=True)
+    # a bare call in namespace at finds at::x (AdaptiveAveragePooling.cpp:138 `_adaptive_avg_pool2d_symint(...)`)
+    assert call("", "at::native::adaptive_avg_pool2d_symint", linked=False)
+    assert not call("", "at::native::adaptive_avg_pool2d_symint", linked=True)  # a helper defined for it
+    assert not call("", "c10::cuda::f", linked=False) and not call("cpublas", "at::native::f", linked=False)

@@ -326,3 +326,22 @@ def test_python_defs_that_overwrite_aten_bindings_and_a_temporary_functor_call(r
     } <= where(t)
     called = {h.called_at for h in t.hops if h.file == "aten/src/ATen/native/cuda/UniqueCub.cu" and h.line == 147}
     assert called == {"aten/src/ATen/native/cuda/UniqueCub.cu:321"}
+
+
+def test_a_bare_op_call_and_a_helper_that_runs_what_each_caller_passes(real_index):
+    # AdaptiveAveragePooling.cpp:138, in at::native: `return _adaptive_avg_pool2d_symint(input, output_size);` is
+    # at::_adaptive_avg_pool2d_symint, the op aten::_adaptive_avg_pool2d and its CUDA kernel
+    t = real_index.trace("F.adaptive_avg_pool2d")
+    assert {
+        ("aten/src/ATen/native/AdaptiveAveragePooling.cpp", 138),
+        ("aten/src/ATen/native/native_functions.yaml", 12017),  # aten::_adaptive_avg_pool2d
+        ("aten/src/ATen/native/cuda/AdaptiveAveragePooling.cu", 776),  # adaptive_avg_pool2d_cuda
+        ("aten/src/ATen/native/cuda/AdaptiveAveragePooling.cu", 53),  # __global__ adaptive_average_pool
+    } <= where(t)
+    # split_batch_dim_to_32bit_out runs the worker its caller passes: under the forward path the forward worker,
+    # under conv_transpose2d's backward-input path (Conv_v7.cpp:909) the backward-input one
+    t = real_index.trace("F.conv_transpose2d")
+    v7 = "aten/src/ATen/native/cudnn/Conv_v7.cpp"
+    assert {(v7, 898), (v7, 606), (v7, 812), (v7, 870)} <= where(t)  # ..._v7, split, ..._32bit, BackwardData
+    worker = [h for h in t.hops if (h.file, h.line) == (v7, 812)]
+    assert worker and t.hops[worker[0].parent].line == 606

@@ -9,7 +9,7 @@ import sqlite3
 from collections import defaultdict
 
 from ..extract.cpp_macros import arguments
-from ..pytorch.devices import DISPATCH_KEY_NAMESPACES
+from ..pytorch.devices import op_api_call
 from ..pytorch.plumbing import PLUMBING_OPS
 from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_KIND, S_LINE, S_QUAL, S_SCOPE,
                           S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns)
@@ -407,8 +407,7 @@ def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, in
     ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
     callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
     for file, caller, qualifier, callee in sites:
-        if qualifier in ("at", "at::_ops") or (qualifier in DISPATCH_KEY_NAMESPACES and
-                                               (file, qualifier, callee) not in links):
+        if op_api_call(qualifier, caller, (file, qualifier, callee) in links):
             if _op_name(callee) in ops:  # at::cuda::sort(...): the op's CUDA kernel, called directly
                 reached.setdefault((caller, file), "op")
             continue

@@ -74,6 +74,18 @@ DISPATCH_KEY_NAMESPACES = frozenset(f"at::{key.lower()}" for key in (
     *(k for b in BACKENDS for k in b.dispatch_keys), *COMPOSITE_KEYS))
 
 
+def op_api_call(qualifier: str, caller: str, linked: bool) -> bool:
+    """Whether a C++ (non-method) call is a call of ATen's op API when its name is an op's: `at::x(...)` and
+    `at::_ops::x(...)` (through the dispatcher); `at::cuda::x(...)` (a per-key API) and a bare `x(...)` written in
+    namespace at (at::native's `_adaptive_avg_pool2d_symint(input, output_size)`: C++ finds at::x) when the call
+    links no helper definition (`linked`)."""
+    if qualifier in ("at", "at::_ops"):
+        return True
+    if linked:
+        return False
+    return qualifier in DISPATCH_KEY_NAMESPACES or (not qualifier and caller.startswith("at::"))
+
+
 def literal_device(text: str) -> str | None:
     """The device a literal stub-call argument names (kCUDA, at::kCPU, c10::DeviceType::MPS), else None."""
     word = text.strip().removeprefix("c10::").removeprefix("at::")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from . import facts as q
-from ..pytorch.devices import DISPATCH_KEY_NAMESPACES, runs_on
+from ..pytorch.devices import op_api_call, runs_on
 from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
@@ -399,6 +399,10 @@ class Walker:
     def cpp(self, d: dict, parent: Hop, depth: int, kind: str | None = None,
             call_site: tuple[str, int] | None = None) -> Hop | None:
         key = d["id"]  # by definition: the gemm<float> and gemm<double> specialisations are two
+        if q.runs_what_it_is_passed(self.con, key):
+            # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
+            # the backward-input one from :909): what it leads to depends on the caller, so once per caller
+            key = (key, parent.name, parent.file)
         hop = self.add(parent, "cpp", kind or d["kind"], d["qualified_name"], d["file"], d["line"],
                        _cpp_detail(d))
         if call_site is not None:
@@ -493,10 +497,10 @@ class Walker:
                     seen_helpers.add((qual, name))
                     self.functor_call(call, passed, hop, depth)
                     continue
-            if (qual in ("at", "at::_ops") and not call["is_method"]) or call["is_method"] or (
-                    qual in DISPATCH_KEY_NAMESPACES and (qual, name) not in q.linked_callees(self.con, call["file"])):
+            if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
+                                                (qual, name) in q.linked_callees(self.con, call["file"])):
                 # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op; at::cuda::x(...) calls
-                # x's CUDA kernel (torchgen's per-key API)
+                # x's CUDA kernel (torchgen's per-key API); a bare x(...) in namespace at is at::x
                 base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
                 if base in WRITING_PLUMBING and base not in seen_ops:
                     seen_ops.add(base)

@@ -96,6 +96,11 @@ class Resident:
             "SELECT DISTINCT function_id, parameter, method FROM functor_links"))
 
     @functools.cached_property
+    def functor_functions(self) -> frozenset[int]:
+        """function_id of functor_links: the definitions that call what their callers pass them."""
+        return frozenset(k[0] for k in self.functor_keys)
+
+    @functools.cached_property
     def op_names(self) -> frozenset[str]:
         return frozenset(r[0] for r in self.con.execute("SELECT DISTINCT name FROM native_functions"))
 
@@ -280,6 +285,11 @@ def functors_of(con, function_id: int, parameter: str, method: str) -> list[dict
         return []
     return rows(con, "SELECT * FROM functor_links WHERE function_id = ? AND parameter = ? AND method = ? "
                      "ORDER BY file, line, def_file, def_line", (function_id, parameter, method))
+
+
+def runs_what_it_is_passed(con, function_id: int) -> bool:
+    """Whether a definition calls a method or function its callers pass it (functor_links)."""
+    return function_id in resident(con).functor_functions
 
 
 def device_reach_distance(con, symbol_id: int) -> int | None:
