@@ -407,3 +407,17 @@ def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():
     # nothing fits (an out first, as older code writes it): all of them stay
     a, b = fn("(Tensor& out, const Tensor& self)"), fn("(Tensor& out, const Scalar& self)")
     assert by_parameters([a, b], "f.out(Scalar self, *, Tensor(a!) out) -> Tensor(a!)") == [a, b]
+
+
+def test_template_parameters_are_read_from_the_outermost_template_head(tmp_path):
+    from opindex.build.callgraph import _template_parameters
+    from opindex.build.definitions import Lines
+    (tmp_path / "D.h").write_text(
+        "// =====\n\ntemplate<template<typename> class exponential_kernel, typename RNG>\n"
+        "Tensor& exponential_impl_(Tensor& self) {\n  exponential_kernel<RNG>()(iter);\n}\n"
+        "template <typename T, int N = 4, typename F = std::plus<T>>\nvoid f(T x) {}\nvoid g() {}\n")
+    lines = Lines(str(tmp_path))
+    assert _template_parameters(lines, "D.h", 4) == ["exponential_kernel", "RNG"]
+    assert _template_parameters(lines, "D.h", 8) == ["T", "N", "F"]
+    assert _template_parameters(lines, "D.h", 2) == []
+    assert _template_parameters(lines, "D.h", 9) == []  # g follows f's template head, and is not a template

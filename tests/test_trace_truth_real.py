@@ -345,3 +345,21 @@ def test_a_bare_op_call_and_a_helper_that_runs_what_each_caller_passes(real_inde
     assert {(v7, 898), (v7, 606), (v7, 812), (v7, 870)} <= where(t)  # ..._v7, split, ..._32bit, BackwardData
     worker = [h for h in t.hops if (h.file, h.line) == (v7, 812)]
     assert worker and t.hops[worker[0].parent].line == 606
+
+
+def test_a_class_passed_as_a_template_argument_for_a_parameter_the_template_calls(real_index):
+    # Distributions.cpp:232 exponential_impl_<ExponentialStub, Generator>(...); DistributionTemplates.h:338's
+    # template<template<typename> class exponential_kernel, typename RNG> runs exponential_kernel<RNG>()(...) (:342)
+    t = real_index.trace("torch.Tensor.exponential_")
+    assert {
+        ("aten/src/ATen/native/DistributionTemplates.h", 338),  # exponential_impl_
+        ("aten/src/ATen/native/Distributions.cpp", 226),  # ExponentialStub::operator()
+        ("aten/src/ATen/native/Distributions.cpp", 227),  # exponential_stub(iter.device_type(), ...)
+        ("aten/src/ATen/native/cuda/DistributionExponentialKernel.cu", 8),  # the CUDA registration's kernel
+        # which calls a function of its own name in another namespace: not a recursion
+        ("aten/src/ATen/native/cuda/DistributionTemplates.h", 595),  # templates::cuda::exponential_kernel
+        ("aten/src/ATen/native/cuda/DistributionTemplates.h", 130),  # distribution_nullary_kernel
+    } <= where(t)
+    stub = [h for h in t.hops if (h.file, h.line) == ("aten/src/ATen/native/Distributions.cpp", 226)]
+    assert "ExponentialStub passed at aten/src/ATen/native/Distributions.cpp:232" in stub[0].detail
+    assert not any(h.name.endswith("NormalStub::operator()") for h in t.hops)  # another caller's template argument

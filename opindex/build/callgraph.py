@@ -275,6 +275,14 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
     or function id) device_reach adds."""
     if lines is None:
         return [], []
+    rows, edges = _template_functors(con, symbols, lines, links, sites)
+    more, more_edges = _argument_functors(con, symbols, lines, links, sites)
+    return sorted(set(rows + more)), sorted(set(edges + more_edges))
+
+
+def _argument_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
+        list[tuple], list[tuple[int, int]]]:
+    """functor_links of objects and functions passed as call arguments (see _functors)."""
     calls = sorted(r for r in sites.methods if IDENTIFIER.match(r[2]))  # (caller, file, receiver, method)
     # bare calls of a name nothing defines: perhaps a parameter called as a function (func_32bit(...))
     calls += sorted({(caller, file, callee, "") for file, _, caller, qualifier, callee, _ in sites.rows
@@ -301,12 +309,7 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
                 uses[sid].append((names.index(receiver), receiver, method))
     if not uses:
         return [], []
-    methods: dict[str, list[tuple]] = defaultdict(list)  # "Class::method" -> definitions
-    for row in con.execute("SELECT id, name, qualified_name, kind, file, line FROM symbols WHERE kind = 'method' "
-                           "AND name IN _working AND language != 'python'"):
-        cls = row[2].rsplit("::", 2)
-        if len(cls) >= 2:
-            methods[f"{cls[-2]}::{row[1]}"].append(row)
+    methods = _methods(con)
     rows, edges = [], []
     passing = {key: [t for t in targets if t in uses] for key, targets in links.items()}
     passing = {key: wanted for key, wanted in passing.items() if wanted}
@@ -333,6 +336,102 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
             rows.append((target, parameter, "", functor, file, line, d[0], d[2], d[4], d[5]))
             edges.append((target, d[0]))
     return sorted(set(rows)), sorted(set(edges))
+
+
+def _methods(con) -> dict[str, list[tuple]]:
+    """"Class::method" -> the definitions of methods named like one that works (launches, calls a library or a
+    stub): (id, name, qualified_name, kind, file, line)."""
+    methods: dict[str, list[tuple]] = defaultdict(list)
+    for row in con.execute("SELECT id, name, qualified_name, kind, file, line FROM symbols WHERE kind = 'method' "
+                           "AND name IN _working AND language != 'python'"):
+        cls = row[2].rsplit("::", 2)
+        if len(cls) >= 2:
+            methods[f"{cls[-2]}::{row[1]}"].append(row)
+    return methods
+
+
+def _template_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
+        list[tuple], list[tuple[int, int]]]:
+    """functor_links of classes passed as template arguments for a template parameter the template calls:
+    `template<template<typename> class exponential_kernel, typename RNG> Tensor& exponential_impl_(...)` runs
+    `exponential_kernel<RNG>()(iter, lambda, gen)`, and Distributions.cpp:232 calls
+    `exponential_impl_<ExponentialStub, Generator>(...)`: ExponentialStub::operator() (method '' : the parameter
+    is called, its object's operator() runs)."""
+    # bare template calls that link no helper: perhaps a template parameter (exponential_kernel<RNG>())
+    called: dict[tuple[str, str], set[str]] = defaultdict(set)  # (caller, file) -> such callee names
+    for file, _, caller, qualifier, callee, targs in sites.rows:
+        if not qualifier and targs is not None and (file, "", callee) not in links:
+            called[(caller, file)].add(callee)
+    if not called:
+        return [], []
+    uses: dict[int, list[tuple[int, str]]] = {}  # template definition id -> (position, template parameter)
+    for defs in symbols.by_name.values():
+        for d in defs:
+            names = called.get((d[S_QUAL], d[S_FILE]))
+            if names is None:
+                continue
+            params = _template_parameters(lines, d[S_FILE], d[S_LINE])
+            found = [(params.index(n), n) for n in names if n in params]
+            if found:
+                uses[d[S_ID]] = found
+    if not uses:
+        return [], []
+    methods = _methods(con)
+    rows, edges = [], []
+    for file, line, _, qualifier, callee, targs in sites.rows:
+        if targs is None:
+            continue
+        for target in links.get((file, qualifier, callee), ()):
+            if target not in uses:
+                continue
+            args = [a.strip() for a in arguments(f"({targs.strip()[1:-1]})".encode(), 0)[0]]
+            for position, parameter in uses[target]:
+                cls = args[position] if position < len(args) else ""
+                name = cls.rpartition("::")[2]
+                if not IDENTIFIER.match(name or "-"):
+                    continue  # `float`, `Tensor&`, `4`: not a class name
+                # a written qualifier must end the class's (templates::cpu::RandomKernel is not cuda's)
+                for d in [d for d in methods.get(f"{name}::operator()", ())
+                          if d[2].endswith(f"{cls}::operator()")][:4]:
+                    rows.append((target, parameter, "", cls, file, line, d[0], d[2], d[4], d[5]))
+                    edges.append((target, d[0]))
+    return rows, edges
+
+
+_TEMPLATE = re.compile(r"\btemplate\s*<")
+
+
+def _template_parameters(lines: "Lines", file: str, line: int) -> list[str]:
+    """The template parameter names of the definition at `line` (its `template <...>` on that line or the
+    three before), in order; [] when it is not a template."""
+    got = lines.get(file, max(1, line - 3), min(line, 4))
+    text = " ".join(got)
+    def_start = len(text) - len(got[-1]) if got else 0
+    # the outermost `template <`: not one inside a parameter list (`template<template<typename> class k, ...>`)
+    heads = [m.end() - 1 for m in _TEMPLATE.finditer(text) if text[:m.start()].rstrip()[-1:] not in ("<", ",")]
+    if not heads:
+        return []
+    open_at = heads[-1]
+    depth, start, parts = 0, open_at + 1, []
+    for i in range(open_at, len(text)):
+        ch = text[i]
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+            if depth == 0:
+                parts.append(text[start:i])
+                if any(c in text[i:def_start] for c in ";{}"):
+                    return []  # the head of an earlier definition (`template <...> void f(T x) {}`)
+                break
+        elif ch == "," and depth == 1:
+            parts.append(text[start:i])
+            start = i + 1
+    out = []
+    for part in parts:  # `template<typename> class exponential_kernel`, `typename RNG`, `int N = 4`
+        m = re.search(r"([A-Za-z_]\w*)\s*$", part.split("=", 1)[0])
+        out.append(m.group(1) if m else "")
+    return out
 
 
 def _own_parameters(symbols: Symbols, sites: CallSites, named: list[tuple]) -> dict[tuple[str, int, str], set[str]]:

@@ -170,7 +170,8 @@ functor_links = Table(
     checkout_fk(),
     Column("function_id", Integer, nullable=False,
            comment="symbols.id of the function that calls a method of its parameter (sortCommon)"),
-    Column("parameter", Text, nullable=False, comment="that parameter (sorter)"),
+    Column("parameter", Text, nullable=False,
+           comment="that parameter (sorter), or template parameter (exponential_kernel)"),
     Column("method", Text, nullable=False,
            comment="the method it calls on it (sort); '' when it calls the parameter itself (func_32bit(...))"),
     Column("functor", Text, nullable=False,
@@ -184,7 +185,10 @@ functor_links = Table(
             "whose body does `sorter.sort<A>(...)`): the definition of the method each passed class brings "
             "(SmallBitonicSort::sort). Also functions passed by name to a function that calls that parameter "
             "(split_batch_dim_to_32bit_out(..., raw_cudnn_convolution_forward_out_32bit), whose body does "
-            "`func_32bit(...)`): the passed function, linked as a call of its name from the passing file. The trace "
+            "`func_32bit(...)`): the passed function, linked as a call of its name from the passing file. And "
+            "classes passed as template arguments for a template parameter the template calls "
+            "(`exponential_impl_<ExponentialStub, Generator>(...)`, whose body does `exponential_kernel<RNG>()(...)`): "
+            "the class's operator(), method ''. The trace "
             "shows them under the call, the one its own call site passes when it passes one; device_reach counts "
             "them.",
 )

@@ -447,7 +447,8 @@ class Walker:
     def calls(self, d: dict, hop: Hop, depth: int, skip: set = frozenset()) -> None:
         # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
-        seen_ops: set[str] = {r["kernel"] for r in launches} | {d["name"]}
+        launched = {r["kernel"] for r in launches}
+        seen_ops: set[str] = launched | {d["name"]}
         seen_helpers: set[tuple[str, str]] = set()
         walked_ops: dict[str, int] = {}  # op name -> where its first call's hops start
         writes: list[dict] = []  # calls of plumbing ops that write (zeros, copy_): shown by their default path
@@ -460,7 +461,7 @@ class Walker:
         reserved = [i for i in self.direct_helpers(d) if i not in self.reserved and i not in self.seen_cpp]
         self.reserved.update((i, d["qualified_name"]) for i in reserved)
         try:
-            self._calls(d, hop, depth, skip, launches, seen_ops, seen_helpers, walked_ops, writes, forwards)
+            self._calls(d, hop, depth, skip, launched, seen_ops, seen_helpers, walked_ops, writes, forwards)
         finally:
             for i in reserved:
                 self.reserved.pop(i, None)
@@ -476,7 +477,7 @@ class Walker:
                     if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
         return out
 
-    def _calls(self, d: dict, hop: Hop, depth: int, skip, launches, seen_ops, seen_helpers, walked_ops, writes,
+    def _calls(self, d: dict, hop: Hop, depth: int, skip, launched, seen_ops, seen_helpers, walked_ops, writes,
                forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
         for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
             if self.full():
@@ -530,7 +531,11 @@ class Walker:
             if qual.startswith(("c10", "std", "TORCH")):
                 continue
             helper = (qual, name, q.specialization(self.con, call))  # gemm_internal_cublas<float>, <double>: two
-            if name not in seen_ops and helper not in seen_helpers:
+            # a function calling another of its own name (DistributionExponentialKernel.cu's exponential_kernel calls
+            # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
+            own = name == d.get("name") and name not in launched and not any(
+                t["id"] == d.get("id") for t in q.call_targets(self.con, call["file"], qual, name))
+            if (name not in seen_ops or own) and helper not in seen_helpers:
                 seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
                 if (qual, name) not in q.linked_callees(self.con, call["file"]):
                     continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
