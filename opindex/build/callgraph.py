@@ -259,11 +259,6 @@ def _specialized(file: str, qualifier: str, callee: str, targets: list[tuple], w
     return rows
 
 
-def _op_name(api_name: str) -> str:
-    """at::foo_out / at::foo_symint -> foo (the cpp API names of an op's overloads)."""
-    return re.sub(r"(?:_symint|_out|_outf)$", "", api_name)
-
-
 # -- which definitions reach device code ----------------------------------------------------------------------------
 def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: CallSites) -> tuple[
         list[tuple], list[tuple[int, int]]]:
@@ -504,13 +499,18 @@ def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, in
             reached.setdefault((caller, file), what)
     # a definition that calls an op through the dispatcher (at::x, at::_ops::x) leads back into the YAML layer
     ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
+    # the C++ API names of those ops (x, x_out, x_outf, x_symint): one set test per site, not a regex
+    api = ops | {f"{op}{suffix}" for op in ops for suffix in ("_out", "_outf", "_symint")}
     callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
     for file, caller, qualifier, callee in sites:
-        if op_api_call(qualifier, caller, (file, qualifier, callee) in links):
-            if _op_name(callee) in ops:  # at::cuda::sort(...): the op's CUDA kernel, called directly
-                reached.setdefault((caller, file), "op")
+        targets = links.get((file, qualifier, callee))
+        if targets is None:  # (at::x and at::_ops::x are never linked: _calls leaves them to the dispatcher)
+            if callee in api and op_api_call(qualifier, caller, False):
+                reached.setdefault((caller, file), "op")  # at::cuda::sort(...): the op's CUDA kernel, called directly
             continue
-        for target in links.get((file, qualifier, callee), ()):
+        if qualifier in ("at", "at::_ops"):
+            continue
+        for target in targets:
             if target in key_of:  # not a functor class (an incremental build reads every call link back)
                 callers[key_of[target]].add((caller, file))
     for function, method in extra:  # sortCommon reaches what the functors passed to it launch
