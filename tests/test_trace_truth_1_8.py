@@ -30,3 +30,15 @@ def test_nll_loss_goes_through_the_legacy_thnn_generic_code(real_index_1_8):
     } <= where(t)
     called = {h.called_at for h in t.hops if h.name == "THNN_ClassNLLCriterion_updateOutput"}
     assert called & {"aten/src/ATen/cuda/LegacyTHFunctionsCUDA.cpp:1492"}  # THNN_CudaClassNLLCriterion_updateOutput
+
+
+def test_conv2d_reaches_cudnn_past_the_deprecated_overloads(real_index_1_8):
+    # 1.8's YAML lists cudnn_convolution.deprecated (:1175) and .deprecated2 (:1180) before the current overload
+    # (:1184); _convolution's at::cudnn_convolution(...) (Convolution.cpp:710) is followed into the current one
+    t = real_index_1_8.trace("F.conv2d")
+    assert {
+        ("aten/src/ATen/native/native_functions.yaml", 1184),  # cudnn_convolution(..., bool allow_tf32)
+        ("aten/src/ATen/native/cudnn/ConvShared.cpp", 261),  # Tensor cudnn_convolution(...)
+        ("aten/src/ATen/native/cudnn/Conv_v7.cpp", 617),  # raw_cudnn_convolution_forward_out_32bit
+        ("aten/src/ATen/native/cudnn/Conv_v7.cpp", 650),  # cudnnConvolutionForward
+    } <= where(t)

@@ -169,7 +169,10 @@ def native_for_cpp_api(con, api_name: str) -> list[dict]:
     base = re.sub(r"_symint$", "", api_name)
     found = native_by_name(con, base)
     if found:
-        return [f for f in found if not f["is_out"]] or found
+        found = [f for f in found if not f["is_out"]] or found
+        # the overloads kept for old callers (cudnn_convolution.deprecated, .deprecated2 in 1.8, ahead of the
+        # current one in the YAML) come last: a capped walk follows the current one first
+        return sorted(found, key=lambda f: (f["overload"] or "").startswith("deprecated"))
     m = re.match(r"(.+?)_(out|outf)$", base)
     if m:
         return [f for f in native_by_name(con, m.group(1)) if f["is_out"]]
