@@ -42,3 +42,14 @@ def test_conv2d_reaches_cudnn_past_the_deprecated_overloads(real_index_1_8):
         ("aten/src/ATen/native/cudnn/Conv_v7.cpp", 617),  # raw_cudnn_convolution_forward_out_32bit
         ("aten/src/ATen/native/cudnn/Conv_v7.cpp", 650),  # cudnnConvolutionForward
     } <= where(t)
+
+
+def test_the_1_8_names_of_the_composite_keys(real_index_1_8):
+    # `cat: dispatch: DefaultBackend: cat` (YAML :908-910): DefaultBackend is 1.8's CompositeExplicitAutograd, the
+    # kernel for every backend: TensorShape.cpp:418 cat -> at::_cat (:430) -> CUDA: cat_cuda (Shape.cu:428)
+    t = real_index_1_8.trace("torch.cat")
+    assert [(h.kind, h.name) for h in t.hops[:4]] == [
+        ("binding", "torch.cat"), ("entry", "aten::cat"), ("DefaultBackend", "DefaultBackend: cat"),
+        ("function", "at::native::cat")]
+    assert {("aten/src/ATen/native/TensorShape.cpp", 418), ("aten/src/ATen/native/TensorShape.cpp", 430),
+            ("aten/src/ATen/native/cuda/Shape.cu", 428)} <= where(t)

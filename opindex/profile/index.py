@@ -17,8 +17,8 @@ FUNCTION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_fu
 CLASS_KINDS = ("struct", "class")
 # Folders whose code never runs on a GPU: a GPU kernel's lambda or functor is never defined there.
 HOST_ONLY_DIRS = {"cpu", "mps", "vulkan", "metal", "mkldnn", "xnnpack", "qnnpack", "mkl", "sparse/cpu"}
-DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional",
-                      "CompositeImplicitAutograd")
+DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "DefaultBackend",
+                      "CompositeImplicitAutograd", "Math")
 _UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
 UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
 _HOST_DEVICE = re.compile(r"^(at::|c10::)?(k(CPU|MPS|XPU|Meta)|DeviceType::(CPU|MPS|XPU|Meta))$")

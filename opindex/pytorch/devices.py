@@ -53,7 +53,11 @@ OPTION_PLATFORMS = {"cpu": ("CPU",), "cuda": ("CUDA",), "mps": ("MPS",), "xpu": 
 OTHER_DEVICE_TYPES = ("Meta", "IPU", "HPU", "Lazy", "MTIA")
 
 # Dispatch keys that serve every device when the entry has no row of the device's own (dispatcher precedence).
-COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+# The composite keys, in the dispatcher's precedence. PyTorch 1.8 wrote two of them by their older names:
+# DefaultBackend (CompositeExplicitAutograd since 1.9) and Math (CompositeImplicitAutograd).
+IMPLICIT_KEYS = ("CompositeImplicitAutograd", "Math")
+COMPOSITE_KEYS = ("CompositeExplicitAutogradNonFunctional", "CompositeExplicitAutograd", "DefaultBackend",
+                  *IMPLICIT_KEYS)
 # The registration macro words that are CPU by another name (per-ISA forms are read as CPU capabilities).
 CPU_MACRO_WORDS = ("NO_CPU", "ALL_CPU", "ARCH")
 

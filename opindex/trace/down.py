@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from . import facts as q
-from ..pytorch.devices import op_api_call, runs_on
+from ..pytorch.devices import IMPLICIT_KEYS, op_api_call, runs_on
 from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
@@ -308,7 +308,7 @@ class Walker:
         chosen = q.rows_for_device(all_rows, self.device)
         for loop in q.ufunc_loops(self.con, entry["id"]):
             self.ufunc_loop(loop, parent)
-        self.implicit.append(bool(chosen) and all(r["dispatch_key"] == "CompositeImplicitAutograd" for r in chosen))
+        self.implicit.append(bool(chosen) and all(r["dispatch_key"] in IMPLICIT_KEYS for r in chosen))
         try:
             self._dispatch(entry, parent, depth, all_rows, chosen)
         finally:
@@ -1019,4 +1019,4 @@ def _cpp_detail(d: dict) -> str:
 
 def _is_composite(con, entry: dict) -> bool:
     keys = {r["dispatch_key"] for r in q.dispatch_rows(con, entry["id"])}
-    return "CompositeImplicitAutograd" in keys
+    return bool(keys & set(IMPLICIT_KEYS))
