@@ -3,10 +3,10 @@
 The SQLite DDL and column lists a build uses, so that a build does not import SQLAlchemy.
 """
 
-SCHEMA_VERSION = '0005'
+SCHEMA_VERSION = '0006'
 PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'backend_choices', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
-LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches', 'functor_links']
+LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches', 'functor_links', 'legacy_kernel_links']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
 TABLES = {
     'checkouts': (
@@ -73,6 +73,10 @@ TABLES = {
         ('id', 'checkout_id', 'launch_id', 'kernel', 'symbol_id', 'definition', 'def_file', 'def_line'),
         'CREATE TABLE launch_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tlaunch_id INTEGER NOT NULL, \n\tkernel TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_launch_links_launch ON launch_links (launch_id)', 'CREATE INDEX ix_launch_links_symbol ON launch_links (symbol_id)')),
+    'legacy_kernel_links': (
+        ('id', 'checkout_id', 'dispatch_id', 'kernel', 'declaration', 'decl_file', 'decl_line', 'cname', 'symbol_id', 'definition', 'def_file', 'def_line'),
+        'CREATE TABLE legacy_kernel_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tdispatch_id INTEGER NOT NULL, \n\tkernel TEXT NOT NULL, \n\tdeclaration TEXT NOT NULL, \n\tdecl_file TEXT NOT NULL, \n\tdecl_line INTEGER NOT NULL, \n\tcname TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_legacy_kernel_links_dispatch ON legacy_kernel_links (dispatch_id)',)),
     'library_calls': (
         ('id', 'checkout_id', 'file', 'line', 'library', 'function', 'caller', 'from_macro'),
         'CREATE TABLE library_calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlibrary VARCHAR(16) NOT NULL, \n\tfunction TEXT NOT NULL, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',

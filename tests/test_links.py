@@ -421,3 +421,21 @@ def test_template_parameters_are_read_from_the_outermost_template_head(tmp_path)
     assert _template_parameters(lines, "D.h", 8) == ["T", "N", "F"]
     assert _template_parameters(lines, "D.h", 2) == []
     assert _template_parameters(lines, "D.h", 9) == []  # g follows f's template head, and is not a template
+
+
+def test_legacy_declarations_are_read_from_declarations_cwrap_and_nn_yaml(tmp_path):
+    from opindex.build.definitions import Lines
+    from opindex.build.legacy import declarations
+    aten = tmp_path / "aten/src/ATen"
+    aten.mkdir(parents=True)
+    (aten / "Declarations.cwrap").write_text(
+        "[[\n  name: _th_sort\n  cname: sort\n  variants:\n    - function\n]]\n"
+        "[[\n  name: _th_mm\n  variants: function\n  options:\n    - cname: addmm\n      arguments:\n"
+        "        - THTensor* self\n]]\n[[\n  name: [not, a, name]\n]]\n")
+    (aten / "nn.yaml").write_text("# comment\n- name: _thnn_nll_loss(Tensor self, LongTensor target)\n"
+                                  "  cname: ClassNLLCriterion\n  buffers: [total_weight]\n")
+    assert declarations(Lines(str(tmp_path))) == {
+        "_th_sort": ("aten/src/ATen/Declarations.cwrap", 2, ["sort"]),
+        "_th_mm": ("aten/src/ATen/Declarations.cwrap", 8, ["addmm"]),
+        "_thnn_nll_loss": ("aten/src/ATen/nn.yaml", 2, ["ClassNLLCriterion"])}
+    assert declarations(Lines(str(tmp_path / "none"))) == {}  # newer trees have neither file

@@ -18,6 +18,7 @@ from ..extract.cpp_names import launch_kind
 from ..pytorch.plumbing import PLUMBING_OPS
 from ..pytorch.receivers import split_parameters
 from ..sqlite_ddl import LINK_TABLES
+from .legacy import legacy_links
 from .callgraph import CALL_GRAPH_INSERTS, Beside, CallSites, call_graph, relink_calls, walks
 from .definitions import IDENTIFIER, PARAMETER, S_FILE, S_KIND, S_LAYER, S_LINE, S_QUAL, S_SCOPE, S_SIG, \
     Conditions, Lines, Symbols, definition_columns
@@ -52,10 +53,14 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     conditions = Conditions(lines)
     present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach",
-                  "generated_launches", "functor_links"):
+                  "generated_launches", "functor_links", "legacy_kernel_links"):
         if table in present:
             con.execute(f"DELETE FROM {table}")  # our own table names
     _op_kernels(con, symbols, conditions)
+    if "legacy_kernel_links" in present:
+        con.executemany(f"INSERT INTO legacy_kernel_links (dispatch_id, kernel, declaration, decl_file, decl_line, "
+                        f"cname, symbol_id, definition, def_file, def_line, checkout_id) VALUES "
+                        f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", legacy_links(con, symbols, lines))
     _registrations(con, symbols)
     _launches(con, symbols)
     if full:

@@ -17,7 +17,8 @@ from .cpp import (macros, dispatch_stubs, dispatch_registrations, stub_calls, ke
                   library_calls, type_dispatches, backend_choices)
 from .python import class_bases, module_state, python_imports, python_bridges, decompositions
 from .links import (LINK_TABLES, op_kernel_links, registration_links, launch_links, call_links,
-                    stub_arguments, device_reach, receiver_types, generated_launches, functor_links)
+                    stub_arguments, device_reach, receiver_types, generated_launches, functor_links,
+                    legacy_kernel_links)
 from .views import VIEWS
 
 # Tables whose rows come from one source file each: rebuilt per file, deleted by file on re-index.
@@ -31,7 +32,7 @@ PER_FILE_TABLES = [
 # Link tables are derived from the others by build/link.py, all of them again on every build.
 REGISTRY_TABLES = ["native_functions", "native_dispatch", "native_ufunc_loops", "derivatives", "derivative_formulas"]
 
-SCHEMA_VERSION = "0005"  # the alembic head revision this code writes
+SCHEMA_VERSION = "0006"  # the alembic head revision this code writes
 
 __all__ = ["metadata", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCHEMA_VERSION", "VIEWS"] + [
     "checkouts", "meta", "files", "native_functions", "native_dispatch", "native_ufunc_loops", "derivatives",
@@ -39,5 +40,5 @@ __all__ = ["metadata", "PER_FILE_TABLES", "REGISTRY_TABLES", "LINK_TABLES", "SCH
     "kernel_launches", "library_calls", "type_dispatches", "backend_choices", "class_bases", "module_state",
     "python_imports",
     "python_bridges", "decompositions", "op_kernel_links", "registration_links", "launch_links", "call_links",
-    "stub_arguments", "device_reach", "receiver_types", "generated_launches", "functor_links",
+    "stub_arguments", "device_reach", "receiver_types", "generated_launches", "functor_links", "legacy_kernel_links",
 ]

@@ -193,5 +193,28 @@ functor_links = Table(
             "them.",
 )
 
+legacy_kernel_links = Table(
+    "legacy_kernel_links", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(),
+    Column("dispatch_id", Integer, nullable=False, comment="native_dispatch.id of a row naming a legacy function"),
+    Column("kernel", Text, nullable=False, comment="the kernel as written (legacy::cuda::_th_sort)"),
+    Column("declaration", Text, nullable=False, comment="the declaration that generates it (_th_sort, _thnn_nll_loss)"),
+    Column("decl_file", Text, nullable=False, comment="aten/src/ATen/Declarations.cwrap or aten/src/ATen/nn.yaml"),
+    Column("decl_line", Integer, nullable=False, comment="the line of its name: in that file"),
+    Column("cname", Text, nullable=False,
+           comment="the TH/THC/THNN function it calls: the declaration's cname (sort), for nn.yaml's with the part "
+                   "the generated function runs (ClassNLLCriterion_updateOutput for _forward; _updateGradInput and "
+                   "_accGradParameters for _backward)"),
+    *_definition(),
+    Index("ix_legacy_kernel_links_dispatch", "dispatch_id"),
+    comment="Legacy kernels generated at build time (PyTorch 1.4 and earlier: LegacyTHFunctionsCUDA.cpp and "
+            "LegacyTHFunctionsCPU.cpp are written from Declarations.cwrap and nn.yaml, so `legacy::cuda::_th_sort` "
+            "has no definition in the source): the declaration that generates each, and the generic TH/THC/THNN "
+            "function it calls for that backend (THCTensor_(sort) in THC/generic/ for CUDA, THTensor_(sort) in "
+            "TH/generic/ for CPU; THNN_(X) in THCUNN/ or THNN/). Read from those files' text at build time; only "
+            "for dispatch rows whose kernel the source does not define.",
+)
+
 LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments",
-               "device_reach", "receiver_types", "generated_launches", "functor_links"]
+               "device_reach", "receiver_types", "generated_launches", "functor_links", "legacy_kernel_links"]

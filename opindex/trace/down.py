@@ -374,6 +374,8 @@ class Walker:
             return
         chosen = [ln for ln in chosen if ln not in elsewhere]
         if not chosen:
+            if self.legacy_kernel(row, kernel, parent, depth):
+                return
             self.add(parent, "cpp", "note", f"no C++ definition of {kernel} found by opindex (none in its index: it may "
                      "be written by a macro opindex does not expand, e.g. one defined in another file, or generated "
                      "at build time)", absent=True)
@@ -395,6 +397,22 @@ class Walker:
         if rest and hop is not None:
             others = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in rest[:3])
             hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
+
+    def legacy_kernel(self, row: dict, kernel: str, parent: Hop, depth: int) -> bool:
+        """A legacy kernel the build generates (1.4's legacy::cuda::_th_sort, written into LegacyTHFunctionsCUDA.cpp
+        from Declarations.cwrap): its declaration, then the generic TH/THC/THNN function it calls, walked."""
+        links = q.legacy_kernel_links(self.con, row["id"])
+        if not links:
+            return False
+        first = links[0]
+        hop = self.add(parent, "cpp", "legacy_declaration", f"{kernel} (generated at build time)",
+                       first["decl_file"], first["decl_line"],
+                       f"no source definition: the build writes {kernel} from the declaration {first['declaration']} "
+                       f"here; it calls {', '.join(dict.fromkeys(ln['cname'] for ln in links))} for each dtype")
+        for ln in links:
+            if ln["symbol_id"] is not None:
+                self.cpp(q.symbol_by_id(self.con, ln["symbol_id"]), hop, depth, kind="generated_call")
+        return True
 
     def cpp(self, d: dict, parent: Hop, depth: int, kind: str | None = None,
             call_site: tuple[str, int] | None = None) -> Hop | None:

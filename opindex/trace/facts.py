@@ -96,6 +96,14 @@ class Resident:
             "SELECT DISTINCT function_id, parameter, method FROM functor_links"))
 
     @functools.cached_property
+    def has_legacy_links(self) -> bool:
+        """Whether the index has legacy_kernel_links rows (only trees that generate their legacy kernels do)."""
+        try:
+            return self.con.execute("SELECT 1 FROM legacy_kernel_links LIMIT 1").fetchone() is not None
+        except sqlite3.OperationalError:  # an index of an older schema, opened read-only
+            return False
+
+    @functools.cached_property
     def functor_functions(self) -> frozenset[int]:
         """function_id of functor_links: the definitions that call what their callers pass them."""
         return frozenset(k[0] for k in self.functor_keys)
@@ -227,6 +235,15 @@ def symbol_by_id(con, symbol_id: int) -> dict:
 def kernel_links(con, dispatch_id: int) -> list[dict]:
     """The definitions a dispatch row's kernel name may denote, best first; `chosen` ones are walked."""
     return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))
+
+
+def legacy_kernel_links(con, dispatch_id: int) -> list[dict]:
+    """What a build-time-generated legacy kernel (1.4's legacy::cuda::_th_sort) calls: its declaration in
+    Declarations.cwrap / nn.yaml and the generic TH/THC/THNN definitions of its cname. [] on newer trees, and on
+    an index built before the table existed."""
+    if not resident(con).has_legacy_links:
+        return []
+    return rows(con, "SELECT * FROM legacy_kernel_links WHERE dispatch_id = ? ORDER BY id", (dispatch_id,))
 
 
 def _links_from(con, file: str) -> dict[tuple[str, str], dict[str | None, list[dict]]]:

@@ -1,0 +1,88 @@
+"""Legacy kernels generated at build time (PyTorch 1.4 and earlier): `legacy::cuda::_th_sort` and
+`legacy::cuda::_thnn_nll_loss_forward` are written into LegacyTHFunctionsCUDA.cpp by the build, from
+aten/src/ATen/Declarations.cwrap (`name: _th_sort`, `cname: sort`) and aten/src/ATen/nn.yaml (`- name:
+_thnn_nll_loss(...)`, `cname: ClassNLLCriterion`), so the source holds no definition of them. What they call does
+exist: the generic TH/THC/THNN function of that cname (THCTensor_(sort) in THC/generic/, whose definition the index
+names THCTensor_sort). This module reads the two declaration files and links such dispatch rows to it."""
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from .definitions import S_FILE, Lines, Symbols, definition_columns
+
+CWRAP = "aten/src/ATen/Declarations.cwrap"
+NN_YAML = "aten/src/ATen/nn.yaml"
+_BLOCK = re.compile(r"^\[\[\n(.*?)^\]\]", re.M | re.S)
+_NN_NAME = re.compile(r"^- name: (\w+)\(", re.M)
+_NN_CNAME = re.compile(r"^\s+cname: (\w+)", re.M)
+# the generated function's name -> the declaration and the part of the cname it calls (nn.yaml's _forward runs
+# X_updateOutput; _backward X_updateGradInput and, for weights, X_accGradParameters)
+_THNN = re.compile(r"^(_thnn_\w+?)_(forward|backward)(?:_out)?$")
+_THNN_PARTS = {"forward": ("_updateOutput",), "backward": ("_updateGradInput", "_accGradParameters")}
+# per backend: (generic-name prefix of _th_ functions, folder of TH functions, folder of THNN functions)
+_BACKENDS = {"cuda": ("THCTensor_", "aten/src/THC/", "aten/src/THCUNN/"),
+             "cpu": ("THTensor_", "aten/src/TH/", "aten/src/THNN/")}
+
+
+def declarations(lines: Lines) -> dict[str, tuple[str, int, list[str]]]:
+    """declaration name -> (file, line of its name, cnames), from Declarations.cwrap and nn.yaml (empty when
+    the checkout has neither: PyTorch 1.8 and later keep the generated file in the source, or none)."""
+    out: dict[str, tuple[str, int, list[str]]] = {}
+    text = lines.text(CWRAP)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for m in _BLOCK.finditer(text):
+        try:
+            d = yaml.load(m.group(1), Loader=loader)
+        except yaml.YAMLError:
+            continue  # a block the file's own generator reads differently: no link, never a wrong one
+        if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+            continue
+        cnames = [d["cname"]] if isinstance(d.get("cname"), str) else []
+        cnames += [o["cname"] for o in d.get("options") or () if isinstance(o, dict) and isinstance(o.get("cname"), str)]
+        at = text.find("name:", m.start(1))
+        out[d["name"]] = (CWRAP, text.count("\n", 0, at) + 1, list(dict.fromkeys(cnames)))
+    text = lines.text(NN_YAML)
+    names = list(_NN_NAME.finditer(text))
+    for i, m in enumerate(names):
+        end = names[i + 1].start() if i + 1 < len(names) else len(text)
+        c = _NN_CNAME.search(text, m.end(), end)
+        if c:
+            out[m.group(1)] = (NN_YAML, text.count("\n", 0, m.start()) + 1, [c.group(1)])
+    return out
+
+
+def legacy_links(con, symbols: Symbols, lines: Lines | None) -> list[tuple]:
+    """legacy_kernel_links rows: (dispatch_id, kernel, declaration, decl_file, decl_line, cname, definition
+    columns...) for the dispatch rows naming a legacy::<backend>:: function the source does not define."""
+    if lines is None:
+        return []
+    unlinked = con.execute("SELECT dispatch_id, kernel FROM op_kernel_links WHERE symbol_id IS NULL AND kernel LIKE "
+                           "'legacy::%' ORDER BY dispatch_id").fetchall()
+    if not unlinked:
+        return []
+    decls = declarations(lines)
+    rows = []
+    for dispatch_id, kernel in unlinked:
+        parts = kernel.split("::")
+        if len(parts) != 3 or parts[1] not in _BACKENDS:
+            continue
+        prefix, th_folder, nn_folder = _BACKENDS[parts[1]]
+        name = parts[2]
+        thnn = _THNN.match(name)
+        # _th_addmm_ and _th_addmm_out are generated from the declaration _th_addmm
+        tried = (thnn.group(1),) if thnn else (name, name.removesuffix("_out"), name.rstrip("_"),
+                                               name.removesuffix("_out").rstrip("_"))
+        declaration = next((n for n in tried if n in decls), None)
+        if declaration is None:
+            continue
+        found = decls[declaration]
+        wanted = [(f"THNN_{c}{part}", nn_folder) for c in found[2] for part in _THNN_PARTS[thnn.group(2)]] \
+            if thnn else [(f"{prefix}{c}", th_folder) for c in found[2]]
+        for generic, folder in wanted:
+            for s in symbols.by_name.get(generic, ()):
+                if s[S_FILE].startswith(folder):
+                    rows.append((dispatch_id, kernel, declaration, found[0], found[1],
+                                 generic.removeprefix(prefix).removeprefix("THNN_"), *definition_columns(s)))
+    return rows

@@ -1,0 +1,41 @@
+"""Trace truth on the PyTorch 1.4 layout (OPINDEX_REAL_CHECKOUT_1_4): the legacy kernels a dispatch row names
+(`legacy::cuda::_th_sort`) are written at build time from aten/src/ATen/Declarations.cwrap and nn.yaml, so the
+source has no definition of them; the trace goes from the declaration to the generic THC/THCUNN function its cname
+names. Every hop named here was read in the source (file:line)."""
+from __future__ import annotations
+
+
+def where(t) -> set[tuple[str, int]]:
+    return {(h.file, h.line) for h in t.hops if not h.absent}
+
+
+def test_sort_goes_from_its_cwrap_declaration_to_the_thc_generic_code(real_index_1_4):
+    t = real_index_1_4.trace("torch.sort")
+    assert [(h.kind, h.file, h.line) for h in t.main_chain()[2:6]] == [
+        ("CUDA", "aten/src/ATen/native/native_functions.yaml", 5030),  # CUDA: legacy::cuda::_th_sort
+        ("legacy_declaration", "aten/src/ATen/Declarations.cwrap", 581),  # name: _th_sort / cname: sort
+        ("generated_call", "aten/src/THC/generic/THCTensorSort.cu", 275),  # void THCTensor_(sort)(...)
+        ("calls", "aten/src/THC/generic/THCTensorSort.cu", 8)]  # THCTensor_(sortKeyValueInplace)
+    assert ("aten/src/THC/THCSortUtils.cuh", 151) in where(t)  # __global__ bitonicSortKVInPlace
+
+
+def test_nll_loss_goes_from_its_nn_yaml_declaration_to_the_thcunn_generic_code(real_index_1_4):
+    t = real_index_1_4.trace("F.nll_loss")
+    assert {
+        ("aten/src/ATen/nn.yaml", 30),  # - name: _thnn_nll_loss(...) / cname: ClassNLLCriterion
+        ("aten/src/THCUNN/generic/ClassNLLCriterion.cu", 5),  # void THNN_(ClassNLLCriterion_updateOutput)(...)
+        ("aten/src/THCUNN/ClassNLLCriterion.cu", 42),  # __global__ ..._no_reduce_kernel
+    } <= where(t)
+
+
+def test_mm_reaches_cublas_through_the_generated_th_mm(real_index_1_4):
+    t = real_index_1_4.trace("torch.mm")
+    assert {
+        ("aten/src/ATen/Declarations.cwrap", 1191),  # name: _th_mm (options: cname: addmm)
+        ("aten/src/THC/generic/THCTensorMathBlas.cu", 460),  # void THCTensor_(addmm)(...)
+        ("aten/src/THC/THCBlas.cu", 214),  # THCudaBlas_Sgemm
+        ("aten/src/ATen/cuda/CUDABlas.cpp", 173),  # cublasSgemm
+    } <= where(t)
+    rows = real_index_1_4.rows("SELECT declaration, decl_line, cname, definition FROM legacy_kernel_links WHERE "
+                                "kernel = 'legacy::cuda::_th_mm'")
+    assert rows == [{"declaration": "_th_mm", "decl_line": 1191, "cname": "addmm", "definition": "THCTensor_addmm"}]
