@@ -39,3 +39,13 @@ def test_mm_reaches_cublas_through_the_generated_th_mm(real_index_1_4):
     rows = real_index_1_4.rows("SELECT declaration, decl_line, cname, definition FROM legacy_kernel_links WHERE "
                                 "kernel = 'legacy::cuda::_th_mm'")
     assert rows == [{"declaration": "_th_mm", "decl_line": 1191, "cname": "addmm", "definition": "THCTensor_addmm"}]
+
+
+def test_the_real_cudnn_convolution_not_the_stub_built_without_cudnn(real_index_1_4):
+    # cudnn/Conv.cpp:13 is under `#if !AT_CUDNN_ENABLED()` (:7) and only raises; the real one is at :930 (`#else`,
+    # :76). The stub's `const at::Tensor& bias /* optional */` fits the schema's parameters as well: still a stand-in
+    t = real_index_1_4.trace("aten::cudnn_convolution")
+    assert [(h.file, h.line) for h in t.main_chain()[2:6]] == [
+        ("aten/src/ATen/native/cudnn/Conv.cpp", 930), ("aten/src/ATen/native/cudnn/Conv.cpp", 897),
+        ("aten/src/ATen/native/cudnn/Conv.cpp", 858), ("aten/src/ATen/native/cudnn/Conv.cpp", 889)]
+    assert ("aten/src/ATen/native/cudnn/Conv.cpp", 13) not in where(t)

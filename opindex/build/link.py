@@ -174,8 +174,9 @@ def _op_kernels(con, symbols: Symbols, conditions: "Conditions") -> None:
         # the C++ overloads of the best definition in its file are all denoted (one of them holds the work), but
         # those whose Scalar/Tensor parameters are the schema's when some are (fill_.Scalar: fill_(Tensor&, const
         # Scalar&), not fill_(Tensor&, const Tensor&))
-        chosen = conditions.real(by_parameters(
-            [s for s in cands if (s[S_QUAL], s[S_FILE]) == best and fits_schema(s, schema)], schema))[:3]
+        # (stand-ins go first: a `#if !AT_CUDNN_ENABLED()` stub may fit the schema's parameters as well or better)
+        chosen = by_parameters(conditions.real(
+            [s for s in cands if (s[S_QUAL], s[S_FILE]) == best and fits_schema(s, schema)]), schema)[:3]
         for rank, s in enumerate(cands):
             rows.append((dispatch_id, nf_id, key, kernel, *definition_columns(s), rank, int(s in chosen),
                          conditions.of(s) if s in chosen and len(chosen) > 1 else None))
