@@ -49,3 +49,14 @@ def test_the_real_cudnn_convolution_not_the_stub_built_without_cudnn(real_index_
         ("aten/src/ATen/native/cudnn/Conv.cpp", 930), ("aten/src/ATen/native/cudnn/Conv.cpp", 897),
         ("aten/src/ATen/native/cudnn/Conv.cpp", 858), ("aten/src/ATen/native/cudnn/Conv.cpp", 889)]
     assert ("aten/src/ATen/native/cudnn/Conv.cpp", 13) not in where(t)
+
+
+def test_an_op_passed_by_its_api_name_is_the_op_not_another_callers_helper(real_index_1_4):
+    # UnaryOps.cpp:137 `sigmoid(self) { return unary_op_impl(self, at::sigmoid_out); }`; unary_op_impl (:50) calls
+    # out_impl(result, self) (:52). digamma (:113) passes its own digamma_out: never part of sigmoid's trace
+    t = real_index_1_4.trace("torch.sigmoid")
+    assert [(h.name, h.line) for h in t.main_chain()[3:7]] == [
+        ("at::native::sigmoid", 137), ("at::native::unary_op_impl", 50), ("at::sigmoid_out", 52),
+        ("aten::sigmoid.out", 2349)]
+    assert ("aten/src/ATen/native/cuda/UnaryOpsKernel.cu", 231) in where(t)  # sigmoid_kernel_cuda
+    assert not any("digamma" in h.name for h in t.hops)

@@ -272,7 +272,7 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
         return [], []
     rows, edges = _template_functors(con, symbols, lines, links, sites)
     more, more_edges = _argument_functors(con, symbols, lines, links, sites)
-    return sorted(set(rows + more)), sorted(set(edges + more_edges))
+    return sorted(set(rows + more), key=_safe), sorted(set(edges + more_edges), key=_safe)
 
 
 def _argument_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
@@ -329,8 +329,13 @@ def _argument_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites
             continue  # uniform_and_transform passes its own parameter `transform` on: not a function's name
         for functor, d in _passed(symbols, lines, file, arg, "", methods):
             rows.append((target, parameter, "", functor, file, line, d[0], d[2], d[4], d[5]))
-            edges.append((target, d[0]))
-    return sorted(set(rows)), sorted(set(edges))
+            edges.append((target, d[0]))  # None for an op passed by its API name: the function reaches an op
+    return sorted(set(rows), key=_safe), sorted(set(edges), key=_safe)
+
+
+def _safe(row: tuple) -> tuple:
+    """A sort key for rows that may hold None where others hold a value (an op passed by name has no definition)."""
+    return tuple((v is None, v if v is not None else 0) for v in row)
 
 
 def _methods(con) -> dict[str, list[tuple]]:
@@ -455,6 +460,8 @@ def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, 
     if m is None:
         return []
     qualifier, _, name = m.group(1).rpartition("::")
+    if qualifier in ("at", "at::_ops"):  # `unary_op_impl(self, at::sigmoid_out)`: the op's API, through the
+        return [(m.group(1), (None,) * 6)]  # dispatcher (no definition: the trace follows the op)
     return [(m.group(1), (s[S_ID], s[1], s[S_QUAL], s[3], s[S_FILE], s[S_LINE]))
             for s in helper_targets(symbols, file, qualifier, name, lines)]
 
@@ -514,7 +521,9 @@ def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, in
             if target in key_of:  # not a functor class (an incremental build reads every call link back)
                 callers[key_of[target]].add((caller, file))
     for function, method in extra:  # sortCommon reaches what the functors passed to it launch
-        if function in key_of and method in key_of:
+        if function in key_of and method is None:  # unary_op_impl runs the op at::sigmoid_out it is passed
+            reached.setdefault(key_of[function], "op")
+        elif function in key_of and method in key_of:
             callers[key_of[method]].add(key_of[function])
     distance = {key: 0 for key in reached if key in ids}
     frontier = list(distance)

@@ -176,7 +176,8 @@ functor_links = Table(
            comment="the method it calls on it (sort); '' when it calls the parameter itself (func_32bit(...))"),
     Column("functor", Text, nullable=False,
            comment="the class of an object passed for it (SmallBitonicSort), or, for method '', the function "
-                   "passed by name (raw_cudnn_convolution_forward_out_32bit), as written"),
+                   "passed by name (raw_cudnn_convolution_forward_out_32bit), as written; an op's API name "
+                   "(at::sigmoid_out) has no definition columns: the op is called"),
     Column("file", Text, nullable=False, comment="file of the call that passes it"),
     Column("line", Integer, nullable=False, comment="line of that call"),
     *_definition(),

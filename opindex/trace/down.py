@@ -628,6 +628,11 @@ class Walker:
         here = [f for f in passed if span and f["file"] == parent.file and span[0] <= f["line"] <= span[1]]
         for f in here or passed:
             if f["symbol_id"] is None:
+                api = f["functor"].rpartition("::")
+                entries = q.native_for_cpp_api(self.con, api[2]) if api[0] in ("at", "at::_ops") else []
+                if entries:  # unary_op_impl(self, at::sigmoid_out) calls out_impl(...): the op sigmoid.out
+                    passed_call = {**call, "qualifier": api[0], "callee": api[2], "is_method": 0}
+                    self.op_call(passed_call, entries, hop, depth)
                 continue
             target = q.symbol_by_id(self.con, f["symbol_id"])
             if not runs_on(target["file"], self.device):
