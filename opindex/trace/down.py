@@ -626,6 +626,8 @@ class Walker:
         parent = self.trace.hops[hop.parent] if hop.parent is not None else None
         span = q.definition_span(self.con, parent.name, parent.file, parent.line) if parent and parent.file else None
         here = [f for f in passed if span and f["file"] == parent.file and span[0] <= f["line"] <= span[1]]
+        if not here and hop.called_at and span:
+            return  # the call that led here passes something else (a lambda): what other callers pass is not it
         for f in here or passed:
             if f["symbol_id"] is None:
                 api = f["functor"].rpartition("::")
