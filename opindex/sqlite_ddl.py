@@ -75,8 +75,8 @@ TABLES = {
         ('CREATE INDEX ix_launch_links_launch ON launch_links (launch_id)', 'CREATE INDEX ix_launch_links_symbol ON launch_links (symbol_id)')),
     'legacy_kernel_links': (
         ('id', 'checkout_id', 'dispatch_id', 'kernel', 'declaration', 'decl_file', 'decl_line', 'cname', 'symbol_id', 'definition', 'def_file', 'def_line'),
-        'CREATE TABLE legacy_kernel_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tdispatch_id INTEGER NOT NULL, \n\tkernel TEXT NOT NULL, \n\tdeclaration TEXT NOT NULL, \n\tdecl_file TEXT NOT NULL, \n\tdecl_line INTEGER NOT NULL, \n\tcname TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
-        ('CREATE INDEX ix_legacy_kernel_links_dispatch ON legacy_kernel_links (dispatch_id)',)),
+        'CREATE TABLE legacy_kernel_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tdispatch_id INTEGER, \n\tkernel TEXT NOT NULL, \n\tdeclaration TEXT NOT NULL, \n\tdecl_file TEXT NOT NULL, \n\tdecl_line INTEGER NOT NULL, \n\tcname TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_legacy_kernel_links_kernel ON legacy_kernel_links (kernel)',)),
     'library_calls': (
         ('id', 'checkout_id', 'file', 'line', 'library', 'function', 'caller', 'from_macro'),
         'CREATE TABLE library_calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlibrary VARCHAR(16) NOT NULL, \n\tfunction TEXT NOT NULL, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',

@@ -410,3 +410,16 @@ def test_boolean_dispatch_objects_name_both_branch_defs():
     assert sorted(r for r in got if r[3] == "dispatch") == [
         (4, "max_pool2d", "torch.nn.functional._max_pool2d", "dispatch"),
         (4, "max_pool2d", "torch.nn.functional.max_pool2d_with_indices", "dispatch")]  # not the one inside a def
+
+
+def test_the_vf_module_of_pytorch_1_4_is_torch_vf():
+    # 1.4's torch/nn/functional.py: `from . import _VF` (torch/nn/_VF.py forwards to torch._C._VariableFunctions)
+    assert classify("torch.nn._VF.dropout") == classify("torch._VF.dropout") == ("VF", "_VF", "dropout", None)
+    facts = extract("torch/nn/functional.py", textwrap.dedent("""
+        from . import _VF
+        def dropout(input, p=0.5, training=True, inplace=False):
+            return (_VF.dropout_(input, p, training)
+                    if inplace
+                    else _VF.dropout(input, p, training))
+        """).encode(), "torch.nn.functional")
+    assert [(r[1], r[3], r[5]) for r in facts.rows["python_bridges"]] == [(4, "VF", "dropout_"), (6, "VF", "dropout")]

@@ -60,3 +60,20 @@ def test_an_op_passed_by_its_api_name_is_the_op_not_another_callers_helper(real_
         ("aten::sigmoid.out", 2349)]
     assert ("aten/src/ATen/native/cuda/UnaryOpsKernel.cu", 231) in where(t)  # sigmoid_kernel_cuda
     assert not any("digamma" in h.name for h in t.hops)
+
+
+def test_a_legacy_function_cpp_code_calls_and_the_old_vf_module(real_index_1_4):
+    # cuda/LinearAlgebra.cu:18 bmm_cuda: `return legacy::cuda::_th_bmm(self, mat2);` (generated: Declarations.cwrap
+    # :1211, cname baddbmm) -> THCTensor_(baddbmm) (THCTensorMathBlas.cu:536) -> THCudaBlas_SgemmBatched (THCBlas.cu
+    # :314) -> cublasSgemmBatched (:340)
+    t = real_index_1_4.trace("torch.bmm")
+    assert {("aten/src/ATen/native/cuda/LinearAlgebra.cu", 18), ("aten/src/ATen/Declarations.cwrap", 1211),
+            ("aten/src/THC/generic/THCTensorMathBlas.cu", 536), ("aten/src/THC/THCBlas.cu", 340)} <= where(t)
+    # torch/nn/functional.py:13 `from . import _VF`: 1.4's torch/nn/_VF.py forwards to torch._C._VariableFunctions
+    t = real_index_1_4.trace("F.dropout")
+    assert [(h.layer, h.name, h.line) for h in t.main_chain()[1:3]] == [
+        ("bridge", "_VF.dropout", 807), ("native", "aten::dropout", 175)]
+    t = real_index_1_4.trace("nn.LSTM")
+    assert {("torch/nn/modules/rnn.py", 558),  # _VF.lstm(...)
+            ("aten/src/ATen/native/cudnn/RNN.cpp", 677),  # _cudnn_rnn
+            ("aten/src/ATen/native/cudnn/RNN.cpp", 782)} <= where(t)  # cudnnRNNForwardTraining

@@ -24,7 +24,7 @@ def upgrade() -> None:
     op.create_table('legacy_kernel_links',
     sa.Column('id', sa.Integer(), nullable=False, comment='row id'),
     sa.Column('checkout_id', sa.Integer(), nullable=False, comment='the checkout this row came from (checkouts.id)'),
-    sa.Column('dispatch_id', sa.Integer(), nullable=False, comment='native_dispatch.id of a row naming a legacy function'),
+    sa.Column('dispatch_id', sa.Integer(), nullable=True, comment="native_dispatch.id of a row naming the legacy function; NULL for one only C++ code calls (bmm_cuda's `legacy::cuda::_th_bmm(self, mat2)`)"),
     sa.Column('kernel', sa.Text(), nullable=False, comment='the kernel as written (legacy::cuda::_th_sort)'),
     sa.Column('declaration', sa.Text(), nullable=False, comment='the declaration that generates it (_th_sort, _thnn_nll_loss)'),
     sa.Column('decl_file', sa.Text(), nullable=False, comment='aten/src/ATen/Declarations.cwrap or aten/src/ATen/nn.yaml'),
@@ -36,10 +36,10 @@ def upgrade() -> None:
     sa.Column('def_line', sa.Integer(), nullable=True, comment='line of the definition'),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment="Legacy kernels generated at build time (PyTorch 1.4 and earlier: LegacyTHFunctionsCUDA.cpp and LegacyTHFunctionsCPU.cpp are written from Declarations.cwrap and nn.yaml, so `legacy::cuda::_th_sort` has no definition in the source): the declaration that generates each, and the generic TH/THC/THNN function it calls for that backend (THCTensor_(sort) in THC/generic/ for CUDA, THTensor_(sort) in TH/generic/ for CPU; THNN_(X) in THCUNN/ or THNN/). Read from those files' text at build time; only for dispatch rows whose kernel the source does not define."
+    comment="Legacy kernels generated at build time (PyTorch 1.4 and earlier: LegacyTHFunctionsCUDA.cpp and LegacyTHFunctionsCPU.cpp are written from Declarations.cwrap and nn.yaml, so `legacy::cuda::_th_sort` has no definition in the source): the declaration that generates each, and the generic TH/THC/THNN function it calls for that backend (THCTensor_(sort) in THC/generic/ for CUDA, THTensor_(sort) in TH/generic/ for CPU; THNN_(X) in THCUNN/ or THNN/). Read from those files' text at build time; only for the legacy functions (named by a dispatch row or called as legacy::cuda::x(...)) the source does not define."
     )
     with op.batch_alter_table('legacy_kernel_links', schema=None) as batch_op:
-        batch_op.create_index('ix_legacy_kernel_links_dispatch', ['dispatch_id'], unique=False)
+        batch_op.create_index('ix_legacy_kernel_links_kernel', ['kernel'], unique=False)
     _derive_links()
 
 
@@ -54,5 +54,5 @@ def _derive_links() -> None:
 
 def downgrade() -> None:
     with op.batch_alter_table('legacy_kernel_links', schema=None) as batch_op:
-        batch_op.drop_index('ix_legacy_kernel_links_dispatch')
+        batch_op.drop_index('ix_legacy_kernel_links_kernel')
     op.drop_table('legacy_kernel_links')

@@ -514,6 +514,8 @@ def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, in
         if targets is None:  # (at::x and at::_ops::x are never linked: _calls leaves them to the dispatcher)
             if callee in api and op_api_call(qualifier, caller, False):
                 reached.setdefault((caller, file), "op")  # at::cuda::sort(...): the op's CUDA kernel, called directly
+            elif qualifier.startswith("legacy::"):  # 1.4's legacy::cuda::_th_bmm(...), generated at build time
+                reached.setdefault((caller, file), "legacy")  # (legacy_kernel_links: the THC function it calls)
             continue
         if qualifier in ("at", "at::_ops"):
             continue

@@ -55,11 +55,17 @@ def declarations(lines: Lines) -> dict[str, tuple[str, int, list[str]]]:
 
 def legacy_links(con, symbols: Symbols, lines: Lines | None) -> list[tuple]:
     """legacy_kernel_links rows: (dispatch_id, kernel, declaration, decl_file, decl_line, cname, definition
-    columns...) for the dispatch rows naming a legacy::<backend>:: function the source does not define."""
+    columns...) for the dispatch rows naming a legacy::<backend>:: function the source does not define, and (with
+    dispatch_id None) for such functions C++ code calls."""
     if lines is None:
         return []
     unlinked = con.execute("SELECT dispatch_id, kernel FROM op_kernel_links WHERE symbol_id IS NULL AND kernel LIKE "
                            "'legacy::%' ORDER BY dispatch_id").fetchall()
+    # and those C++ code calls by name (bmm_cuda: `return legacy::cuda::_th_bmm(self, mat2);`) that nothing defines
+    called = {f"{q}::{c}" for q, c in con.execute(
+        "SELECT DISTINCT qualifier, callee FROM calls WHERE qualifier IN ('legacy::cuda', 'legacy::cpu')")
+        if c not in symbols.by_name}
+    unlinked += [(None, k) for k in sorted(called - {k for _, k in unlinked})]
     if not unlinked:
         return []
     decls = declarations(lines)

@@ -64,9 +64,12 @@ def absolute_import(package: str, written: str) -> str:
 
 
 def normalize(target: str) -> str:
-    """Spellings of the same object: torch._ops.ops is torch.ops."""
+    """Spellings of the same object: torch._ops.ops is torch.ops; torch.nn._VF (PyTorch 1.4 and before:
+    torch/nn/_VF.py, the same forwarding module to torch._C._VariableFunctions) is torch._VF."""
     if target.startswith("torch._ops.ops."):
         return "torch.ops." + target[len("torch._ops.ops."):]
+    if target.startswith("torch.nn._VF."):
+        return "torch._VF." + target[len("torch.nn._VF."):]
     return target
 
 

@@ -126,7 +126,8 @@ device_reach = Table(
                    "a TensorIterator launcher), calls a vendor library, calls a dispatch stub or calls an op through "
                    "the dispatcher (at::x, not an allocation or view op); 0 for that one"),
     Column("reaches", String(16), nullable=False,
-           comment="what the nearest such definition does: launch, library, stub or op; functor for a functor "
+           comment="what the nearest such definition does: launch, library, stub or op; legacy when it calls a "
+                   "legacy function the build generates (1.4's legacy::cuda::_th_bmm: legacy_kernel_links); functor for a functor "
                    "class (its operator() is __device__ code: distance 0, and building one does not make a caller "
                    "reach device code)"),
     Index("ix_device_reach_symbol", "symbol_id"),
@@ -198,7 +199,9 @@ legacy_kernel_links = Table(
     "legacy_kernel_links", metadata,
     Column("id", Integer, primary_key=True, comment="row id"),
     checkout_fk(),
-    Column("dispatch_id", Integer, nullable=False, comment="native_dispatch.id of a row naming a legacy function"),
+    Column("dispatch_id", Integer,
+           comment="native_dispatch.id of a row naming the legacy function; NULL for one only C++ code calls "
+                   "(bmm_cuda's `legacy::cuda::_th_bmm(self, mat2)`)"),
     Column("kernel", Text, nullable=False, comment="the kernel as written (legacy::cuda::_th_sort)"),
     Column("declaration", Text, nullable=False, comment="the declaration that generates it (_th_sort, _thnn_nll_loss)"),
     Column("decl_file", Text, nullable=False, comment="aten/src/ATen/Declarations.cwrap or aten/src/ATen/nn.yaml"),
@@ -208,13 +211,14 @@ legacy_kernel_links = Table(
                    "the generated function runs (ClassNLLCriterion_updateOutput for _forward; _updateGradInput and "
                    "_accGradParameters for _backward)"),
     *_definition(),
-    Index("ix_legacy_kernel_links_dispatch", "dispatch_id"),
+    Index("ix_legacy_kernel_links_kernel", "kernel"),
     comment="Legacy kernels generated at build time (PyTorch 1.4 and earlier: LegacyTHFunctionsCUDA.cpp and "
             "LegacyTHFunctionsCPU.cpp are written from Declarations.cwrap and nn.yaml, so `legacy::cuda::_th_sort` "
             "has no definition in the source): the declaration that generates each, and the generic TH/THC/THNN "
             "function it calls for that backend (THCTensor_(sort) in THC/generic/ for CUDA, THTensor_(sort) in "
             "TH/generic/ for CPU; THNN_(X) in THCUNN/ or THNN/). Read from those files' text at build time; only "
-            "for dispatch rows whose kernel the source does not define.",
+            "for the legacy functions (named by a dispatch row or called as legacy::cuda::x(...)) the source does not "
+            "define.",
 )
 
 LINK_TABLES = ["op_kernel_links", "registration_links", "launch_links", "call_links", "stub_arguments",

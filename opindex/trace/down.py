@@ -401,7 +401,7 @@ class Walker:
     def legacy_kernel(self, row: dict, kernel: str, parent: Hop, depth: int) -> bool:
         """A legacy kernel the build generates (1.4's legacy::cuda::_th_sort, written into LegacyTHFunctionsCUDA.cpp
         from Declarations.cwrap): its declaration, then the generic TH/THC/THNN function it calls, walked."""
-        links = q.legacy_kernel_links(self.con, row["id"])
+        links = q.legacy_kernel_links(self.con, kernel)
         if not links:
             return False
         first = links[0]
@@ -556,6 +556,8 @@ class Walker:
             if (name not in seen_ops or own) and helper not in seen_helpers:
                 seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
                 if (qual, name) not in q.linked_callees(self.con, call["file"]):
+                    if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
+                        self.legacy_kernel({}, f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
                     continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly

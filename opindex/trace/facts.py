@@ -237,13 +237,20 @@ def kernel_links(con, dispatch_id: int) -> list[dict]:
     return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))
 
 
-def legacy_kernel_links(con, dispatch_id: int) -> list[dict]:
+def legacy_kernel_links(con, kernel: str) -> list[dict]:
     """What a build-time-generated legacy kernel (1.4's legacy::cuda::_th_sort) calls: its declaration in
-    Declarations.cwrap / nn.yaml and the generic TH/THC/THNN definitions of its cname. [] on newer trees, and on
-    an index built before the table existed."""
+    Declarations.cwrap / nn.yaml and the generic TH/THC/THNN definitions of its cname (one set per name: a
+    dispatch row and a C++ call of the name share it). [] on newer trees, and on an index built before the table
+    existed."""
     if not resident(con).has_legacy_links:
         return []
-    return rows(con, "SELECT * FROM legacy_kernel_links WHERE dispatch_id = ? ORDER BY id", (dispatch_id,))
+    found = rows(con, "SELECT * FROM legacy_kernel_links WHERE kernel = ? ORDER BY id", (kernel,))
+    seen, out = set(), []
+    for r in found:
+        if (r["symbol_id"], r["cname"]) not in seen:
+            seen.add((r["symbol_id"], r["cname"]))
+            out.append(r)
+    return out
 
 
 def _links_from(con, file: str) -> dict[tuple[str, str], dict[str | None, list[dict]]]:
