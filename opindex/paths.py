@@ -2,7 +2,13 @@
 snippets a trace prints both read files through here)."""
 from __future__ import annotations
 
+import functools
 import os
+
+
+@functools.lru_cache(maxsize=16)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)  # asked once per file the link step reads: the root's components are lstat'ed
 
 
 def safe_path(root: str | None, rel: str | None) -> str | None:
@@ -10,7 +16,7 @@ def safe_path(root: str | None, rel: str | None) -> str | None:
     a regular file; else None."""
     if not root or not rel or os.path.isabs(rel) or "\x00" in rel:
         return None
-    base = os.path.realpath(root)
+    base = _real_root(root)
     full = os.path.realpath(os.path.join(base, rel))
     if os.path.commonpath([base, full]) != base or not os.path.isfile(full):
         return None

@@ -70,7 +70,7 @@ def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors:
         out["functor_links"], extra = _functors(con, symbols, lines, links, calls)
     # a functor class is device code itself (its operator() is __device__): distance 0, and no caller reaches
     # device code through building one (it does through the launcher it hands the object to)
-    out["device_reach"] = _device_reach(con, calls.sites, links, extra) + [
+    out["device_reach"] = _device_reach(con, calls.sites, links, extra, symbols) + [
         (s[S_ID], 0, "functor") for defs in symbols.functors.values() for s in defs]
     return out
 
@@ -270,12 +270,13 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
     or function id) device_reach adds."""
     if lines is None:
         return [], []
-    rows, edges = _template_functors(con, symbols, lines, links, sites)
-    more, more_edges = _argument_functors(con, symbols, lines, links, sites)
+    methods = _Methods(con)
+    rows, edges = _template_functors(methods, symbols, lines, links, sites)
+    more, more_edges = _argument_functors(methods, symbols, lines, links, sites)
     return sorted(set(rows + more), key=_safe), sorted(set(edges + more_edges), key=_safe)
 
 
-def _argument_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
+def _argument_functors(known: "_Methods", symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
         list[tuple], list[tuple[int, int]]]:
     """functor_links of objects and functions passed as call arguments (see _functors)."""
     calls = sorted(r for r in sites.methods if IDENTIFIER.match(r[2]))  # (caller, file, receiver, method)
@@ -304,7 +305,7 @@ def _argument_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites
                 uses[sid].append((names.index(receiver), receiver, method))
     if not uses:
         return [], []
-    methods = _methods(con)
+    methods = known.get()
     rows, edges = [], []
     passing = {key: [t for t in targets if t in uses] for key, targets in links.items()}
     passing = {key: wanted for key, wanted in passing.items() if wanted}
@@ -338,6 +339,18 @@ def _safe(row: tuple) -> tuple:
     return tuple((v is None, v if v is not None else 0) for v in row)
 
 
+class _Methods:
+    """_methods(con), read when first needed, once for both kinds of functor links."""
+
+    def __init__(self, con):
+        self.con, self.found = con, None
+
+    def get(self) -> dict[str, list[tuple]]:
+        if self.found is None:
+            self.found = _methods(self.con)
+        return self.found
+
+
 def _methods(con) -> dict[str, list[tuple]]:
     """"Class::method" -> the definitions of methods named like one that works (launches, calls a library or a
     stub): (id, name, qualified_name, kind, file, line)."""
@@ -350,7 +363,7 @@ def _methods(con) -> dict[str, list[tuple]]:
     return methods
 
 
-def _template_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
+def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
         list[tuple], list[tuple[int, int]]]:
     """functor_links of classes passed as template arguments for a template parameter the template calls:
     `template<template<typename> class exponential_kernel, typename RNG> Tensor& exponential_impl_(...)` runs
@@ -376,7 +389,7 @@ def _template_functors(con, symbols: Symbols, lines: "Lines", links: dict, sites
                 uses[d[S_ID]] = found
     if not uses:
         return [], []
-    methods = _methods(con)
+    methods = known.get()
     rows, edges = [], []
     for file, line, _, qualifier, callee, targs in sites.rows:
         if targs is None:
@@ -491,13 +504,21 @@ def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int
     return []
 
 
-def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = ()) -> list[tuple]:
+def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = (),
+                  symbols: Symbols | None = None) -> list[tuple]:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
     ids: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for sid, qual, file in con.execute("SELECT id, qualified_name, file FROM symbols WHERE language != 'python' AND "
-                                       "kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
-        ids[(qual, file)].append(sid)
+    if symbols is not None:  # the same definitions (C++/CUDA functions, methods, impl funcs, kernels), in memory
+        for defs in symbols.by_name.values():
+            for d in defs:
+                ids[(d[S_QUAL], d[S_FILE])].append(d[S_ID])
+        for group in ids.values():
+            group.sort()
+    else:
+        for sid, qual, file in con.execute("SELECT id, qualified_name, file FROM symbols WHERE language != 'python' "
+                                           "AND kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
+            ids[(qual, file)].append(sid)
     key_of = {sid: key for key, group in ids.items() for sid in group}
     reached: dict[tuple[str, str], str] = {}
     for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'handed', 'tensor_iterator')"),

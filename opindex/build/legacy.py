@@ -57,7 +57,8 @@ def legacy_links(con, symbols: Symbols, lines: Lines | None) -> list[tuple]:
     """legacy_kernel_links rows: (dispatch_id, kernel, declaration, decl_file, decl_line, cname, definition
     columns...) for the dispatch rows naming a legacy::<backend>:: function the source does not define, and (with
     dispatch_id None) for such functions C++ code calls."""
-    if lines is None:
+    decls = declarations(lines) if lines is not None else {}
+    if not decls:  # PyTorch 1.5 and later: nothing is generated this way (and no scan of the calls table)
         return []
     unlinked = con.execute("SELECT dispatch_id, kernel FROM op_kernel_links WHERE symbol_id IS NULL AND kernel LIKE "
                            "'legacy::%' ORDER BY dispatch_id").fetchall()
@@ -68,7 +69,6 @@ def legacy_links(con, symbols: Symbols, lines: Lines | None) -> list[tuple]:
     unlinked += [(None, k) for k in sorted(called - {k for _, k in unlinked})]
     if not unlinked:
         return []
-    decls = declarations(lines)
     rows = []
     for dispatch_id, kernel in unlinked:
         parts = kernel.split("::")
