@@ -363,3 +363,14 @@ def test_a_class_passed_as_a_template_argument_for_a_parameter_the_template_call
     stub = [h for h in t.hops if (h.file, h.line) == ("aten/src/ATen/native/Distributions.cpp", 226)]
     assert "ExponentialStub passed at aten/src/ATen/native/Distributions.cpp:232" in stub[0].detail
     assert not any(h.name.endswith("NormalStub::operator()") for h in t.hops)  # another caller's template argument
+
+
+def test_a_definition_a_macro_writes_shows_the_macro(real_index):
+    # ForeachBinaryOpList.cu:217 FOREACH_BINARY_OP_LIST_ALPHA(all_types_complex_bool_half_bfloat16, add, std::plus)
+    # writes foreach_tensor_add_list_kernel_cuda_; the code is the #define's body at :194
+    t = real_index.trace("torch._foreach_add_")
+    cu = "aten/src/ATen/native/cuda/ForeachBinaryOpList.cu"
+    kernel = [h for h in t.hops if h.name == "at::native::foreach_tensor_add_list_kernel_cuda_"][0]
+    assert (kernel.file, kernel.line) == (cu, 217)
+    assert [(h.kind, h.name, h.file, h.line) for h in t.hops if h.parent == kernel.id and h.kind == "macro"] == [
+        ("macro", "#define FOREACH_BINARY_OP_LIST_ALPHA", cu, 194)]

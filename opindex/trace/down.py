@@ -431,6 +431,11 @@ class Walker:
         self.seen_cpp.add(key)
         if d["kind"] == "global_kernel":
             hop.layer = "cuda"
+        if d.get("from_macro"):  # foreach_tensor_add_list_kernel_cuda_, written by FOREACH_BINARY_OP_LIST_ALPHA(...)
+            m = q.macro_definition(self.con, d["from_macro"], d["file"])
+            if m is not None:
+                self.add(hop, "cpp", "macro", f"#define {m['name']}", m["file"], m["line"],
+                         f"the macro whose use at {d['file']}:{d['line']} writes {d['name']}: its body is the code")
         self.body(d, hop, depth)
         return hop
 

@@ -237,6 +237,14 @@ def kernel_links(con, dispatch_id: int) -> list[dict]:
     return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))
 
 
+def macro_definition(con, name: str, file: str) -> dict | None:
+    """The #define of a macro whose expansion in `file` wrote a definition (opindex expands a file's own macros):
+    the first of that name in the file."""
+    found = rows(con, "SELECT name, file, line FROM macros WHERE name = ? AND file = ? ORDER BY line LIMIT 1",
+                 (name, file))
+    return found[0] if found else None
+
+
 def legacy_kernel_links(con, kernel: str) -> list[dict]:
     """What a build-time-generated legacy kernel (1.4's legacy::cuda::_th_sort) calls: its declaration in
     Declarations.cwrap / nn.yaml and the generic TH/THC/THNN definitions of its cname (one set per name: a
