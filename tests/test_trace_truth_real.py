@@ -374,3 +374,23 @@ def test_a_definition_a_macro_writes_shows_the_macro(real_index):
     assert (kernel.file, kernel.line) == (cu, 217)
     assert [(h.kind, h.name, h.file, h.line) for h in t.hops if h.parent == kernel.id and h.kind == "macro"] == [
         ("macro", "#define FOREACH_BINARY_OP_LIST_ALPHA", cu, 194)]
+
+
+def test_cast_op_names_header_template_parameters_and_the_ufunc_stub(real_index):
+    # BinaryOps.cpp:1489 logical_xor: comparison_op(self, other, static_cast<OutFunc>(at::logical_xor_out)); the
+    # comparison_op at :1393 calls out_impl(result, self, other) (:1395): the op logical_xor.out, its stub, its kernel
+    t = real_index.trace("aten::logical_xor")
+    assert {("aten/src/ATen/native/BinaryOps.cpp", 1393), ("aten/src/ATen/native/BinaryOps.cpp", 1395),
+            ("aten/src/ATen/native/BinaryOps.cpp", 1388),  # logical_xor_stub(iter.device_type(), iter)
+            ("aten/src/ATen/native/cuda/BinaryLogicalOpsKernels.cu", 125)} <= where(t)  # its CUDA registration
+    # DistributionTemplates.h:363 bernoulli_impl_'s bernoulli_tensor_kernel<RNG>()(...) (:367) is its template
+    # parameter (a header's call that the include rule would otherwise link to cuda's bernoulli_tensor_kernel)
+    t = real_index.trace("aten::bernoulli_.Tensor")
+    assert [(h.file, h.line) for h in t.main_chain()[3:6]] == [
+        ("aten/src/ATen/native/DistributionTemplates.h", 363), ("aten/src/ATen/native/Distributions.cpp", 163),
+        ("aten/src/ATen/native/Distributions.cpp", 164)]  # BernoulliStub::operator() -> bernoulli_tensor_stub
+    # sub.out calls add_stub (BinaryOps.cpp:436), which only the ufunc codegen registers for CUDA
+    t = real_index.trace("aten::rsub.Tensor")
+    reg = [h for h in t.hops if h.kind == "ufunc" and h.layer == "registration"]
+    assert reg and reg[0].name.startswith("CUDA: add_stub is registered by torchgen's ufunc codegen")
+    assert ("aten/src/ATen/native/ufunc/add.h", 15) in where(t)  # ufunc::add, the inner loop

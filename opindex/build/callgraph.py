@@ -370,10 +370,12 @@ def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
     `exponential_kernel<RNG>()(iter, lambda, gen)`, and Distributions.cpp:232 calls
     `exponential_impl_<ExponentialStub, Generator>(...)`: ExponentialStub::operator() (method '' : the parameter
     is called, its object's operator() runs)."""
-    # bare template calls that link no helper: perhaps a template parameter (exponential_kernel<RNG>())
+    # bare template calls of a name the file does not define: perhaps a template parameter (exponential_kernel<RNG>()
+    # in a header; that name may still link to the files that include it, wrongly: the parameter is what it is)
     called: dict[tuple[str, str], set[str]] = defaultdict(set)  # (caller, file) -> such callee names
+    by_name = symbols.by_name
     for file, _, caller, qualifier, callee, targs in sites.rows:
-        if not qualifier and targs is not None and (file, "", callee) not in links:
+        if not qualifier and targs is not None and not any(d[S_FILE] == file for d in by_name.get(callee, ())):
             called[(caller, file)].add(callee)
     if not called:
         return [], []
@@ -479,8 +481,9 @@ def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, 
             for s in helper_targets(symbols, file, qualifier, name, lines)]
 
 
-# a function passed by name: `raw_cudnn_convolution_forward_out_32bit`, `&at::native::f`
-_FUNCTION_NAME = re.compile(r"\s*&?\s*([A-Za-z_][\w:]*)\s*$")
+# a function passed by name: `raw_cudnn_convolution_forward_out_32bit`, `&at::native::f`, and through a cast to a
+# function pointer type (BinaryOps.cpp: `static_cast<OutFunc>(at::logical_xor_out)`)
+_FUNCTION_NAME = re.compile(r"\s*(?:static_cast\s*<[^<>]*>\s*\(\s*)?&?\s*([A-Za-z_][\w:]*)\s*\)?\s*$")
 # `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`: a temporary object of a named class
 _TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{\s*\}|\(\s*\))\s*$")
 

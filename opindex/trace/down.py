@@ -830,6 +830,17 @@ class Walker:
             self.add(hop, "registration", "note", f"stub {s['stub']} is registered for {self.device.upper()} only "
                      f"in another platform's code ({foreign[0]['file']}:{foreign[0]['line']})", absent=True)
             return
+        loops = q.ufunc_stub_loops(self.con, s["stub"]) if not regs and self.device == "cuda" else []
+        if loops:
+            # sub_out calls add_stub: torchgen's ufunc codegen registers it (REGISTER_DISPATCH(add_stub, &add_kernel)
+            # in the UfuncCUDA_add.cu it writes), with the same kernel as ufunc_add_CUDA: the op's inner loops
+            cg = self.add(hop, "registration", "ufunc", f"CUDA: {s['stub']} is registered by torchgen's ufunc "
+                          f"codegen (compute_ufunc_cuda writes REGISTER_DISPATCH({s['stub']}, ...) at build time)",
+                          loops[0]["file"], loops[0]["line"])
+            for loop in loops:
+                self.ufunc_loop(loop, cg)
+            self.ufunc_codegen("cuda", cg)
+            return
         if not regs:
             others = sorted({r["device"] for r in q.registrations(self.con, s["stub"], "all")})
             self.add(hop, "registration", "note", f"no {self.device.upper()} registration of stub {s['stub']} found "

@@ -219,6 +219,14 @@ def formulas(con, derivative_id: int) -> list[dict]:
     return rows(con, "SELECT * FROM derivative_formulas WHERE derivative_id = ? ORDER BY line", (derivative_id,))
 
 
+def ufunc_stub_loops(con, stub: str) -> list[dict]:
+    """The ufunc_inner_loop rows of the op whose stub torchgen's ufunc codegen declares and registers: `add_stub`
+    for add.out (StubSignature: the functional op's name + _stub)."""
+    name = stub.removesuffix("_stub")
+    return [r for r in rows(con, "SELECT * FROM native_ufunc_loops ORDER BY function, line")
+            if r["function"].split(".")[0] == name]
+
+
 def ufunc_loops(con, native_function_id: int) -> list[dict]:
     return rows(con, "SELECT * FROM native_ufunc_loops WHERE native_function_id = ? ORDER BY line",
                 (native_function_id,))
