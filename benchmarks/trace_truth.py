@@ -197,6 +197,11 @@ def must_not_hit(bad: str, hop: dict) -> bool:
         if hop.get("layer") in ("native", "dispatch"):
             return op_base(name) == base
         return norm_name(name) in (base + "_out", base) and hop.get("layer") == "cpp"
+    if "::" in bad and norm_name(name) == norm_name(bad):
+        # a qualified name (cpublas::gemm, the CPU BLAS) is not another namespace's function of that name
+        # (at::cuda::blas::gemm): the hop's qualified name, templates dropped, must end with it
+        plain = re.sub(r"<[^<>]*>", "", name.removeprefix("__global__ ").split("(")[0]).strip()
+        return plain == bad or plain.endswith("::" + bad) or plain.endswith(" " + bad)
     return norm_name(name) == norm_name(bad)
 
 

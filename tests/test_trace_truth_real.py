@@ -394,3 +394,14 @@ def test_cast_op_names_header_template_parameters_and_the_ufunc_stub(real_index)
     reg = [h for h in t.hops if h.kind == "ufunc" and h.layer == "registration"]
     assert reg and reg[0].name.startswith("CUDA: add_stub is registered by torchgen's ufunc codegen")
     assert ("aten/src/ATen/native/ufunc/add.h", 15) in where(t)  # ufunc::add, the inner loop
+
+
+def test_an_op_whose_kernels_were_shown_for_another_overload_is_still_a_hop(real_index):
+    # LinearAlgebra.cpp: _matmul_impl calls at::mm_out (:2039) and tensor1.mm(...) / t1_folded.mm(...) (:2040,
+    # :2079); mm's kernels are mm.out's, walked under at::mm_out first: the tensor1.mm hop stays, with aten::mm
+    # (YAML :4099) and its TORCH_META_FUNC(mm) (:196), not cut as "leads to no device code"
+    t = real_index.trace("torch.matmul")
+    assert {("aten/src/ATen/native/native_functions.yaml", 4099),
+            ("aten/src/ATen/native/LinearAlgebra.cpp", 196)} <= where(t)
+    call = [h for h in t.hops if h.kind == "calls_op" and h.line == 2040 and h.name.endswith(".mm")]
+    assert call and "leads to no device code" not in call[0].detail

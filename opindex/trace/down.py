@@ -290,8 +290,10 @@ class Walker:
         target = found[0]
         delegate = self.add(hop, "native", "structured_delegate", f"aten::{target['full_name']}", target["file"],
                             target["line"], f"structured_delegate: {target['full_name']} holds the kernels")
-        self.seen_native.add(target["id"])
         self.meta(entry, delegate)
+        if target["id"] in self.useful_native:  # matmul's tensor1.mm(...) after its at::mm_out(...): mm.out led
+            self.live.add(delegate.id)  # to device code above; the call is kept, its kernels marked shown above
+        self.seen_native.add(target["id"])
         self.dispatch(target, delegate, depth)
         return hop
 
