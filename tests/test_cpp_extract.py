@@ -574,3 +574,20 @@ def test_a_call_of_a_temporary_object_is_its_class_operator():
     assert [r[1:7] for r in facts.rows["calls"] if r[4] == "operator()"] == [
         (6, "cuda", "at::native::internal::unique_cuda_template", "operator()", "UniqueCub", 0),
         (8, "cuda", "at::native::internal::g", "operator()", "detail::sum_functor", 0)]
+
+
+def test_a_local_object_of_a_class_template_built_with_arguments_is_a_constructor_call():
+    # 1.8's BinaryAddSubKernel.cu: `AddFunctor<scalar_t> f(alpha_scalar.to<scalar_t>());` then
+    # gpu_kernel_with_scalars(iter, f): the functor class is built there
+    facts = run("""
+        namespace at { namespace native {
+        void add_kernel_cuda(TensorIteratorBase& iter, Scalar alpha_scalar) {
+          AddFunctor<scalar_t> f(alpha_scalar.to<scalar_t>());
+          gpu_kernel_with_scalars(iter, f);
+          std::vector<int64_t> sizes(3);
+          int n = 4;
+        }
+        }}
+        """, path="aten/src/ATen/native/cuda/BinaryAddSubKernel.cu", language="cuda")
+    assert [r[1:] for r in facts.rows["calls"] if r[4] in ("AddFunctor", "vector")] == [
+        (4, "cuda", "at::native::add_kernel_cuda", "AddFunctor", "", 0, "<scalar_t>")]

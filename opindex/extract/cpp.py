@@ -410,7 +410,7 @@ class _File:
                     qualifier = collapse(start.text.decode("utf-8", "replace"))
                     if len(qualifier) > _MAX_RECEIVER:
                         qualifier = qualifier[:_MAX_RECEIVER] + "..."
-                elif role == "call.template":
+                elif role in ("call.template", "call.declared"):
                     if callee in _CASTS:
                         continue  # static_cast<T>(x) parses as a call; it is an operator
                     template_args = collapse(caps["call.template_args"][0].text.decode("utf-8", "replace"))
@@ -649,7 +649,7 @@ def _inside_error(node) -> bool:
 _STRUCTURED_KINDS = {"meta_func", "precompute_meta_func", "impl_func"}
 _DEFINITION_ROLES = {"function", "class", "struct"}
 _CALL_START = {"call.bare": "call.name", "call.qualified": "call.qualified", "call.template": "call.name",
-               "call.method": "call.receiver", "call.object": "call.object"}
+               "call.method": "call.receiver", "call.object": "call.object", "call.declared": "call.name"}
 _CALL_ROLES = frozenset(_CALL_START)
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"})
 

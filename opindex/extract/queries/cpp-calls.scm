@@ -36,6 +36,18 @@
   arguments: (argument_list))
  (#set! role "call.method"))
 
+; A local object of a class template built with arguments: `AddFunctor<scalar_t> f(alpha_scalar.to<scalar_t>());`
+; (1.8's add_kernel_cuda, then gpu_kernel_with_scalars(iter, f)): a call of its constructor, so the class it builds
+; is linked like `AddFunctor<scalar_t>(alpha)` would be (a functor object built for a launcher is the op's body).
+((declaration
+  type: (template_type
+    name: (type_identifier) @call.name
+    arguments: (template_argument_list) @call.template_args)
+  declarator: (init_declarator
+    declarator: (identifier)
+    value: [(argument_list) (initializer_list)] @call.args))
+ (#set! role "call.declared"))
+
 ; A call of a temporary object: `UniqueCub<scalar_t>{}(*self_c, ...)`, `sum_functor<T>{}(iter)`: its class's
 ; operator(), extracted as the qualified call `UniqueCub::operator()`.
 ((call_expression
