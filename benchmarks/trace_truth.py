@@ -186,10 +186,20 @@ def names_match(expert: str, hop: str, file: str) -> bool:
 def must_not_hit(bad: str, hop: dict) -> bool:
     """Is `hop` the wrong thing named by the must_not entry `bad`?
     'aten::X' names an op: it matches native/dispatch hops of op X (any overload) and X's structured kernel.
-    A plain name matches a hop whose short name is that name."""
+    A plain name matches a hop whose short name is that name. Annotated forms, as experts write them: `name at
+    file:line (why)` is that location only; `name (dir/file.cpp)` that name in a file ending so; `name (a note)` the
+    name."""
     if hop.get("absent"):
         return False
     name = hop.get("name") or ""
+    at = re.match(r"^(\S+) at (\S+):(\d+)(?: \(.*\))?$", bad)
+    if at:
+        return hop.get("file") == at.group(2) and hop.get("line") == int(at.group(3))
+    noted = re.match(r"^(\S+) \((.*)\)$", bad)
+    if noted:
+        bad, note = noted.group(1), noted.group(2)
+        if re.fullmatch(r"[\w./-]+\.\w+", note) and not (hop.get("file") or "").endswith(note):
+            return False  # `threshold_kernel (cpu/Activation.cpp)`: not cuda/Activation.cu's
     if bad.startswith("aten::"):
         base = bad[len("aten::"):]
         if hop.get("kind") == "calls_op":  # `at::max(...)`, `index.max()` (a Tensor named index): the op called
