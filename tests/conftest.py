@@ -63,29 +63,27 @@ def real_index(tmp_path_factory):
         yield index
 
 
+def _older_tree_index(tmp_path_factory, variable: str, version: str):
+    """An index of the tree an OPINDEX_REAL_CHECKOUT_<version> variable names, built once (skips without it)."""
+    from opindex.api import Index, build
+    path = os.environ.get(variable)
+    if not path or not Path(path).is_dir():
+        pytest.skip(f"set {variable} to a PyTorch {version} source tree")
+    db = tmp_path_factory.mktemp(f"real-index-{version.replace('.', '-')}") / "real.sqlite"
+    build(path, db)
+    with Index(db) as index:
+        yield index
+
+
 @pytest.fixture(scope="session")
 def real_index_1_4(tmp_path_factory):
     """An index of a PyTorch 1.4 tree (OPINDEX_REAL_CHECKOUT_1_4, e.g. Belkharym/pytorch-fpga extracted): its legacy
     kernels are generated at build time from Declarations.cwrap and nn.yaml (skips without it)."""
-    from opindex.api import Index, build
-    path = os.environ.get("OPINDEX_REAL_CHECKOUT_1_4")
-    if not path or not Path(path).is_dir():
-        pytest.skip("set OPINDEX_REAL_CHECKOUT_1_4 to a PyTorch 1.4 source tree")
-    db = tmp_path_factory.mktemp("real-index-1-4") / "real.sqlite"
-    build(path, db)
-    with Index(db) as index:
-        yield index
+    yield from _older_tree_index(tmp_path_factory, "OPINDEX_REAL_CHECKOUT_1_4", "1.4")
 
 
 @pytest.fixture(scope="session")
 def real_index_1_8(tmp_path_factory):
     """An index of a PyTorch 1.8 tree (OPINDEX_REAL_CHECKOUT_1_8, e.g. SNU-ARC/flashneuron extracted): the older
     layout with legacy TH/THC/THNN code (skips without it)."""
-    from opindex.api import Index, build
-    path = os.environ.get("OPINDEX_REAL_CHECKOUT_1_8")
-    if not path or not Path(path).is_dir():
-        pytest.skip("set OPINDEX_REAL_CHECKOUT_1_8 to a PyTorch 1.8 source tree")
-    db = tmp_path_factory.mktemp("real-index-1-8") / "real.sqlite"
-    build(path, db)
-    with Index(db) as index:
-        yield index
+    yield from _older_tree_index(tmp_path_factory, "OPINDEX_REAL_CHECKOUT_1_8", "1.8")
