@@ -406,13 +406,3 @@ def test_an_op_whose_kernels_were_shown_for_another_overload_is_still_a_hop(real
     call = [h for h in t.hops if h.kind == "calls_op" and h.line == 2040 and h.name.endswith(".mm")]
     assert call and "leads to no device code" not in call[0].detail
 
-
-def test_a_temporary_made_by_parentheses_is_called_through_its_operator(real_index):
-    # ScatterGatherKernel.cu:671 gather_cuda_kernel: cuda_scatter_gather_base_kernel<>()(self, dim, index, ...);
-    # its operator()s (the TensorAssign overload at :418 among them) -> _cuda_scatter_gather_internal_kernel<...>()
-    # (...)'s operator() (:164) -> _launch_scatter_gather_kernel (:135)
-    t = real_index.trace("torch.gather")
-    cu = "aten/src/ATen/native/cuda/ScatterGatherKernel.cu"
-    assert {(cu, 418), (cu, 164), (cu, 135)} <= where(t)
-    assert any(h.called_at == f"{cu}:671" for h in t.hops if h.name.endswith("cuda_scatter_gather_base_kernel::"
-                                                                          "operator()"))

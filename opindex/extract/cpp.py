@@ -396,9 +396,7 @@ class _File:
                 qualifier, _, callee = strip_templates(written).rpartition("::")
                 if written.endswith(">"):  # at::cuda::blas::gemm<float>(...)
                     call_args = template_args_of(written)
-            elif role == "call.object":  # UniqueCub<scalar_t>{}(...), Kernel<>()(...): the class's operator()
-                if "call.inner" in caps and caps["call.inner"][0].named_child_count:
-                    continue  # f(x)(y): a call of what f returns, not of a temporary object
+            elif role == "call.object":  # UniqueCub<scalar_t>{}(...): the class's operator()
                 written = collapse(start.text.decode("utf-8", "replace"))
                 qualifier, callee = strip_templates(written), "operator()"
             else:
