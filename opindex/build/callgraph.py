@@ -70,7 +70,7 @@ def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors:
         out["functor_links"], extra = _functors(con, symbols, lines, links, calls)
     # a functor class is device code itself (its operator() is __device__): distance 0, and no caller reaches
     # device code through building one (it does through the launcher it hands the object to)
-    out["device_reach"] = _device_reach(con, calls.sites, links, extra, symbols) + [
+    out["device_reach"] = _device_reach(con, symbols, calls.sites, links, extra) + [
         (s[S_ID], 0, "functor") for defs in symbols.functors.values() for s in defs]
     return out
 
@@ -340,27 +340,21 @@ def _safe(row: tuple) -> tuple:
 
 
 class _Methods:
-    """_methods(con), read when first needed, once for both kinds of functor links."""
+    """"Class::method" -> the definitions (id, name, qualified_name, kind, file, line) of methods named like one that
+    works (launches, calls a library or a stub); read when first needed, once for both kinds of functor links."""
 
     def __init__(self, con):
         self.con, self.found = con, None
 
     def get(self) -> dict[str, list[tuple]]:
         if self.found is None:
-            self.found = _methods(self.con)
+            self.found = defaultdict(list)
+            for row in self.con.execute("SELECT id, name, qualified_name, kind, file, line FROM symbols WHERE kind = "
+                                        "'method' AND name IN _working AND language != 'python'"):
+                cls = row[2].rsplit("::", 2)
+                if len(cls) >= 2:
+                    self.found[f"{cls[-2]}::{row[1]}"].append(row)
         return self.found
-
-
-def _methods(con) -> dict[str, list[tuple]]:
-    """"Class::method" -> the definitions of methods named like one that works (launches, calls a library or a
-    stub): (id, name, qualified_name, kind, file, line)."""
-    methods: dict[str, list[tuple]] = defaultdict(list)
-    for row in con.execute("SELECT id, name, qualified_name, kind, file, line FROM symbols WHERE kind = 'method' "
-                           "AND name IN _working AND language != 'python'"):
-        cls = row[2].rsplit("::", 2)
-        if len(cls) >= 2:
-            methods[f"{cls[-2]}::{row[1]}"].append(row)
-    return methods
 
 
 def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
@@ -507,21 +501,16 @@ def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int
     return []
 
 
-def _device_reach(con, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = (),
-                  symbols: Symbols | None = None) -> list[tuple]:
+def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict,
+                  extra: list[tuple[int, int]] = ()) -> list[tuple]:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
-    ids: dict[tuple[str, str], list[int]] = defaultdict(list)
-    if symbols is not None:  # the same definitions (C++/CUDA functions, methods, impl funcs, kernels), in memory
-        for defs in symbols.by_name.values():
-            for d in defs:
-                ids[(d[S_QUAL], d[S_FILE])].append(d[S_ID])
-        for group in ids.values():
-            group.sort()
-    else:
-        for sid, qual, file in con.execute("SELECT id, qualified_name, file FROM symbols WHERE language != 'python' "
-                                           "AND kind IN ('function', 'method', 'impl_func', 'global_kernel')"):
-            ids[(qual, file)].append(sid)
+    ids: dict[tuple[str, str], list[int]] = defaultdict(list)  # the C++/CUDA functions, methods, kernels, by node
+    for defs in symbols.by_name.values():
+        for d in defs:
+            ids[(d[S_QUAL], d[S_FILE])].append(d[S_ID])
+    for group in ids.values():
+        group.sort()
     key_of = {sid: key for key, group in ids.items() for sid in group}
     reached: dict[tuple[str, str], str] = {}
     for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'handed', 'tensor_iterator')"),

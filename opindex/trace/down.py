@@ -376,7 +376,7 @@ class Walker:
             return
         chosen = [ln for ln in chosen if ln not in elsewhere]
         if not chosen:
-            if self.legacy_kernel(row, kernel, parent, depth):
+            if self.legacy_kernel(kernel, parent, depth):
                 return
             self.add(parent, "cpp", "note", f"no C++ definition of {kernel} found by opindex (none in its index: it may "
                      "be written by a macro opindex does not expand, e.g. one defined in another file, or generated "
@@ -400,7 +400,7 @@ class Walker:
             others = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in rest[:3])
             hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
 
-    def legacy_kernel(self, row: dict, kernel: str, parent: Hop, depth: int) -> bool:
+    def legacy_kernel(self, kernel: str, parent: Hop, depth: int) -> bool:
         """A legacy kernel the build generates (1.4's legacy::cuda::_th_sort, written into LegacyTHFunctionsCUDA.cpp
         from Declarations.cwrap): its declaration, then the generic TH/THC/THNN function it calls, walked."""
         links = q.legacy_kernel_links(self.con, kernel)
@@ -564,7 +564,7 @@ class Walker:
                 seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
                 if (qual, name) not in q.linked_callees(self.con, call["file"]):
                     if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
-                        self.legacy_kernel({}, f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
+                        self.legacy_kernel(f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
                     continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
                 if self.plumbing_kernel(name):
                     continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
