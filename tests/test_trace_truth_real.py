@@ -332,6 +332,7 @@ def test_a_bare_op_call_and_a_helper_that_runs_what_each_caller_passes(real_inde
     # AdaptiveAveragePooling.cpp:138, in at::native: `return _adaptive_avg_pool2d_symint(input, output_size);` is
     # at::_adaptive_avg_pool2d_symint, the op aten::_adaptive_avg_pool2d and its CUDA kernel
     t = real_index.trace("F.adaptive_avg_pool2d")
+    assert [h.name for h in t.hops if h.kind == "calls_op" and h.line == 138] == ["_adaptive_avg_pool2d_symint"]
     assert {
         ("aten/src/ATen/native/AdaptiveAveragePooling.cpp", 138),
         ("aten/src/ATen/native/native_functions.yaml", 12017),  # aten::_adaptive_avg_pool2d

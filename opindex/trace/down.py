@@ -1040,7 +1040,8 @@ def _op_call_text(call: dict) -> str:
     if call["is_method"]:
         receiver = call["qualifier"] if len(call["qualifier"]) <= 30 else "(...)"
         return f"{receiver}.{call['callee']}"
-    return f"{call['qualifier']}::{call['callee']}"
+    # a bare call in namespace at (`_adaptive_avg_pool2d_symint(...)`) is written without a qualifier
+    return f"{call['qualifier']}::{call['callee']}" if call["qualifier"] else call["callee"]
 
 
 def _dotted(call: dict) -> str:
