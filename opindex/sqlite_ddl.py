@@ -3,8 +3,8 @@
 The SQLite DDL and column lists a build uses, so that a build does not import SQLAlchemy.
 """
 
-SCHEMA_VERSION = '0006'
-PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'backend_choices', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
+SCHEMA_VERSION = '0007'
+PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'backend_choices', 'conditions', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
 LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches', 'functor_links', 'legacy_kernel_links']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
@@ -33,6 +33,10 @@ TABLES = {
         ('id', 'checkout_id', 'file', 'line', 'class_name', 'base', 'position'),
         'CREATE TABLE class_bases (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tclass_name TEXT NOT NULL, \n\tbase TEXT NOT NULL, \n\tposition INTEGER NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_class_bases_class ON class_bases (class_name)',)),
+    'conditions': (
+        ('id', 'checkout_id', 'file', 'line', 'end_line', 'kind', 'condition', 'caller'),
+        'CREATE TABLE conditions (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tend_line INTEGER NOT NULL, \n\tkind VARCHAR(8) NOT NULL, \n\tcondition TEXT NOT NULL, \n\tcaller TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_conditions_file ON conditions (file)',)),
     'decompositions': (
         ('id', 'checkout_id', 'file', 'line', 'op', 'overload', 'kind', 'function'),
         'CREATE TABLE decompositions (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\top TEXT NOT NULL, \n\toverload TEXT, \n\tkind VARCHAR(16) NOT NULL, \n\tfunction TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',

@@ -569,11 +569,15 @@ def test_a_call_of_a_temporary_object_is_its_class_operator():
           return UniqueCub<scalar_t>{}(*self_c, false);
         }
         void g(TensorIterator& iter) { detail::sum_functor<float>{}(iter); }
+        void gather(const Tensor& self) { cuda_scatter_gather_base_kernel<>()(self, 0, "gather_out_cuda"); }
+        void h(int x) { make_op(x)(x); }
         }
         """, path="aten/src/ATen/native/cuda/UniqueCub.cu", language="cuda")
     assert [r[1:7] for r in facts.rows["calls"] if r[4] == "operator()"] == [
         (6, "cuda", "at::native::internal::unique_cuda_template", "operator()", "UniqueCub", 0),
-        (8, "cuda", "at::native::internal::g", "operator()", "detail::sum_functor", 0)]
+        (8, "cuda", "at::native::internal::g", "operator()", "detail::sum_functor", 0),
+        # a temporary made by () is one too; f(x)(y) calls what f returns
+        (9, "cuda", "at::native::internal::gather", "operator()", "cuda_scatter_gather_base_kernel", 0)]
 
 
 def test_a_local_object_of_a_class_template_built_with_arguments_is_a_constructor_call():

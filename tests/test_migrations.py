@@ -83,8 +83,8 @@ def test_oldest_schema_upgrades_in_place_with_its_data(sample_db, tmp_path):
 
 def _unknown_to_the_oldest(db, path):
     """The fresh build less the facts an index of the oldest revision never held: the template arguments of calls and
-    definitions and the backend choices (0005; a migration cannot read the source again: `opindex build` fills
-    them), and so the call links that hold only for template arguments."""
+    definitions and the backend choices (0005), the conditions (0007; a migration cannot read the source again:
+    `opindex build` fills them), and so the call links that hold only for template arguments."""
     from opindex.build import link
     path.write_bytes(db.read_bytes())
     con = sqlite3.connect(path, isolation_level=None)
@@ -92,6 +92,7 @@ def _unknown_to_the_oldest(db, path):
     con.execute("UPDATE calls SET template_args = NULL")
     con.execute("UPDATE symbols SET template_args = NULL")
     con.execute("DELETE FROM backend_choices")
+    con.execute("DELETE FROM conditions")
     link.derive(con, con.execute("SELECT root FROM checkouts").fetchone()[0])
     con.execute("COMMIT")
     con.close()

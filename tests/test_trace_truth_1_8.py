@@ -53,3 +53,16 @@ def test_the_1_8_names_of_the_composite_keys(real_index_1_8):
         ("function", "at::native::cat")]
     assert {("aten/src/ATen/native/TensorShape.cpp", 418), ("aten/src/ATen/native/TensorShape.cpp", 430),
             ("aten/src/ATen/native/cuda/Shape.cu", 428)} <= where(t)
+
+
+def test_a_rocm_only_call_is_not_walked_on_cuda(real_index_1_8):
+    # 1.8 cuda/Shape.cu:557-568 `#ifdef __HIP_PLATFORM_HCC__` ... hip_parallel_cat<scalar_t>(...) (:567); the
+    # #else (:569-) is what a CUDA build compiles: parallel_cat (:318, called at :584) -> CatArrayBatchedCopy (:139)
+    t = real_index_1_8.trace("torch.cat")
+    cu = "aten/src/ATen/native/cuda/Shape.cu"
+    assert not [h for h in t.hops if "hip_parallel_cat" in h.name or "HIP_CatArrayBatchedCopy" in h.name]
+    assert {(cu, 318), (cu, 139)} <= where(t)
+    rocm = real_index_1_8.trace("torch.cat", device="all")
+    hip = [h for h in rocm.hops if h.name.endswith("hip_parallel_cat")]
+    assert hip and hip[0].called_at == f"{cu}:567"
+    assert hip[0].detail.endswith("[called under #if defined(__HIP_PLATFORM_HCC__)]")

@@ -407,3 +407,32 @@ def test_an_op_whose_kernels_were_shown_for_another_overload_is_still_a_hop(real
     call = [h for h in t.hops if h.kind == "calls_op" and h.line == 2040 and h.name.endswith(".mm")]
     assert call and "leads to no device code" not in call[0].detail
 
+
+def test_a_temporary_made_by_parentheses_is_called_through_its_operator(real_index):
+    # ScatterGatherKernel.cu:671 gather_cuda_kernel: cuda_scatter_gather_base_kernel<>()(self, dim, index, ...);
+    # its operator()s (the TensorAssign overload at :418 among them) -> _cuda_scatter_gather_internal_kernel<...>()
+    # (...)'s operator() (:164) -> _launch_scatter_gather_kernel (:135)
+    t = real_index.trace("torch.gather")
+    cu = "aten/src/ATen/native/cuda/ScatterGatherKernel.cu"
+    assert {(cu, 418), (cu, 164), (cu, 135)} <= where(t)
+    assert any(h.called_at == f"{cu}:671" for h in t.hops if h.name.endswith("cuda_scatter_gather_base_kernel::"
+                                                                          "operator()"))
+
+
+def test_a_branch_the_default_arguments_do_not_take_ranks_after_the_default_one(real_index):
+    # LossNLL.cpp:624 cross_entropy_loss_symint: `else if (label_smoothing > 0.0)` (:642) calls
+    # cross_entropy_loss_label_smoothing (:648), which calls at::log_softmax and at::nll_loss_nd_symint too; the
+    # `else` (:649) calls them itself (:651, :652). label_smoothing=0.0 in the schema: the main chain is the
+    # else's, and the ops are walked at the composite's own call, the helper pointing down to it
+    from opindex.trace.model import NOT_DEFAULT
+    t = real_index.trace("F.cross_entropy")
+    f = "aten/src/ATen/native/LossNLL.cpp"
+    smoothing = [h for h in t.hops if h.name == "at::native::cross_entropy_loss_label_smoothing"]
+    assert smoothing and smoothing[0].called_at == f"{f}:648"
+    assert smoothing[0].detail.endswith(f"[called when label_smoothing > 0.0: {NOT_DEFAULT}]")
+    chain = t.main_chain()
+    assert [(h.name, h.line) for h in chain[5:7]] == [("at::log_softmax", 652), ("aten::log_softmax.int", 3664)]
+    assert not any(h.name == smoothing[0].name for h in chain)
+    below = [h for h in t.hops if h.parent == smoothing[0].id and h.name == "at::log_softmax"]
+    assert below and below[0].detail.endswith(
+        "(shown below, where at::native::cross_entropy_loss_symint calls it directly)")

@@ -27,11 +27,12 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from ..records import (BackendChoiceRow, CallRow, DispatchRegistrationRow, DispatchStubRow, KernelLaunchRow,
-                       LibraryCallRow, MacroRow, StubCallRow, SymbolRow, TypeDispatchRow)
+from ..records import (BackendChoiceRow, CallRow, ConditionRow, DispatchRegistrationRow, DispatchStubRow,
+                       KernelLaunchRow, LibraryCallRow, MacroRow, StubCallRow, SymbolRow, TypeDispatchRow)
 from . import FileFacts, columns
 from . import cpp_names as names
 from . import cpp_branches as branches
+from . import cpp_conditions as conditions
 from .cpp_macros import Macro, MacroTable, arguments, collapse, macro_body
 from .cpp_operators import operator_calls
 from .objc import LIBRARY_SELECTORS
@@ -50,9 +51,10 @@ _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)((?
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
 # symbols row (_File._definition) and a calls row (_File.calls) are tuple literals in these orders.
 _TABLES = ("symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls", "kernel_launches",
-           "library_calls", "type_dispatches", "backend_choices")
+           "library_calls", "type_dispatches", "backend_choices", "conditions")
 _SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
                   "signature", "is_template", "from_macro", "template_args")
+_CONDITION = columns(ConditionRow, "file", "line", "end_line", "kind", "condition", "caller")
 _CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args")
 
 
@@ -396,7 +398,9 @@ class _File:
                 qualifier, _, callee = strip_templates(written).rpartition("::")
                 if written.endswith(">"):  # at::cuda::blas::gemm<float>(...)
                     call_args = template_args_of(written)
-            elif role == "call.object":  # UniqueCub<scalar_t>{}(...): the class's operator()
+            elif role == "call.object":  # UniqueCub<scalar_t>{}(...), Kernel<>()(...): the class's operator()
+                if "call.inner" in caps and caps["call.inner"][0].named_child_count:
+                    continue  # f(x)(y): a call of what f returns, not of a temporary object
                 written = collapse(start.text.decode("utf-8", "replace"))
                 qualifier, callee = strip_templates(written), "operator()"
             else:
@@ -781,7 +785,9 @@ def extract(path: str, data: bytes, language: str) -> FileFacts:
     that spans those lines is matched)."""
     selected, blanked = branches.select(data)
     if not blanked:
-        return _extract(path, data, language)[0]
+        facts = _extract(path, data, language)[0]
+        _preprocessor_conditions(facts, path, data)
+        return facts
     facts, macros = _extract(path, selected, language)
     # #defines before the span are still known there: the macros the first reading found come along
     as_written, _ = _extract(path, data, language, within=_line_span(data, min(blanked), max(blanked)),
@@ -791,7 +797,13 @@ def extract(path: str, data: bytes, language: str) -> FileFacts:
         at = _CALLER_COLUMN.get(table)
         facts.rows[table].extend(_in_function(r, at, functions) if at is not None else r
                                  for r in rows if r[1] in blanked)
+    _preprocessor_conditions(facts, path, data)
     return facts
+
+
+def _preprocessor_conditions(facts: FileFacts, path: str, data: bytes) -> None:
+    facts.rows["conditions"][:0] = [(path, first, last, "#if", cond, "")  # _CONDITION
+                                    for first, last, cond in conditions.preprocessor(data)]
 
 
 # the caller column of the C++ fact tables that have one (records.py field order)
@@ -895,6 +907,8 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
     for u in units:
         f.calls(u)
     f.choices(main)
+    f.rows["conditions"].extend((path, first, last, "if", cond, caller)  # _CONDITION
+                                for first, last, cond, caller in conditions.guards(main.data, main.root, main.caller))
     if b"Tensor" in data:  # `a * b` on Tensors calls at::mul (extract/cpp_operators.py)
         functions = [r for r in main.ranges if within is None or within[0] <= r[0] < within[1]]
         for line, caller, callee, receiver in operator_calls(main.root, main.data, parser.language, functions,

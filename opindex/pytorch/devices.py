@@ -12,6 +12,7 @@ Words: a *device* is what code runs on (CPU, CUDA); a *language* is what a file 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -46,6 +47,10 @@ BACKENDS: tuple[Backend, ...] = (
 # (hipified code registers as CUDA, but an NVIDIA build never compiles it), oneDNN/MKL/XNNPACK are CPU libraries.
 PLATFORM_FOLDERS = {"miopen": "ROCm", "hip": "ROCm", "mkldnn": "CPU", "mkl": "CPU", "xnnpack": "CPU", "cpu": "CPU",
                     "mps": "MPS", "vulkan": "Vulkan", "metal": "Metal", "cudnn": "CUDA", "cuda": "CUDA"}
+# Preprocessor macros only one platform's build defines: code under `#ifdef __HIP_PLATFORM_HCC__` (1.8's
+# hip_parallel_cat) is the ROCm build's, whatever folder it sits in.
+PLATFORM_MACROS = {"USE_ROCM": "ROCm", "__HIP_PLATFORM_HCC__": "ROCm", "__HIP_PLATFORM_AMD__": "ROCm",
+                   "USE_MPS": "MPS"}
 # The platforms a --device trace may walk into (a folder of another platform is not this device's code).
 OPTION_PLATFORMS = {"cpu": ("CPU",), "cuda": ("CUDA",), "mps": ("MPS",), "xpu": ("XPU",)}
 
@@ -133,3 +138,55 @@ def dispatch_keys(option: str) -> tuple[str, ...]:
 def registration_devices(option: str) -> tuple[str, ...]:
     """dispatch_registrations.device values that serve `option`."""
     return (BY_OPTION[option].device,)
+
+
+_PP_TOKEN = re.compile(r"\s*(defined\s*\(\s*\w+\s*\)|defined\s+\w+|not\b|&&|\|\||!(?!=)|\(|\)|"
+                       r"[^\s()&|!]+(?:\(\s*\))?(?:\s*(?:[<>=!]=|[<>])\s*[^\s()&|]+)?)")
+
+
+def platform_off(condition: str, option: str) -> bool:
+    """True when code under `condition` (a conditions row: `defined(USE_ROCM)`, `not (defined(X))`, `0`) is never
+    compiled for `option` (--device): it needs another platform's macro (PLATFORM_MACROS) or is `#if 0`. Other
+    macros (CUDA_VERSION, AT_CUDNN_ENABLED()) may go either way: three-valued logic keeps such code."""
+    if option == "all":
+        return False
+    tokens = [t.strip() for t in _PP_TOKEN.findall(condition)]
+    try:
+        value, rest = _pp_or(tokens, OPTION_PLATFORMS.get(option, ()))
+    except (IndexError, ValueError):
+        return False
+    return value is False and not rest
+
+
+def _pp_or(tokens: list[str], here: tuple[str, ...]):
+    left, tokens = _pp_and(tokens, here)
+    while tokens and tokens[0] == "||":
+        right, tokens = _pp_and(tokens[1:], here)
+        left = True if True in (left, right) else None if None in (left, right) else False
+    return left, tokens
+
+
+def _pp_and(tokens: list[str], here: tuple[str, ...]):
+    left, tokens = _pp_not(tokens, here)
+    while tokens and tokens[0] == "&&":
+        right, tokens = _pp_not(tokens[1:], here)
+        left = False if False in (left, right) else None if None in (left, right) else True
+    return left, tokens
+
+
+def _pp_not(tokens: list[str], here: tuple[str, ...]):
+    if tokens[0] in ("!", "not"):
+        value, rest = _pp_not(tokens[1:], here)
+        return (None if value is None else not value), rest
+    if tokens[0] == "(":
+        value, rest = _pp_or(tokens[1:], here)
+        if not rest or rest[0] != ")":
+            raise ValueError(tokens)
+        return value, rest[1:]
+    word = tokens[0]
+    name = re.sub(r"^defined\s*\(?\s*(\w+)\s*\)?$", r"\1", word)
+    if name in PLATFORM_MACROS:
+        return PLATFORM_MACROS[name] in here, tokens[1:]
+    if word == "0":
+        return False, tokens[1:]
+    return None, tokens[1:]

@@ -13,6 +13,7 @@ from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
 from ..pytorch.python_rules import ENTRY_METHODS
+from .conditions import Guards, schema_defaults
 from .model import DEVICE_LAYERS, Hop, Trace
 from .writes import write_path
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
@@ -38,6 +39,8 @@ class Walker:
         self.seen_stub: set[str] = set()
         self.seen_writes: set[tuple] = set()  # fill/copy ops whose path is shown (write_call)
         self.reserved: dict[int, str] = {}  # helper id -> the body being walked that calls it directly (calls)
+        self.defaults: list[dict] = []  # per op being walked: its entry (the schema's default arguments)
+        self.reserved_ops: dict[str, str] = {}  # op API name -> the body being walked that calls it directly
         self.nest = 0
         self.unexpanded: dict[int, int] = {}
         self.call_sites: dict[int, tuple[str, int]] = {}  # helper hop -> where its caller called it
@@ -311,10 +314,12 @@ class Walker:
         for loop in q.ufunc_loops(self.con, entry["id"]):
             self.ufunc_loop(loop, parent)
         self.implicit.append(bool(chosen) and all(r["dispatch_key"] in IMPLICIT_KEYS for r in chosen))
+        self.defaults.append(entry)
         try:
             self._dispatch(entry, parent, depth, all_rows, chosen)
         finally:
             self.implicit.pop()
+            self.defaults.pop()
 
     def _dispatch(self, entry: dict, parent: Hop, depth: int, all_rows: list[dict], chosen: list[dict]) -> None:
         if not chosen:
@@ -443,8 +448,10 @@ class Walker:
 
     def body(self, d: dict, hop: Hop, depth: int) -> None:
         caller, file, lines = d["qualified_name"], d["file"], q.span(d)
-        for t in self.capped(q.in_function(self.con, "type_dispatches", caller, file, lines), 2, "AT_DISPATCH sites",
-                             hop):
+        guards = self.guards(d)
+        sites = [t for t in q.in_function(self.con, "type_dispatches", caller, file, lines)
+                 if not guards.at(t["line"]).off]
+        for t in self.capped(sites, 2, "AT_DISPATCH sites", hop):
             self.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
                      f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
         reach = d["reach"] if "reach" in d else q.device_reach_distance(self.con, d["id"])
@@ -452,12 +459,20 @@ class Walker:
             self.calls(d, hop, depth)
             return
         for s in q.in_function(self.con, "stub_calls", caller, file, lines):
-            self.stub(s, hop, depth)
+            under, mark = guards.at(s["line"]), len(self.trace.hops)
+            if not under.off:
+                self.stub(s, hop, depth)
+                under.note(self.trace.hops, mark, hop)
         for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
-            if launch["kernel"] != d["name"]:  # gpu_kernel(sub_iter, f) inside gpu_kernel: a recursion
+            under, mark = guards.at(launch["line"]), len(self.trace.hops)
+            if launch["kernel"] != d["name"] and not under.off:  # gpu_kernel(sub_iter, f) in gpu_kernel: a recursion
                 self.launch(launch, hop)
+                under.note(self.trace.hops, mark, hop)
         wrappers = set()
         for lib in q.in_function(self.con, "library_calls", caller, file, lines):
+            under, mark = guards.at(lib["line"]), len(self.trace.hops)
+            if under.off:
+                continue
             lh = self.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
                           f"{lib['library']} call")
             qualifier, _, name = lib["function"].rpartition("::")
@@ -467,6 +482,7 @@ class Walker:
                 wrappers.add((lib["line"], name))
                 self.local_call({"file": file, "line": lib["line"], "qualifier": qualifier, "callee": name}, d,
                                 lh, depth, kind="wrapper")
+            under.note(self.trace.hops, mark, hop)
         self.calls(d, hop, depth, skip=wrappers)
 
     def calls(self, d: dict, hop: Hop, depth: int, skip: set = frozenset()) -> None:
@@ -485,11 +501,17 @@ class Walker:
         # direct_copy_kernel_cuda itself: the plain copy's path is the direct call)
         reserved = [i for i in self.direct_helpers(d) if i not in self.reserved and i not in self.seen_cpp]
         self.reserved.update((i, d["qualified_name"]) for i in reserved)
+        # the same for ops: cross_entropy_loss_symint's default branch calls at::log_softmax and at::nll_loss_nd
+        # itself; its label-smoothing helper, called first, calls them too (the default path is the direct call)
+        ops = [n for n in self.direct_ops(d, seen_ops) if n not in self.reserved_ops]
+        self.reserved_ops.update((n, d["qualified_name"]) for n in ops)
         try:
             self._calls(d, hop, depth, skip, launched, seen_ops, seen_helpers, walked_ops, writes, forwards)
         finally:
             for i in reserved:
                 self.reserved.pop(i, None)
+            for n in ops:
+                self.reserved_ops.pop(n, None)
 
     def direct_helpers(self, d: dict) -> list[int]:
         """Ids of the definitions this body's own helper calls reach (those local_call would walk)."""
@@ -502,76 +524,40 @@ class Walker:
                     if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
         return out
 
+    def guards(self, d: dict) -> Guards:
+        """The #if branches and if blocks over a body, read with the defaults of the op being walked."""
+        defaults = schema_defaults(self.defaults[-1]["schema"], d.get("signature")) if self.defaults else {}
+        return Guards(q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device,
+                      defaults)
+
+    def direct_ops(self, d: dict, skip: set[str]) -> list[str]:
+        """The ops this body calls by their API (at::x(...), not a method: its receiver may not be a Tensor) that
+        the walk has not shown yet."""
+        out = []
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            name = call["callee"]
+            if call["is_method"] or name in skip or name in out or name.removesuffix("_symint") in PLUMBING_OPS:
+                continue
+            if op_api_call(call["qualifier"], d.get("qualified_name") or "",
+                           (call["qualifier"], name) in q.linked_callees(self.con, call["file"])):
+                entries = q.native_for_cpp_api(self.con, name)
+                if entries and not all(e["id"] in self.seen_native for e in entries):
+                    out.append(name)
+        return out
+
     def _calls(self, d: dict, hop: Hop, depth: int, skip, launched, seen_ops, seen_helpers, walked_ops, writes,
                forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
+        st = (skip, launched, seen_ops, seen_helpers, walked_ops, writes, forwards)
+        guards = self.guards(d)  # asked again per body (cheap): calls() is entered without body() for some
         for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
             if self.full():
                 return
-            qual, name = call["qualifier"], call["callee"]
-            if call["is_method"] and name in TENSOR_OPERATORS:
-                if not operand_may_be_tensor(self.con, qual):
-                    continue  # `at::has_internal_overlap(self) == MemOverlap::Yes`: not a Tensor operand
-                name = TENSOR_OPERATORS[name]  # `(1 - ls) * nllloss` calls nllloss.mul(...): the op aten::mul
-            if (call["line"], name) in skip:
-                continue  # a library wrapper, walked from its library hop
-            if "id" in d and (call["is_method"] or not qual) and (qual, name) not in seen_helpers:
-                # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
-                # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit
-                passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
-                    q.functors_of(self.con, d["id"], name, "")
-                if passed:
-                    seen_helpers.add((qual, name))
-                    self.functor_call(call, passed, hop, depth)
-                    continue
-            if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
-                                                (qual, name) in q.linked_callees(self.con, call["file"])):
-                # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op; at::cuda::x(...) calls
-                # x's CUDA kernel (torchgen's per-key API); a bare x(...) in namespace at is at::x
-                base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
-                if base in WRITING_PLUMBING and base not in seen_ops:
-                    seen_ops.add(base)
-                    writes.append(call)
-                if name in walked_ops and walked_ops[name] < len(self.trace.hops) and not self.full():
-                    # the same op called again in this body (embedding: index_select at two lines): the call is a
-                    # hop, what it leads to is shown at the first
-                    again = self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"])
-                    self.repeat(again)
-                    self.live.add(again.id)
-                    continue
-                if name in seen_ops or base in PLUMBING_OPS:
-                    continue
-                entries = q.native_for_cpp_api(self.con, name)
-                if call["is_method"]:
-                    entries = [e for e in entries if "method" in e["variants"]]
-                    if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
-                            self.con, call["file"], call["line"], qual)):
-                        continue  # options.device().index(): a method of c10::Device, not the op aten::index
-                seen_ops.add(name)
-                if entries:
-                    mark = len(self.trace.hops)
-                    self.op_call(call, entries, hop, depth, forwards)
-                    if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
-                        walked_ops[name] = mark
-                continue
-            if qual.startswith(("c10", "std", "TORCH")):
-                continue
-            helper = (qual, name, q.specialization(self.con, call))  # gemm_internal_cublas<float>, <double>: two
-            # a function calling another of its own name (DistributionExponentialKernel.cu's exponential_kernel calls
-            # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
-            own = name == d.get("name") and name not in launched and not any(
-                t["id"] == d.get("id") for t in q.call_targets(self.con, call["file"], qual, name))
-            if (name not in seen_ops or own) and helper not in seen_helpers:
-                seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
-                if (qual, name) not in q.linked_callees(self.con, call["file"]):
-                    if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
-                        self.legacy_kernel(f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
-                    continue  # no definition this call reaches (std::max, a lambda, a macro-made name)
-                if self.plumbing_kernel(name):
-                    continue  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
-                choice = q.choice_at(self.con, call)
-                if choice is not None:
-                    self.chooser(call, choice, hop)
-                self.local_call(call, d, hop, depth)
+            under = guards.at(call["line"])
+            if under.off:
+                continue  # `#ifdef __HIP_PLATFORM_HCC__` on --device cuda: another platform's build compiles it
+            mark = len(self.trace.hops)
+            self._call(call, d, hop, depth, *st)
+            under.note(self.trace.hops, mark, hop)
         if writes and not self.full():  # after the body's own work: ranked after it too (model.rank_end)
             for call in self.capped(writes, 3, "fill/copy calls", hop):
                 entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
@@ -580,6 +566,81 @@ class Walker:
                     # grad_input.zero_() before the op's own kernel, or all select_backward does (at::zeros, then
                     # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops)
                     self.write_call(call, entries, hop)
+
+    def _call(self, call: dict, d: dict, hop: Hop, depth: int, skip, launched, seen_ops, seen_helpers, walked_ops,
+              writes, forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
+        qual, name = call["qualifier"], call["callee"]
+        if call["is_method"] and name in TENSOR_OPERATORS:
+            if not operand_may_be_tensor(self.con, qual):
+                return  # `at::has_internal_overlap(self) == MemOverlap::Yes`: not a Tensor operand
+            name = TENSOR_OPERATORS[name]  # `(1 - ls) * nllloss` calls nllloss.mul(...): the op aten::mul
+        if (call["line"], name) in skip:
+            return  # a library wrapper, walked from its library hop
+        if "id" in d and (call["is_method"] or not qual) and (qual, name) not in seen_helpers:
+            # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
+            # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit
+            passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
+                q.functors_of(self.con, d["id"], name, "")
+            if passed:
+                seen_helpers.add((qual, name))
+                self.functor_call(call, passed, hop, depth)
+                return
+        if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
+                                            (qual, name) in q.linked_callees(self.con, call["file"])):
+            # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op; at::cuda::x(...) calls
+            # x's CUDA kernel (torchgen's per-key API); a bare x(...) in namespace at is at::x
+            base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
+            if base in WRITING_PLUMBING and base not in seen_ops:
+                seen_ops.add(base)
+                writes.append(call)
+            if name in walked_ops and walked_ops[name] < len(self.trace.hops) and not self.full():
+                # the same op called again in this body (embedding: index_select at two lines): the call is a
+                # hop, what it leads to is shown at the first
+                again = self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"])
+                self.repeat(again)
+                self.live.add(again.id)
+                return
+            if name in seen_ops or base in PLUMBING_OPS:
+                return
+            entries = q.native_for_cpp_api(self.con, name)
+            if call["is_method"]:
+                entries = [e for e in entries if "method" in e["variants"]]
+                if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
+                        self.con, call["file"], call["line"], qual)):
+                    return  # options.device().index(): a method of c10::Device, not the op aten::index
+            seen_ops.add(name)
+            owner = self.reserved_ops.get(name)
+            if entries and owner is not None and owner != d.get("qualified_name"):
+                below = self.add(hop, "native", "calls_op", _op_call_text(call), call["file"], call["line"],
+                                 f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (shown below, "
+                                 f"where {owner} calls it directly)")
+                self.live.add(below.id)
+                return
+            if entries:
+                mark = len(self.trace.hops)
+                self.op_call(call, entries, hop, depth, forwards)
+                if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
+                    walked_ops[name] = mark
+            return
+        if qual.startswith(("c10", "std", "TORCH")):
+            return
+        helper = (qual, name, q.specialization(self.con, call))  # gemm_internal_cublas<float>, <double>: two
+        # a function calling another of its own name (DistributionExponentialKernel.cu's exponential_kernel calls
+        # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
+        own = name == d.get("name") and name not in launched and not any(
+            t["id"] == d.get("id") for t in q.call_targets(self.con, call["file"], qual, name))
+        if (name not in seen_ops or own) and helper not in seen_helpers:
+            seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
+            if (qual, name) not in q.linked_callees(self.con, call["file"]):
+                if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
+                    self.legacy_kernel(f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
+                return  # no definition this call reaches (std::max, a lambda, a macro-made name)
+            if self.plumbing_kernel(name):
+                return  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
+            choice = q.choice_at(self.con, call)
+            if choice is not None:
+                self.chooser(call, choice, hop)
+            self.local_call(call, d, hop, depth)
 
     def chooser(self, call: dict, choice: dict, hop: Hop) -> None:
         """A call whose result the body branches on (`ConvBackend backend = _select_conv_backend(...)`, then

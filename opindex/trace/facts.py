@@ -390,6 +390,13 @@ def calls_in(con, caller: str, file: str | None = None, lines: tuple[int, int] |
                             "FROM calls WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines)
 
 
+def conditions_over(con, file: str, lines: tuple[int, int] | None) -> list[dict]:
+    """The conditions rows (#if branches, if blocks) that overlap lines of a file, outermost first."""
+    first, last = lines or (0, 1 << 30)
+    return rows(con, "SELECT line, end_line, kind, condition FROM conditions WHERE file = ? AND line <= ? AND "
+                     "end_line >= ? ORDER BY line, -end_line", (file, last, first))
+
+
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:
     """Facts of `table` inside a function; with `lines`, only those of the one definition spanning them (C++
     overloads share a qualified name and a file, not a body)."""

@@ -115,6 +115,9 @@ class Trace:
 
 
 
+# the note on a hop whose call the op's default arguments do not reach (trace/conditions.py): ranked last
+NOT_DEFAULT = "not with the default arguments"
+
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 
 DEVICE_LAYERS = frozenset({"stub", "registration", "cuda", "library"})  # where a trace has reached the device side
@@ -181,7 +184,8 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
     6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
     then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
-    through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last."""
+    through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
+    branch the op's default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
     path = t.path(end)
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
@@ -201,4 +205,6 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     ops = sum(1 for h in path if h.kind == "calls_op")
     # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
     writes = any(h.kind == "writes" for h in path)
-    return (writes, kind, guesses, -round(share, 3), end.layer != "library", -below, ops)
+    # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
+    special = sum(1 for h in path if NOT_DEFAULT in h.detail)
+    return (writes, special, kind, guesses, -round(share, 3), end.layer != "library", -below, ops)

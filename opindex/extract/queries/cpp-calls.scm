@@ -56,6 +56,15 @@
   arguments: (argument_list))
  (#set! role "call.object"))
 
+; The same with a temporary made by `()`: `cuda_scatter_gather_base_kernel<>()(self, dim, ...)` (gather_cuda_kernel):
+; the inner call builds the object (it must have no arguments: `f(x)(y)` calls what f returns).
+((call_expression
+  function: (call_expression
+    function: [(template_function) (identifier) (qualified_identifier)] @call.object
+    arguments: (argument_list) @call.inner)
+  arguments: (argument_list))
+ (#set! role "call.object"))
+
 ; A CUDA launch: `kernel<T><<<grid, block, smem, stream>>>(args)` (tree-sitter-cuda's kernel_call_syntax).
 ((call_expression
   function: (_) @launch.kernel

@@ -1,0 +1,94 @@
+"""The conditions C++ code runs under: each branch of every `#if` group, and the blocks of `if (...)` tests on one
+name that a default argument can decide (the conditions table).
+
+A call inside `#ifdef __HIP_PLATFORM_HCC__` runs only in a ROCm build; one inside `if (label_smoothing > 0.0)` only
+when the caller passes a label smoothing. The facts keep such calls (both sides of every group are indexed); these
+rows say under what they run, so the trace can skip another platform's code and rank a default path first.
+Both are found by regular expressions in C; only an `if` match asks the tree for its blocks.
+"""
+from __future__ import annotations
+
+import re
+
+# a directive line (only blanks before the '#'), continuation lines included
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\n|\\)*)", re.M)
+_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
+# `if (label_smoothing > 0.0)`, `if (!weight.defined())`, `if (max_norm.has_value())`, `if (train)`: one name, a
+# literal or a presence test (what a default argument decides), nothing else
+_GUARD = re.compile(rb"\bif\s*\(\s*(!\s*)?[A-Za-z_]\w*\s*(?:(?:==|!=|>=|<=|>|<)\s*-?[\w.]+\s*|\.\s*(?:has_value|"
+                    rb"defined)\s*\(\s*\)\s*)?\)")
+
+
+def preprocessor(data: bytes) -> list[tuple[int, int, str]]:
+    """(first line, last line, condition) of each branch of each #if group; not include guards (`#ifndef X_H`
+    then `#define X_H`)."""
+    if b"#" not in data:
+        return []
+    out: list[tuple[int, int, str]] = []
+    stack: list[list] = []  # per open group: [line of the branch's directive, its condition, conditions so far]
+    line, pos = 1, 0
+    for m in _DIRECTIVE.finditer(data):
+        line += data.count(b"\n", pos, m.start())
+        last = line + m.group(0).count(b"\n")  # the directive's last line (continuations)
+        word = m.group(1).decode()
+        rest = _clean(m.group(2))
+        if word in ("if", "ifdef", "ifndef"):
+            if word == "ifndef" and _guard_of_file(data, m.end(), rest):
+                stack.append([last, None, []])  # an include guard: no condition worth a row
+            else:
+                cond = f"defined({rest})" if word == "ifdef" else f"!defined({rest})" if word == "ifndef" else rest
+                stack.append([last, cond, [cond]])
+        elif word in ("elif", "else") and stack:
+            first, cond, before = stack[-1]
+            if cond is not None:
+                out.append((first, line - 1, cond))
+            if before:
+                cond = rest if word == "elif" else f"not ({' || '.join(before)})" if len(before) > 1 else \
+                    f"not ({before[0]})"
+                stack[-1] = [last, cond, before + [rest]]
+        elif word == "endif" and stack:
+            first, cond, _ = stack.pop()
+            if cond is not None:
+                out.append((first, line - 1, cond))
+        line, pos = last, m.end()
+    return [(a + 1, b, c) for a, b, c in out if b > a]  # the lines inside the branch, the directive's own not
+
+
+def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD), the
+    else block as `not (...)`; only inside functions. The then block's rows start at the `if` line."""
+    if b"if" not in data:
+        return []
+    out = []
+    for m in _GUARD.finditer(data):
+        node = root.descendant_for_byte_range(m.start(), m.start() + 2)
+        statement = node.parent if node is not None else None
+        if statement is None or statement.type != "if_statement":
+            continue
+        caller = caller_at(m.start())
+        condition = statement.child_by_field_name("condition")
+        then = statement.child_by_field_name("consequence")
+        if not caller or condition is None or then is None:
+            continue
+        cond = _clean(condition.text)
+        cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
+        out.append((statement.start_point[0] + 1, then.end_point[0] + 1, cond, caller))
+        other = statement.child_by_field_name("alternative")
+        if other is not None:
+            out.append((other.start_point[0] + 1, other.end_point[0] + 1, f"not ({cond})", caller))
+    return out
+
+
+def _clean(text: bytes) -> str:
+    """A condition as one line: continuations joined, comments dropped, blanks collapsed."""
+    text = re.sub(rb"/\*.*?\*/|//[^\n]*", b"", text.replace(b"\\\n", b" "), flags=re.S)
+    return " ".join(text.decode("utf-8", "replace").split())
+
+
+def _guard_of_file(data: bytes, after: int, name: str) -> bool:
+    """`#ifndef X` whose next non-blank line is `#define X`."""
+    m = _DEFINE.match(data, after + 1 if data[after:after + 1] == b"\n" else after)
+    while m is None and data[after:after + 1] == b"\n" and data[after + 1:after + 2] == b"\n":
+        after += 1
+        m = _DEFINE.match(data, after + 1)
+    return m is not None and m.group(1).decode() == name

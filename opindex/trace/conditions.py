@@ -1,0 +1,105 @@
+"""What the conditions a call sits under (the conditions table) mean to a walk.
+
+- `#if` groups: a call only another platform's build compiles (`#ifdef __HIP_PLATFORM_HCC__` on --device cuda,
+  `#if 0` anywhere) is not walked; any other #if is shown on the hops the call leads to ("called under #if ...").
+- `if` blocks on a parameter: a call that the op's default arguments do not reach (`if (label_smoothing > 0.0)`,
+  label_smoothing=0.0 in the schema) is marked NOT_DEFAULT; Trace.main_chain ranks such paths after the default one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..pytorch.devices import platform_off
+from .model import NOT_DEFAULT, Hop
+
+_TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
+_ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
+_UNKNOWN = object()
+
+
+@dataclass
+class Under:
+    """The conditions one call line sits under."""
+    off: bool = False  # another platform's code: not walked
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, hops: list[Hop], mark: int, parent: Hop) -> None:
+        """Append the notes to the hops this call added directly below `parent`."""
+        if self.notes:
+            for h in hops[mark:]:
+                if h.parent == parent.id:
+                    h.detail += "".join(f" [{n}]" for n in self.notes)
+
+
+class Guards:
+    """The conditions rows over one body, asked per call line."""
+
+    def __init__(self, rows: list[dict], device: str, defaults: dict[str, object]):
+        self.rows, self.device, self.defaults = rows, device, defaults
+        self.cache: dict[int, Under] = {}
+
+    def at(self, line: int) -> Under:
+        if line not in self.cache:
+            self.cache[line] = self._at(line)
+        return self.cache[line]
+
+    def _at(self, line: int) -> Under:
+        under = Under()
+        for r in self.rows:
+            if not r["line"] <= line <= r["end_line"]:
+                continue
+            if r["kind"] == "#if":
+                if platform_off(r["condition"], self.device):
+                    return Under(off=True)
+                under.notes.append(f"called under #if {r['condition']}")
+            elif holds(r["condition"], self.defaults) is False:
+                under.notes.append(f"called when {r['condition']}: {NOT_DEFAULT}")
+        return under
+
+
+def schema_defaults(schema: str, signature: str | None) -> dict[str, object]:
+    """The default argument values of a native schema (`float label_smoothing=0.0` -> 0.0, `Tensor? weight=None` ->
+    None), kept for the names the C++ definition's own parameters carry (what its `if`s can test)."""
+    args = schema.split("->")[0].partition("(")[2]
+    params = set(re.findall(r"\w+", signature or ""))
+    out: dict[str, object] = {}
+    for name, text in _ARG_DEFAULT.findall(args):
+        value = _literal(text.strip())
+        if name in params and value is not _UNKNOWN:
+            out[name] = value
+    return out
+
+
+def holds(condition: str, defaults: dict[str, object]) -> bool | None:
+    """Whether `condition` (one name tested, as conditions rows keep it; `not (...)` for an else block) holds when
+    the name has its default value; None when that cannot be said."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    m = _TEST.match(condition[5:-1] if negate else condition)
+    if m is None or m.group(2) not in defaults:
+        return None
+    bang, name, op, literal, presence = m.groups()
+    value = defaults[name]
+    if presence:
+        result = value is not None
+    elif op:
+        right = _literal(literal)
+        if value is None or right is _UNKNOWN or isinstance(value, str) != isinstance(right, str):
+            return None
+        result = {"==": value == right, "!=": value != right, ">=": value >= right, "<=": value <= right,
+                  ">": value > right, "<": value < right}[op]
+    else:
+        result = bool(value)
+    result = not result if bang else result
+    return not result if negate else result
+
+
+def _literal(text: str) -> object:
+    if text in ("None", "nullptr", "c10::nullopt", "std::nullopt"):
+        return None
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return float(text.rstrip("fF")) if re.fullmatch(r"-?\d+(\.\d*)?([eE]-?\d+)?[fF]?", text) else _UNKNOWN
+    except ValueError:
+        return _UNKNOWN

@@ -1,0 +1,117 @@
+"""The conditions code runs under: #if branches and if blocks on one name (extract/cpp_conditions.py), what they
+mean for a device (pytorch/devices.platform_off) and for an op's default arguments (trace/conditions.py), and the
+trace that uses both: another platform's calls are not walked, a branch the defaults do not take ranks last."""
+import textwrap
+
+from opindex.api import Index, build
+from opindex.extract.cpp import extract
+from opindex.pytorch.devices import platform_off
+from opindex.trace.conditions import holds, schema_defaults
+from opindex.trace.model import NOT_DEFAULT
+
+
+def conditions(src: str, path: str = "aten/src/ATen/native/cuda/X.cu") -> list[tuple]:
+    return [tuple(r[1:]) for r in extract(path, textwrap.dedent(src).encode(), "cuda").rows["conditions"]]
+
+
+def test_each_branch_of_an_if_group_is_a_row_with_its_condition():
+    rows = conditions("""\
+        #ifndef ATEN_X_H
+        #define ATEN_X_H
+        namespace at::native {
+        void f(const Tensor& self) {
+        #ifdef __HIP_PLATFORM_HCC__
+          hip_cat(self);
+        #elif CUDA_VERSION >= 11000 && \\
+              !defined(FOO)
+          new_cat(self);
+        #else
+          old_cat(self);
+        #endif
+        }
+        }
+        #endif
+        """)
+    # the include guard (lines 1-14) is no condition; the #else reads as the negation of what came before
+    assert [r for r in rows if r[2] == "#if"] == [
+        (6, 6, "#if", "defined(__HIP_PLATFORM_HCC__)", ""),
+        (9, 9, "#if", "CUDA_VERSION >= 11000 && !defined(FOO)", ""),
+        (11, 11, "#if", "not (defined(__HIP_PLATFORM_HCC__) || CUDA_VERSION >= 11000 && !defined(FOO))", "")]
+
+
+def test_if_blocks_on_one_name_are_rows_and_other_ifs_are_not():
+    rows = conditions("""\
+        namespace at::native {
+        Tensor loss(const Tensor& self, double label_smoothing, const Tensor& weight) {
+          if (self.sizes() == weight.sizes()) {
+            return a(self);
+          } else if (label_smoothing > 0.0) {
+            return b(self);
+          } else {
+            return c(self);
+          }
+          if (!weight.defined()) d(self);
+        }
+        }
+        """)
+    assert [r for r in rows if r[2] == "if"] == [
+        (5, 7, "if", "label_smoothing > 0.0", "at::native::loss"),
+        (7, 9, "if", "not (label_smoothing > 0.0)", "at::native::loss"),
+        (10, 10, "if", "!weight.defined()", "at::native::loss")]
+
+
+def test_another_platforms_code_is_off_and_unknown_macros_are_not():
+    assert platform_off("defined(__HIP_PLATFORM_HCC__)", "cuda")
+    assert platform_off("defined(USE_ROCM) && CUDA_VERSION >= 11000", "cuda")
+    assert platform_off("0", "cuda")
+    assert not platform_off("not (defined(__HIP_PLATFORM_HCC__))", "cuda")
+    assert not platform_off("defined(USE_ROCM) || !AT_CUDNN_ENABLED()", "cuda")  # either way on CUDA
+    assert not platform_off("AT_CUDNN_ENABLED() && !defined(USE_ROCM)", "cuda")
+    assert not platform_off("defined(USE_ROCM)", "all")
+
+
+def test_a_condition_is_read_with_the_schemas_default_arguments():
+    schema = ("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, "
+              "SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor")
+    signature = ("(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction, "
+                 "c10::SymInt ignore_index, double label_smoothing)")
+    defaults = schema_defaults(schema, signature)
+    assert defaults == {"weight": None, "ignore_index": -100.0, "label_smoothing": 0.0}
+    assert holds("label_smoothing > 0.0", defaults) is False
+    assert holds("not (label_smoothing > 0.0)", defaults) is True
+    assert holds("weight.has_value()", defaults) is False
+    assert holds("!weight.defined()", defaults) is True
+    assert holds("ignore_index == -100", defaults) is True
+    assert holds("reduction == 1", defaults) is None  # Mean: not a literal opindex reads
+    assert holds("p > 0.0", defaults) is None  # not a parameter with a default
+
+
+def _argmax_with_branches(checkout):
+    """argmax_out calls at::_softmax only when keepdim (default False), and at::relu only in a ROCm build."""
+    path = checkout / "aten/src/ATen/native/ReduceOps.cpp"
+    text = path.read_text()
+    old = "  argmax_impl(self, dim, keepdim, result, argmax_stub);\n"
+    assert old in text
+    path.write_text(text.replace(old, "  if (keepdim) {\n    at::_softmax(self, 0, false);\n  }\n"
+                                      "#ifdef USE_ROCM\n  at::relu(self);\n#endif\n" + old))
+    return text[:text.index(old)].count("\n") + 1  # the line of the `if (keepdim)`
+
+
+def test_a_branch_the_default_arguments_do_not_take_is_not_the_main_chain(sample_copy, tmp_path):
+    line = _argmax_with_branches(sample_copy)
+    db = tmp_path / "i.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    with Index(db) as ix:
+        t = ix.trace("torch.argmax", device="cuda")
+        branch = [h for h in t.hops if h.kind == "calls_op" and h.line == line + 1]
+        assert [h.name for h in branch] == ["at::_softmax"]
+        assert branch[0].detail.endswith(f"[called when keepdim: {NOT_DEFAULT}]")
+        # _softmax's __global__ outranks argmax's TensorIterator reduction on every other count; the default
+        # arguments' path (the stub call) is the main chain
+        chain = [h.name for h in t.main_chain()]
+        assert "at::_softmax" not in chain and "argmax_stub" in chain, chain
+        # the ROCm build's call is not walked on CUDA; on --device all it is
+        assert not [h for h in t.hops if h.line == line + 4 and h.name == "at::relu"]
+        every = ix.trace("torch.argmax", device="all")
+        rocm = [h for h in every.hops if h.line == line + 4 and h.name == "at::relu"]
+        assert rocm and rocm[0].detail.endswith("[called under #if defined(USE_ROCM)]")
