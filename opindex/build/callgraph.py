@@ -129,7 +129,7 @@ def _beside(conn, db: str, root: str | None) -> None:
         con = sqlite3.connect(readonly_uri(db), uri=True)
         try:
             lines = Lines(root) if root else None
-            rows = call_graph(con, Symbols(con), lines, Conditions(lines))
+            rows = call_graph(con, Symbols(con), lines, Conditions(lines, con))
         finally:
             con.close()  # before sending: the writing process commits once it has the rows
     except Exception:  # noqa: BLE001 - the writing process derives them itself, and sees the error there

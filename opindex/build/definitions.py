@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+import sqlite3
 from collections import defaultdict
 
 from ..paths import safe_path
@@ -103,12 +104,24 @@ _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)"
 
 
 class Conditions:
-    """The #if conditions around a definition, read from its file (only asked for C++ overloads that share a
-    qualified name in one file: `#if !AT_CUDNN_ENABLED()` stand-ins that only raise, next to the real one)."""
+    """The #if conditions around a definition (only asked for C++ overloads that share a qualified name in one file:
+    `#if !AT_CUDNN_ENABLED()` stand-ins that only raise, next to the real one): the #if rows of the conditions
+    table; read from the file where the index has none (one migrated from before 0007, not yet rebuilt)."""
 
-    def __init__(self, lines: "Lines | None"):
+    def __init__(self, lines: "Lines | None", con=None):
         self.lines = lines
         self.cache: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        self.groups: dict[str, list[tuple[int, int, str]]] | None = None  # file -> (first, last, condition)
+        if con is not None:
+            try:
+                found = con.execute("SELECT file, line, end_line, condition FROM conditions WHERE kind = '#if' "
+                                    "ORDER BY file, line, end_line DESC").fetchall()
+            except sqlite3.OperationalError:  # no such table: an index being migrated
+                found = []
+            if found:
+                self.groups = {}
+                for file, first, last, cond in found:
+                    self.groups.setdefault(file, []).append((first, last, cond))
 
     def of(self, s: tuple) -> str | None:
         """The innermost condition around the definition, as written (`!AT_CUDNN_ENABLED()`; an #else branch
@@ -137,6 +150,8 @@ class Conditions:
         return sorted(ranked, key=lambda s: s[S_ID] in standin)  # stable: the rank order otherwise
 
     def _stack(self, file: str, line: int) -> tuple[str, ...]:
+        if self.groups is not None:  # outermost first: the rows are ordered by first line
+            return tuple(c for first, last, c in self.groups.get(file, ()) if first <= line <= last)
         if file not in self.cache:
             self.cache[file] = self._scan(file)
         marks = self.cache[file]

@@ -50,7 +50,7 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
         return _counts(con)
     symbols = Symbols(con)
     lines = Lines(root) if root else None
-    conditions = Conditions(lines)
+    conditions = Conditions(lines, con)
     present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach",
                   "generated_launches", "functor_links", "legacy_kernel_links"):

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import re
 
-# a directive line (only blanks before the '#'), continuation lines included
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\n|\\)*)", re.M)
+# a directive, continuation lines included; searched from its literal '#' (a pattern that starts at the line would
+# be tried at every line), only blanks may come before it on its line (checked per hit)
+_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\n|\\)*)")
 _DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
 # `if (label_smoothing > 0.0)`, `if (!weight.defined())`, `if (max_norm.has_value())`, `if (train)`: one name, a
-# literal or a presence test (what a default argument decides), nothing else
-_GUARD = re.compile(rb"\bif\s*\(\s*(!\s*)?[A-Za-z_]\w*\s*(?:(?:==|!=|>=|<=|>|<)\s*-?[\w.]+\s*|\.\s*(?:has_value|"
+# literal or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
+# would keep the engine from skipping to each "if"), the character before is checked per hit
+_GUARD = re.compile(rb"if\s*\(\s*(!\s*)?[A-Za-z_]\w*\s*(?:(?:==|!=|>=|<=|>|<)\s*-?[\w.]+\s*|\.\s*(?:has_value|"
                     rb"defined)\s*\(\s*\)\s*)?\)")
+
+
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def preprocessor(data: bytes) -> list[tuple[int, int, str]]:
@@ -28,6 +33,9 @@ def preprocessor(data: bytes) -> list[tuple[int, int, str]]:
     stack: list[list] = []  # per open group: [line of the branch's directive, its condition, conditions so far]
     line, pos = 1, 0
     for m in _DIRECTIVE.finditer(data):
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        if data[start:m.start()].strip(b" \t"):
+            continue  # a '#' inside a line: not a directive
         line += data.count(b"\n", pos, m.start())
         last = line + m.group(0).count(b"\n")  # the directive's last line (continuations)
         word = m.group(1).decode()
@@ -61,6 +69,8 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
         return []
     out = []
     for m in _GUARD.finditer(data):
+        if m.start() and data[m.start() - 1] in _WORD:
+            continue  # `elif (`, `verify_if(`: not the keyword
         node = root.descendant_for_byte_range(m.start(), m.start() + 2)
         statement = node.parent if node is not None else None
         if statement is None or statement.type != "if_statement":
