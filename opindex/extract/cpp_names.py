@@ -7,6 +7,7 @@ them visible inside the ERROR regions unexpanded macros leave behind.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from ..pytorch.devices import DEVICE_TYPES, EXTENSION_DEVICE, FOLDER_DEVICE, MACRO_DEVICE
@@ -112,6 +113,7 @@ _NAMESPACE_LIBRARY = [("cudnn_frontend", "cudnn"), ("cub", "cub"), ("thrust", "t
 _LIBRARY_QUALIFIER = re.compile(r"blas|solver|thrust|cub|cudnn|dnnl|ideep|mkldnn")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked for every call (330k in a PyTorch tree), of far fewer names
 def library(callee: str, qualifier: str) -> str | None:
     """cudnn, cublas, cufft, cusolver, cusparse, miopen, cub, thrust, mkldnn, mkl, blas, mpsgraph, or None."""
     if qualifier and _LIBRARY_QUALIFIER.search(qualifier):
@@ -136,6 +138,7 @@ _LAUNCHER_VARIANT = re.compile(r"^(?:%s)(?:_(?:maca|hip|rocm|nv|arity\d+|impl|no
                                % "|".join(sorted(TENSOR_ITERATOR_LAUNCHERS, key=len, reverse=True)))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def launch_kind(callee: str, qualifier: str) -> str | None:
     """tensor_iterator, cub or thrust for a call that launches GPU work without <<<>>>, else None."""
     if callee in TENSOR_ITERATOR_LAUNCHERS or ("kernel" in callee and _LAUNCHER_VARIANT.match(callee)):
