@@ -439,3 +439,15 @@ def test_legacy_declarations_are_read_from_declarations_cwrap_and_nn_yaml(tmp_pa
         "_th_mm": ("aten/src/ATen/Declarations.cwrap", 8, ["addmm"]),
         "_thnn_nll_loss": ("aten/src/ATen/nn.yaml", 2, ["ClassNLLCriterion"])}
     assert declarations(Lines(str(tmp_path / "none"))) == {}  # newer trees have neither file
+
+
+def test_a_template_template_parameter_with_defaults_over_many_lines_is_one_parameter(tmp_path):
+    # 1.8 ReduceSumProdKernel.cu:57-64: reduce_dispatch's head takes eight lines
+    from opindex.build.callgraph import _template_parameters
+    from opindex.build.definitions import Lines
+    (tmp_path / "R.cu").write_text(
+        "// ok.\ntemplate <\n    template <\n        typename scalar_t,\n        typename acc_t = scalar_t,\n"
+        "        typename out_t = scalar_t>\n    typename OpFunctor,\n    typename GeneralDispatcher>\n"
+        "static void reduce_dispatch(TensorIterator& iter, GeneralDispatcher op) {\n"
+        "  return OpFunctor<at::Half, float>{}(iter);\n}\n")
+    assert _template_parameters(Lines(str(tmp_path)), "R.cu", 9) == ["OpFunctor", "GeneralDispatcher"]

@@ -66,3 +66,25 @@ def test_a_rocm_only_call_is_not_walked_on_cuda(real_index_1_8):
     hip = [h for h in rocm.hops if h.name.endswith("hip_parallel_cat")]
     assert hip and hip[0].called_at == f"{cu}:567"
     assert hip[0].detail.endswith("[called under #if defined(__HIP_PLATFORM_HCC__)]")
+
+
+def test_a_template_template_parameter_called_on_a_temporary_runs_the_class_passed(real_index_1_8):
+    # 1.8 ReduceSumProdKernel.cu:87 sum_kernel_cuda calls reduce_dispatch<sum_functor>(iter, ...); reduce_dispatch
+    # (:64, whose template head takes :57-:63, OpFunctor a template template parameter) runs
+    # `OpFunctor<at::Half, float>{}(iter)` (:66): sum_functor::operator() (:12), shown where sum_kernel_cuda's
+    # own lambda calls it first (:83)
+    t = real_index_1_8.trace("torch.sum")
+    cu = "aten/src/ATen/native/cuda/ReduceSumProdKernel.cu"
+    helper = [h for h in t.hops if h.name == "at::native::reduce_dispatch"]
+    assert helper and (helper[0].line, helper[0].called_at) == (64, f"{cu}:87")
+    below = [h for h in t.hops if h.parent == helper[0].id]
+    assert [(h.kind, h.name, h.called_at) for h in below][:1] == [
+        ("functor", "at::native::sum_functor::operator()", f"{cu}:66")]
+
+
+def test_a_template_called_again_with_other_arguments_is_a_hop(real_index_1_8):
+    # 1.8 Shape.cu cat_out_cuda: parallel_cat<scalar_t, CAT_ARRAY_BATCH_SIZE, 1>(...) (:584) and
+    # parallel_cat<scalar_t, CAT_ARRAY_BATCH_SIZE/2, CAT_ARRAY_BATCH_SIZE/2>(...) (:595): two instantiations
+    t = real_index_1_8.trace("torch.cat")
+    cu = "aten/src/ATen/native/cuda/Shape.cu"
+    assert [h.called_at for h in t.hops if h.name == "at::native::parallel_cat"] == [f"{cu}:584", f"{cu}:595"]

@@ -436,3 +436,18 @@ def test_a_branch_the_default_arguments_do_not_take_ranks_after_the_default_one(
     below = [h for h in t.hops if h.parent == smoothing[0].id and h.name == "at::log_softmax"]
     assert below and below[0].detail.endswith(
         "(shown below, where at::native::cross_entropy_loss_symint calls it directly)")
+
+
+def test_a_direct_call_of_a_copy_kernel_is_a_write(real_index):
+    # cuda/Blas.cpp:285 addmm_out_cuda_impl: `at::native::copy_(result, *self_)` calls copy_'s CUDA kernel itself
+    t = real_index.trace("torch.addmm")
+    copy = [h for h in t.hops if (h.file, h.line) == ("aten/src/ATen/native/cuda/Blas.cpp", 285)]
+    assert [(h.kind, h.name) for h in copy] == [("writes", "at::native::copy_")]
+    assert copy[0].detail.startswith("calls the kernel of copy_ itself (not through the dispatcher)")
+
+
+def test_an_in_place_op_shows_the_meta_function_of_its_functional_op(real_index):
+    # TensorAdvancedIndexing.cpp:247 TORCH_META_FUNC(scatter_add): the meta of scatter_add_ too
+    t = real_index.trace("torch.Tensor.scatter_add_")
+    assert ("at::meta::structured_scatter_add", "aten/src/ATen/native/TensorAdvancedIndexing.cpp", 247) in {
+        (h.name, h.file, h.line) for h in t.hops}

@@ -371,6 +371,9 @@ def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
     for file, _, caller, qualifier, callee, targs in sites.rows:
         if not qualifier and targs is not None and not any(d[S_FILE] == file for d in by_name.get(callee, ())):
             called[(caller, file)].add(callee)
+        elif callee == "operator()" and IDENTIFIER.match(qualifier) and not any(
+                d[S_FILE] == file for d in by_name.get(qualifier, ())):
+            called[(caller, file)].add(qualifier)  # `OpFunctor<at::Half, float>{}(iter)` (1.8 reduce_dispatch)
     if not called:
         return [], []
     uses: dict[int, list[tuple[int, str]]] = {}  # template definition id -> (position, template parameter)
@@ -412,8 +415,9 @@ _TEMPLATE = re.compile(r"\btemplate\s*<")
 
 def _template_parameters(lines: "Lines", file: str, line: int) -> list[str]:
     """The template parameter names of the definition at `line` (its `template <...>` on that line or the
-    three before), in order; [] when it is not a template."""
-    got = lines.get(file, max(1, line - 3), min(line, 4))
+    eleven before: a template template parameter's own head may take a line per parameter, 1.8's reduce_dispatch),
+    in order; [] when it is not a template."""
+    got = lines.get(file, max(1, line - 11), min(line, 12))
     text = " ".join(got)
     def_start = len(text) - len(got[-1]) if got else 0
     # the outermost `template <`: not one inside a parameter list (`template<template<typename> class k, ...>`)
@@ -438,6 +442,9 @@ def _template_parameters(lines: "Lines", file: str, line: int) -> list[str]:
             start = i + 1
     out = []
     for part in parts:  # `template<typename> class exponential_kernel`, `typename RNG`, `int N = 4`
+        while "<" in part and part != (part := re.sub(r"<[^<>]*>", "", part)):
+            pass  # a template template parameter's own head, defaults and all (`template <typename T, typename
+            # acc_t = T> typename OpFunctor`)
         m = re.search(r"([A-Za-z_]\w*)\s*$", part.split("=", 1)[0])
         out.append(m.group(1) if m else "")
     return out

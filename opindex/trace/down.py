@@ -303,8 +303,13 @@ class Walker:
     def meta(self, entry: dict, parent: Hop) -> None:
         """The structured kernel's meta function (TORCH_META_FUNC2(add, Tensor) for add.Tensor): shape checks and
         the output's allocation, run before the device kernel."""
-        name = f"{entry['name']}_{entry['overload']}" if entry["overload"] else entry["name"]
-        for d in q.meta_functions(self.con, name)[:1]:
+        base = entry["name"]
+        found = []
+        # an in-place op (scatter_add_, add_.Tensor) has the meta function of its functional op (scatter_add,
+        # TORCH_META_FUNC2(add, Tensor))
+        for op in dict.fromkeys((base, base.rstrip("_"))):
+            found = found or q.meta_functions(self.con, f"{op}_{entry['overload']}" if entry["overload"] else op)
+        for d in found[:1]:
             self.add(parent, "cpp", d["kind"], d["qualified_name"], d["file"], d["line"],
                      f"TORCH_META_FUNC of {entry['full_name']}: checks the inputs and sets up the output")
 
@@ -576,11 +581,13 @@ class Walker:
             name = TENSOR_OPERATORS[name]  # `(1 - ls) * nllloss` calls nllloss.mul(...): the op aten::mul
         if (call["line"], name) in skip:
             return  # a library wrapper, walked from its library hop
-        if "id" in d and (call["is_method"] or not qual) and (qual, name) not in seen_helpers:
+        temporary = name == "operator()" and not call["is_method"] and "::" not in qual  # OpFunctor<T>{}(iter)
+        if "id" in d and (call["is_method"] or not qual or temporary) and (qual, name) not in seen_helpers:
             # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
-            # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit
+            # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit; OpFunctor<at::Half, float>{}(iter)
+            # where a caller wrote reduce_dispatch<sum_functor>(...)
             passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
-                q.functors_of(self.con, d["id"], name, "")
+                q.functors_of(self.con, d["id"], qual if temporary else name, "")
             if passed:
                 seen_helpers.add((qual, name))
                 self.functor_call(call, passed, hop, depth)
@@ -624,7 +631,10 @@ class Walker:
             return
         if qual.startswith(("c10", "std", "TORCH")):
             return
-        helper = (qual, name, q.specialization(self.con, call))  # gemm_internal_cublas<float>, <double>: two
+        # gemm_internal_cublas<float>, <double>: two; so are two instantiations of one template written with other
+        # arguments (1.8 cat_out_cuda's parallel_cat<scalar_t, CAT_ARRAY_BATCH_SIZE, 1> and <..., /2, /2>): the
+        # second is a hop, its body shown at the first
+        helper = (qual, name, q.specialization(self.con, call) or call.get("template_args"))
         # a function calling another of its own name (DistributionExponentialKernel.cu's exponential_kernel calls
         # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
         own = name == d.get("name") and name not in launched and not any(
@@ -636,7 +646,10 @@ class Walker:
                     self.legacy_kernel(f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
                 return  # no definition this call reaches (std::max, a lambda, a macro-made name)
             if self.plumbing_kernel(name):
-                return  # at::native::copy_(...): the kernel of an allocation/copy op, called directly
+                if name in WRITING_PLUMBING and name not in seen_ops:  # addmm_out_cuda_impl's
+                    seen_ops.add(name)  # `at::native::copy_(result, *self_)`: a copy kernel the GPU runs
+                    writes.append(call)
+                return  # at::native::empty_cuda(...): the kernel of an allocation op, called directly
             choice = q.choice_at(self.con, call)
             if choice is not None:
                 self.chooser(call, choice, hop)
@@ -672,8 +685,10 @@ class Walker:
             return  # leads to no device code: nothing to show
         ops = ", ".join(e["full_name"] for e in entries[:3])
         when = CONDITIONAL_WRITES.get(entries[0]["name"])
+        how = f"calls the op {ops}" if call["qualifier"] != "at::native" else \
+            f"calls the kernel of {ops} itself (not through the dispatcher)"
         head = self.add(hop, "native", "writes", _op_call_text(call), call["file"], call["line"],
-                        f"calls the op {ops}: a fill/copy{' (' + when + ')' if when else ''}; below, the default path "
+                        f"{how}: a fill/copy{' (' + when + ')' if when else ''}; below, the default path "
                         f"of aten::{entries[0]['name']} on {self.device.upper()} and the other device code it can run")
         key = tuple(e["id"] for e in entries)
         if key in self.seen_writes:
@@ -709,8 +724,10 @@ class Walker:
             target = q.symbol_by_id(self.con, f["symbol_id"])
             if not runs_on(target["file"], self.device):
                 continue
-            mark = len(self.trace.hops)
+            mark, seen = len(self.trace.hops), target["id"] in self.seen_cpp
             self.cpp(target, hop, depth, kind="functor", call_site=(call["file"], call["line"]))
+            if seen and target["id"] in self.useful_cpp:
+                self.live.add(mark)  # passed here too (sum_functor, also called at its caller): shown above
             called = f"{call['qualifier']}.{call['callee']}" if call["is_method"] else call["callee"]
             self.trace.hops[mark].detail += f" [{called}(...): {f['functor']} passed at {f['file']}:{f['line']}]"
 
