@@ -115,3 +115,37 @@ def test_a_branch_the_default_arguments_do_not_take_is_not_the_main_chain(sample
         every = ix.trace("torch.argmax", device="all")
         rocm = [h for h in every.hops if h.line == line + 4 and h.name == "at::relu"]
         assert rocm and rocm[0].detail.endswith("[called under #if defined(USE_ROCM)]")
+
+
+def test_python_if_blocks_on_one_name_are_rows():
+    from opindex.extract.python import extract as py_extract
+    src = textwrap.dedent("""\
+        def embedding(input, weight, padding_idx=None, max_norm=None, sparse=False):
+            if padding_idx is not None:
+                padding_idx = 1
+            else:
+                padding_idx = -1
+            if max_norm is not None:
+                _renorm(weight, input, max_norm)
+            elif not sparse:
+                pass
+            x = 1 if sparse else 2
+            return torch.embedding(weight, input)
+        """).encode()
+    rows = [tuple(r[1:]) for r in py_extract("torch/nn/f.py", src, "torch.nn.f").rows["conditions"]]
+    assert rows == [(2, 3, "if", "padding_idx is not None", "torch.nn.f.embedding"),
+                    (4, 5, "if", "not (padding_idx is not None)", "torch.nn.f.embedding"),
+                    (6, 7, "if", "max_norm is not None", "torch.nn.f.embedding"),
+                    (8, 9, "if", "not sparse", "torch.nn.f.embedding")]
+
+
+def test_a_python_condition_is_read_with_the_defs_default_arguments():
+    from opindex.trace.conditions import python_defaults
+    defaults = python_defaults("( input: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None, "
+                               "size: Tuple[int, int] = (1, 2), sparse: bool = False, *, p=0.5)")
+    assert defaults == {"padding_idx": None, "max_norm": None, "sparse": False, "p": 0.5}
+    assert holds("max_norm is not None", defaults) is False
+    assert holds("not (max_norm is not None)", defaults) is True
+    assert holds("max_norm is None", defaults) is True
+    assert holds("not sparse", defaults) is True
+    assert holds("p > 0.0", defaults) is True

@@ -451,3 +451,16 @@ def test_an_in_place_op_shows_the_meta_function_of_its_functional_op(real_index)
     t = real_index.trace("torch.Tensor.scatter_add_")
     assert ("at::meta::structured_scatter_add", "aten/src/ATen/native/TensorAdvancedIndexing.cpp", 247) in {
         (h.name, h.file, h.line) for h in t.hops}
+
+
+def test_a_python_branch_the_default_arguments_do_not_take_is_not_the_main_chain(real_index):
+    # torch/nn/functional.py:2255 `if max_norm is not None:` (max_norm: Optional[float] = None) calls
+    # _no_grad_embedding_renorm_ (:2266); the default path is torch.embedding (:2267) -> index_select
+    from opindex.trace.model import NOT_DEFAULT
+    t = real_index.trace("F.embedding")
+    renorm = [h for h in t.hops if h.name == "torch.nn.functional._no_grad_embedding_renorm_"]
+    assert renorm and renorm[0].detail.endswith(f"[called when max_norm is not None: {NOT_DEFAULT}]")
+    chain = t.main_chain()
+    assert [(h.name, h.line) for h in chain[1:3]] == [("torch.embedding", 2267), ("aten::embedding", 2280)]
+    # check_device's `Device(kCUDA, current_device())` (cuda/CUDAUtils.h) is a constructor, not a stub call
+    assert not [h for h in t.hops if h.kind == "stub_call" and h.name == "Device"]

@@ -12,7 +12,7 @@ from ..extract.cpp_macros import arguments
 from ..pytorch.devices import op_api_call
 from ..pytorch.plumbing import PLUMBING_OPS
 from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_KIND, S_LINE, S_QUAL, S_SCOPE,
-                          S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns)
+                          S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns, is_stub_call)
 
 CHECKOUT_ID = 1
 # Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.
@@ -521,9 +521,15 @@ def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict,
     key_of = {sid: key for key, group in ids.items() for sid in group}
     reached: dict[tuple[str, str], str] = {}
     for what, table, where in (("launch", "kernel_launches", "kind IN ('chevron', 'handed', 'tensor_iterator')"),
-                               ("library", "library_calls", "1"), ("stub", "stub_calls", "1")):
+                               ("library", "library_calls", "1")):
         for caller, file in con.execute(f"SELECT DISTINCT caller, file FROM {table} WHERE {where}"):
             reached.setdefault((caller, file), what)
+    declared = {r[0] for r in con.execute("SELECT DISTINCT stub FROM dispatch_stubs")}
+    for caller, file, stub in con.execute("SELECT DISTINCT caller, file, stub FROM stub_calls"):
+        signatures = [d[S_SIG] for d in symbols.by_name.get(caller.rpartition("::")[2], ())
+                      if d[S_QUAL] == caller and d[S_FILE] == file] or [None]
+        if (caller, file) not in reached and any(is_stub_call(stub, declared, sig) for sig in signatures):
+            reached[(caller, file)] = "stub"
     # a definition that calls an op through the dispatcher (at::x, at::_ops::x) leads back into the YAML layer
     ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
     # the C++ API names of those ops (x, x_out, x_outf, x_symint): one set test per site, not a regex

@@ -11,12 +11,11 @@ import sqlite3
 from collections import defaultdict
 
 from ..paths import safe_path
+from ..pytorch.stubs import PARAMETER, is_stub_call  # noqa: F401 - the link step's names for them
 
 HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
-# a parameter's name in a C++ signature's text: `const Tensor& self,` -> self
-PARAMETER = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:=[^,]*)?(?:,|\)\s*$)")
 
 
 class Symbols:

@@ -21,7 +21,7 @@ from ..sqlite_ddl import LINK_TABLES
 from .legacy import legacy_links
 from .callgraph import CALL_GRAPH_INSERTS, Beside, CallSites, call_graph, relink_calls, walks
 from .definitions import IDENTIFIER, PARAMETER, S_FILE, S_KIND, S_LAYER, S_LINE, S_QUAL, S_SCOPE, S_SIG, \
-    Conditions, Lines, Symbols, definition_columns
+    Conditions, Lines, Symbols, definition_columns, is_stub_call
 
 CHECKOUT_ID = 1
 _KERNEL_KINDS = ("function", "impl_func")  # what a dispatch row can name: free functions, TORCH_IMPL_FUNC
@@ -66,7 +66,7 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     if full:
         con.execute("DELETE FROM receiver_types")
     _receiver_types(con, lines, files=None if full else native)
-    _stub_arguments(con, lines)
+    _stub_arguments(con, symbols, lines)
     _generated_launches(con, lines)
     # the call graph: call_links, then functor_links and device_reach, which walk them
     if full:
@@ -252,12 +252,13 @@ def _generated_launches(con, lines: "Lines | None") -> None:
 
 
 # -- stub passed as an argument ------------------------------------------------------------------------------------
-def _stub_arguments(con, lines: "Lines | None") -> None:
+def _stub_arguments(con, symbols: Symbols, lines: "Lines | None") -> None:
     """A stub call whose stub is not declared anywhere is a helper's parameter (argmax_argmin_impl(..., Stub& stub)):
     the declared stub it stands for is on each line that calls the helper. Those few lines are read here, once."""
     declared = {r[0] for r in con.execute("SELECT DISTINCT stub FROM dispatch_stubs")}
     helpers = [r for r in con.execute("SELECT DISTINCT s.caller, s.file, s.stub FROM stub_calls s WHERE s.caller != ''")
-               if r[2] not in declared]
+               if r[2] not in declared and any(is_stub_call(r[2], declared, d[S_SIG]) for d in symbols.named(
+                   r[0].rpartition("::")[2], ("function", "method", "impl_func")) if d[S_QUAL] == r[0])]
     if not helpers or lines is None:
         return
     rows = []

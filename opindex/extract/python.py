@@ -28,7 +28,8 @@ LANGUAGE = "python"
 
 # The tables this extractor fills. Rows are built by keyword through their row types, except the hot ones (most
 # of a tree's Python rows): symbols, calls, python_imports and python_bridges rows are tuple literals in these orders.
-_TABLES = ("symbols", "calls", "class_bases", "module_state", "python_imports", "python_bridges", "decompositions")
+_TABLES = ("symbols", "calls", "class_bases", "module_state", "python_imports", "python_bridges", "decompositions",
+           "conditions")
 _SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
                   "signature", "is_template", "from_macro", "template_args")
 _CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args")
@@ -60,6 +61,12 @@ def _role(pattern: str) -> str:
     return _ROLE.findall(code)[-1]
 
 
+# `if max_norm is not None:`, `elif not train:`, `if p > 0.0:`: one name tested against what a default argument can
+# decide (the conditions table); literal-led, the line start checked per hit
+_GUARD = re.compile(rb"if[ \t]+((?:not[ \t]+)?[A-Za-z_]\w*(?:[ \t]+is(?:[ \t]+not)?[ \t]+None|[ \t]*(?:==|!=|>=|<=|>|<)"
+                    rb"[ \t]*-?[\w.]+)?)[ \t]*:")
+
+
 def extract(path: str, data: bytes, module: str | None) -> FileFacts:
     parser, query, roles, error_query = _setup()
     try:
@@ -75,7 +82,9 @@ def extract(path: str, data: bytes, module: str | None) -> FileFacts:
     groups: dict[str, list[dict]] = defaultdict(list)
     for index, caps in ts.QueryCursor(query).matches(root):
         groups[roles[index]].append(caps)
-    facts = _FileExtraction(path, module or "", broken).run(groups)
+    extraction = _FileExtraction(path, module or "", broken)
+    facts = extraction.run(groups)
+    extraction.guards(data, root)
     return FileFacts(rows=facts, parse_errors=errors,
                      message=f"{errors} syntax error node(s): facts inside them skipped" if errors else None)
 
@@ -174,6 +183,30 @@ class _FileExtraction:
         self._state(groups.get("parameter", []), groups.get("registered", []))
         self._decompositions(groups.get("register", []))
         return self.rows
+
+    def guards(self, data: bytes, root) -> None:
+        """conditions rows: the blocks of `if x is not None:`, `if not x:`, `if x > 0.0:` ... in defs (an `elif`'s
+        block too, with its own test; an `else` block as `not (...)` when it follows a lone `if`)."""
+        rows = self.rows["conditions"]
+        for m in _GUARD.finditer(data):
+            start = m.start()
+            before = data[data.rfind(b"\n", 0, start) + 1:start]
+            if before.strip(b" \t") not in (b"", b"el"):
+                continue  # `if` inside a line (a conditional expression, a comprehension)
+            node = root.descendant_for_byte_range(start, start + 2)
+            statement = node.parent if node is not None else None
+            if statement is None or statement.type not in ("if_statement", "elif_clause") or self._in_error(start):
+                continue
+            i = self._innermost(start)
+            body = statement.child_by_field_name("consequence")
+            if i < 0 or self.scopes[i].kind == "class" or body is None:
+                continue
+            cond = " ".join(m.group(1).decode().split())
+            rows.append((self.path, _line(statement), body.end_point[0] + 1, "if", cond, self.scopes[i].qn))
+            others = statement.children_by_field_name("alternative") if statement.type == "if_statement" else []
+            if len(others) == 1 and others[0].type == "else_clause":
+                rows.append((self.path, _line(others[0]), others[0].end_point[0] + 1, "if", f"not ({cond})",
+                             self.scopes[i].qn))
 
     def _definitions(self, classes: list[dict], defs: list[dict]) -> None:
         items = [(c["class"][0], "class", c) for c in classes] + [(d["def"][0], "def", d) for d in defs]

@@ -14,7 +14,10 @@ from ..pytorch.devices import platform_off
 from .model import NOT_DEFAULT, Hop
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
+# Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
+_PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*(-?[\w.]+))?$")
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
+_PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
 _UNKNOWN = object()
 
 
@@ -71,14 +74,37 @@ def schema_defaults(schema: str, signature: str | None) -> dict[str, object]:
     return out
 
 
+def python_defaults(signature: str | None) -> dict[str, object]:
+    """The default values of a Python def's parameters (`max_norm: Optional[float] = None` -> None), from its
+    signature as symbols keep it."""
+    out: dict[str, object] = {}
+    for part in _top_level(signature.strip()[1:-1] if signature else ""):
+        m = _PY_PARAM.match(part)
+        if m is not None:
+            value = _literal(m.group(2))
+            if value is not _UNKNOWN:
+                out[m.group(1)] = value
+    return out
+
+
 def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     """Whether `condition` (one name tested, as conditions rows keep it; `not (...)` for an else block) holds when
     the name has its default value; None when that cannot be said."""
     negate = condition.startswith("not (") and condition.endswith(")")
-    m = _TEST.match(condition[5:-1] if negate else condition)
-    if m is None or m.group(2) not in defaults:
+    test = condition[5:-1] if negate else condition
+    m = _TEST.match(test)
+    if m is not None:
+        bang, name, op, literal, presence = m.groups()
+    else:
+        m = _PY_TEST.match(test)
+        if m is None:
+            return None
+        bang, name, is_not, op, literal = m.groups()
+        presence = "is" if " is" in test and op is None else None
+        if presence and not is_not:
+            bang = "" if bang else "not"  # `x is None`: the presence test negated
+    if name not in defaults:
         return None
-    bang, name, op, literal, presence = m.groups()
     value = defaults[name]
     if presence:
         result = value is not None
@@ -92,6 +118,20 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = bool(value)
     result = not result if bang else result
     return not result if negate else result
+
+
+def _top_level(text: str) -> list[str]:
+    """`a: Tuple[int, int] = (1, 2), b=3` split at its top-level commas."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
 
 
 def _literal(text: str) -> object:

@@ -12,8 +12,9 @@ from ..pytorch.devices import IMPLICIT_KEYS, op_api_call, runs_on
 from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
+from ..pytorch.stubs import is_stub_call
 from ..pytorch.python_rules import ENTRY_METHODS
-from .conditions import Guards, schema_defaults
+from .conditions import Guards, python_defaults, schema_defaults
 from .model import DEVICE_LAYERS, Hop, Trace
 from .writes import write_path
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
@@ -232,13 +233,18 @@ class Walker:
     def python_body(self, fn: dict, parent: Hop, python_depth: int) -> None:
         bridges = q.rows(self.con, "SELECT * FROM python_bridges WHERE caller = ? AND file = ? ORDER BY line",
                          (fn["qualified_name"], fn["file"]))
+        # F.embedding's `if max_norm is not None:` (max_norm=None): the renorm under it is not the default path
+        guards = Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device,
+                        python_defaults(fn.get("signature")))
         seen = set()
         for b in bridges:
             if b["op"] in PLUMBING_OPS:
                 continue
             if (b["line"], b["op"]) not in seen:
                 seen.add((b["line"], b["op"]))
+                under, mark = guards.at(b["line"]), len(self.trace.hops)
                 self.bridge(b, parent)
+                under.note(self.trace.hops, mark, parent)
         if python_depth <= 0:
             return
         for call in q.rows(self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' "
@@ -252,7 +258,7 @@ class Walker:
             if target is None or self.full():
                 continue
             kind, obj = target
-            mark = len(self.trace.hops)
+            mark, under = len(self.trace.hops), guards.at(call["line"])
             if kind == "def" and obj["qualified_name"] != fn["qualified_name"]:
                 hop = self.add(parent, "python", "calls", obj["qualified_name"], obj["file"], obj["line"],
                                f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
@@ -260,6 +266,7 @@ class Walker:
                 self._prune(mark + 1, keep_if={"bridge"}) or self._prune(mark, keep_if={"bridge"})
             elif kind == "bridge":
                 self.bridge({**obj, "file": call["file"], "line": call["line"]}, parent)
+            under.note(self.trace.hops, mark, parent)
 
     def bridge(self, b: dict, parent: Hop) -> None:
         hop = self.add(parent, "bridge", b["kind"], b["text"], b["file"], b["line"], _bridge_detail(b))
@@ -466,7 +473,7 @@ class Walker:
         for s in q.in_function(self.con, "stub_calls", caller, file, lines):
             under, mark = guards.at(s["line"]), len(self.trace.hops)
             if not under.off:
-                self.stub(s, hop, depth)
+                self.stub(s, hop, depth, d)
                 under.note(self.trace.hops, mark, hop)
         for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
             under, mark = guards.at(launch["line"]), len(self.trace.hops)
@@ -889,10 +896,13 @@ class Walker:
         if target["link_condition"]:
             h.detail += f" [#if {target['link_condition']}]"
 
-    def stub(self, s: dict, parent: Hop, depth: int) -> None:
+    def stub(self, s: dict, parent: Hop, depth: int, d: dict | None = None) -> None:
         passed = self.passed_stub(s, parent)
         if passed:  # a helper called with the stub as an argument: argmax_argmin_impl(..., argmax_stub)
             s = {**s, "stub": passed, "device_arg": f"{s['device_arg'] or ''}; {s['stub']} = {passed} at the call"}
+        elif d is not None and not is_stub_call(s["stub"], {r["stub"] for r in q.stub_declarations(
+                self.con, s["stub"])}, d.get("signature")):
+            return  # `Device(kCUDA, current_device())` in check_device: a constructor, not a stub
         hop = self.add(parent, "stub", "stub_call", s["stub"], s["file"], s["line"],
                        f"{s['stub']}({s['device_arg'] or ''}, ...)")
         if s["stub"] in self.seen_stub:
