@@ -155,21 +155,23 @@ class BackendChoiceRow(NamedTuple):
 
 
 class ConditionRow(NamedTuple):
-    """conditions: Conditions code runs under (C++/CUDA): each branch of every #if group (USE_ROCM, CUDA_VERSION,
-    AT_CUDNN_ENABLED(), `#if 0`), and the blocks of `if (x OP literal)`, `if (x.has_value())`, `if (x.defined())`,
-    `if (x)` in functions. The trace skips code another platform's build compiles (`#ifdef __HIP_PLATFORM_HCC__`
-    on --device cuda), shows the #if on a hop, and ranks a branch that the op's default arguments do not take
-    (`label_smoothing > 0.0` with label_smoothing=0.0) after the default one."""
+    """conditions: Conditions code runs under: each branch of every #if group of the C++/CUDA sources (USE_ROCM,
+    CUDA_VERSION, AT_CUDNN_ENABLED(), `#if 0`), and the blocks of tests on one name that a default argument can
+    decide: `if (x OP literal)`, `if (x.has_value())`, `if (x.defined())`, `if (x)` in C++ functions, `if x is not
+    None:`, `if not x:`, `if x > 0.0:` in Python defs. The trace skips code another platform's build compiles
+    (`#ifdef __HIP_PLATFORM_HCC__` on --device cuda), shows the #if on a hop, and ranks a branch that the op's
+    default arguments do not take (`label_smoothing > 0.0` with label_smoothing=0.0; F.embedding's `max_norm is
+    not None`) after the default one."""
     file: str  # path relative to the checkout root
     line: int  # 1-based line
     end_line: int  # the last line the condition holds for
     # #if (one branch of a preprocessor group: `#if`, `#ifdef`, `#ifndef`, `#elif` or `#else` up to the group's next
-    # directive; include guards are left out) or if (the block of an `if (...)` on one name a default argument can
-    # decide, or its else block)
+    # directive; include guards are left out) or if (the block of an `if` on one name a default argument can decide, or
+    # its else block; C++ and Python)
     kind: str
     # as written, continuation lines joined: `CUDNN_VERSION >= 7400`; `#ifdef X` reads `defined(X)`, `#ifndef X`
     # `!defined(X)`, an #else `not (A || B)` of the branches before it; for if: `label_smoothing > 0.0`,
-    # `weight.defined()`, `!train`, an else block `not (...)`
+    # `weight.defined()`, `!train`, `max_norm is not None`, an else block `not (...)`
     condition: str
     caller: str  # qualified name of the enclosing function, '' at file level
 

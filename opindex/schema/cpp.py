@@ -116,20 +116,22 @@ conditions = Table(
     Column("end_line", Integer, nullable=False, comment="the last line the condition holds for"),
     Column("kind", String(8), nullable=False,
            comment="#if (one branch of a preprocessor group: `#if`, `#ifdef`, `#ifndef`, `#elif` or `#else` up to "
-                   "the group's next directive; include guards are left out) or if (the block of an `if (...)` on "
-                   "one name a default argument can decide, or its else block)"),
+                   "the group's next directive; include guards are left out) or if (the block of an `if` on one "
+                   "name a default argument can decide, or its else block; C++ and Python)"),
     Column("condition", Text, nullable=False,
            comment="as written, continuation lines joined: `CUDNN_VERSION >= 7400`; `#ifdef X` reads "
                    "`defined(X)`, `#ifndef X` `!defined(X)`, an #else `not (A || B)` of the branches before it; "
-                   "for if: `label_smoothing > 0.0`, `weight.defined()`, `!train`, an else block `not (...)`"),
+                   "for if: `label_smoothing > 0.0`, `weight.defined()`, `!train`, `max_norm is not None`, an else "
+                   "block `not (...)`"),
     _caller(),
     Index("ix_conditions_file", "file"),
-    comment="Conditions code runs under (C++/CUDA): each branch of every #if group (USE_ROCM, CUDA_VERSION, "
-            "AT_CUDNN_ENABLED(), `#if 0`), and the blocks of `if (x OP literal)`, `if (x.has_value())`, "
-            "`if (x.defined())`, `if (x)` in functions. The trace skips code another platform's build compiles "
-            "(`#ifdef __HIP_PLATFORM_HCC__` on --device cuda), shows the #if on a hop, and ranks a branch that the "
-            "op's default arguments do not take (`label_smoothing > 0.0` with label_smoothing=0.0) after the "
-            "default one.",
+    comment=("Conditions code runs under: each branch of every #if group of the C++/CUDA sources (USE_ROCM, "
+             "CUDA_VERSION, AT_CUDNN_ENABLED(), `#if 0`), and the blocks of tests on one name that a default "
+             "argument can decide: `if (x OP literal)`, `if (x.has_value())`, `if (x.defined())`, `if (x)` in C++ "
+             "functions, `if x is not None:`, `if not x:`, `if x > 0.0:` in Python defs. The trace skips code "
+             "another platform's build compiles (`#ifdef __HIP_PLATFORM_HCC__` on --device cuda), shows the #if on "
+             "a hop, and ranks a branch that the op's default arguments do not take (`label_smoothing > 0.0` with "
+             "label_smoothing=0.0; F.embedding's `max_norm is not None`) after the default one."),
 )
 
 library_calls = Table(
