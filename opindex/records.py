@@ -87,7 +87,10 @@ class DispatchRegistrationRow(NamedTuple):
 
 
 class StubCallRow(NamedTuple):
-    """stub_calls: Calls of a dispatch stub: stub(device, ...)."""
+    """stub_calls: Calls that may be of a dispatch stub: a callee named *_stub, or a bare call whose first argument
+    names a device (stub(device, ...)). It is a stub call when the stub is declared (DECLARE_DISPATCH) or is a
+    parameter of the calling function (opindex/pytorch/stubs.py); the link step and the trace skip the others
+    (`Device(kCUDA, current_device())` builds a Device)."""
     file: str  # path relative to the checkout root
     line: int  # 1-based line
     stub: str  # stub name (add_stub)

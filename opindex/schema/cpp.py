@@ -66,7 +66,10 @@ stub_calls = Table(
     _from_macro(),
     Index("ix_stub_calls_stub", "stub"),
     Index("ix_stub_calls_caller", "caller"),
-    comment="Calls of a dispatch stub: stub(device, ...).",
+    comment="Calls that may be of a dispatch stub: a callee named *_stub, or a bare call whose first argument names "
+            "a device (stub(device, ...)). It is a stub call when the stub is declared (DECLARE_DISPATCH) or is a "
+            "parameter of the calling function (opindex/pytorch/stubs.py); the link step and the trace skip the "
+            "others (`Device(kCUDA, current_device())` builds a Device).",
 )
 
 kernel_launches = Table(
