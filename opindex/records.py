@@ -170,11 +170,12 @@ class ConditionRow(NamedTuple):
     end_line: int  # the last line the condition holds for
     # #if (one branch of a preprocessor group: `#if`, `#ifdef`, `#ifndef`, `#elif` or `#else` up to the group's next
     # directive; include guards are left out) or if (the block of an `if` on one name a default argument can decide, or
-    # its else block; C++ and Python)
+    # on a global setting, or its else block; C++ and Python)
     kind: str
     # as written, continuation lines joined: `CUDNN_VERSION >= 7400`; `#ifdef X` reads `defined(X)`, `#ifndef X`
     # `!defined(X)`, an #else `not (A || B)` of the branches before it; for if: `label_smoothing > 0.0`,
-    # `weight.defined()`, `!train`, `max_norm is not None`, an else block `not (...)`
+    # `weight.defined()`, `!train`, `max_norm is not None`, `globalContext().deterministicAlgorithms()`, an else block
+    # `not (...)`
     condition: str
     caller: str  # qualified name of the enclosing function, '' at file level
 

@@ -149,3 +149,23 @@ def test_a_python_condition_is_read_with_the_defs_default_arguments():
     assert holds("max_norm is None", defaults) is True
     assert holds("not sparse", defaults) is True
     assert holds("p > 0.0", defaults) is True
+
+
+def test_a_global_setting_is_read_with_its_documented_default():
+    rows = conditions("""\
+        namespace at::native {
+        void index_add_impl(const Tensor& self) {
+          if (globalContext().deterministicAlgorithms()) {
+            self.index_put_(indices, source, true);
+            return;
+          }
+          launch(self);
+        }
+        }
+        """)
+    assert [r for r in rows if r[2] == "if"] == [
+        (3, 6, "if", "globalContext().deterministicAlgorithms()", "at::native::index_add_impl")]
+    assert holds("globalContext().deterministicAlgorithms()", {}) is False
+    assert holds("!at::globalContext().userEnabledCuDNN()", {}) is False
+    assert holds("not (globalContext().deterministicAlgorithms())", {}) is True
+    assert holds("globalContext().benchmarkCuDNN()", {}) is None  # on under ROCm, off otherwise: not read

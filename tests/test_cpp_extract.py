@@ -595,3 +595,23 @@ def test_a_local_object_of_a_class_template_built_with_arguments_is_a_constructo
         """, path="aten/src/ATen/native/cuda/BinaryAddSubKernel.cu", language="cuda")
     assert [r[1:] for r in facts.rows["calls"] if r[4] in ("AddFunctor", "vector")] == [
         (4, "cuda", "at::native::add_kernel_cuda", "AddFunctor", "", 0, "<scalar_t>")]
+
+
+def test_a_directive_inside_an_argument_list_keeps_its_first_branch():
+    # 1.4 THC/generic/THCTensorSort.cu:219: `thrust::copy(` then `#if CUDA_VERSION >= 7000 ...` / the policy argument
+    # / `#endif` inside the call; the function around it was lost in an ERROR node
+    facts = run("""\
+        void sortViaThrust(int n) {
+          thrust::copy(
+        #if CUDA_VERSION >= 7000 || defined __HIP_PLATFORM_HCC__
+            thrust::cuda::par(alloc).on(stream),
+        #else
+            thrust::seq,
+        #endif
+            first, first + n, out);
+        }
+        void after() { helper(); }
+        """, path="aten/src/THC/generic/THCTensorSort.cu", language="cuda")
+    assert facts.parse_errors == 0
+    assert [(r[1], r[6]) for r in facts.rows["symbols"]] == [(1, "sortViaThrust"), (10, "after")]
+    assert [(r.line, r.function) for r in facts.rows["library_calls"]] == [(2, "thrust::copy")]

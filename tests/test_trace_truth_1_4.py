@@ -77,3 +77,16 @@ def test_a_legacy_function_cpp_code_calls_and_the_old_vf_module(real_index_1_4):
     assert {("torch/nn/modules/rnn.py", 558),  # _VF.lstm(...)
             ("aten/src/ATen/native/cudnn/RNN.cpp", 677),  # _cudnn_rnn
             ("aten/src/ATen/native/cudnn/RNN.cpp", 782)} <= where(t)  # cudnnRNNForwardTraining
+
+
+def test_a_function_with_directives_inside_its_calls_arguments_is_read(real_index_1_4):
+    # 1.4 THC/generic/THCTensorSort.cu: THCTensor_(sort) (:275) calls THCTensor_(sortViaThrust) (:324), defined at
+    # :154, whose thrust calls each take `#if CUDA_VERSION >= 7000 ... thrust::cuda::par(...), #endif` inside their
+    # argument lists: thrust::copy (:223), thrust::sort (:231, :237, :244, :250)
+    t = real_index_1_4.trace("torch.sort")
+    cu = "aten/src/THC/generic/THCTensorSort.cu"
+    via = [h for h in t.hops if h.name == "THCTensor_sortViaThrust"]
+    assert via and (via[0].file, via[0].line, via[0].called_at) == (cu, 154, f"{cu}:324")
+    assert [(h.name, h.line) for h in t.hops if h.parent == via[0].id][:5] == [
+        ("thrust::copy", 223), ("thrust::sort", 231), ("thrust::sort", 237), ("thrust::sort", 244),
+        ("thrust::sort", 250)]

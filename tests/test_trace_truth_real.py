@@ -464,3 +464,23 @@ def test_a_python_branch_the_default_arguments_do_not_take_is_not_the_main_chain
     assert [(h.name, h.line) for h in chain[1:3]] == [("torch.embedding", 2267), ("aten::embedding", 2280)]
     # check_device's `Device(kCUDA, current_device())` (cuda/CUDAUtils.h) is a constructor, not a stub call
     assert not [h for h in t.hops if h.kind == "stub_call" and h.name == "Device"]
+
+
+def test_a_branch_a_default_setting_does_not_take_is_not_the_main_chain(real_index):
+    # cuda/Indexing.cu:1052 index_add_cuda_impl: `if (globalContext().deterministicAlgorithms())` (off unless
+    # torch.use_deterministic_algorithms(True)) calls result.index_put_ (:1059); by default it launches its own
+    # kernels: indexFuncSmallIndex<<<...>>> (:1164) -> __global__ indexFuncSmallIndex (:863)
+    from opindex.trace.model import NOT_DEFAULT
+    t = real_index.trace("torch.index_add")
+    cu = "aten/src/ATen/native/cuda/Indexing.cu"
+    put = [h for h in t.hops if (h.file, h.line, h.kind) == (cu, 1059, "calls_op")]
+    assert put and put[0].detail.endswith(f"[called when globalContext().deterministicAlgorithms(): {NOT_DEFAULT}]")
+    assert [(h.file, h.line) for h in t.main_chain()[-2:]] == [(cu, 1164), (cu, 863)]
+
+
+def test_a_one_thread_launch_is_not_the_work(real_index):
+    # cuda/cub.cuh:235 inclusive_scan launches transform_vals<<<1, 1, 0, ...>>> (:264) to carry a value between
+    # chunks; the scan is cub::DeviceScan::InclusiveScan (:250): torch.cumsum's 1-D path ends there
+    t = real_index.trace("torch.cumsum")
+    end = t.main_chain()[-1]
+    assert (end.name, end.file, end.line) == ("cub::DeviceScan::InclusiveScan", "aten/src/ATen/cuda/cub.cuh", 250)

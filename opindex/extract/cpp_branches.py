@@ -40,6 +40,13 @@ def select(data: bytes) -> tuple[bytes, set[int]]:
         if re.match(rb"if\s+0\b", kind):
             blanked.update(range(group[0] + 1, group[1]))
             continue
+        if _in_arguments(lines, group[0], blanked):
+            # `thrust::sort(\n#if CUDA_VERSION >= 7000\n thrust::cuda::par(...),\n#endif\n begin, ...)` (1.4's
+            # THCTensorSort.cu): no grammar reads a directive inside an argument list; the first branch is kept
+            # as code, the directives and the other branches become blanks
+            blanked.update(group)
+            blanked.update(range(group[1] + 1, group[-1]))
+            continue
         balances = [_balance(lines, a + 1, b, blanked) for a, b in branches]
         if len(branches) == 1 and _dangling_else(lines, group[0] + 1, group[1], blanked):
             # `#if OLD_CUDA  if (n < k) { thrust(...); } else  #endif  { cub(...); }`: the block after the group is
@@ -54,6 +61,20 @@ def select(data: bytes) -> tuple[bytes, set[int]]:
     for i in blanked:
         lines[i] = re.sub(rb"[^\n]", b" ", lines[i])
     return b"\n".join(lines), {i + 1 for i in blanked}
+
+
+def _in_arguments(lines: list[bytes], at: int, blanked: set[int]) -> bool:
+    """Whether the directive on line `at` sits inside a call's argument list: the code before it ends with `(` or
+    `,` (comments and blanked lines skipped; a few lines back at most)."""
+    for i in range(at - 1, max(-1, at - 6), -1):
+        if i in blanked:
+            continue
+        code = _NOISE.sub(b"", lines[i]).rstrip()
+        if code.lstrip().startswith(b"#"):
+            return False
+        if code:
+            return code.endswith((b"(", b","))
+    return False
 
 
 def _groups(text: bytes) -> list[list[int]]:

@@ -102,8 +102,8 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
     if forks:
         legend = ("◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); the default "
-                  "is ranked: what the op's default arguments run, device code that computes, the op's own ops "
-                  "before helpers, a vendor library before own kernels, then source order (fast paths come first)")
+                  "is ranked: what the op's default arguments and settings run, device code that computes, the op's "
+                  "own ops before helpers, a vendor library before own kernels, then source order (fast paths come first)")
         if width:
             import textwrap
             out += [paint(line, "2") for line in textwrap.wrap(legend, width - 5, initial_indent="     ",

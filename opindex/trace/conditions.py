@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass, field
 
 from ..pytorch.devices import platform_off
+from ..pytorch.settings import CONTEXT_DEFAULTS
 from .model import NOT_DEFAULT, Hop
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
 _PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*(-?[\w.]+))?$")
+_SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)$")
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
 _PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
 _UNKNOWN = object()
@@ -92,6 +94,13 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     the name has its default value; None when that cannot be said."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1] if negate else condition
+    setting = _SETTING.match(test)
+    if setting is not None:  # `globalContext().deterministicAlgorithms()`: a documented default
+        value = CONTEXT_DEFAULTS.get(setting.group(2))
+        if value is None:
+            return None
+        result = value if not setting.group(1) else not value
+        return not result if negate else result
     m = _TEST.match(test)
     if m is not None:
         bang, name, op, literal, presence = m.groups()

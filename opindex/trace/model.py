@@ -122,6 +122,11 @@ TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op
 
 DEVICE_LAYERS = frozenset({"stub", "registration", "cuda", "library"})  # where a trace has reached the device side
 
+# Libraries of parallel building blocks (sort, scan, select), not of the op's math: PyTorch's own kernels are the
+# fast path next to them (1.4's THCTensor_(sort) runs its bitonic kernel, Thrust only for slices over 2048)
+BUILDING_BLOCKS = ("cub", "thrust")
+# A launch of one block of one thread: bookkeeping beside the work, not the work
+_ONE_THREAD = re.compile(r"<<<\s*1\s*,\s*1\s*[,>]")
 # Library calls that set up (handles, descriptors, workspace sizes, plans) rather than run the work.
 _SETUP_CALL = re.compile(r"(Get|Set|Create|Destroy)[A-Z]|Descriptor|WorkspaceSize|TempSpace|ReserveSize|Handle|"
                          r"Stream$|Builder$|_plans?$")
@@ -174,13 +179,14 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     """How likely `end` is where the op's work runs on the device, smaller first:
     1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then the shared
        elementwise machinery a TensorIterator launcher leads to (F.interpolate's upsample kernels before the floor
-       of its size computation), then a library call that only sets up (descriptors, handles);
+       of its size computation), then a library call that only sets up (descriptors, handles) or a launch of one
+       thread (`<<<1, 1>>>`);
     2. whether the path to it holds a guess of the walk (a launch found in the same file, a test's kernel) or an op
        that only initialises its output (fill_, zero_);
     3. the share of the path's ops named like the traced name (the op's own work before helpers such as pad, zeros
        or matmul: _scaled_dot_product_flash_attention for scaled_dot_product_attention);
     4. a vendor library call before PyTorch's own kernels (cuDNN, cuBLAS are the fast paths; own kernels the
-       fallbacks);
+       fallbacks), not CUB or Thrust (building blocks, BUILDING_BLOCKS);
     5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
     6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
     then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
@@ -189,6 +195,9 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     path = t.path(end)
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
+    elif any(_ONE_THREAD.search(h.name) for h in path[-2:]):
+        kind = 2  # `transform_vals<<<1, 1, 0, stream>>>` in cub.cuh's inclusive_scan: one thread carries a value
+        # between chunks; the work is the library call beside it
     elif end.kind == "ufunc_inner_loop" or any(h.kind == "tensor_iterator" for h in path):
         kind = 1  # the shared elementwise machinery (gpu_kernel -> vectorized_elementwise_kernel)
     else:
@@ -207,4 +216,5 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     writes = any(h.kind == "writes" for h in path)
     # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
     special = sum(1 for h in path if NOT_DEFAULT in h.detail)
-    return (writes, special, kind, guesses, -round(share, 3), end.layer != "library", -below, ops)
+    vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
+    return (writes, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
