@@ -37,6 +37,29 @@ def test_call_links_keep_every_overload_and_respect_the_qualifier(ix):
     assert not ix.rows("SELECT * FROM call_links WHERE qualifier = 'cpublas'")
 
 
+def test_device_code_links_to_device_functions_and_host_code_does_not(ix, sample_copy, tmp_path):
+    # SoftMax.cu:13, in the __global__ cunn_SoftMaxForward: ilpReduce<MaxFloat, ...>(input, classes) -> the
+    # __device__ ilpReduce (:63)
+    assert ix.rows("SELECT file, callee, definition, def_line FROM call_links WHERE callee = 'ilpReduce'") == [
+        {"file": "aten/src/ATen/native/cuda/SoftMax.cu", "callee": "ilpReduce",
+         "definition": "at::native::ilpReduce", "def_line": 63}]
+    # a host function of that file calling the name reaches no __device__ function: its call has no link
+    from opindex.api import Index, build
+    cu = sample_copy / "aten/src/ATen/native/cuda/SoftMax.cu"
+    cu.write_text(cu.read_text() + "\nnamespace at::native {\nvoid host_side(const float* x) { ilpReduce(x, 4); }\n}\n")
+    build(str(sample_copy), tmp_path / "i.sqlite", jobs=1)
+    with Index(tmp_path / "i.sqlite") as other:
+        assert {r["caller"] for r in other.rows("SELECT caller FROM calls WHERE callee = 'ilpReduce'")} == {
+            "at::native::cunn_SoftMaxForward", "at::native::host_side"}
+        assert len(other.rows("SELECT * FROM call_links WHERE callee = 'ilpReduce'")) == 1  # the kernel's call
+        t = other.trace("F.softmax", device="cuda")
+        calls = [h for h in t.hops if h.kind == "device_call"]
+        assert [(h.name, h.line, h.called_at) for h in calls] == [
+            ("__device__ at::native::ilpReduce", 63, "aten/src/ATen/native/cuda/SoftMax.cu:13")]
+        assert t.hops[calls[0].parent].name == "__global__ at::native::cunn_SoftMaxForward"
+        assert calls[0] not in t.ends() and t.main_chain()[-1].name == "__global__ at::native::cunn_SoftMaxForward"
+
+
 def test_registration_and_launch_links(ix):
     regs = ix.rows("SELECT device, definition, file, line FROM stub_kernels WHERE stub = 'add_stub' ORDER BY device")
     assert regs == [

@@ -88,3 +88,15 @@ def test_a_template_called_again_with_other_arguments_is_a_hop(real_index_1_8):
     t = real_index_1_8.trace("torch.cat")
     cu = "aten/src/ATen/native/cuda/Shape.cu"
     assert [h.called_at for h in t.hops if h.name == "at::native::parallel_cat"] == [f"{cu}:584", f"{cu}:595"]
+
+
+def test_topk_kernel_reaches_radix_select(real_index_1_8):
+    # 1.8 THC/THCTensorTopK.cuh: __global__ gatherTopK calls radixSelect<...>(...) (:66), the __device__ function of
+    # aten/src/ATen/native/cuda/SortingRadixSelect.cuh:294, which calls countRadixUsingMask (:323 -> :177)
+    t = real_index_1_8.trace("torch.topk")
+    select = [h for h in t.hops if h.kind == "device_call" and h.name == "__device__ at::native::radixSelect"]
+    assert select and (select[0].file, select[0].line, select[0].called_at) == (
+        "aten/src/ATen/native/cuda/SortingRadixSelect.cuh", 294, "aten/src/THC/THCTensorTopK.cuh:66")
+    assert t.hops[select[0].parent].name == "__global__ gatherTopK"
+    assert ("__device__ at::native::countRadixUsingMask", 177) in {(h.name, h.line) for h in t.hops
+                                                                   if h.parent == select[0].id}

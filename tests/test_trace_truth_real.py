@@ -484,3 +484,24 @@ def test_a_one_thread_launch_is_not_the_work(real_index):
     t = real_index.trace("torch.cumsum")
     end = t.main_chain()[-1]
     assert (end.name, end.file, end.line) == ("cub::DeviceScan::InclusiveScan", "aten/src/ATen/cuda/cub.cuh", 250)
+
+
+def test_a_kernel_shows_the_device_functions_it_calls(real_index):
+    # cuda/layer_norm_kernel.cu: __global__ vectorized_layer_norm_kernel (:316) calls the __device__
+    # vectorized_layer_norm_kernel_impl (:325; two overloads, :237 and :302), which calls compute_stats (:250 ->
+    # :172), which calls cuWelfordOnlineSum (:190 -> :130) and cuWelfordCombine (:145)
+    t = real_index.trace("F.layer_norm")
+    cu = "aten/src/ATen/native/cuda/layer_norm_kernel.cu"
+    kernel = [h for h in t.hops if h.name == "__global__ at::native::vectorized_layer_norm_kernel"]
+    assert kernel and kernel[0] in t.main_chain()
+
+    def below(hop):
+        return [(h.name.removeprefix("__device__ at::native::"), h.line, h.called_at) for h in t.hops
+                if h.parent == hop.id and h.kind == "device_call"]
+    impl = below(kernel[0])
+    assert impl == [("vectorized_layer_norm_kernel_impl", 237, f"{cu}:325")]
+    impl_hop = next(h for h in t.hops if h.parent == kernel[0].id and h.kind == "device_call")
+    assert "[the first of 2 overloads the call may reach; --limit 0 shows each]" in impl_hop.detail
+    stats = next(h for h in t.hops if h.parent == impl_hop.id and h.name.endswith("compute_stats"))
+    assert (stats.line, stats.called_at) == (172, f"{cu}:250")
+    assert [(n, line) for n, line, _ in below(stats)][:2] == [("cuWelfordOnlineSum", 130), ("cuWelfordCombine", 145)]

@@ -219,7 +219,29 @@ def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions",
                          conditions.of(s) if len(targets) > 1 else None, None))
         if len(targets) > 1 and (file, qualifier, callee) in specialized:
             rows += _specialized(file, qualifier, callee, targets, specialized[(file, qualifier, callee)], conditions)
-    return rows + _functor_classes(symbols, sites, conditions, links), links
+    return rows + _functor_classes(symbols, sites, conditions, links) + _device_functions(symbols, sites,
+                                                                                          conditions), links
+
+
+def _device_functions(symbols: Symbols, sites: set[tuple], conditions: "Conditions") -> list[tuple]:
+    """call_links rows for the calls device code makes of __device__ functions (scatter_add's kernel calls
+    fastAtomicAdd): the calling function a __global__ kernel or a __device__ function, the targets __device__
+    functions, by the helpers' rule. Not in `links`: they launch nothing, and device_reach does not walk them."""
+    device = {(d[S_QUAL], d[S_FILE]) for defs in symbols.device_functions.values() for d in defs}
+    device |= {(d[S_QUAL], d[S_FILE]) for defs in symbols.by_name.values() for d in defs
+               if d[S_KIND] == "global_kernel"}
+    rows = []
+    for file, qualifier, callee in sorted({(f, q, c) for f, caller, q, c in sites
+                                          if c in symbols.device_functions and (caller, f) in device}):
+        if qualifier.startswith(_NOT_HELPERS):
+            continue
+        targets = helper_targets(symbols, file, qualifier, callee, conditions.lines, among=symbols.device_functions)
+        if len(targets) > 1:
+            targets = conditions.real(targets)
+        for s in targets:
+            rows.append((file, qualifier, callee, *definition_columns(s), len(targets),
+                         conditions.of(s) if len(targets) > 1 else None, None))
+    return rows
 
 
 def _functor_classes(symbols: Symbols, sites: set[tuple], conditions: "Conditions", links: dict) -> list[tuple]:

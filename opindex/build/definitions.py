@@ -28,12 +28,15 @@ class Symbols:
         rows = [(sid, name, qual, kind, file, line, scope, layer[file], sig, targs) for sid, name, qual, kind, file,
                 line, scope, sig, targs in con.execute(
                     "SELECT id, name, qualified_name, kind, file, line, scope, signature, template_args FROM symbols "
-                    "WHERE language "
-                    "IN ('cpp', 'cuda') AND kind IN ('function', 'method', 'impl_func', 'global_kernel') ORDER BY id")
+                    "WHERE language IN ('cpp', 'cuda') AND kind IN ('function', 'method', 'impl_func', "
+                    "'global_kernel', 'device_function') ORDER BY id")
                 if file in layer]
         rows.sort(key=lambda r: (r[S_FILE], r[S_LINE]))
+        # __device__ functions apart: only device code calls them (a kernel's fastAtomicAdd), and a host call of a
+        # name must not reach one (call_links has them for calls in kernels and device functions only)
+        self.device_functions: dict[str, list[tuple]] = defaultdict(list)
         for row in rows:
-            self.by_name[row[S_NAME]].append(row)
+            (self.device_functions if row[S_KIND] == "device_function" else self.by_name)[row[S_NAME]].append(row)
 
         self.helpers = {name: defs for name, defs in self.by_name.items()}  # every kind here is a helper kind
         self.generic = Generic(con)

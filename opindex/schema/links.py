@@ -97,9 +97,10 @@ call_links = Table(
             "unlinked (too common to guess); else, from a header, the definitions in the files that #include it "
             "(each, marked: which one a build sees depends on the including file), else the same folder. A call "
             "that builds a functor object (`binary_internal::MulFunctor<opmath_t>()`: a struct or class whose "
-            "operator() is __device__ code) links to the class by the same rule, besides its constructor. Op calls "
-            "(at::x, tensor.x()) "
-            "are not here: they go through the dispatcher (native_functions).",
+            "operator() is __device__ code) links to the class by the same rule, besides its constructor. A "
+            "__device__ function is linked for the calls of a file's device code only (a __global__ kernel or a "
+            "__device__ function calling it: the trace shows it below the kernel); a host call never reaches one. "
+            "Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions).",
 )
 
 stub_arguments = Table(

@@ -28,6 +28,8 @@ NOT_IMPLEMENTED = frozenset({"reportNYIDimnameOverload"})
 MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
 COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
+MAX_DEVICE_CALLS = 8  # __device__ functions shown per kernel or device function (device_calls; --limit 0: all)
+DEVICE_CODE = ("global_kernel", "device_function")  # definitions whose body runs on the GPU
 
 
 
@@ -459,6 +461,9 @@ class Walker:
         return hop
 
     def body(self, d: dict, hop: Hop, depth: int) -> None:
+        if d.get("kind") in DEVICE_CODE:
+            self.device_calls(d, hop)
+            return
         caller, file, lines = d["qualified_name"], d["file"], q.span(d)
         guards = self.guards(d)
         sites = [t for t in q.in_function(self.con, "type_dispatches", caller, file, lines)
@@ -535,6 +540,41 @@ class Walker:
             out += [ln["id"] for ln in q.call_targets(self.con, call["file"], qual, name, call.get("template_args"))
                     if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
         return out
+
+    def device_calls(self, d: dict, hop: Hop) -> None:
+        """What a __global__ kernel or a __device__ function calls of the __device__ functions (call_links): a
+        `device_call` hop each (scatter_add's kernel -> fastAtomicAdd, KernelUtils.cuh), followed through their own
+        calls; each function once per trace, later `(shown above)`; the overloads of one name as one hop at the
+        first; at most MAX_DEVICE_CALLS per body, said where it cuts (--limit 0 lifts both)."""
+        guards, found = self.guards(d), {}
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            if call["is_method"] or guards.at(call["line"]).off:
+                continue
+            for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
+                                     call.get("template_args")):
+                # the overloads and specialisations of one name (TopKTypeConfig<T>::convert, eight of them): one
+                # hop, at the first, which says how many the call may reach (--limit 0: each)
+                if ln["device_function"] and ln["id"] != d.get("id"):
+                    key = (call["qualifier"], call["callee"], ln["id"] if self.trace.limit == 0 else None)
+                    found.setdefault(key, (call, ln))
+        for call, ln in self.capped(list(found.values()), MAX_DEVICE_CALLS, "__device__ functions called", hop):
+            if self.full():
+                return
+            target = q.symbol_by_id(self.con, ln["id"])
+            many = ""
+            if ln["overloads"] > 1 and self.trace.limit == 0:
+                many = f" [one of {ln['overloads']} overloads the call may reach]"
+            elif ln["overloads"] > 1:
+                many = f" [the first of {ln['overloads']} overloads the call may reach; --limit 0 shows each]"
+            h = self.add(hop, "cuda", "device_call", f"__device__ {target['qualified_name']}", target["file"],
+                         target["line"], _cpp_detail(target) + many)
+            h.called_at = f"{call['file']}:{call['line']}"
+            key = ("device", target["id"])
+            if key in self.seen_cpp:
+                self.repeat(h)
+                continue
+            self.seen_cpp.add(key)
+            self.device_calls(target, h)
 
     def guards(self, d: dict) -> Guards:
         """The #if branches and if blocks over a body, read with the defaults of the op being walked."""
@@ -852,7 +892,8 @@ class Walker:
         leads on. A call that may reach several C++ overloads walks each, marked."""
         links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
                                              call.get("template_args"))
-                 if runs_on(ln["def_file"], self.device)]  # miopen/ on --device cuda: the ROCm build's code
+                 if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
+                 and not ln["device_function"]]  # only device code calls those (device_calls)
         for target in links:
             if target["reach"] is not None and target["kind"] in ("struct", "class"):
                 self.functor_body(call, target, hop, len(links))
@@ -1002,8 +1043,11 @@ class Walker:
             if target is not None:
                 k = q.launched_definition(launch) if "launch_qualified_name" in launch else \
                     q.symbol_by_id(self.con, target)
-                self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
-                         _cpp_detail(k))
+                gh = self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
+                              _cpp_detail(k))
+                if ("kernel", target) not in self.seen_cpp:  # what its body calls, under its first launch only
+                    self.seen_cpp.add(("kernel", target))
+                    self.device_calls(k, gh)
         elif launch["kind"] == "tensor_iterator":  # cub/thrust launches are shown as their library calls
             hop = self.add(parent, "cuda", launch["kind"], launch["kernel"], launch["file"], launch["line"],
                            f"{launch['kind']} launch via {launch['kernel']}: the op's own body is the functor or "

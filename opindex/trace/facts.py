@@ -61,6 +61,11 @@ class Resident:
         return {r[0]: (r[1], r[2]) for r in self.con.execute("SELECT symbol_id, distance, reaches FROM device_reach")}
 
     @functools.cached_property
+    def device_functions(self) -> frozenset[int]:
+        """Ids of the __device__ functions (call_links links them for calls in device code only)."""
+        return frozenset(r[0] for r in self.con.execute("SELECT id FROM symbols WHERE kind = 'device_function'"))
+
+    @functools.cached_property
     def write_paths(self):
         """The fill/copy paths (trace/down.py write_path), walked once, kept between processes (trace/cache.py)."""
         from .cache import PathCache
@@ -277,13 +282,14 @@ def _links_from(con, file: str) -> dict[tuple[str, str], dict[str | None, list[d
     memo = _memos.get(con)
     if memo is not None and ("links", file) in memo:
         return memo[("links", file)]
-    reach = resident(con).reach
+    reach, device = resident(con).reach, resident(con).device_functions
     links = rows(con, "SELECT symbol_id AS id, qualifier AS link_qualifier, callee AS link_callee, overloads, "
                       "condition AS link_condition, def_file, def_line, template_args AS link_template_args "
                       "FROM call_links WHERE file = ? AND symbol_id IS NOT NULL ORDER BY def_line", (file,))
     for r in links:
         found = reach.get(r["id"])
         r["reach"] = found[0] if found else None
+        r["device_function"] = r["id"] in device
     walked = sorted({r["id"] for r in links if r["reach"] is not None})
     defs = {d["id"]: d for d in rows(con, f"SELECT * FROM symbols WHERE id IN ({','.join('?' * len(walked))})",
                                      walked)} if walked else {}
@@ -422,7 +428,7 @@ def choice_at(con, call: dict) -> dict | None:
 
 
 # the columns of a launched __global__ definition a launch hop shows (read with the launch, as launch_<column>)
-LAUNCHED_COLUMNS = ("qualified_name", "file", "line", "kind", "name", "signature", "from_macro")
+LAUNCHED_COLUMNS = ("id", "qualified_name", "file", "line", "end_line", "kind", "name", "signature", "from_macro")
 
 
 def launched_definition(launch: dict) -> dict:

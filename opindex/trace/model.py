@@ -59,7 +59,8 @@ class Trace:
     def ends(self) -> list[Hop]:
         """Where the chain reaches device code: launches, __global__ kernels, library calls, ufunc inner loops."""
         return [h for h in self.hops if (h.layer in ("cuda", "library") or h.kind == "ufunc_inner_loop")
-                and not h.absent and h.kind not in ("other_kernels", "op_body")]  # a list of names; an op body
+                and not h.absent and h.kind not in ("other_kernels", "op_body", "device_call")]
+        # (a list of names; an op body; what a kernel's body calls: below the end, not one)
 
     def cut(self, cap: str, limit: int, reason: str) -> None:
         """Say that a cap cut the walk: truncated[cap] = limit, and the reason (how to lift it) added once."""

@@ -53,3 +53,20 @@ TORCH_IMPL_FUNC(softmax_cuda_out)(const Tensor& input, const int64_t dim, const 
 }
 
 } // namespace at::native
+
+namespace at::native {
+namespace {
+
+// a __device__ function the kernel calls (PyTorch's own sits above the kernel): the trace shows it below the
+// __global__; a host function of the same name elsewhere is not what the kernel calls
+template <template <typename> class Reduction, int ILP, typename T, typename AccumT>
+__device__ __forceinline__ AccumT ilpReduce(const T* data, int size) {
+  AccumT threadVal = 0;
+  for (int offset = threadIdx.x; offset < size; offset += blockDim.x) {
+    threadVal = Reduction<AccumT>()(threadVal, static_cast<AccumT>(data[offset]));
+  }
+  return threadVal;
+}
+
+} // namespace
+} // namespace at::native
