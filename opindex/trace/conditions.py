@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -38,31 +39,41 @@ class Under:
 
 
 class Guards:
-    """The conditions rows over one body, asked per call line."""
+    """The conditions rows over one body, each read once (off for the device, a note, or nothing), asked per call
+    line."""
 
     def __init__(self, rows: list[dict], device: str, defaults: dict[str, object]):
-        self.rows, self.device, self.defaults = rows, device, defaults
+        self.spans: list[tuple[int, int, bool, str | None]] = []  # (first, last, off, note)
+        for r in rows:
+            if r["kind"] == "#if":
+                off = _platform_off(r["condition"], device)
+                self.spans.append((r["line"], r["end_line"], off, None if off else
+                                   f"called under #if {r['condition']}"))
+            elif holds(r["condition"], defaults) is False:
+                self.spans.append((r["line"], r["end_line"], False, f"called when {r['condition']}: {NOT_DEFAULT}"))
         self.cache: dict[int, Under] = {}
 
     def at(self, line: int) -> Under:
-        if line not in self.cache:
-            self.cache[line] = self._at(line)
-        return self.cache[line]
+        found = self.cache.get(line)
+        if found is None:
+            found = self.cache[line] = self._at(line) if self.spans else _NOTHING
+        return found
 
     def _at(self, line: int) -> Under:
         under = Under()
-        for r in self.rows:
-            if not r["line"] <= line <= r["end_line"]:
-                continue
-            if r["kind"] == "#if":
-                if platform_off(r["condition"], self.device):
+        for first, last, off, note in self.spans:
+            if first <= line <= last:
+                if off:
                     return Under(off=True)
-                under.notes.append(f"called under #if {r['condition']}")
-            elif holds(r["condition"], self.defaults) is False:
-                under.notes.append(f"called when {r['condition']}: {NOT_DEFAULT}")
+                under.notes.append(note)
         return under
 
 
+_NOTHING = Under()
+_platform_off = functools.lru_cache(maxsize=4096)(platform_off)
+
+
+@functools.lru_cache(maxsize=4096)
 def schema_defaults(schema: str, signature: str | None) -> dict[str, object]:
     """The default argument values of a native schema (`float label_smoothing=0.0` -> 0.0, `Tensor? weight=None` ->
     None), kept for the names the C++ definition's own parameters carry (what its `if`s can test)."""
@@ -76,6 +87,7 @@ def schema_defaults(schema: str, signature: str | None) -> dict[str, object]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def python_defaults(signature: str | None) -> dict[str, object]:
     """The default values of a Python def's parameters (`max_norm: Optional[float] = None` -> None), from its
     signature as symbols keep it."""

@@ -43,6 +43,7 @@ class Walker:
         self.seen_writes: set[tuple] = set()  # fill/copy ops whose path is shown (write_call)
         self.reserved: dict[int, str] = {}  # helper id -> the body being walked that calls it directly (calls)
         self.defaults: list[dict] = []  # per op being walked: its entry (the schema's default arguments)
+        self.guard_cache: dict[tuple, Guards] = {}  # (body, schema) -> its conditions, read (guards)
         self.reserved_ops: dict[str, str] = {}  # op API name -> the body being walked that calls it directly
         self.nest = 0
         self.unexpanded: dict[int, int] = {}
@@ -577,10 +578,16 @@ class Walker:
             self.device_calls(target, h)
 
     def guards(self, d: dict) -> Guards:
-        """The #if branches and if blocks over a body, read with the defaults of the op being walked."""
-        defaults = schema_defaults(self.defaults[-1]["schema"], d.get("signature")) if self.defaults else {}
-        return Guards(q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device,
-                      defaults)
+        """The #if branches and if blocks over a body, read with the defaults of the op being walked (once per body
+        and op: body(), calls() and device_calls() ask in turn)."""
+        schema = self.defaults[-1]["schema"] if self.defaults else None
+        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schema)
+        found = self.guard_cache.get(key)
+        if found is None:
+            defaults = schema_defaults(schema, d.get("signature")) if schema else {}
+            found = self.guard_cache[key] = Guards(
+                q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults)
+        return found
 
     def direct_ops(self, d: dict, skip: set[str]) -> list[str]:
         """The ops this body calls by their API (at::x(...), not a method: its receiver may not be a Tensor) that

@@ -397,10 +397,11 @@ def calls_in(con, caller: str, file: str | None = None, lines: tuple[int, int] |
 
 
 def conditions_over(con, file: str, lines: tuple[int, int] | None) -> list[dict]:
-    """The conditions rows (#if branches, if blocks) that overlap lines of a file, outermost first."""
+    """The conditions rows (#if branches, if blocks) that overlap lines of a file, outermost first (the file's rows
+    read once per trace: its bodies ask in turn)."""
     first, last = lines or (0, 1 << 30)
-    return rows(con, "SELECT line, end_line, kind, condition FROM conditions WHERE file = ? AND line <= ? AND "
-                     "end_line >= ? ORDER BY line, -end_line", (file, last, first))
+    return [r for r in rows(con, "SELECT line, end_line, kind, condition FROM conditions WHERE file = ? "
+                                 "ORDER BY line, -end_line", (file,)) if r["line"] <= last and r["end_line"] >= first]
 
 
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:
