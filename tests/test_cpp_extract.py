@@ -615,3 +615,29 @@ def test_a_directive_inside_an_argument_list_keeps_its_first_branch():
     assert facts.parse_errors == 0
     assert [(r[1], r[6]) for r in facts.rows["symbols"]] == [(1, "sortViaThrust"), (10, "after")]
     assert [(r.line, r.function) for r in facts.rows["library_calls"]] == [(2, "thrust::copy")]
+
+
+def test_a_macro_defined_again_expands_with_the_definition_before_its_use():
+    # 1.4 THC/generic/THCTensorIndex.cu: each function #defines its own LARGE_INDEX (parameters continued over two
+    # lines) and #undefs it; a use expands with the definition above it, even where the grammar lost one of them in
+    # an ERROR node (`unsigned int` as a macro argument) and it was read from the text
+    facts = run("""\
+        void indexFill(int n) {
+        #define LARGE_INDEX(TENSOR_TYPE, TYPE, \\
+                            DST_DIM, IDX_DIM)  \\
+          indexFillLargeIndex<TENSOR_TYPE, TYPE, DST_DIM, IDX_DIM><<<grid, block, 0, stream>>>(n);
+          LARGE_INDEX(scalar_t, unsigned int, 1, -2);
+        #undef LARGE_INDEX
+        }
+        void indexSelect(int n) {
+        #define LARGE_INDEX(TENSOR_TYPE, TYPE,  \\
+                            DST_DIM, IDX_DIM)   \\
+          indexSelectLargeIndex<TENSOR_TYPE, TYPE, DST_DIM, IDX_DIM><<<grid, block, 0, stream>>>(n);
+          LARGE_INDEX(scalar_t, unsigned int, 1, -2);
+        #undef LARGE_INDEX
+        }
+        """, path="aten/src/THC/generic/THCTensorIndex.cu", language="cuda")
+    assert [(r.line, r.kernel, r.caller) for r in facts.rows["kernel_launches"]] == [
+        (5, "indexFillLargeIndex", "indexFill"), (12, "indexSelectLargeIndex", "indexSelect")]
+    assert [(r.line, r.parameters) for r in facts.rows["macros"]] == [
+        (2, "(TENSOR_TYPE, TYPE, DST_DIM, IDX_DIM)"), (9, "(TENSOR_TYPE, TYPE, DST_DIM, IDX_DIM)")]

@@ -90,3 +90,15 @@ def test_a_function_with_directives_inside_its_calls_arguments_is_read(real_inde
     assert [(h.name, h.line) for h in t.hops if h.parent == via[0].id][:5] == [
         ("thrust::copy", 223), ("thrust::sort", 231), ("thrust::sort", 237), ("thrust::sort", 244),
         ("thrust::sort", 250)]
+
+
+def test_a_macro_each_function_defines_again_launches_its_own_kernel(real_index_1_4):
+    # 1.4 THC/generic/THCTensorIndex.cu: THCTensor_(indexSelect) #defines LARGE_INDEX at :447 (its parameters
+    # continued over two lines; indexFill's own LARGE_INDEX, :323, is #undef'd at :395) and uses it at :496-:528:
+    # indexSelectLargeIndex<<<...>>>, the __global__ of THC/THCTensorIndex.cu:335 (not indexFillLargeIndex)
+    t = real_index_1_4.trace("torch.index_select")
+    gen = "aten/src/THC/generic/THCTensorIndex.cu"
+    launches = [(h.line, h.name.split("<")[0]) for h in t.hops if h.kind == "launch" and h.file == gen]
+    assert (496, "indexSelectLargeIndex") in launches and (528, "indexSelectLargeIndex") in launches
+    assert not [n for _, n in launches if n.startswith("indexFill")]
+    assert ("aten/src/THC/THCTensorIndex.cu", 335) in where(t)

@@ -45,7 +45,9 @@ _SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
 _MAX_RECEIVER = 120
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
 # `#define NAME(params) body`, continuation lines included (the body ends at the first line without a backslash)
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+# (the parameter list may be continued too: 1.4's `#define LARGE_INDEX(TENSOR_TYPE, TYPE, \` + `DST_DIM, ...)`)
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(((?:[^)\n\\]|\\\r?\n|\\)*)\)"
+                     rb"((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
 
 
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
@@ -559,10 +561,10 @@ class _File:
             name = _text(caps["macro.name"][0])
             params = caps.get("macro.params")
             body = macro_body(_text(caps["macro.body"][0])) if "macro.body" in caps else ""
-            param_text = collapse(_text(params[0])) if params else None
+            param_text = collapse(_text(params[0]).replace("\\\r\n", " ").replace("\\\n", " ")) if params else None
             self.rows["macros"].append(MacroRow(file=self.path, line=node.start_point[0] + 1, name=name,
                                                 parameters=param_text, body=body))
-            plist = tuple(p.strip() for p in param_text.strip("()").split(",") if p.strip()) if params else ()
+            plist = _parameters(param_text.strip("()")) if params else ()
             found.append(Macro(name, plist, params is not None, body, node.start_byte))
         if u.root.has_error and b"#" in u.data and u.line is None:  # the file itself, not an expansion
             found += self._macros_in_errors(u, {m.start for m in found})
@@ -582,12 +584,17 @@ class _File:
             name, params, body = m.group(1).decode(), m.group(2).decode("utf-8", "replace"), m.group(3)
             line = u.data.count(b"\n", 0, start) + 1
             body_text = macro_body(body.decode("utf-8", "replace"))
-            param_text = collapse(f"({params})")
+            param_text = collapse(f"({params})".replace("\\\r\n", " ").replace("\\\n", " "))
             self.rows["macros"].append(MacroRow(file=self.path, line=line, name=name, parameters=param_text,
                                                 body=body_text))
-            plist = tuple(p.strip() for p in params.split(",") if p.strip())
+            plist = _parameters(params)
             found.append(Macro(name, plist, True, body_text, start))
         return found
+
+
+def _parameters(text: str) -> tuple[str, ...]:
+    """A macro's parameter names: `TENSOR_TYPE, TYPE, \\` + newline + `DST_DIM` -> (TENSOR_TYPE, TYPE, DST_DIM)."""
+    return tuple(p for p in (p.replace("\\", " ").strip() for p in text.split(",")) if p)
 
 
 _KEYWORDS = frozenset(b"return else case new throw delete goto co_return co_await co_yield typename template sizeof "

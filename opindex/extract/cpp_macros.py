@@ -106,13 +106,15 @@ class MacroTable:
         for m in candidates:
             if m.start in local or EXPANDABLE.search(m.body):
                 self.by_name.setdefault(m.name, []).append(m)
+        for found in self.by_name.values():
+            found.sort(key=lambda m: m.start)  # the tree's #defines, then those read from ERROR nodes: in file order
         grown = True
         while grown:  # a macro whose body invokes an expandable macro is expandable too
             grown = False
             for m in candidates:
                 if m.name not in self.by_name and any(
                         re.search(rf"\b{re.escape(n)}\s*\(", m.body) for n in self.by_name):
-                    self.by_name[m.name] = [x for x in candidates if x.name == m.name]
+                    self.by_name[m.name] = sorted((x for x in candidates if x.name == m.name), key=lambda x: x.start)
                     grown = True
         self.invocation = (re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in self.by_name) + rb")\s*\(")
                            if self.by_name else None)
