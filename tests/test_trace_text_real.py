@@ -129,3 +129,19 @@ def test_bottom_up_fan_in_is_grouped_not_cut(real_index):
     text = cut.to_text().splitlines()
     assert len(text) <= 60
     assert any(re.search(r"\d+ more callers in \d+ files, grouped by file", line) for line in text)
+
+
+def test_the_backward_of_a_composite_lists_the_formulas_of_the_ops_it_calls(real_index):
+    # cross_entropy_loss is CompositeImplicitAutograd: its backward is that of _log_softmax and nll_loss_forward
+    # (derivatives.yaml:2112, :2019), both shown, though the main chain follows log_softmax only
+    text = real_index.trace("F.cross_entropy").to_text()
+    back = text.split("\nBackward\n", 1)[1].split("\n\nAlso in the tree", 1)[0]
+    assert re.search(r"derivatives.yaml: _log_softmax +tools/autograd/derivatives.yaml:2112", back)
+    assert re.search(r"derivatives.yaml: nll_loss_forward +tools/autograd/derivatives.yaml:2019", back)
+    # embedding_bag (EmbeddingBag.cpp:1241) calls _embedding_bag_forward_only (:1262) or _embedding_bag (:1266), one
+    # kernel for both: the second op call leads to that kernel too (shown above), and _embedding_bag's formula
+    # (derivatives.yaml:1990) is embedding_bag's backward
+    t = real_index.trace("F.embedding_bag")
+    call = [h for h in t.hops if (h.file, h.line, h.kind) == ("aten/src/ATen/native/EmbeddingBag.cpp", 1266, "calls_op")]
+    assert call and "leads to no device code" not in call[0].detail
+    assert re.search(r"derivatives.yaml: _embedding_bag +tools/autograd/derivatives.yaml:1990", t.to_text())

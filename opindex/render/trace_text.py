@@ -3,7 +3,7 @@ file:line), the branches folded to one line each with a count, the backward, and
 `tree=True` prints every hop as a tree, `snippets=True` the source lines under each hop shown."""
 from __future__ import annotations
 
-from ..trace.model import TAIL_LAYERS, Hop, Trace
+from ..trace.model import COMPOSITE_CALLEE, NOT_DEFAULT, TAIL_LAYERS, Hop, Trace
 from .source import snippet
 
 SCREEN = 60  # the default text of a trace aims to fit this many lines; what does not fit is counted, never dropped
@@ -279,6 +279,15 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
     kids = _kids(t)
     derivatives = [k for h in chain for k in kids.get(h.id, []) if k.layer == "backward" and not k.absent]
     notes = [k for h in chain for k in kids.get(h.id, []) if k.layer == "backward" and k.absent]
+    # a composite on the chain: the formulas of every op its kernel calls, not only of the one the chain follows
+    # (F.cross_entropy: _log_softmax's and nll_loss_forward's; embedding_bag: _embedding_bag's), on the default
+    # path (not behind a branch the default arguments do not take)
+    shown = {d.id for d in derivatives}
+    callees = [(sum(a.id not in chain_ids for a in path), k.id, k) for k in t.hops
+               if k.kind == "derivative" and COMPOSITE_CALLEE in k.detail and k.id not in shown
+               for path in [t.path(k)] if any(a.id in chain_ids for a in path)
+               and not any(NOT_DEFAULT in a.detail for a in path)]
+    derivatives += [k for _, _, k in sorted(callees)]  # the nearest to the chain first
     if t.direction == "down":
         out += ["", paint("Backward", "1"), ""]
         if not derivatives:

@@ -15,7 +15,7 @@ from ..pytorch.receivers import may_be_tensor
 from ..pytorch.stubs import is_stub_call
 from ..pytorch.python_rules import ENTRY_METHODS
 from .conditions import Guards, python_defaults, schema_defaults
-from .model import DEVICE_LAYERS, Hop, Trace
+from .model import COMPOSITE_CALLEE, DEVICE_LAYERS, Hop, Trace
 from .writes import write_path
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
@@ -449,6 +449,8 @@ class Walker:
             self.call_sites[hop.id] = call_site
             hop.called_at = f"{call_site[0]}:{call_site[1]}"
         if key in self.seen_cpp:
+            if key in self.useful_cpp:  # _embedding_bag's kernel, walked for _embedding_bag_forward_only above: the
+                self.live.add(hop.id)   # op leads to device code, shown there
             return self.repeat(hop)
         self.seen_cpp.add(key)
         if d["kind"] == "global_kernel":
@@ -458,7 +460,10 @@ class Walker:
             if m is not None:
                 self.add(hop, "cpp", "macro", f"#define {m['name']}", m["file"], m["line"],
                          f"the macro whose use at {d['file']}:{d['line']} writes {d['name']}: its body is the code")
+        mark = len(self.trace.hops)
         self.body(d, hop, depth)
+        if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
+            self.useful_cpp.add(key)
         return hop
 
     def body(self, d: dict, hop: Hop, depth: int) -> None:
@@ -868,7 +873,7 @@ class Walker:
         self.autograd_shown.add(entry["id"])
         for der in ders:
             hop = self.add(parent, "backward", "derivative", f"derivatives.yaml: {der['full_name']}", der["file"],
-                           der["line"], f"{der['schema']} (the backward of the composite op that calls it)")
+                           der["line"], f"{der['schema']} ({COMPOSITE_CALLEE})")
             for f in q.formulas(self.con, der["id"]):
                 if not f["is_forward"]:
                     fh = self.add(hop, "backward", "formula", f"{f['inputs']}: {f['formula']}", f["file"], f["line"],

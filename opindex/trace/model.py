@@ -116,6 +116,8 @@ class Trace:
 
 
 
+# the note on the derivatives.yaml entry of an op a CompositeImplicitAutograd kernel calls (its autograd is theirs)
+COMPOSITE_CALLEE = "the backward of the composite op that calls it"
 # the note on a hop whose call the op's default arguments do not reach (trace/conditions.py): ranked last
 NOT_DEFAULT = "not with the default arguments"
 
