@@ -235,12 +235,7 @@ def _device_functions(symbols: Symbols, sites: set[tuple], conditions: "Conditio
                                           if c in symbols.device_functions and (caller, f) in device}):
         if qualifier.startswith(_NOT_HELPERS):
             continue
-        targets = helper_targets(symbols, file, qualifier, callee, conditions.lines, among=symbols.device_functions)
-        if len(targets) > 1:
-            targets = conditions.real(targets)
-        for s in targets:
-            rows.append((file, qualifier, callee, *definition_columns(s), len(targets),
-                         conditions.of(s) if len(targets) > 1 else None, None))
+        rows += _link_rows(symbols, file, qualifier, callee, conditions, symbols.device_functions)
     return rows
 
 
@@ -257,13 +252,19 @@ def _functor_classes(symbols: Symbols, sites: set[tuple], conditions: "Condition
         if linked and any(s[S_ID] in linked and not s[S_QUAL].endswith(f"{callee}::{callee}")
                           for s in symbols.by_name.get(callee, ())):
             continue  # a function of that name, not (only) the class's constructor (AddFunctor::AddFunctor)
-        targets = helper_targets(symbols, file, qualifier, callee, conditions.lines, among=functors)
-        if len(targets) > 1:
-            targets = conditions.real(targets)
-        for s in targets:
-            rows.append((file, qualifier, callee, *definition_columns(s), len(targets),
-                         conditions.of(s) if len(targets) > 1 else None, None))
+        rows += _link_rows(symbols, file, qualifier, callee, conditions, functors)
     return rows
+
+
+def _link_rows(symbols: Symbols, file: str, qualifier: str, callee: str, conditions: "Conditions",
+               among: dict[str, list[tuple]]) -> list[tuple]:
+    """call_links rows of one call among other definitions than the helpers (functor classes, __device__
+    functions), by the helpers' rule."""
+    targets = helper_targets(symbols, file, qualifier, callee, conditions.lines, among=among)
+    if len(targets) > 1:
+        targets = conditions.real(targets)
+    return [(file, qualifier, callee, *definition_columns(s), len(targets),
+             conditions.of(s) if len(targets) > 1 else None, None) for s in targets]
 
 
 def _specialized(file: str, qualifier: str, callee: str, targets: list[tuple], written: set[str],

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..pytorch.devices import platform_off
+from ..pytorch.receivers import split_parameters
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from .model import NOT_DEFAULT, Hop
 
@@ -92,7 +93,7 @@ def python_defaults(signature: str | None) -> dict[str, object]:
     """The default values of a Python def's parameters (`max_norm: Optional[float] = None` -> None), from its
     signature as symbols keep it."""
     out: dict[str, object] = {}
-    for part in _top_level(signature.strip()[1:-1] if signature else ""):
+    for part in split_parameters(signature or "()"):
         m = _PY_PARAM.match(part)
         if m is not None:
             value = _literal(m.group(2))
@@ -139,20 +140,6 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = bool(value)
     result = not result if bang else result
     return not result if negate else result
-
-
-def _top_level(text: str) -> list[str]:
-    """`a: Tuple[int, int] = (1, 2), b=3` split at its top-level commas."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    return parts + [text[start:]]
 
 
 def _literal(text: str) -> object:
