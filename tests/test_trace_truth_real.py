@@ -505,3 +505,13 @@ def test_a_kernel_shows_the_device_functions_it_calls(real_index):
     stats = next(h for h in t.hops if h.parent == impl_hop.id and h.name.endswith("compute_stats"))
     assert (stats.line, stats.called_at) == (172, f"{cu}:250")
     assert [(n, line) for n, line, _ in below(stats)][:2] == [("cuWelfordOnlineSum", 130), ("cuWelfordCombine", 145)]
+
+
+def test_a_functor_objects_operator_shows_the_device_functions_it_calls(real_index):
+    # cuda/ForeachBinaryOpScalar.cu: multi_tensor_apply<2>(..., BinaryOpScalarFunctor<...>(), ...) hands the op's
+    # body to the launcher (op_body, ForeachFunctors.cuh); its __device__ operator() calls binary_op_scalar
+    # (ForeachFunctors.cuh:114), which calls load_args (:80) and store_args (:99)
+    t = real_index.trace("torch._foreach_add_")
+    body = [h for h in t.hops if h.kind == "op_body"]
+    below = {(h.name, h.line) for b in body for h in t.hops if h.parent == b.id and h.kind == "device_call"}
+    assert ("__device__ at::native::binary_op_scalar", 114) in below

@@ -948,6 +948,10 @@ class Walker:
             h.detail += f" [one of {overloads} definitions the call may build]"
         if target["link_condition"]:
             h.detail += f" [#if {target['link_condition']}]"
+        for op in q.device_operators(self.con, target["qualified_name"], target["file"]):
+            if ("device", op["id"]) not in self.seen_cpp:  # what the body calls on the device
+                self.seen_cpp.add(("device", op["id"]))
+                self.device_calls(op, h)
 
     def stub(self, s: dict, parent: Hop, depth: int, d: dict | None = None) -> None:
         passed = self.passed_stub(s, parent)

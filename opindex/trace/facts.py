@@ -471,6 +471,12 @@ def launches_of(con, kernel: str) -> list[dict]:
     return rows(con, "SELECT * FROM kernel_launches WHERE kernel = ? ORDER BY file, line", (kernel,))
 
 
+def device_operators(con, class_name: str, file: str) -> list[dict]:
+    """The __device__ operator()s of a functor class defined in `file` (the op's body the kernel runs)."""
+    return rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? AND kind = 'device_function' "
+                     "ORDER BY line", (f"{class_name}::operator()", file))
+
+
 def enclosing_definition(con, qualified_name: str, file: str) -> dict | None:
     found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? ORDER BY line LIMIT 1",
                  (qualified_name, file))
