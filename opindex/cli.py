@@ -308,7 +308,8 @@ def _flat(records) -> list[dict]:
 @main.command()
 @click.argument("name")
 @click.option("--device", type=click.Choice(DEVICE_OPTIONS), default="cuda", show_default=True,
-              help="Which dispatch rows and registrations to follow.")
+              help="Which dispatch rows, registrations and platform code to follow (code under another "
+                   "platform's #if, such as #ifdef USE_ROCM on cuda, is not walked).")
 @click.option("--depth", type=click.IntRange(0, 5), default=1, show_default=True,
               help="How many times to follow a C++ kernel's calls of other ops back into their YAML entries "
                    "(a deeper trace only adds hops).")
@@ -345,9 +346,10 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     NAME can be nn.LSTM, torch.nn.LSTM, F.relu, torch.relu, relu, Tensor.add_, aten::add.Tensor, add.out,
     at::native::relu, a kernel function, a stub or a __global__ kernel.
 
-    Text output (the default) fits one screen: the main chain, the default path for --device from the Python
-    surface to the __global__ kernel or library call the op ends in, one line per hop with file:line; the
-    branches, each folded to one line with the hops below it; the backward; and the flags that expand it.
+    Text output (the default) fits one screen: the main chain, the default path for --device (and for the op's
+    default arguments) from the Python surface to the __global__ kernel or library call the op ends in, one
+    line per hop with file:line; the branches, each folded to one line with the hops below it (the __device__
+    functions a kernel calls among them); the backward; and the flags that expand it.
     --tree prints every hop, --snippets the source lines. Every cap (--max-hops, --limit) is stated in the
     output: `truncated` in JSON, a TRUNCATED line in text, a line on stderr.
     """
