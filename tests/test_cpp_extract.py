@@ -641,3 +641,20 @@ def test_a_macro_defined_again_expands_with_the_definition_before_its_use():
         (5, "indexFillLargeIndex", "indexFill"), (12, "indexSelectLargeIndex", "indexSelect")]
     assert [(r.line, r.parameters) for r in facts.rows["macros"]] == [
         (2, "(TENSOR_TYPE, TYPE, DST_DIM, IDX_DIM)"), (9, "(TENSOR_TYPE, TYPE, DST_DIM, IDX_DIM)")]
+
+
+def test_a_call_the_grammar_reads_as_a_definition_is_a_call():
+    # cuda/ReduceMomentKernel.cu:20: `gpu_reduce_kernel<scalar_t, out_t, 2>(iter, ops, typename ops_t::acc_t{});`
+    # parses as a definition (no return type, `{}` its body) inside std_var_kernel_impl: it is a TensorIterator launch
+    facts = run("""\
+        namespace at::native {
+        template <typename scalar_t, typename out_t=scalar_t>
+        void std_var_kernel_impl(TensorIterator& iter, double correction, bool take_sqrt) {
+          ops_t ops(static_cast<accscalar_t>(correction), take_sqrt);
+          gpu_reduce_kernel<scalar_t, out_t, 2>(iter, ops, typename ops_t::acc_t{});
+        }
+        }
+        """, path="aten/src/ATen/native/cuda/ReduceMomentKernel.cu", language="cuda")
+    assert [r[6] for r in facts.rows["symbols"]] == ["at::native::std_var_kernel_impl"]
+    assert [(r.line, r.kernel, r.kind, r.caller) for r in facts.rows["kernel_launches"]] == [
+        (5, "gpu_reduce_kernel", "tensor_iterator", "at::native::std_var_kernel_impl")]

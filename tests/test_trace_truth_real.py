@@ -515,3 +515,18 @@ def test_a_functor_objects_operator_shows_the_device_functions_it_calls(real_ind
     body = [h for h in t.hops if h.kind == "op_body"]
     below = {(h.name, h.line) for b in body for h in t.hops if h.parent == b.id and h.kind == "device_call"}
     assert ("__device__ at::native::binary_op_scalar", 114) in below
+
+
+def test_an_object_built_with_arguments_for_a_called_parameter_and_a_misread_launch(real_index):
+    # cuda/Sorting.cu:257 launch_kthvalue_kernel: run_launcher<scalar_t, index_t>(..., KthValueLauncher(k));
+    # run_launcher (SortingCommon.cuh:113) calls l.template launch<...>(...) (:150): KthValueLauncher::launch
+    # (Sorting.cu:176) -> gatherKthValue<<<...>>> (:194) -> __global__ gatherKthValue (:24)
+    t = real_index.trace("torch.kthvalue")
+    cu = "aten/src/ATen/native/cuda/Sorting.cu"
+    assert {(cu, 176), (cu, 194), (cu, 24)} <= where(t)
+    # cuda/ReduceMomentKernel.cu:20, read by the grammar as a definition: the launch of torch.var's reduction
+    t = real_index.trace("torch.var")
+    launch = [h for h in t.main_chain() if h.kind == "tensor_iterator"]
+    assert [(h.name, h.file, h.line) for h in launch][:1] == [
+        ("gpu_reduce_kernel", "aten/src/ATen/native/cuda/ReduceMomentKernel.cu", 20)]
+    assert t.hops[launch[0].parent].name == "at::native::std_var_kernel_impl"

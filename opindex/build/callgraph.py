@@ -508,8 +508,10 @@ def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, 
 # a function passed by name: `raw_cudnn_convolution_forward_out_32bit`, `&at::native::f`, and through a cast to a
 # function pointer type (BinaryOps.cpp: `static_cast<OutFunc>(at::logical_xor_out)`)
 _FUNCTION_NAME = re.compile(r"\s*(?:static_cast\s*<[^<>]*>\s*\(\s*)?&?\s*([A-Za-z_][\w:]*)\s*\)?\s*$")
-# `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`: a temporary object of a named class
-_TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{\s*\}|\(\s*\))\s*$")
+# `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`, `KthValueLauncher(k)`: a temporary object of a named
+# class, built with or without arguments (the class must have the method called: _passed looks it up)
+_TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{(?:[^{}]|\{[^{}]*\})*\}|\((?:[^()]|\([^()]*\))*\))"
+                        r"\s*$")
 
 
 def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int | None = None) -> list[str]:

@@ -209,6 +209,7 @@ class _Unit:
         self.scopes: dict[int, tuple[str, ...]] = {}  # node id -> enclosing scope names (see _scope)
         self.bodies: dict[int, int] = {}  # function start -> where its body's `{` is, -1: no local object there
         self.declared: dict[tuple[int, str], int] = {}  # (function start, name) -> its first declaration (see above)
+        self.misread: list[tuple] = []  # calls the grammar read as definitions (_misread_call): (node, name node)
 
     def line_of(self, node) -> int:
         return self.line or node.start_point[0] + 1
@@ -304,6 +305,9 @@ class _File:
         else:
             parts = strip_templates(_text(name_node)).split("::")
             if _misparsed(node, parts[-1]):
+                return None
+            if _misread_call(node):
+                u.misread.append((node, name_node))  # a call, extracted by calls()
                 return None
             signature = collapse(_text(caps["function.params"][0]))
             tokens = {c.type for c in node.children[:6]}
@@ -461,6 +465,30 @@ class _File:
                 rows["kernel_launches"].append(KernelLaunchRow(
                     file=path, line=line, kernel=callee, kind=kind, template_args=template_args, config=None,
                     caller=caller, from_macro=from_macro))
+
+    def misread_calls(self, u: _Unit) -> None:
+        """The calls the grammar read as definitions (_misread_call): a calls row each, and the launch or library
+        call it is (`gpu_reduce_kernel<...>(iter, ops, typename ops_t::acc_t{})`: a TensorIterator launch)."""
+        for node, name_node in u.misread:
+            caller = u.caller(node.start_byte)
+            if not caller:
+                continue
+            written = collapse(_text(name_node))
+            qualifier, _, callee = strip_templates(written).rpartition("::")
+            call_args = template_args_of(written) if written.endswith(">") else None
+            line = u.line_of(node)
+            self.rows["calls"].append((self.path, line, self.language, caller, callee, qualifier, 0,  # _CALL
+                                       call_args))
+            kind = names.launch_kind(callee, qualifier)
+            if kind:
+                self.rows["kernel_launches"].append(KernelLaunchRow(
+                    file=self.path, line=line, kernel=callee, kind=kind, template_args=call_args, config=None,
+                    caller=caller, from_macro=u.from_macro))
+            lib = names.library(callee, qualifier)
+            if lib:
+                self.rows["library_calls"].append(LibraryCallRow(
+                    file=self.path, line=line, library=lib, function=f"{qualifier}::{callee}" if qualifier else callee,
+                    caller=caller, from_macro=u.from_macro))
 
     def _handed_to_macro(self, data: bytes, args, caller: str, from_macro: str | None, fixed_line: int | None) -> None:
         """A library function handed by name to a macro is called by it: `CUB_WRAPPER(NO_ROCM(at_cuda_detail)::cub::
@@ -680,6 +708,19 @@ def _first_argument(data: bytes, caps, start, named_stub: bool) -> str | None:
     if named_stub or _MAYBE_DEVICE.search(raw):
         return collapse(raw.decode("utf-8", "replace"))
     return None
+
+
+def _misread_call(node) -> bool:
+    """`gpu_reduce_kernel<scalar_t, out_t, 2>(iter, ops, typename ops_t::acc_t{});` in a function body parses as a
+    definition (a declarator without a return type, the last argument's `{}` its body): C++ has no function
+    definitions inside a body, so it is the call it looks like (ReduceMomentKernel.cu:20, std_var_kernel_impl)."""
+    if node.child_by_field_name("type") is not None:
+        return False
+    parent, body = node.parent, node.child_by_field_name("body")
+    if parent is None or parent.type != "compound_statement" or body is None or body.named_child_count:
+        return False  # a real definition the grammar placed in a block (error recovery) has a body
+    after = node.next_sibling
+    return after is not None and after.type == "ERROR" and after.text.lstrip().startswith(b")")
 
 
 def _misparsed(node, name: str) -> bool:
@@ -913,6 +954,7 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
         f.kernels = frozenset(m.decode() for m in _GLOBAL_NAME.findall(data))
     for u in units:
         f.calls(u)
+        f.misread_calls(u)
     f.choices(main)
     f.rows["conditions"].extend((path, first, last, "if", cond, caller)  # _CONDITION
                                 for first, last, cond, caller in conditions.guards(main.data, main.root, main.caller))
