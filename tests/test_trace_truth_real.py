@@ -530,3 +530,14 @@ def test_an_object_built_with_arguments_for_a_called_parameter_and_a_misread_lau
     assert [(h.name, h.file, h.line) for h in launch][:1] == [
         ("gpu_reduce_kernel", "aten/src/ATen/native/cuda/ReduceMomentKernel.cu", 20)]
     assert t.hops[launch[0].parent].name == "at::native::std_var_kernel_impl"
+
+
+def test_a_bare_call_of_another_devices_kernel_is_the_op(real_index):
+    # TensorTransformations.h:17 roll_common (reached from roll_cuda, cuda/TensorTransformations.cu:110) calls
+    # `roll(flattened, shifts[0], 0)`: at::native::roll (TensorTransformations.cpp:102) is the CPU/MPS kernel, not
+    # declared in the CUDA file; C++ finds the op at::roll there, which dispatches back to roll_cuda (shown above)
+    t = real_index.trace("torch.roll")
+    assert ("aten/src/ATen/native/TensorTransformations.cpp", 102) not in where(t)
+    call = [h for h in t.hops if (h.file, h.line) == ("aten/src/ATen/native/TensorTransformations.h", 17)]
+    assert [(h.kind, h.name) for h in call] == [("calls_op", "roll")]
+    assert [(h.name, h.detail) for h in t.hops if h.parent == call[0].id] == [("aten::roll", "(shown above)")]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from . import facts as q
-from ..pytorch.devices import IMPLICIT_KEYS, op_api_call, runs_on
+from ..pytorch.devices import IMPLICIT_KEYS, dispatch_keys, op_api_call, runs_on
 from ..pytorch.operators import TENSOR_OPERATORS
 from ..pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ..pytorch.receivers import may_be_tensor
@@ -288,8 +288,11 @@ class Walker:
         hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
                        entry["schema"])
         if entry["id"] in self.seen_native:
-            if entry["id"] in self.useful_native:
-                self.live.add(hop.id)  # reached again: what it leads to is shown above
+            if entry["id"] in self.useful_native or any(
+                    a.kind == "entry" and a.name == hop.name for a in self.trace.path(hop)[:-1]):
+                # reached again: what it leads to is shown above (or is being shown: roll_cuda's roll_common calls
+                # at::roll again, for the flattened tensor)
+                self.live.add(hop.id)
             return self.repeat(hop)
         self.seen_native.add(entry["id"])
         if not entry["structured_delegate"]:
@@ -704,6 +707,15 @@ class Walker:
                 if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
                     self.legacy_kernel(f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
                 return  # no definition this call reaches (std::max, a lambda, a macro-made name)
+            if not qual and self.foreign_kernel(name):
+                # roll_common (TensorTransformations.h), reached from roll_cuda: `roll(flattened, ...)` links to
+                # at::native::roll, the CPU/MPS kernel, which the CUDA file does not declare: there C++ finds
+                # at::roll (ATen/ops/roll.h), the op, back through the dispatcher
+                entries = q.native_for_cpp_api(self.con, name)
+                if entries and name not in seen_ops:
+                    seen_ops.add(name)
+                    self.op_call(call, entries, hop, depth, forwards)
+                return
             if self.plumbing_kernel(name):
                 if name in WRITING_PLUMBING and name not in seen_ops:  # addmm_out_cuda_impl's
                     seen_ops.add(name)  # `at::native::copy_(result, *self_)`: a copy kernel the GPU runs
@@ -789,6 +801,14 @@ class Walker:
                 self.live.add(mark)  # passed here too (sum_functor, also called at its caller): shown above
             called = f"{call['qualifier']}.{call['callee']}" if call["is_method"] else call["callee"]
             self.trace.hops[mark].detail += f" [{called}(...): {f['functor']} passed at {f['file']}:{f['line']}]"
+
+    def foreign_kernel(self, name: str) -> bool:
+        """True when `name` is an op's kernel for other devices only (`roll`: CPU, MPS) on this trace's device."""
+        if self.device == "all":
+            return False
+        rows = q.dispatch_rows_with_kernel(self.con, name)
+        own = set(dispatch_keys(self.device)) | set(q.COMPOSITE_KEYS)
+        return bool(rows) and not any(r["dispatch_key"] in own for r in rows)
 
     def plumbing_kernel(self, name: str) -> bool:
         """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""
