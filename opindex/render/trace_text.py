@@ -283,10 +283,12 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
     # (F.cross_entropy: _log_softmax's and nll_loss_forward's; embedding_bag: _embedding_bag's), on the default
     # path (not behind a branch the default arguments do not take)
     shown = {d.id for d in derivatives}
-    callees = [(sum(a.id not in chain_ids for a in path), k.id, k) for k in t.hops
-               if k.kind == "derivative" and COMPOSITE_CALLEE in k.detail and k.id not in shown
-               for path in [t.path(k)] if any(a.id in chain_ids for a in path)
-               and not any(NOT_DEFAULT in a.detail for a in path)]
+    own = any(d.kind == "derivative" and COMPOSITE_CALLEE not in d.detail for d in derivatives)
+    callees = [] if own else [  # an op with a formula of its own (index_put_: index_put's) is differentiated by it
+        (sum(a.id not in chain_ids for a in path), k.id, k) for k in t.hops
+        if k.kind == "derivative" and COMPOSITE_CALLEE in k.detail and k.id not in shown
+        for path in [t.path(k)] if any(a.id in chain_ids for a in path)
+        and not any(NOT_DEFAULT in a.detail for a in path)]
     derivatives += [k for _, _, k in sorted(callees)]  # the nearest to the chain first
     if t.direction == "down":
         out += ["", paint("Backward", "1"), ""]
