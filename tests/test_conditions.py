@@ -6,7 +6,7 @@ import textwrap
 from opindex.api import Index, build
 from opindex.extract.cpp import extract
 from opindex.pytorch.devices import platform_off
-from opindex.trace.conditions import holds, schema_defaults
+from opindex.trace.conditions import Constant, holds, schema_defaults
 from opindex.trace.model import NOT_DEFAULT
 
 
@@ -76,13 +76,13 @@ def test_a_condition_is_read_with_the_schemas_default_arguments():
     signature = ("(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction, "
                  "c10::SymInt ignore_index, double label_smoothing)")
     defaults = schema_defaults(schema, signature)
-    assert defaults == {"weight": None, "ignore_index": -100.0, "label_smoothing": 0.0}
+    assert defaults == {"weight": None, "reduction": Constant("Mean"), "ignore_index": -100.0, "label_smoothing": 0.0}
     assert holds("label_smoothing > 0.0", defaults) is False
     assert holds("not (label_smoothing > 0.0)", defaults) is True
     assert holds("weight.has_value()", defaults) is False
     assert holds("!weight.defined()", defaults) is True
     assert holds("ignore_index == -100", defaults) is True
-    assert holds("reduction == 1", defaults) is None  # Mean: not a literal opindex reads
+    assert holds("reduction == 1", defaults) is None  # Mean is a constant: not compared with a number
     assert holds("p > 0.0", defaults) is None  # not a parameter with a default
 
 
@@ -169,3 +169,27 @@ def test_a_global_setting_is_read_with_its_documented_default():
     assert holds("!at::globalContext().userEnabledCuDNN()", {}) is False
     assert holds("not (globalContext().deterministicAlgorithms())", {}) is True
     assert holds("globalContext().benchmarkCuDNN()", {}) is None  # on under ROCm, off otherwise: not read
+
+
+def test_an_enum_default_and_an_optional_tensor_borrowed_from_its_opt_parameter():
+    # Loss.cpp:114 smooth_l1_loss_out: `if (reduction != Reduction::None)`, `if (reduction == Reduction::Mean)`
+    # with `int reduction=Mean`; Loss.cpp:370 `if (pos_weight.defined())` where the C++ parameter is
+    # pos_weight_opt and `Tensor? pos_weight=None` in the schema
+    rows = conditions("""\
+        namespace at::native {
+        void f(const Tensor& input, int64_t reduction) {
+          if (reduction == Reduction::Mean) {
+            a(input);
+          }
+        }
+        }
+        """)
+    assert [r for r in rows if r[2] == "if"] == [(3, 5, "if", "reduction == Reduction::Mean", "at::native::f")]
+    d = schema_defaults("smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor",
+                        "(const Tensor& input, const Tensor& target, int64_t reduction, double beta)")
+    assert holds("reduction != Reduction::None", d) is True
+    assert holds("reduction == at::Reduction::Sum", d) is False
+    assert holds("reduction > Reduction::None", d) is None  # constants compare by name only
+    d = schema_defaults("bce(Tensor self, Tensor? pos_weight=None) -> Tensor",
+                        "(const Tensor& self, const std::optional<Tensor>& pos_weight_opt)")
+    assert holds("pos_weight.defined()", d) is False

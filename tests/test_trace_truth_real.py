@@ -541,3 +541,12 @@ def test_a_bare_call_of_another_devices_kernel_is_the_op(real_index):
     call = [h for h in t.hops if (h.file, h.line) == ("aten/src/ATen/native/TensorTransformations.h", 17)]
     assert [(h.kind, h.name) for h in call] == [("calls_op", "roll")]
     assert [(h.name, h.detail) for h in t.hops if h.parent == call[0].id] == [("aten::roll", "(shown above)")]
+
+
+def test_a_helper_calling_an_op_method_on_a_tensor_parameter_reaches_it(real_index):
+    # Loss.cpp:382 binary_cross_entropy_with_logits returns apply_loss_reduction(loss, reduction) (Loss.cpp:64),
+    # whose `unreduced.mean()` (:66) is the op mean on a parameter declared `const at::Tensor&`: the helper is walked
+    t = real_index.trace("F.binary_cross_entropy_with_logits")
+    helper = [h for h in t.hops if h.name.endswith("apply_loss_reduction")]
+    assert helper and (helper[0].line, helper[0].called_at) == (64, "aten/src/ATen/native/Loss.cpp:382")
+    assert ("unreduced.mean", 66) in {(h.name, h.line) for h in t.hops if h.parent == helper[0].id}

@@ -10,6 +10,7 @@ from collections import defaultdict
 
 from ..extract.cpp_macros import arguments
 from ..pytorch.devices import op_api_call
+from ..pytorch.receivers import metadata_query, tensor_parameter
 from ..pytorch.plumbing import PLUMBING_OPS
 from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_KIND, S_LINE, S_QUAL, S_SCOPE,
                           S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns, is_stub_call)
@@ -559,6 +560,22 @@ def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict,
     ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
     # the C++ API names of those ops (x, x_out, x_outf, x_symint): one set test per site, not a regex
     api = ops | {f"{op}{suffix}" for op in ops for suffix in ("_out", "_outf", "_symint")}
+    # a method of an op's name called on a parameter declared Tensor (apply_loss_reduction's `unreduced.mean()`):
+    # an op call too (any other receiver may be something else: options.device().index())
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS _op_names (name TEXT PRIMARY KEY)")
+    con.execute("DELETE FROM _op_names")
+    con.executemany("INSERT OR IGNORE INTO _op_names VALUES (?)", [(n,) for n in ops])
+    signatures: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for defs in symbols.by_name.values():
+        for d in defs:
+            if d[S_SIG]:
+                signatures[(d[S_QUAL], d[S_FILE])].append(d[S_SIG])
+    for caller, file, receiver, method in con.execute(
+            "SELECT DISTINCT caller, file, qualifier, callee FROM calls WHERE is_method = 1 AND language != 'python' "
+            "AND callee IN (SELECT name FROM _op_names)"):
+        if (caller, file) not in reached and IDENTIFIER.match(receiver) and not metadata_query(method) and any(
+                tensor_parameter(sig, receiver) for sig in signatures.get((caller, file), ())):
+            reached[(caller, file)] = "op"
     callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
     for file, caller, qualifier, callee in sites:
         targets = links.get((file, qualifier, callee))

@@ -14,12 +14,12 @@ import re
 # be tried at every line), only blanks may come before it on its line (checked per hit)
 _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\n|\\)*)")
 _DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
-# `if (label_smoothing > 0.0)`, `if (!weight.defined())`, `if (max_norm.has_value())`, `if (train)`: one name, a
-# literal or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
+# `if (label_smoothing > 0.0)`, `if (!weight.defined())`, `if (max_norm.has_value())`, `if (train)`,
+# `if (reduction == Reduction::Mean)`: one name, a literal (a number or an enum's constant) or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
 # would keep the engine from skipping to each "if"), the character before is checked per hit
 # (or a global setting: `if (globalContext().deterministicAlgorithms())`, whose default PyTorch documents)
 _GUARD = re.compile(rb"if\s*\(\s*(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*|[A-Za-z_]\w*\s*(?:(?:==|!=|>=|"
-                    rb"<=|>|<)\s*-?[\w.]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)\)")
+                    rb"<=|>|<)\s*-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)\)")
 
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

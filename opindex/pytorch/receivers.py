@@ -38,6 +38,19 @@ def may_be_tensor(receiver: str, signature: str | None, declared: str | None = N
     return True
 
 
+def metadata_query(method: str) -> bool:
+    """A Tensor method that answers from the tensor's metadata and runs no kernel, though native_functions.yaml
+    declares it (`input.sym_numel()`, `x.is_nonzero()`... `is_`, `sym_` and the accessors above)."""
+    return method in NON_TENSOR_ACCESSORS or method.startswith(("is_", "_is_", "sym_", "_has_", "has_"))
+
+
+def tensor_parameter(signature: str, name: str) -> bool:
+    """Whether `name` is a parameter declared a Tensor (not optional, not a list) in a C++ parameter list."""
+    declared = parameter_type(signature, name)
+    return declared is not None and _TENSOR_TYPE.search(declared) is not None and "optional" not in declared \
+        and "List" not in declared and "[" not in declared
+
+
 @functools.lru_cache(maxsize=4096)  # a walk asks about the same few signatures many times
 def parameter_type(signature: str, name: str) -> str | None:
     """The declared type of parameter `name` in a C++ parameter list as written, else None."""

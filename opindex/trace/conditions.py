@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ from ..pytorch.receivers import split_parameters
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from .model import NOT_DEFAULT, Hop
 
-_TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
+_TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
 _PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*(-?[\w.]+))?$")
 _SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)$")
@@ -83,8 +84,12 @@ def schema_defaults(schema: str, signature: str | None) -> dict[str, object]:
     out: dict[str, object] = {}
     for name, text in _ARG_DEFAULT.findall(args):
         value = _literal(text.strip())
-        if name in params and value is not _UNKNOWN:
+        if value is _UNKNOWN:
+            continue
+        if name in params:
             out[name] = value
+        elif f"{name}_opt" in params:  # `const std::optional<Tensor>& pos_weight_opt`, then a local `pos_weight`
+            out[name] = value  # borrowed from it (PyTorch's "hacky wrapper removal for optional tensor")
     return out
 
 
@@ -132,14 +137,23 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = value is not None
     elif op:
         right = _literal(literal)
-        if value is None or right is _UNKNOWN or isinstance(value, str) != isinstance(right, str):
+        if value is None or right is _UNKNOWN or isinstance(value, Constant) != isinstance(right, Constant):
             return None
-        result = {"==": value == right, "!=": value != right, ">=": value >= right, "<=": value <= right,
-                  ">": value > right, "<": value < right}[op]
+        if isinstance(value, Constant) and op not in ("==", "!="):
+            return None  # `reduction == Reduction::Mean` with reduction=Mean: constants compare by name only
+        compare = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
+                   "<": operator.lt}[op]
+        result = compare(value, right)
     else:
         result = bool(value)
     result = not result if bang else result
     return not result if negate else result
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A named constant, by its last name: the schema's `Mean` is `at::Reduction::Mean` in C++."""
+    name: str
 
 
 def _literal(text: str) -> object:
@@ -147,6 +161,8 @@ def _literal(text: str) -> object:
         return None
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
+    if re.fullmatch(r"[A-Za-z_][\w:]*", text):
+        return Constant(text.rpartition("::")[2])
     try:
         return float(text.rstrip("fF")) if re.fullmatch(r"-?\d+(\.\d*)?([eE]-?\d+)?[fF]?", text) else _UNKNOWN
     except ValueError:
