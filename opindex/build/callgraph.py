@@ -570,11 +570,12 @@ def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict,
         for d in defs:
             if d[S_SIG]:
                 signatures[(d[S_QUAL], d[S_FILE])].append(d[S_SIG])
-    for caller, file, receiver, method in con.execute(
+    for caller, file, receiver, method in con.execute(  # receivers that are plain names, filtered in C
             "SELECT DISTINCT caller, file, qualifier, callee FROM calls WHERE is_method = 1 AND language != 'python' "
+            "AND qualifier GLOB '[A-Za-z_]*' AND qualifier NOT GLOB '*[^A-Za-z0-9_]*' "
             "AND callee IN (SELECT name FROM _op_names)"):
-        if (caller, file) not in reached and IDENTIFIER.match(receiver) and not metadata_query(method) and any(
-                tensor_parameter(sig, receiver) for sig in signatures.get((caller, file), ())):
+        if (caller, file) not in reached and not metadata_query(method) and any(
+                receiver in sig and tensor_parameter(sig, receiver) for sig in signatures.get((caller, file), ())):
             reached[(caller, file)] = "op"
     callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
     for file, caller, qualifier, callee in sites:
