@@ -38,9 +38,20 @@ class CallSites:
             # (file, line, caller, qualifier, callee, template_args)
             "SELECT file, line, caller, qualifier, callee, template_args FROM calls WHERE language != 'python' AND "
             "is_method = 0").fetchall()
-        self.methods: set[tuple[str, str, str, str]] = set(con.execute(  # (caller, file, receiver, method)
-            "SELECT caller, file, qualifier, callee FROM calls WHERE language != 'python' AND is_method = 1 AND "
-            "callee IN _working"))
+        # ops called as methods on a plainly named receiver (device_reach keeps those on a Tensor parameter)
+        ops = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions")} - PLUMBING_OPS
+        con.execute("CREATE TEMP TABLE IF NOT EXISTS _op_names (name TEXT PRIMARY KEY)")
+        con.execute("DELETE FROM _op_names")
+        con.executemany("INSERT OR IGNORE INTO _op_names VALUES (?)", [(n,) for n in ops])
+        self.methods: set[tuple[str, str, str, str]] = set()  # (caller, file, receiver, method) of working names
+        self.op_methods: set[tuple[str, str, str, str]] = set()  # the same of op names, receivers plain names
+        for caller, file, receiver, method, working in con.execute(
+                "SELECT caller, file, qualifier, callee, callee IN _working FROM calls WHERE language != 'python' "
+                "AND is_method = 1 AND (callee IN _working OR (callee IN _op_names AND qualifier GLOB '[A-Za-z_]*' "
+                "AND qualifier NOT GLOB '*[^A-Za-z0-9_]*'))"):
+            (self.methods if working else self.op_methods).add((caller, file, receiver, method))
+            if working and method in ops and _PLAIN.match(receiver):
+                self.op_methods.add((caller, file, receiver, method))
         self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee, _ in self.rows}
         # (file, qualifier, callee) -> the template arguments its calls write (gemm_internal<float>(...))
         self.specialized: dict[tuple[str, str, str], set[str]] = defaultdict(set)
@@ -71,7 +82,7 @@ def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors:
         out["functor_links"], extra = _functors(con, symbols, lines, links, calls)
     # a functor class is device code itself (its operator() is __device__): distance 0, and no caller reaches
     # device code through building one (it does through the launcher it hands the object to)
-    out["device_reach"] = _device_reach(con, symbols, calls.sites, links, extra) + [
+    out["device_reach"] = _device_reach(con, symbols, calls.sites, links, extra, calls.op_methods) + [
         (s[S_ID], 0, "functor") for defs in symbols.functors.values() for s in defs]
     return out
 
@@ -508,6 +519,7 @@ def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, 
 
 # a function passed by name: `raw_cudnn_convolution_forward_out_32bit`, `&at::native::f`, and through a cast to a
 # function pointer type (BinaryOps.cpp: `static_cast<OutFunc>(at::logical_xor_out)`)
+_PLAIN = re.compile(r"[A-Za-z_]\w*\Z")
 _FUNCTION_NAME = re.compile(r"\s*(?:static_cast\s*<[^<>]*>\s*\(\s*)?&?\s*([A-Za-z_][\w:]*)\s*\)?\s*$")
 # `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`, `KthValueLauncher(k)`: a temporary object of a named
 # class, built with or without arguments (the class must have the method called: _passed looks it up)
@@ -534,8 +546,8 @@ def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int
     return []
 
 
-def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict,
-                  extra: list[tuple[int, int]] = ()) -> list[tuple]:
+def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = (),
+                  op_methods: set[tuple[str, str, str, str]] = frozenset()) -> list[tuple]:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
     ids: dict[tuple[str, str], list[int]] = defaultdict(list)  # the C++/CUDA functions, methods, kernels, by node
@@ -562,18 +574,12 @@ def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict,
     api = ops | {f"{op}{suffix}" for op in ops for suffix in ("_out", "_outf", "_symint")}
     # a method of an op's name called on a parameter declared Tensor (apply_loss_reduction's `unreduced.mean()`):
     # an op call too (any other receiver may be something else: options.device().index())
-    con.execute("CREATE TEMP TABLE IF NOT EXISTS _op_names (name TEXT PRIMARY KEY)")
-    con.execute("DELETE FROM _op_names")
-    con.executemany("INSERT OR IGNORE INTO _op_names VALUES (?)", [(n,) for n in ops])
     signatures: dict[tuple[str, str], list[str]] = defaultdict(list)
     for defs in symbols.by_name.values():
         for d in defs:
             if d[S_SIG]:
                 signatures[(d[S_QUAL], d[S_FILE])].append(d[S_SIG])
-    for caller, file, receiver, method in con.execute(  # receivers that are plain names, filtered in C
-            "SELECT DISTINCT caller, file, qualifier, callee FROM calls WHERE is_method = 1 AND language != 'python' "
-            "AND qualifier GLOB '[A-Za-z_]*' AND qualifier NOT GLOB '*[^A-Za-z0-9_]*' "
-            "AND callee IN (SELECT name FROM _op_names)"):
+    for caller, file, receiver, method in op_methods:
         if (caller, file) not in reached and not metadata_query(method) and any(
                 receiver in sig and tensor_parameter(sig, receiver) for sig in signatures.get((caller, file), ())):
             reached[(caller, file)] = "op"
