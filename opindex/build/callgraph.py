@@ -11,9 +11,10 @@ from collections import defaultdict
 from ..extract.cpp_macros import arguments
 from ..pytorch.devices import op_api_call
 from ..pytorch.receivers import metadata_query, tensor_parameter
+from ..pytorch.stubs import is_stub_call
 from ..pytorch.plumbing import PLUMBING_OPS
 from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_KIND, S_LINE, S_QUAL, S_SCOPE,
-                          S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns, is_stub_call)
+                          S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns)
 
 CHECKOUT_ID = 1
 # Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.

@@ -11,7 +11,7 @@ import sqlite3
 from collections import defaultdict
 
 from ..paths import safe_path
-from ..pytorch.stubs import PARAMETER, is_stub_call  # noqa: F401 - the link step's names for them
+from ..pytorch.stubs import PARAMETER  # noqa: F401 - the link step's name for it
 
 HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)

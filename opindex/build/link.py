@@ -17,11 +17,12 @@ from collections import defaultdict
 from ..extract.cpp_names import launch_kind
 from ..pytorch.plumbing import PLUMBING_OPS
 from ..pytorch.receivers import split_parameters
+from ..pytorch.stubs import is_stub_call
 from ..sqlite_ddl import LINK_TABLES
 from .legacy import legacy_links
 from .callgraph import CALL_GRAPH_INSERTS, Beside, CallSites, call_graph, relink_calls, walks
 from .definitions import IDENTIFIER, PARAMETER, S_FILE, S_KIND, S_LAYER, S_LINE, S_QUAL, S_SCOPE, S_SIG, \
-    Conditions, Lines, Symbols, definition_columns, is_stub_call
+    Conditions, Lines, Symbols, definition_columns
 
 CHECKOUT_ID = 1
 _KERNEL_KINDS = ("function", "impl_func")  # what a dispatch row can name: free functions, TORCH_IMPL_FUNC

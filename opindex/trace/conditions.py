@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..pytorch.devices import platform_off
 from ..pytorch.receivers import split_parameters
 from ..pytorch.settings import CONTEXT_DEFAULTS
-from .model import NOT_DEFAULT, Hop
+from .model import NOT_DEFAULT
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
@@ -32,12 +32,10 @@ class Under:
     off: bool = False  # another platform's code: not walked
     notes: list[str] = field(default_factory=list)
 
-    def note(self, hops: list[Hop], mark: int, parent: Hop) -> None:
-        """Append the notes to the hops this call added directly below `parent`."""
-        if self.notes:
-            for h in hops[mark:]:
-                if h.parent == parent.id:
-                    h.detail += "".join(f" [{n}]" for n in self.notes)
+    @property
+    def suffix(self) -> str:
+        """The notes as a hop's detail ends in them."""
+        return "".join(f" [{n}]" for n in self.notes)
 
 
 class Guards:

@@ -5,6 +5,7 @@ launches, op calls) and knows no op by name. Fan-out is capped so a trace on a r
 """
 from __future__ import annotations
 
+import contextlib
 import re
 
 from . import facts as q
@@ -43,7 +44,8 @@ class Walker:
         self.seen_writes: set[tuple] = set()  # fill/copy ops whose path is shown (write_call)
         self.reserved: dict[int, str] = {}  # helper id -> the body being walked that calls it directly (calls)
         self.defaults: list[dict] = []  # per op being walked: its entry (the schema's default arguments)
-        self.guard_cache: dict[tuple, Guards] = {}  # (body, schema) -> its conditions, read (guards)
+        self.guard_cache: dict[tuple, Guards] = {}
+        self.call_notes: dict[int, list[Hop]] = {}  # hop id -> the hops a noted call adds below it (noted)  # (body, schema) -> its conditions, read (guards)
         self.reserved_ops: dict[str, str] = {}  # op API name -> the body being walked that calls it directly
         self.nest = 0
         self.unexpanded: dict[int, int] = {}
@@ -60,8 +62,28 @@ class Walker:
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
             absent=False) -> Hop:
         hop = Hop(len(self.trace.hops), parent.id if parent else None, layer, kind, name, file, line, detail, absent)
+        if parent is not None and parent.id in self.call_notes:  # a hop a noted call adds below the body
+            self.call_notes[parent.id].append(hop)
         self.trace.hops.append(hop)
         return hop
+
+    @contextlib.contextmanager
+    def noted(self, parent: Hop, under):
+        """A call under conditions (`#if`, an `if` the defaults do not take): the hops it adds directly below
+        `parent` end in those notes, appended when the call is walked (after what the walk adds to them)."""
+        if not under.notes:
+            yield
+            return
+        added: list[Hop] = []
+        self.call_notes[parent.id] = added
+        try:
+            yield
+        finally:
+            del self.call_notes[parent.id]
+            kept = len(self.trace.hops)
+            for h in added:
+                if h.id < kept and self.trace.hops[h.id] is h:  # not cut since
+                    h.detail += under.suffix
 
     def capped(self, items: list, k: int, what: str, parent: Hop | None) -> list:
         """items[:k], the down walk's fan-out cap for `what`, stated where it cuts (a note hop and
@@ -245,9 +267,8 @@ class Walker:
                 continue
             if (b["line"], b["op"]) not in seen:
                 seen.add((b["line"], b["op"]))
-                under, mark = guards.at(b["line"]), len(self.trace.hops)
-                self.bridge(b, parent)
-                under.note(self.trace.hops, mark, parent)
+                with self.noted(parent, guards.at(b["line"])):
+                    self.bridge(b, parent)
         if python_depth <= 0:
             return
         for call in q.rows(self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' "
@@ -261,15 +282,15 @@ class Walker:
             if target is None or self.full():
                 continue
             kind, obj = target
-            mark, under = len(self.trace.hops), guards.at(call["line"])
-            if kind == "def" and obj["qualified_name"] != fn["qualified_name"]:
-                hop = self.add(parent, "python", "calls", obj["qualified_name"], obj["file"], obj["line"],
-                               f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
-                self.python_body(obj, hop, python_depth - 1)
-                self._prune(mark + 1, keep_if={"bridge"}) or self._prune(mark, keep_if={"bridge"})
-            elif kind == "bridge":
-                self.bridge({**obj, "file": call["file"], "line": call["line"]}, parent)
-            under.note(self.trace.hops, mark, parent)
+            mark = len(self.trace.hops)
+            with self.noted(parent, guards.at(call["line"])):
+                if kind == "def" and obj["qualified_name"] != fn["qualified_name"]:
+                    hop = self.add(parent, "python", "calls", obj["qualified_name"], obj["file"], obj["line"],
+                                   f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
+                    self.python_body(obj, hop, python_depth - 1)
+                    self._prune(mark + 1, keep_if={"bridge"}) or self._prune(mark, keep_if={"bridge"})
+                elif kind == "bridge":
+                    self.bridge({**obj, "file": call["file"], "line": call["line"]}, parent)
 
     def bridge(self, b: dict, parent: Hop) -> None:
         hop = self.add(parent, "bridge", b["kind"], b["text"], b["file"], b["line"], _bridge_detail(b))
@@ -485,31 +506,34 @@ class Walker:
             self.calls(d, hop, depth)
             return
         for s in q.in_function(self.con, "stub_calls", caller, file, lines):
-            under, mark = guards.at(s["line"]), len(self.trace.hops)
+            under = guards.at(s["line"])
             if not under.off:
-                self.stub(s, hop, depth, d)
-                under.note(self.trace.hops, mark, hop)
+                with self.noted(hop, under):
+                    self.stub(s, hop, depth, d)
         for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
-            under, mark = guards.at(launch["line"]), len(self.trace.hops)
+            under = guards.at(launch["line"])
             if launch["kernel"] != d["name"] and not under.off:  # gpu_kernel(sub_iter, f) in gpu_kernel: a recursion
-                self.launch(launch, hop)
-                under.note(self.trace.hops, mark, hop)
+                with self.noted(hop, under):
+                    self.launch(launch, hop)
         wrappers = set()
         for lib in q.in_function(self.con, "library_calls", caller, file, lines):
-            under, mark = guards.at(lib["line"]), len(self.trace.hops)
-            if under.off:
-                continue
-            lh = self.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
-                          f"{lib['library']} call")
-            qualifier, _, name = lib["function"].rpartition("::")
-            if qualifier and q.call_targets(self.con, file, qualifier, name):
-                # PyTorch's own wrapper (at::cuda::blas::gemm<T>): followed to the vendor call it makes
-                lh.detail = f"{lib['library']} call through PyTorch's wrapper {lib['function']}"
-                wrappers.add((lib["line"], name))
-                self.local_call({"file": file, "line": lib["line"], "qualifier": qualifier, "callee": name}, d,
-                                lh, depth, kind="wrapper")
-            under.note(self.trace.hops, mark, hop)
+            under = guards.at(lib["line"])
+            if not under.off:
+                with self.noted(hop, under):
+                    self.library_call(lib, d, hop, depth, wrappers)
         self.calls(d, hop, depth, skip=wrappers)
+
+    def library_call(self, lib: dict, d: dict, hop: Hop, depth: int, wrappers: set) -> None:
+        """A library call; PyTorch's own wrapper of one (at::cuda::blas::gemm<T>) is followed to the vendor call it
+        makes (its line and name go into `wrappers`: the body's calls skip it)."""
+        lh = self.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
+                      f"{lib['library']} call")
+        qualifier, _, name = lib["function"].rpartition("::")
+        if qualifier and q.call_targets(self.con, d["file"], qualifier, name):
+            lh.detail = f"{lib['library']} call through PyTorch's wrapper {lib['function']}"
+            wrappers.add((lib["line"], name))
+            self.local_call({"file": d["file"], "line": lib["line"], "qualifier": qualifier, "callee": name}, d,
+                            lh, depth, kind="wrapper")
 
     def calls(self, d: dict, hop: Hop, depth: int, skip: set = frozenset()) -> None:
         # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
@@ -622,9 +646,8 @@ class Walker:
             under = guards.at(call["line"])
             if under.off:
                 continue  # `#ifdef __HIP_PLATFORM_HCC__` on --device cuda: another platform's build compiles it
-            mark = len(self.trace.hops)
-            self._call(call, d, hop, depth, *st)
-            under.note(self.trace.hops, mark, hop)
+            with self.noted(hop, under):
+                self._call(call, d, hop, depth, *st)
         if writes and not self.full():  # after the body's own work: ranked after it too (model.rank_end)
             for call in self.capped(writes, 3, "fill/copy calls", hop):
                 entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
