@@ -589,7 +589,7 @@ class _File:
             name = _text(caps["macro.name"][0])
             params = caps.get("macro.params")
             body = macro_body(_text(caps["macro.body"][0])) if "macro.body" in caps else ""
-            param_text = collapse(_text(params[0]).replace("\\\r\n", " ").replace("\\\n", " ")) if params else None
+            param_text = macro_body(_text(params[0])) if params else None  # continuation lines joined
             self.rows["macros"].append(MacroRow(file=self.path, line=node.start_point[0] + 1, name=name,
                                                 parameters=param_text, body=body))
             plist = _parameters(param_text.strip("()")) if params else ()
@@ -612,7 +612,7 @@ class _File:
             name, params, body = m.group(1).decode(), m.group(2).decode("utf-8", "replace"), m.group(3)
             line = u.data.count(b"\n", 0, start) + 1
             body_text = macro_body(body.decode("utf-8", "replace"))
-            param_text = collapse(f"({params})".replace("\\\r\n", " ").replace("\\\n", " "))
+            param_text = macro_body(f"({params})")
             self.rows["macros"].append(MacroRow(file=self.path, line=line, name=name, parameters=param_text,
                                                 body=body_text))
             plist = _parameters(params)
