@@ -23,8 +23,9 @@ _NOT_HELPERS = ("c10", "std", "TORCH", "at::_ops")
 
 class CallSites:
     """The C++ calls the call graph reads, in one scan of the calls table (in a cold build the forked process reads
-    them before any index exists): the distinct non-method sites (file, caller, qualifier, callee), for call_links
-    and device_reach, with their lines; and the method calls of `working` names, for functor_links."""
+    them before any index exists): the non-method sites by what they call, (file, qualifier, callee) -> the
+    (caller, file) nodes making that call, for call_links and device_reach, with their lines; and the method calls
+    of `working` names, for functor_links."""
 
     def __init__(self, con):
         # only methods named like one that itself launches, calls a library or a stub can bring device code
@@ -53,12 +54,24 @@ class CallSites:
             (self.methods if working else self.op_methods).add((caller, file, receiver, method))
             if working and method in ops and _PLAIN.match(receiver):
                 self.op_methods.add((caller, file, receiver, method))
-        self.sites = {(file, caller, qualifier, callee) for file, _, caller, qualifier, callee, _ in self.rows}
+        # (file, qualifier, callee) -> the (caller, file) nodes making that call (device_reach's nodes): each link
+        # is derived once per key, and the passes over every site go over keys, a third fewer than the sites
+        self.keys: dict[tuple[str, str, str], set[tuple[str, str]]] = {}
         # (file, qualifier, callee) -> the template arguments its calls write (gemm_internal<float>(...))
         self.specialized: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-        for file, _, _, qualifier, callee, targs in self.rows:
+        self.templated: list[tuple[str, int, str, str, str, str]] = []  # the rows of calls with template arguments
+        keys, specialized = self.keys, self.specialized
+        for row in self.rows:
+            file, _, caller, qualifier, callee, targs = row
+            key = (file, qualifier, callee)
+            callers = keys.get(key)
+            if callers is None:
+                keys[key] = {(caller, file)}
+            else:
+                callers.add((caller, file))
             if targs is not None:
-                self.specialized[(file, qualifier, callee)].add(targs)
+                specialized[key].add(targs)
+                self.templated.append(row)
 
     def lines(self, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[int]]:
         """(file, qualifier, callee) -> the lines of those calls, ascending."""
@@ -73,7 +86,7 @@ def call_graph(con, symbols: "Symbols", lines: "Lines | None", conditions: "Cond
                functors: bool = True) -> dict[str, list[tuple]]:
     """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
     calls = CallSites(con)
-    rows, links = _calls(symbols, calls.sites, conditions, calls.specialized)
+    rows, links = _calls(symbols, calls.keys, conditions, calls.specialized)
     return {"call_links": rows, **walks(con, symbols, lines, calls, links, functors)}
 
 
@@ -83,7 +96,7 @@ def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors:
         out["functor_links"], extra = _functors(con, symbols, lines, links, calls)
     # a functor class is device code itself (its operator() is __device__): distance 0, and no caller reaches
     # device code through building one (it does through the launcher it hands the object to)
-    out["device_reach"] = _device_reach(con, symbols, calls.sites, links, extra, calls.op_methods) + [
+    out["device_reach"] = _device_reach(con, symbols, calls.keys, links, extra, calls.op_methods) + [
         (s[S_ID], 0, "functor") for defs in symbols.functors.values() for s in defs]
     return out
 
@@ -151,7 +164,7 @@ def _beside(conn, db: str, root: str | None) -> None:
     conn.close()
 
 
-def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Conditions", changed: set[str],
+def relink_calls(con, symbols: "Symbols", keys: dict[tuple, set[tuple[str, str]]], conditions: "Conditions", changed: set[str],
                  specialized: dict[tuple[str, str, str], set[str]]) -> dict[tuple[str, str, str], list[int]]:
     """call_links again for the sites of changed files and the sites calling a name a changed file defines now or
     defined before; the other rows stay. Returns every link, old and new."""
@@ -163,7 +176,8 @@ def relink_calls(con, symbols: "Symbols", sites: set[tuple], conditions: "Condit
     stale = [(f, q, c) for f, q, c in con.execute("SELECT DISTINCT file, qualifier, callee FROM call_links")
              if f in changed or c in names]
     con.executemany("DELETE FROM call_links WHERE file = ? AND qualifier = ? AND callee = ?", stale)
-    rows, _ = _calls(symbols, {s for s in sites if s[0] in changed or s[3] in names}, conditions, specialized)
+    rows, _ = _calls(symbols, {k: v for k, v in keys.items() if k[0] in changed or k[2] in names}, conditions,
+                     specialized)
     con.executemany(CALL_GRAPH_INSERTS["call_links"], rows)
     links: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for file, qualifier, callee, sid in con.execute("SELECT file, qualifier, callee, symbol_id FROM call_links "
@@ -212,14 +226,13 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     return [s for s in defs if s[S_QUAL] == first[S_QUAL] and s[S_FILE] == first[S_FILE]]
 
 
-def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions",
+def _calls(symbols: Symbols, keys: dict[tuple[str, str, str], set[tuple[str, str]]], conditions: "Conditions",
            specialized: dict[tuple[str, str, str], set[str]]) -> tuple[list[tuple], dict]:
-    """call_links rows, and (file, qualifier, callee) -> the symbol ids linked (for any template arguments: what
-    device_reach and functor_links walk)."""
+    """call_links rows of the calls in `keys` (CallSites.keys), and (file, qualifier, callee) -> the symbol ids
+    linked (for any template arguments: what device_reach and functor_links walk)."""
     rows, helpers, links = [], symbols.helpers, {}
     legacy = bool(symbols.generic.forms)  # THCudaTensor_sort names no definition itself: THCTensor_(sort)
-    for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites
-                                          if c in helpers or (legacy and c.startswith("TH"))}):
+    for file, qualifier, callee in sorted(k for k in keys if k[2] in helpers or (legacy and k[2].startswith("TH"))):
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
         targets = helper_targets(symbols, file, qualifier, callee, conditions.lines)
@@ -232,11 +245,11 @@ def _calls(symbols: Symbols, sites: set[tuple], conditions: "Conditions",
                          conditions.of(s) if len(targets) > 1 else None, None))
         if len(targets) > 1 and (file, qualifier, callee) in specialized:
             rows += _specialized(file, qualifier, callee, targets, specialized[(file, qualifier, callee)], conditions)
-    return rows + _functor_classes(symbols, sites, conditions, links) + _device_functions(symbols, sites,
-                                                                                          conditions), links
+    return rows + _functor_classes(symbols, keys, conditions, links) + _device_functions(symbols, keys,
+                                                                                        conditions), links
 
 
-def _device_functions(symbols: Symbols, sites: set[tuple], conditions: "Conditions") -> list[tuple]:
+def _device_functions(symbols: Symbols, keys: dict[tuple, set[tuple[str, str]]], conditions: "Conditions") -> list[tuple]:
     """call_links rows for the calls device code makes of __device__ functions (scatter_add's kernel calls
     fastAtomicAdd): the calling function a __global__ kernel or a __device__ function, the targets __device__
     functions, by the helpers' rule. Not in `links`: they launch nothing, and device_reach does not walk them."""
@@ -244,21 +257,22 @@ def _device_functions(symbols: Symbols, sites: set[tuple], conditions: "Conditio
     device |= {(d[S_QUAL], d[S_FILE]) for defs in symbols.by_name.values() for d in defs
                if d[S_KIND] == "global_kernel"}
     rows = []
-    for file, qualifier, callee in sorted({(f, q, c) for f, caller, q, c in sites
-                                          if c in symbols.device_functions and (caller, f) in device}):
+    for file, qualifier, callee in sorted(k for k, callers in keys.items() if k[2] in symbols.device_functions
+                                          and not device.isdisjoint(callers)):
         if qualifier.startswith(_NOT_HELPERS):
             continue
         rows += _link_rows(symbols, file, qualifier, callee, conditions, symbols.device_functions)
     return rows
 
 
-def _functor_classes(symbols: Symbols, sites: set[tuple], conditions: "Conditions", links: dict) -> list[tuple]:
+def _functor_classes(symbols: Symbols, keys: dict[tuple, set[tuple[str, str]]], conditions: "Conditions",
+                     links: dict) -> list[tuple]:
     """call_links rows for calls that build a functor object (`binary_internal::MulFunctor<opmath_t>()` handed to
     opmath_symmetric_gpu_kernel_with_scalars): the class, by the helpers' rule. Not in `links`: device_reach does
     not walk through a class, it counts the class itself (walks)."""
     rows = []
     functors = symbols.functors
-    for file, qualifier, callee in sorted({(f, q, c) for f, _, q, c in sites if c in functors}):
+    for file, qualifier, callee in sorted(k for k in keys if k[2] in functors):
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
         linked = set(links.get((file, qualifier, callee), ()))
@@ -317,8 +331,8 @@ def _argument_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
     """functor_links of objects and functions passed as call arguments (see _functors)."""
     calls = sorted(r for r in sites.methods if IDENTIFIER.match(r[2]))  # (caller, file, receiver, method)
     # bare calls of a name nothing defines: perhaps a parameter called as a function (func_32bit(...))
-    calls += sorted({(caller, file, callee, "") for file, _, caller, qualifier, callee, _ in sites.rows
-                     if not qualifier and callee not in symbols.by_name})
+    calls += sorted({(caller, file, callee, "") for (file, qualifier, callee), callers in sites.keys.items()
+                     if not qualifier and callee not in symbols.by_name for caller, _ in callers})
     if not calls:
         return [], []
     params: dict[tuple[str, str], list[tuple[int, list[str]]]] = defaultdict(list)
@@ -404,12 +418,14 @@ def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
     # in a header; that name may still link to the files that include it, wrongly: the parameter is what it is)
     called: dict[tuple[str, str], set[str]] = defaultdict(set)  # (caller, file) -> such callee names
     by_name = symbols.by_name
-    for file, _, caller, qualifier, callee, targs in sites.rows:
-        if not qualifier and targs is not None and not any(d[S_FILE] == file for d in by_name.get(callee, ())):
+    for file, _, caller, qualifier, callee, _ in sites.templated:
+        if not qualifier and not any(d[S_FILE] == file for d in by_name.get(callee, ())):
             called[(caller, file)].add(callee)
-        elif callee == "operator()" and IDENTIFIER.match(qualifier) and not any(
+    for (file, qualifier, callee), callers in sites.keys.items():
+        if callee == "operator()" and IDENTIFIER.match(qualifier) and not any(
                 d[S_FILE] == file for d in by_name.get(qualifier, ())):
-            called[(caller, file)].add(qualifier)  # `OpFunctor<at::Half, float>{}(iter)` (1.8 reduce_dispatch)
+            for caller, _ in callers:  # `OpFunctor<at::Half, float>{}(iter)` (1.8 reduce_dispatch)
+                called[(caller, file)].add(qualifier)
     if not called:
         return [], []
     uses: dict[int, list[tuple[int, str]]] = {}  # template definition id -> (position, template parameter)
@@ -426,9 +442,7 @@ def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
         return [], []
     methods = known.get()
     rows, edges = [], []
-    for file, line, _, qualifier, callee, targs in sites.rows:
-        if targs is None:
-            continue
+    for file, line, _, qualifier, callee, targs in sites.templated:
         for target in links.get((file, qualifier, callee), ()):
             if target not in uses:
                 continue
@@ -547,14 +561,18 @@ def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int
     return []
 
 
-def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict, extra: list[tuple[int, int]] = (),
+def _device_reach(con, symbols: Symbols, keys: dict[tuple, set[tuple[str, str]]], links: dict, extra: list[tuple[int, int]] = (),
                   op_methods: set[tuple[str, str, str, str]] = frozenset()) -> list[tuple]:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
     ids: dict[tuple[str, str], list[int]] = defaultdict(list)  # the C++/CUDA functions, methods, kernels, by node
+    signed: dict[tuple[str, str], list[str]] = defaultdict(list)  # and their signatures
     for defs in symbols.by_name.values():
         for d in defs:
-            ids[(d[S_QUAL], d[S_FILE])].append(d[S_ID])
+            node = (d[S_QUAL], d[S_FILE])
+            ids[node].append(d[S_ID])
+            if d[S_SIG]:
+                signed[node].append(d[S_SIG])
     for group in ids.values():
         group.sort()
     key_of = {sid: key for key, group in ids.items() for sid in group}
@@ -575,29 +593,28 @@ def _device_reach(con, symbols: Symbols, sites: set[tuple], links: dict, extra: 
     api = ops | {f"{op}{suffix}" for op in ops for suffix in ("_out", "_outf", "_symint")}
     # a method of an op's name called on a parameter declared Tensor (apply_loss_reduction's `unreduced.mean()`):
     # an op call too (any other receiver may be something else: options.device().index())
-    signatures: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for defs in symbols.by_name.values():
-        for d in defs:
-            if d[S_SIG]:
-                signatures[(d[S_QUAL], d[S_FILE])].append(d[S_SIG])
     for caller, file, receiver, method in op_methods:
         if (caller, file) not in reached and not metadata_query(method) and any(
-                receiver in sig and tensor_parameter(sig, receiver) for sig in signatures.get((caller, file), ())):
+                receiver in sig and tensor_parameter(sig, receiver) for sig in signed.get((caller, file), ())):
             reached[(caller, file)] = "op"
     callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
-    for file, caller, qualifier, callee in sites:
-        targets = links.get((file, qualifier, callee))
+    for key, by in keys.items():
+        _, qualifier, callee = key
+        targets = links.get(key)
         if targets is None:  # (at::x and at::_ops::x are never linked: _calls leaves them to the dispatcher)
-            if callee in api and op_api_call(qualifier, caller, False):
-                reached.setdefault((caller, file), "op")  # at::cuda::sort(...): the op's CUDA kernel, called directly
+            if callee in api:
+                for node in by:
+                    if op_api_call(qualifier, node[0], False):  # at::cuda::sort(...): the op's CUDA kernel, called
+                        reached.setdefault(node, "op")  # directly
             elif qualifier.startswith("legacy::"):  # 1.4's legacy::cuda::_th_bmm(...), generated at build time
-                reached.setdefault((caller, file), "legacy")  # (legacy_kernel_links: the THC function it calls)
+                for node in by:  # (legacy_kernel_links: the THC function it calls)
+                    reached.setdefault(node, "legacy")
             continue
         if qualifier in ("at", "at::_ops"):
             continue
         for target in targets:
             if target in key_of:  # not a functor class (an incremental build reads every call link back)
-                callers[key_of[target]].add((caller, file))
+                callers[key_of[target]].update(by)
     for function, method in extra:  # sortCommon reaches what the functors passed to it launch
         if function in key_of and method is None:  # unary_op_impl runs the op at::sigmoid_out it is passed
             reached.setdefault(key_of[function], "op")

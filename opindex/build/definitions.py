@@ -114,6 +114,7 @@ class Conditions:
         self.lines = lines
         self.cache: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
         self.groups: dict[str, list[tuple[int, int, str]]] | None = None  # file -> (first, last, condition)
+        self.stacks: dict[tuple[str, int], tuple[str, ...]] = {}  # (file, line) -> its conditions (_stack)
         if con is not None:
             try:
                 found = con.execute("SELECT file, line, end_line, condition FROM conditions WHERE kind = '#if' "
@@ -153,7 +154,12 @@ class Conditions:
 
     def _stack(self, file: str, line: int) -> tuple[str, ...]:
         if self.groups is not None:  # outermost first: the rows are ordered by first line
-            return tuple(c for first, last, c in self.groups.get(file, ()) if first <= line <= last)
+            key = (file, line)
+            found = self.stacks.get(key)
+            if found is None:  # asked again for each call of an overloaded name: kept
+                found = self.stacks[key] = tuple(c for first, last, c in self.groups.get(file, ())
+                                                 if first <= line <= last)
+            return found
         if file not in self.cache:
             self.cache[file] = self._scan(file)
         marks = self.cache[file]

@@ -77,7 +77,7 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
             rows = call_graph(con, symbols, lines, conditions, "functor_links" in present)
     else:
         calls = CallSites(con)
-        links = relink_calls(con, symbols, calls.sites, conditions, native, calls.specialized)
+        links = relink_calls(con, symbols, calls.keys, conditions, native, calls.specialized)
         rows = walks(con, symbols, lines, calls, links, "functor_links" in present)
     for table, found in rows.items():
         con.executemany(CALL_GRAPH_INSERTS[table], found)
