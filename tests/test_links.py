@@ -474,3 +474,37 @@ def test_a_template_template_parameter_with_defaults_over_many_lines_is_one_para
         "static void reduce_dispatch(TensorIterator& iter, GeneralDispatcher op) {\n"
         "  return OpFunctor<at::Half, float>{}(iter);\n}\n")
     assert _template_parameters(Lines(str(tmp_path)), "R.cu", 9) == ["OpFunctor", "GeneralDispatcher"]
+
+
+def test_incremental_device_reach_reads_the_links_a_cold_build_walks(sample_copy, tmp_path):
+    """A bare call of an op's name in namespace at (`argmax(x)`: C++ finds at::argmax) that call_links also ties to a
+    functor class of that name (`struct argmax` with a __device__ operator()) is an op call for device_reach: the
+    class is not a helper the call runs. An incremental build reads call_links back and must walk the same links (it
+    dropped these rows: the PyTorch 2.4 tree's ReduceUtils.h `_max` calls `maximum`, 8154 rows cold, 8102 after a
+    rebuild)."""
+    import sqlite3
+
+    from opindex.api import build
+    functors = sample_copy / "aten/src/ATen/native/cuda/ArgFunctors.cuh"
+    functors.write_text("namespace at::native {\ntemplate <typename T> struct argmax {\n"
+                        "  __device__ T operator()(T a, T b) const { return a > b ? a : b; }\n};\n"
+                        "inline Tensor host_argmax(const Tensor& a) { return argmax(a); }\n}\n")
+    db = tmp_path / "inc.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    other = sample_copy / "aten/src/ATen/native/cuda/Blas.cpp"
+    other.write_text(other.read_text() + "\n// touched\n")
+    assert build(str(sample_copy), db, jobs=1).parsed == 1
+    cold = tmp_path / "cold.sqlite"
+    build(str(sample_copy), cold, jobs=1)
+
+    def reach(path):
+        con = sqlite3.connect(path)
+        try:
+            return sorted(con.execute("SELECT s.qualified_name, s.line, d.distance, d.reaches FROM device_reach d "
+                                      "JOIN symbols s ON s.id = d.symbol_id WHERE s.file LIKE '%ArgFunctors.cuh'"))
+        finally:
+            con.close()
+
+    # the class is device code itself (distance 0, `functor`); host_argmax calls the op argmax
+    assert reach(cold) == [("at::native::argmax", 2, 0, "functor"), ("at::native::host_argmax", 5, 0, "op")]
+    assert reach(db) == reach(cold)

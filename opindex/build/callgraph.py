@@ -179,10 +179,15 @@ def relink_calls(con, symbols: "Symbols", keys: dict[tuple, set[tuple[str, str]]
     rows, _ = _calls(symbols, {k: v for k, v in keys.items() if k[0] in changed or k[2] in names}, conditions,
                      specialized)
     con.executemany(CALL_GRAPH_INSERTS["call_links"], rows)
+    # the links a cold build's _calls returns: to helper definitions, not the rows of functor classes and
+    # __device__ functions (device_reach must read the same links either way: a call of `maximum` linked to the
+    # functor class at::native::maximum is still an op call for it)
+    helpers = {d[S_ID] for defs in symbols.helpers.values() for d in defs}
     links: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for file, qualifier, callee, sid in con.execute("SELECT file, qualifier, callee, symbol_id FROM call_links "
                                                     "WHERE template_args IS NULL ORDER BY id"):
-        links[(file, qualifier, callee)].append(sid)
+        if sid in helpers:
+            links[(file, qualifier, callee)].append(sid)
     return links
 
 
