@@ -98,23 +98,29 @@ def test_cold_build_derives_its_call_graph_beside_the_indexes(sample_copy, tmp_p
     build(str(sample_copy), one, jobs=1)
     expected = dump(one)
     assert expected["call_links"] and expected["device_reach"]
-    sent = []
-    rows = link.Beside.rows
-    monkeypatch.setattr(link.Beside, "rows", lambda self: sent.append(rows(self)) or sent[-1])
+    sent, ends = [], []  # the parts the process sent; whether each build received its last part
+    receive = link.Beside.receive
+
+    def receiving(self, insert):
+        ends.append(receive(self, lambda part: sent.append(sorted(part)) or insert(part)))
+        return ends[-1]
+    monkeypatch.setattr(link.Beside, "receive", receiving)
     two = tmp_path / "two.sqlite"
     build(str(sample_copy), two, jobs=2)
-    assert len(sent) == 1 and sent[0] is not None and sent[0]["call_links"]
+    # call_links first (inserted while the process walks them), then the walks' tables
+    assert sent == [["call_links"], ["device_reach", "functor_links"]] and ends == [True]
     assert dump(two) == expected
-    parent, derive = os.getpid(), callgraph.call_graph
+    parent, walks = os.getpid(), callgraph.walks
 
     def failing(*args, **kwargs):
         if os.getpid() != parent:
             raise RuntimeError("a bug in the call graph")
-        return derive(*args, **kwargs)
-    monkeypatch.setattr(callgraph, "call_graph", failing)  # what the forked process calls
+        return walks(*args, **kwargs)
+    monkeypatch.setattr(callgraph, "walks", failing)  # the forked process fails after sending call_links
     fallback = tmp_path / "fallback.sqlite"
     build(str(sample_copy), fallback, jobs=2)
-    assert sent[-1] is None and dump(fallback) == expected
+    # its call_links came and were inserted; derived again here, they are not there twice
+    assert sent[2:] == [["call_links"]] and ends[1:] == [False] and dump(fallback) == expected
 
 
 def test_db_resolution_from_environment(sample_copy, tmp_path, monkeypatch):

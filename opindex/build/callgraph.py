@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from collections import defaultdict
 
 from ..extract.cpp_macros import arguments
@@ -85,9 +86,18 @@ class CallSites:
 def call_graph(con, symbols: "Symbols", lines: "Lines | None", conditions: "Conditions",
                functors: bool = True) -> dict[str, list[tuple]]:
     """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
+    return {table: rows for part in call_graph_parts(con, symbols, lines, conditions, functors)
+            for table, rows in part.items()}
+
+
+def call_graph_parts(con, symbols: "Symbols", lines: "Lines | None", conditions: "Conditions",
+                     functors: bool = True):
+    """call_graph's rows in two parts, as they are derived: call_links, then functor_links and device_reach (the
+    walks over them). A forked process sends the first ahead (Beside)."""
     calls = CallSites(con)
     rows, links = _calls(symbols, calls.keys, conditions, calls.specialized)
-    return {"call_links": rows, **walks(con, symbols, lines, calls, links, functors)}
+    yield {"call_links": rows}
+    yield walks(con, symbols, lines, calls, links, functors)
 
 
 def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors: bool) -> dict[str, list[tuple]]:
@@ -117,8 +127,9 @@ class Beside:
     """The call graph of a cold build, derived in a forked process while the writing process creates the indexes
     and derives the other links: on two cores the two halves of the link step take about the same time (README,
     "Speed"). The process reads the committed facts through its own read-only connection (none of it needs an
-    index) and sends its rows back through a pipe; the writing process inserts them. Its connection is closed
-    before it sends, so it never holds a lock the writing process waits for."""
+    index) and sends its rows back through a pipe in two parts (call_graph_parts): the writing process inserts
+    call_links while the process still walks them. Its connection is closed before it sends the last part, so it
+    holds no lock when the writing process commits."""
 
     def __init__(self, db, root: str | None):
         import multiprocessing as mp
@@ -129,15 +140,22 @@ class Beside:
         self.proc.start()
         child.close()
 
-    def rows(self) -> dict[str, list[tuple]] | None:
-        """Its rows, or None when it failed or died (the caller then derives them itself)."""
+    def receive(self, insert) -> bool:
+        """Hand each part of its rows (a dict of rows per table) to `insert` as it comes; False when the process
+        failed or died before the last part (the caller then derives the call graph itself, anew)."""
         try:
-            rows = self.conn.recv()
+            while True:
+                message = self.conn.recv()
+                if message is None:
+                    return False
+                last, part = message
+                insert(part)
+                if last:
+                    return True
         except (EOFError, OSError):
-            rows = None
+            return False
         finally:
             self.close()
-        return rows
 
     def close(self) -> None:
         """Stop waiting for it: a process still sending finds the pipe closed and ends."""
@@ -150,17 +168,24 @@ class Beside:
 
 def _beside(conn, db: str, root: str | None) -> None:
     from ..db import readonly_uri
-    rows = None
+    last, ahead = None, None
     try:
         con = sqlite3.connect(readonly_uri(db), uri=True)
         try:
             lines = Lines(root) if root else None
-            rows = call_graph(con, Symbols(con), lines, Conditions(lines, con))
+            parts = call_graph_parts(con, Symbols(con), lines, Conditions(lines, con))
+            # sent by a thread: a send waits until the writing process reads (a pipe holds 64 KiB), and it reads
+            # once its own indexes and links are done; the walks go on meanwhile
+            ahead = threading.Thread(target=conn.send, args=((False, next(parts)),), daemon=True)
+            ahead.start()
+            last = next(parts)
         finally:
-            con.close()  # before sending: the writing process commits once it has the rows
+            con.close()  # before the last part: the writing process commits once it has it
     except Exception:  # noqa: BLE001 - the writing process derives them itself, and sees the error there
-        rows = None
-    conn.send(rows)
+        last = None
+    if ahead is not None:
+        ahead.join()  # one message at a time on the pipe
+    conn.send(None if last is None else (True, last))
     conn.close()
 
 

@@ -72,16 +72,22 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     # the call graph: call_links, then functor_links and device_reach, which walk them
     if full:
         con.execute("DELETE FROM call_links")
-        rows = beside.rows() if beside is not None else None
-        if rows is None:  # no forked process, or it failed: derived here (an error in that code surfaces here)
-            rows = call_graph(con, symbols, lines, conditions, "functor_links" in present)
+        if beside is None or not beside.receive(lambda part: _insert(con, part)):
+            # no forked process, or it failed: derived here (an error in that code surfaces here), anew
+            for table in CALL_GRAPH_INSERTS:
+                if table in present:
+                    con.execute(f"DELETE FROM {table}")  # our own table names: a part that came before it failed
+            _insert(con, call_graph(con, symbols, lines, conditions, "functor_links" in present))
     else:
         calls = CallSites(con)
         links = relink_calls(con, symbols, calls.keys, conditions, native, calls.specialized)
-        rows = walks(con, symbols, lines, calls, links, "functor_links" in present)
+        _insert(con, walks(con, symbols, lines, calls, links, "functor_links" in present))
+    return _counts(con)
+
+
+def _insert(con, rows: dict[str, list[tuple]]) -> None:
     for table, found in rows.items():
         con.executemany(CALL_GRAPH_INSERTS[table], found)
-    return _counts(con)
 
 
 def _counts(con) -> dict[str, int]:
