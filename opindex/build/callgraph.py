@@ -4,6 +4,7 @@ the per-file facts. A cold build with two jobs derives them in a forked process 
 creates the indexes and derives the other links (link.py)."""
 from __future__ import annotations
 
+import gc
 import re
 import sqlite3
 import threading
@@ -168,6 +169,7 @@ class Beside:
 
 def _beside(conn, db: str, root: str | None) -> None:
     from ..db import readonly_uri
+    gc.disable()  # as in link.derive: no cycles to collect, and the collector's passes cost a fifth of the time
     last, ahead = None, None
     try:
         con = sqlite3.connect(readonly_uri(db), uri=True)

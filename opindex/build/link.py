@@ -10,6 +10,7 @@ definitions.py's.
 """
 from __future__ import annotations
 
+import gc
 import re
 import sqlite3
 from collections import defaultdict
@@ -40,7 +41,22 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     whose callee a changed file defines (or defined).
 
     `beside`: a cold build's call links, being derived in a forked process (Beside) while this one creates the
-    indexes and derives the rest; their rows are inserted here."""
+    indexes and derives the rest; their rows are inserted here.
+
+    The cyclic garbage collector is off meanwhile: the step builds hundreds of thousands of tuples and sets and no
+    reference cycles, and the collector's passes over them cost a fifth of the call graph (1.6 -> 1.35 s on the
+    PyTorch 2.4 tree)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _derive(con, root, changed, beside)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None,
+            beside: "Beside | None") -> dict[str, int]:
     native = {p for p in (changed or ()) if not p.endswith((".py", ".pyi"))}
     if changed is not None and not native:
         return _counts(con)
