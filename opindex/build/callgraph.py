@@ -143,7 +143,9 @@ class Beside:
 
     def receive(self, insert) -> bool:
         """Hand each part of its rows (a dict of rows per table) to `insert` as it comes; False when the process
-        failed or died before the last part (the caller then derives the call graph itself, anew)."""
+        failed or died before the last part (the caller then derives the call graph itself, anew). After the last
+        part the process is ending: close() reaps it later, not waiting here for its exit (0.06 s on 2.4)."""
+        done = False
         try:
             while True:
                 message = self.conn.recv()
@@ -152,11 +154,13 @@ class Beside:
                 last, part = message
                 insert(part)
                 if last:
+                    done = True
                     return True
         except (EOFError, OSError):
             return False
         finally:
-            self.close()
+            if not done:
+                self.close()
 
     def close(self) -> None:
         """Stop waiting for it: a process still sending finds the pipe closed and ends."""
