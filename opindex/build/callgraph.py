@@ -357,7 +357,7 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
     if lines is None:
         return [], []
     methods = _Methods(con)
-    rows, edges = _template_functors(methods, symbols, lines, links, sites)
+    rows, edges = _template_functors(con, methods, symbols, lines, links, sites)
     more, more_edges = _argument_functors(methods, symbols, lines, links, sites)
     return sorted(set(rows + more), key=_safe), sorted(set(edges + more_edges), key=_safe)
 
@@ -443,8 +443,8 @@ class _Methods:
         return self.found
 
 
-def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
-        list[tuple], list[tuple[int, int]]]:
+def _template_functors(con, known: "_Methods", symbols: Symbols, lines: "Lines", links: dict,
+                       sites: CallSites) -> tuple[list[tuple], list[tuple[int, int]]]:
     """functor_links of classes passed as template arguments for a template parameter the template calls:
     `template<template<typename> class exponential_kernel, typename RNG> Tensor& exponential_impl_(...)` runs
     `exponential_kernel<RNG>()(iter, lambda, gen)`, and Distributions.cpp:232 calls
@@ -465,10 +465,12 @@ def _template_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
     if not called:
         return [], []
     uses: dict[int, list[tuple[int, str]]] = {}  # template definition id -> (position, template parameter)
+    # only templates have template parameters: the others' lines are not read (seven in eight definitions)
+    templates = {r[0] for r in con.execute("SELECT id FROM symbols WHERE is_template = 1")}
     for defs in symbols.by_name.values():
         for d in defs:
             names = called.get((d[S_QUAL], d[S_FILE]))
-            if names is None:
+            if names is None or d[S_ID] not in templates:
                 continue
             params = _template_parameters(lines, d[S_FILE], d[S_LINE])
             found = [(params.index(n), n) for n in names if n in params]
