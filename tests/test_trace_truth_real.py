@@ -550,3 +550,20 @@ def test_a_helper_calling_an_op_method_on_a_tensor_parameter_reaches_it(real_ind
     helper = [h for h in t.hops if h.name.endswith("apply_loss_reduction")]
     assert helper and (helper[0].line, helper[0].called_at) == (64, "aten/src/ATen/native/Loss.cpp:382")
     assert ("unreduced.mean", 66) in {(h.name, h.line) for h in t.hops if h.parent == helper[0].id}
+
+
+def test_helpers_without_device_code_are_shown_under_the_body_that_calls_them(real_index):
+    """helper_leaves: addmm_out_cuda_impl (Blas.cpp:199) calls getDisableAddmmCudaLt (Blas.cpp:175, `static bool
+    disable_addmm_cuda_lt = getDisableAddmmCudaLt();` at :216) and expand_size (ExpandBase.h:9, `self_ =
+    expand_size(self, {mat1_sizes[0], mat2_sizes[1]}, "addmm");` at :263): shape and setting helpers an expert
+    names, below which no device code runs. The CUDA foreach kernel's fallback to the op's CPU kernel
+    (foreach_tensor_add_list_kernel_slow_, ForeachOpsKernels.cpp:332) is an op's kernel, not such a helper."""
+    t = real_index.trace("torch.addmm")
+    impl = next(h for h in t.hops if h.name == "at::native::addmm_out_cuda_impl")
+    helpers = {(h.name, h.file, h.line, h.called_at) for h in t.hops if h.kind == "helper" and h.parent == impl.id}
+    assert {("at::native::getDisableAddmmCudaLt", "aten/src/ATen/native/cuda/Blas.cpp", 175,
+             "aten/src/ATen/native/cuda/Blas.cpp:216"),
+            ("at::expand_size", "aten/src/ATen/ExpandBase.h", 9, "aten/src/ATen/native/cuda/Blas.cpp:263")} <= helpers
+    assert t.main_chain()[-1].name == "cublasLtMatmul"
+    foreach = real_index.trace("torch._foreach_add_")
+    assert not [h for h in foreach.hops if h.name == "at::native::foreach_tensor_add_list_kernel_slow_"]

@@ -201,11 +201,11 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
                 and k.id not in hidden]
         if t.direction == "up":
             kids = [k for k in kids]
-        leaves: dict[str, list[Hop]] = {}
+        leaves: dict[tuple[str, bool], list[Hop]] = {}  # (layer, helpers without device code) -> leaves
         groups: dict[tuple, list[Hop]] = {}
         for k in kids:
             if not _kids(t).get(k.id) and not k.absent and k.kind not in ("chooser", "op_body"):
-                leaves.setdefault(k.layer, []).append(k)
+                leaves.setdefault((k.layer, k.kind == "helper"), []).append(k)
             else:
                 groups.setdefault((k.layer, k.name), []).append(k)
         for (layer, name), same in groups.items():
@@ -238,20 +238,22 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             line = _hop_line(f"{i:>3} ↳ ", stand_in, f"{name}{count}", paint, width,
                              (f"  {paint(where, '2')}" if where else "") + (f"  ({note})" if note else ""))
             lines.append((line, len(hops)))
-        grouped = [k for layer in list(leaves) for k in leaves[layer] if k.kind == "grouped"]
+        grouped = [k for key in list(leaves) for k in leaves[key] if k.kind == "grouped"]
         if grouped:
-            leaves = {layer: rest for layer, same in leaves.items()
+            leaves = {key: rest for key, same in leaves.items()
                       if (rest := [k for k in same if k.kind != "grouped"])}
             n = sum(int(k.name.split()[0]) for k in grouped if k.name.split()[0].isdigit())
             stand_in = Hop(grouped[0].id, grouped[0].parent, grouped[0].layer, "grouped", "")
             lines.append((_hop_line(f"{i:>3} ↳ ", stand_in, f"{n} more callers in {len(grouped)} files, grouped by "
                                     f"file, not walked (--tree names each; --limit 0 walks them)", paint, width),
                           len(grouped)))
-        for layer, same in leaves.items():
+        for (layer, helpers), same in leaves.items():
             names = list(dict.fromkeys(_short(k.name) for k in same))
             files = sorted({k.file for k in same if k.file})
             where = files[0] if len(files) == 1 else f"{len(files)} files" if files else ""
             text = f"{len(same)} more: " + ", ".join(names) if len(same) > 1 else names[0]
+            if helpers:  # helper_leaves: what the body calls that leads to no device code
+                text = "helpers, no device code below: " + ", ".join(names)
             stand_in = Hop(same[0].id, same[0].parent, layer, same[0].kind, text)
             suffix = f"  {paint(where, '2')}" if where and len(same) > 1 else ""
             if len(same) == 1:

@@ -30,6 +30,8 @@ MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this
 COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
 MAX_DEVICE_CALLS = 8  # __device__ functions shown per kernel or device function (device_calls; --limit 0: all)
+MAX_HELPERS = 6  # helpers without device code shown per body (helper leaves; --limit 0: all)
+_HELPER_FOLDERS = ("aten/src/ATen/", "aten/src/THC", "aten/src/TH/", "aten/src/THCUNN", "aten/src/THNN")
 DEVICE_CODE = ("global_kernel", "device_function")  # definitions whose body runs on the GPU
 
 
@@ -57,6 +59,9 @@ class Walker:
         self.useful_cpp: set[int] = set()
         self.useful_native: set[int] = set()
         self.live: set[int] = set()
+        self.leaves: dict[int, list[tuple[dict, dict]]] = {}  # body hop -> (call, target) of helpers it calls that
+        # run no device code, shown as leaves after the body's own work (helper_leaves)
+        self.leaf_shown: set[int] = set()  # helper ids shown as a leaf (once per trace)
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
@@ -648,6 +653,7 @@ class Walker:
                 continue  # `#ifdef __HIP_PLATFORM_HCC__` on --device cuda: another platform's build compiles it
             with self.noted(hop, under):
                 self._call(call, d, hop, depth, *st)
+        self.helper_leaves(hop)
         if writes and not self.full():  # after the body's own work: ranked after it too (model.rank_end)
             for call in self.capped(writes, 3, "fill/copy calls", hop):
                 entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
@@ -747,7 +753,7 @@ class Walker:
             choice = q.choice_at(self.con, call)
             if choice is not None:
                 self.chooser(call, choice, hop)
-            self.local_call(call, d, hop, depth)
+            self.local_call(call, d, hop, depth, leaves=choice is None)
 
     def chooser(self, call: dict, choice: dict, hop: Hop) -> None:
         """A call whose result the body branches on (`ConvBackend backend = _select_conv_backend(...)`, then
@@ -941,10 +947,11 @@ class Walker:
         self.seen_native, self.seen_cpp, self.seen_stub, self.useful_cpp, self.useful_native = \
             (set(x) for x in saved)
 
-    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, kind: str = "calls") -> None:
+    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, kind: str = "calls", leaves: bool = False) -> None:
         """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of
-        levels when device code or an op is reachable from it (device_reach), never otherwise, and shown only if it
-        leads on. A call that may reach several C++ overloads walks each, marked."""
+        levels when device code or an op is reachable from it (device_reach), and shown only if it leads on. With
+        `leaves`, one that leads to no device code is kept for helper_leaves. A call that may reach several C++
+        overloads walks each, marked."""
         links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
                                              call.get("template_args"))
                  if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
@@ -954,8 +961,11 @@ class Walker:
                 self.functor_body(call, target, hop, len(links))
                 continue
             seen = target["id"] in self.seen_cpp
+            if target["reach"] is None and leaves and len(links) == 1 and target["id"] not in self.leaf_shown \
+                    and target["def_file"].startswith(_HELPER_FOLDERS):
+                self.leaves.setdefault(hop.id, []).append((call, target))
             if (seen and target["id"] not in self.useful_cpp) or target["reach"] is None:
-                continue  # leads to no launch, library call, stub or op (or did not, above): nothing to show
+                continue  # leads to no launch, library call, stub or op (or did not, above): nothing to walk
             owner = self.reserved.get(target["id"])
             if not seen and owner is not None and owner != d.get("qualified_name"):
                 below = self.add(hop, "cpp", kind, target["qualified_name"], target["file"], target["line"],
@@ -976,6 +986,32 @@ class Walker:
             else:
                 self.seen_cpp.discard(target["id"])
                 self.truncate(mark)
+
+    def helper_leaves(self, hop: Hop) -> None:
+        """The helpers a body calls that run no device code (expand_size, make_reduction, getSliceSize: shapes,
+        checks, iterator set-up), as leaves after its calls: an expert names them, and they tell what the body
+        does before its kernels. ATen's code only (not c10, torch/csrc or third-party), each once per
+        trace, at most MAX_HELPERS per body (a 'capped' hop says how many more; --limit 0 shows all). Leaves never
+        make a body worth showing (they are no device code: _prune drops a body that leads to nothing else)."""
+        first: dict[int, tuple[dict, dict]] = {}
+        for call, target in self.leaves.pop(hop.id, []):
+            if target["id"] not in self.leaf_shown:
+                first.setdefault(target["id"], (call, target))  # each once, at its first call
+        # an op's own kernel called directly (the CUDA foreach kernel's fallback foreach_tensor_add_list_kernel_slow_)
+        # is no helper: it runs that op's work, which its calls on list elements hide from device_reach
+        found = [(c, t) for c, t in first.values() if not q.ops_with_kernel(self.con, c["callee"])]
+        # the body's own file first, then ATen's native code, then the rest of ATen (getSliceSize before ceil_div
+        # and globalContext): the cap keeps what is most the op's own
+        found.sort(key=lambda ct: (ct[1]["def_file"] != ct[0]["file"], "/native/" not in ct[1]["def_file"]))
+        for call, target in self.capped(found, MAX_HELPERS, "helpers without device code", hop):
+            if self.full():
+                return
+            self.leaf_shown.add(target["id"])
+            d = q.symbol_by_id(self.con, target["id"])
+            h = self.add(hop, "cpp", "helper", d["qualified_name"], d["file"], d["line"],
+                         f"a helper it calls at {call['file']}:{call['line']}; no device code below it (opindex finds "
+                         f"no launch, library call, stub or op call there)")
+            h.called_at = f"{call['file']}:{call['line']}"
 
     def functor_body(self, call: dict, target: dict, hop: Hop, overloads: int) -> None:
         """A call that builds a functor object (`binary_internal::MulFunctor<opmath_t>()`, handed to

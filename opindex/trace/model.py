@@ -95,8 +95,8 @@ class Trace:
             ends = [h for h in self.hops if h.layer in ("python", "bridge") and not h.absent]
             if ends:
                 return self.path(ends[0])
-        pool = [h for h in self.hops if not h.absent and h.layer not in TAIL_LAYERS and not self._in_tail(h)] \
-            or self.hops
+        pool = [h for h in self.hops if not h.absent and h.layer not in TAIL_LAYERS and not self._in_tail(h)
+                and h.kind != "helper"] or self.hops  # (a helper leaf leads nowhere: never the path's end)
         return self.path(max(pool, key=lambda h: (len(self.path(h)), -h.id)))
 
     def _in_tail(self, hop: Hop) -> bool:

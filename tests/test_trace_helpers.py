@@ -1,0 +1,64 @@
+"""Helpers without device code (trace/down.py helper_leaves): what a walked body calls that reaches no launch,
+library call, stub or op (expand_size, make_reduction, getSliceSize on a real tree) is shown as a leaf under the
+body, each once per trace, at most MAX_HELPERS per body with the rest stated; never the main chain's end."""
+from __future__ import annotations
+
+from opindex.api import Index, build
+from opindex.render.trace_text import render
+from opindex.trace.down import MAX_HELPERS
+
+BLAS = "aten/src/ATen/native/cuda/Blas.cpp"
+
+
+def _index(sample_copy, tmp_path, helpers: int):
+    """The sample, with mm_out_cuda_impl calling `helpers` helpers (defined above it, in its file) that compute
+    shapes only; the first is called twice."""
+    blas = sample_copy / BLAS
+    text = blas.read_text()
+    defs = "".join(f"int64_t shape_helper_{i}(int64_t n) {{ return n + {i}; }}\n" for i in range(helpers))
+    calls = "".join(f"  (void)shape_helper_{i}(m);\n" for i in range(helpers))
+    text = text.replace("namespace {\n", "namespace {\n" + defs, 1)
+    text = text.replace("  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"mm_cuda\"",
+                        calls + "  (void)shape_helper_0(k);\n  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"mm_cuda\"", 1)
+    blas.write_text(text)
+    db = tmp_path / "h.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    return Index(db), text.splitlines()
+
+
+def _line(lines: list[str], needle: str) -> int:
+    return next(i for i, text in enumerate(lines, 1) if needle in text)
+
+
+def test_helpers_without_device_code_are_leaves_of_the_body(sample_copy, tmp_path):
+    ix, lines = _index(sample_copy, tmp_path, 2)
+    with ix:
+        t = ix.trace("torch.mm", device="cuda")
+        body = next(h for h in t.hops if h.name == "at::native::mm_out_cuda_impl")
+        helpers = [h for h in t.hops if h.kind == "helper"]
+        # each once (shape_helper_0 is called twice), in source order, at its definition, with where it is called
+        assert [(h.name, h.file, h.line, h.called_at, h.parent) for h in helpers] == [
+            ("at::native::shape_helper_0", BLAS, _line(lines, "int64_t shape_helper_0("),
+             f"{BLAS}:{_line(lines, '(void)shape_helper_0(m)')}", body.id),
+            ("at::native::shape_helper_1", BLAS, _line(lines, "int64_t shape_helper_1("),
+             f"{BLAS}:{_line(lines, '(void)shape_helper_1(m)')}", body.id)]
+        assert all(h.layer == "cpp" and "no device code below it" in h.detail for h in helpers)
+        # the main chain still ends in the cuBLAS call; the helpers are not ends
+        assert t.main_chain()[-1].layer == "library" and not {h.id for h in helpers} & {h.id for h in t.ends()}
+        text = render(t)
+        assert "helpers, no device code below: at::native::shape_helper_0, at::native::shape_helper_1" in text
+
+
+def test_helpers_past_the_cap_are_stated_and_limit_0_shows_them(sample_copy, tmp_path):
+    ix, _ = _index(sample_copy, tmp_path, MAX_HELPERS + 2)
+    with ix:
+        t = ix.trace("torch.mm", device="cuda")
+        assert [h.name for h in t.hops if h.kind == "helper"] == [
+            f"at::native::shape_helper_{i}" for i in range(MAX_HELPERS)]
+        capped = [h.name for h in t.hops if h.kind == "capped" and "helpers" in h.name]
+        assert capped == [f"2 more helpers without device code not followed (the first {MAX_HELPERS} are; "
+                          f"--limit 0 follows all)"]
+        assert t.truncated["fan_out"] == 1
+        every = ix.trace("torch.mm", device="cuda", limit=0)
+        assert [h.name for h in every.hops if h.kind == "helper"] == [
+            f"at::native::shape_helper_{i}" for i in range(MAX_HELPERS + 2)]
