@@ -62,3 +62,28 @@ def test_helpers_past_the_cap_are_stated_and_limit_0_shows_them(sample_copy, tmp
         every = ix.trace("torch.mm", device="cuda", limit=0)
         assert [h.name for h in every.hops if h.kind == "helper"] == [
             f"at::native::shape_helper_{i}" for i in range(MAX_HELPERS + 2)]
+
+
+def test_a_meta_function_shows_its_helpers_and_overloads_are_one_leaf_marked(sample_copy, tmp_path):
+    """The meta function is a leaf of the trace (not walked): the helpers it calls are listed below it all the same
+    (2.4's common_checks_baddbmm_bmm, meta_func_cum_ops). Two overloads of one helper in one file, which the call
+    cannot tell apart (2.4's meta::make_reduction), are one leaf at the first, marked."""
+    path = "aten/src/ATen/native/LinearAlgebra.cpp"
+    algebra = sample_copy / path
+    text = algebra.read_text().replace(
+        "namespace at::meta {\n",
+        "namespace at::meta {\nstatic void check_shapes(const Tensor& a, const Tensor& b) {}\n"
+        "static void check_shapes(const Tensor& a) {}\n", 1).replace(
+        "  TORCH_CHECK(self.dim() == 2, \"self must be a matrix\");\n",
+        "  check_shapes(self, mat2);\n  TORCH_CHECK(self.dim() == 2, \"self must be a matrix\");\n", 1)
+    algebra.write_text(text)
+    lines = text.splitlines()
+    build(str(sample_copy), tmp_path / "m.sqlite", jobs=1)
+    with Index(tmp_path / "m.sqlite") as ix:
+        t = ix.trace("torch.mm", device="cuda")
+        meta = next(h for h in t.hops if h.name == "at::meta::structured_mm")
+        helpers = [h for h in t.hops if h.kind == "helper"]
+        assert [(h.name, h.file, h.line, h.called_at, h.parent) for h in helpers] == [
+            ("at::meta::check_shapes", path, _line(lines, "static void check_shapes(const Tensor& a, const"),
+             f"{path}:{_line(lines, 'check_shapes(self, mat2);')}", meta.id)]
+        assert helpers[0].detail.endswith("[the first of 2 overloads the call may reach]")

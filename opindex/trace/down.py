@@ -59,8 +59,8 @@ class Walker:
         self.useful_cpp: set[int] = set()
         self.useful_native: set[int] = set()
         self.live: set[int] = set()
-        self.leaves: dict[int, list[tuple[dict, dict]]] = {}  # body hop -> (call, target) of helpers it calls that
-        # run no device code, shown as leaves after the body's own work (helper_leaves)
+        self.leaves: dict[int, list[tuple[dict, dict, int]]] = {}  # body hop -> (call, target, overloads) of the
+        # helpers it calls that run no device code, shown as leaves after the body's own work (helper_leaves)
         self.leaf_shown: set[int] = set()  # helper ids shown as a leaf (once per trace)
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
@@ -349,8 +349,21 @@ class Walker:
         for op in dict.fromkeys((base, base.rstrip("_"))):
             found = found or q.meta_functions(self.con, f"{op}_{entry['overload']}" if entry["overload"] else op)
         for d in found[:1]:
-            self.add(parent, "cpp", d["kind"], d["qualified_name"], d["file"], d["line"],
-                     f"TORCH_META_FUNC of {entry['full_name']}: checks the inputs and sets up the output")
+            hop = self.add(parent, "cpp", d["kind"], d["qualified_name"], d["file"], d["line"],
+                           f"TORCH_META_FUNC of {entry['full_name']}: checks the inputs and sets up the output")
+            self.body_helpers(d, hop)
+
+    def body_helpers(self, d: dict, hop: Hop) -> None:
+        """The helpers without device code a body that is not walked calls (a meta function's
+        common_checks_baddbmm_bmm, meta_func_cum_ops), as helper_leaves shows them for walked bodies."""
+        guards = self.guards(d)
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            if call["is_method"] or guards.at(call["line"]).off or \
+                    (call["qualifier"], call["callee"]) not in q.linked_callees(self.con, call["file"]):
+                continue
+            links = q.call_targets(self.con, call["file"], call["qualifier"], call["callee"], call.get("template_args"))
+            self._leaf(call, links, hop)
+        self.helper_leaves(hop)
 
     def dispatch(self, entry: dict, parent: Hop, depth: int) -> None:
         all_rows = q.dispatch_rows(self.con, entry["id"])
@@ -956,14 +969,13 @@ class Walker:
                                              call.get("template_args"))
                  if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
                  and not ln["device_function"]]  # only device code calls those (device_calls)
+        if leaves:
+            self._leaf(call, links, hop)
         for target in links:
             if target["reach"] is not None and target["kind"] in ("struct", "class"):
                 self.functor_body(call, target, hop, len(links))
                 continue
             seen = target["id"] in self.seen_cpp
-            if target["reach"] is None and leaves and len(links) == 1 and target["id"] not in self.leaf_shown \
-                    and target["def_file"].startswith(_HELPER_FOLDERS):
-                self.leaves.setdefault(hop.id, []).append((call, target))
             if (seen and target["id"] not in self.useful_cpp) or target["reach"] is None:
                 continue  # leads to no launch, library call, stub or op (or did not, above): nothing to walk
             owner = self.reserved.get(target["id"])
@@ -987,30 +999,40 @@ class Walker:
                 self.seen_cpp.discard(target["id"])
                 self.truncate(mark)
 
+    def _leaf(self, call: dict, links: list[dict], hop: Hop) -> None:
+        """Keep a call for helper_leaves when what it reaches is ATen's, in one file, with no device code below it
+        (the overloads of one name there, meta::make_reduction's two: one leaf at the first, marked)."""
+        if links and len({ln["def_file"] for ln in links}) == 1 and links[0]["id"] not in self.leaf_shown \
+                and links[0]["def_file"].startswith(_HELPER_FOLDERS) and runs_on(links[0]["def_file"], self.device) \
+                and all(ln["reach"] is None and not ln["device_function"] for ln in links):
+            # (a functor class always reaches: distance 0)
+            self.leaves.setdefault(hop.id, []).append((call, links[0], len(links)))
+
     def helper_leaves(self, hop: Hop) -> None:
         """The helpers a body calls that run no device code (expand_size, make_reduction, getSliceSize: shapes,
         checks, iterator set-up), as leaves after its calls: an expert names them, and they tell what the body
         does before its kernels. ATen's code only (not c10, torch/csrc or third-party), each once per
         trace, at most MAX_HELPERS per body (a 'capped' hop says how many more; --limit 0 shows all). Leaves never
         make a body worth showing (they are no device code: _prune drops a body that leads to nothing else)."""
-        first: dict[int, tuple[dict, dict]] = {}
-        for call, target in self.leaves.pop(hop.id, []):
+        first: dict[int, tuple[dict, dict, int]] = {}
+        for call, target, overloads in self.leaves.pop(hop.id, []):
             if target["id"] not in self.leaf_shown:
-                first.setdefault(target["id"], (call, target))  # each once, at its first call
+                first.setdefault(target["id"], (call, target, overloads))  # each once, at its first call
         # an op's own kernel called directly (the CUDA foreach kernel's fallback foreach_tensor_add_list_kernel_slow_)
         # is no helper: it runs that op's work, which its calls on list elements hide from device_reach
-        found = [(c, t) for c, t in first.values() if not q.ops_with_kernel(self.con, c["callee"])]
+        found = [(c, t, n) for c, t, n in first.values() if not q.ops_with_kernel(self.con, c["callee"])]
         # the body's own file first, then ATen's native code, then the rest of ATen (getSliceSize before ceil_div
         # and globalContext): the cap keeps what is most the op's own
         found.sort(key=lambda ct: (ct[1]["def_file"] != ct[0]["file"], "/native/" not in ct[1]["def_file"]))
-        for call, target in self.capped(found, MAX_HELPERS, "helpers without device code", hop):
+        for call, target, overloads in self.capped(found, MAX_HELPERS, "helpers without device code", hop):
             if self.full():
                 return
             self.leaf_shown.add(target["id"])
             d = q.symbol_by_id(self.con, target["id"])
             h = self.add(hop, "cpp", "helper", d["qualified_name"], d["file"], d["line"],
                          f"a helper it calls at {call['file']}:{call['line']}; no device code below it (opindex finds "
-                         f"no launch, library call, stub or op call there)")
+                         f"no launch, library call, stub or op call there)"
+                         + (f" [the first of {overloads} overloads the call may reach]" if overloads > 1 else ""))
             h.called_at = f"{call['file']}:{call['line']}"
 
     def functor_body(self, call: dict, target: dict, hop: Hop, overloads: int) -> None:
