@@ -193,3 +193,38 @@ def test_an_enum_default_and_an_optional_tensor_borrowed_from_its_opt_parameter(
     d = schema_defaults("bce(Tensor self, Tensor? pos_weight=None) -> Tensor",
                         "(const Tensor& self, const std::optional<Tensor>& pos_weight_opt)")
     assert holds("pos_weight.defined()", d) is False
+
+
+def test_python_string_isinstance_and_joined_tests(tmp_path):
+    """torch.norm's dispatch on p (torch/functional.py): `elif p == "nuc":`, `if not isinstance(p, str):` and a
+    test of several names joined by `and` are rows, read with the def's defaults (p="fro"): the nuclear-norm and
+    numeric-p blocks are not taken with them."""
+    from opindex.extract.python import extract as py_extract
+    from opindex.trace.conditions import python_defaults
+    src = textwrap.dedent("""\
+        def norm(input, p: Optional[Union[float, str]] = "fro", dim=None, out=None, dtype=None):
+            if dim is None and out is None and dtype is None and p is not None:
+                if isinstance(p, str):
+                    if p == "fro":
+                        return _VF.frobenius_norm(input, dim=())
+                if not isinstance(p, str):
+                    return _VF.norm(input, p)
+            if p == 'nuc' and dim is not None:
+                return _VF.nuclear_norm(input, dim)
+            if p == "fro" and (dim is None or len(dim) <= 2):
+                return 1
+        """).encode()
+    rows = [tuple(r[1:5]) for r in py_extract("torch/functional.py", src, "torch.functional").rows["conditions"]]
+    # the last test holds a parenthesised `or`: not one this reads (no row)
+    assert rows == [(2, 7, "if", "dim is None and out is None and dtype is None and p is not None"),
+                    (3, 5, "if", "isinstance(p, str)"), (4, 5, "if", 'p == "fro"'),
+                    (6, 7, "if", "not isinstance(p, str)"), (8, 9, "if", "p == 'nuc' and dim is not None")]
+    defaults = python_defaults('(input, p: Optional[Union[float, str]] = "fro", dim=None, out=None, dtype=None)')
+    assert defaults == {"p": "fro", "dim": None, "out": None, "dtype": None}
+    assert [holds(cond, defaults) for _, _, _, cond in rows] == [True, True, True, False, False]
+    assert holds("not (isinstance(p, str))", defaults) is False
+    assert holds("isinstance(dim, (int, torch.SymInt))", defaults) is False  # None is neither
+    assert holds("p == 2.0", defaults) is None  # a string against a number: not said
+    assert holds('p > "a"', defaults) is None  # strings compare by == and != only
+    assert holds("x and p is not None", defaults) is None  # x has no default: the whole cannot be said
+    assert holds("p == 'fro'", {"p": Constant("fro")}) is None  # a C++ constant is no string

@@ -61,10 +61,13 @@ def _role(pattern: str) -> str:
     return _ROLE.findall(code)[-1]
 
 
-# `if max_norm is not None:`, `elif not train:`, `if p > 0.0:`: one name tested against what a default argument can
-# decide (the conditions table); literal-led, the line start checked per hit
-_GUARD = re.compile(rb"if[ \t]+((?:not[ \t]+)?[A-Za-z_]\w*(?:[ \t]+is(?:[ \t]+not)?[ \t]+None|[ \t]*(?:==|!=|>=|<=|>|<)"
-                    rb"[ \t]*-?[\w.]+)?)[ \t]*:")
+# `if max_norm is not None:`, `elif not train:`, `if p > 0.0:`, `elif p == "nuc":`, `if not isinstance(p, str):`, and
+# such tests joined by `and`: names tested against what a default argument can decide (the conditions table);
+# literal-led, the line start checked per hit
+_TESTED = (rb"(?:not[ \t]+)?(?:isinstance\([ \t]*[A-Za-z_]\w*[ \t]*,[ \t]*(?:[\w.]+|\([\w., \t]*\))[ \t]*\)|"
+           rb"[A-Za-z_]\w*(?:[ \t]+is(?:[ \t]+not)?[ \t]+None|[ \t]*(?:==|!=|>=|<=|>|<)"
+           rb"[ \t]*(?:-?[\w.]+|\"[^\"\n\\]*\"|'[^'\n\\]*'))?)")
+_GUARD = re.compile(rb"if[ \t]+(" + _TESTED + rb"(?:[ \t]+and[ \t]+" + _TESTED + rb")*)[ \t]*:")
 
 
 def extract(path: str, data: bytes, module: str | None) -> FileFacts:

@@ -19,7 +19,11 @@ from .model import NOT_DEFAULT
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
-_PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*(-?[\w.]+))?$")
+_PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*"
+                      r"(-?[\w.]+|\"[^\"\\]*\"|'[^'\\]*'))?$")
+# Python: `isinstance(p, str)`, `not isinstance(dim, (int, torch.SymInt))`
+_ISINSTANCE = re.compile(r"^(not\s+)?isinstance\(\s*([A-Za-z_]\w*)\s*,\s*\(?([\w.,\s]*?)\)?\s*\)$")
+_BUILTIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "tuple": tuple, "dict": dict}
 _SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)$")
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
 _PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
@@ -106,10 +110,21 @@ def python_defaults(signature: str | None) -> dict[str, object]:
 
 
 def holds(condition: str, defaults: dict[str, object]) -> bool | None:
-    """Whether `condition` (one name tested, as conditions rows keep it; `not (...)` for an else block) holds when
-    the name has its default value; None when that cannot be said."""
+    """Whether `condition` (names tested, as conditions rows keep it; Python's joined by `and`; `not (...)` for an
+    else block) holds when the names have their default values; None when that cannot be said."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1] if negate else condition
+    if " and " in test:  # Python: false when one test is, true when all are
+        parts = [holds(part, defaults) for part in test.split(" and ")]
+        result = False if False in parts else True if all(parts) else None
+        return None if result is None else (not result if negate else result)
+    instance = _ISINSTANCE.match(test)
+    if instance is not None:
+        result = _is_instance(defaults, instance.group(2), instance.group(3))
+        if result is None:
+            return None
+        result = not result if instance.group(1) else result
+        return not result if negate else result
     setting = _SETTING.match(test)
     if setting is not None:  # `globalContext().deterministicAlgorithms()`: a documented default
         value = CONTEXT_DEFAULTS.get(setting.group(2))
@@ -135,10 +150,12 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = value is not None
     elif op:
         right = _literal(literal)
-        if value is None or right is _UNKNOWN or isinstance(value, Constant) != isinstance(right, Constant):
-            return None
-        if isinstance(value, Constant) and op not in ("==", "!="):
-            return None  # `reduction == Reduction::Mean` with reduction=Mean: constants compare by name only
+        if value is None or right is _UNKNOWN or isinstance(value, Constant) != isinstance(right, Constant) \
+                or isinstance(value, str) != isinstance(right, str):
+            return None  # (`p == "nuc"` with p=2.0, a schema's str default against a C++ constant: not said here)
+        if isinstance(value, (Constant, str)) and op not in ("==", "!="):
+            return None  # `reduction == Reduction::Mean` with reduction=Mean: constants compare by name only (and
+            # strings by value: `p == "nuc"` with p="fro")
         compare = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
                    "<": operator.lt}[op]
         result = compare(value, right)
@@ -146,6 +163,16 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = bool(value)
     result = not result if bang else result
     return not result if negate else result
+
+
+def _is_instance(defaults: dict[str, object], name: str, types: str) -> bool | None:
+    """isinstance(default, types) for a Python default that is a literal (str, number, bool, None): a literal is no
+    instance of any other class (torch.SymInt, Tensor); None when the name has no such default."""
+    if name not in defaults or isinstance(defaults[name], Constant):
+        return None
+    value = defaults[name]
+    return any(isinstance(value, _BUILTIN_TYPES[t]) for t in (t.strip() for t in types.split(","))
+               if t in _BUILTIN_TYPES)
 
 
 @dataclass(frozen=True)
@@ -157,6 +184,9 @@ class Constant:
 def _literal(text: str) -> object:
     if text in ("None", "nullptr", "c10::nullopt", "std::nullopt"):
         return None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" and text[0] not in text[1:-1] \
+            and "\\" not in text:
+        return text[1:-1]  # a string without escapes: p="fro" in a Python def, str mode="constant" in a schema
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     if re.fullmatch(r"[A-Za-z_][\w:]*", text):
