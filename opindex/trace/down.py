@@ -261,41 +261,52 @@ class Walker:
         return hop
 
     def python_body(self, fn: dict, parent: Hop, python_depth: int) -> None:
+        """A Python def's bridges into C++ and the defs and bindings it calls, in source order (the first call of
+        an op is walked in full, later ones point up: torch.norm's default `torch.linalg.vector_norm(...)` at
+        functional.py:1616 comes before its `_VF.norm(...)` at :1645, whichever way each is found)."""
         bridges = q.rows(self.con, "SELECT * FROM python_bridges WHERE caller = ? AND file = ? ORDER BY line",
                          (fn["qualified_name"], fn["file"]))
         # F.embedding's `if max_norm is not None:` (max_norm=None): the renorm under it is not the default path
         guards = Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device,
                         python_defaults(fn.get("signature")))
-        seen = set()
+        seen: set[tuple[int, str]] = set()
+        steps: list[tuple[int, int, dict]] = []  # (line, 0 for a bridge row / 1 for a call, the row)
         for b in bridges:
-            if b["op"] in PLUMBING_OPS:
-                continue
-            if (b["line"], b["op"]) not in seen:
+            if b["op"] not in PLUMBING_OPS and (b["line"], b["op"]) not in seen:
                 seen.add((b["line"], b["op"]))
-                with self.noted(parent, guards.at(b["line"])):
-                    self.bridge(b, parent)
-        if python_depth <= 0:
-            return
-        for call in q.rows(self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' "
-                                     "ORDER BY line", (fn["qualified_name"], fn["file"])):
-            if (call["line"], call["callee"]) in seen:
-                continue  # already shown as a bridge
-            if call["qualifier"] in ("self", "cls"):
-                target = self_method(self.con, fn, call["callee"])
+                steps.append((b["line"], 0, b))
+        if python_depth > 0:
+            steps += [(call["line"], 1, call) for call in q.rows(
+                self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' ORDER BY line",
+                (fn["qualified_name"], fn["file"])) if (call["line"], call["callee"]) not in seen]  # not bridges
+        steps.sort(key=lambda step: step[:2])
+        for _, is_call, row in steps:
+            if self.full():
+                return
+            if not is_call:
+                with self.noted(parent, guards.at(row["line"])):
+                    self.bridge(row, parent)
             else:
-                target = follow_python(self.con, module_of(self.con, fn), call["qualifier"], call["callee"])
-            if target is None or self.full():
-                continue
-            kind, obj = target
-            mark = len(self.trace.hops)
-            with self.noted(parent, guards.at(call["line"])):
-                if kind == "def" and obj["qualified_name"] != fn["qualified_name"]:
-                    hop = self.add(parent, "python", "calls", obj["qualified_name"], obj["file"], obj["line"],
-                                   f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
-                    self.python_body(obj, hop, python_depth - 1)
-                    self._prune(mark + 1, keep_if={"bridge"}) or self._prune(mark, keep_if={"bridge"})
-                elif kind == "bridge":
-                    self.bridge({**obj, "file": call["file"], "line": call["line"]}, parent)
+                self.python_call(fn, row, parent, guards, python_depth)
+
+    def python_call(self, fn: dict, call: dict, parent: Hop, guards: Guards, python_depth: int) -> None:
+        """A call in a Python def: into another def (walked) or a binding found through names (a bridge)."""
+        if call["qualifier"] in ("self", "cls"):
+            target = self_method(self.con, fn, call["callee"])
+        else:
+            target = follow_python(self.con, module_of(self.con, fn), call["qualifier"], call["callee"])
+        if target is None:
+            return
+        kind, obj = target
+        mark = len(self.trace.hops)
+        with self.noted(parent, guards.at(call["line"])):
+            if kind == "def" and obj["qualified_name"] != fn["qualified_name"]:
+                hop = self.add(parent, "python", "calls", obj["qualified_name"], obj["file"], obj["line"],
+                               f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
+                self.python_body(obj, hop, python_depth - 1)
+                self._prune(mark + 1, keep_if={"bridge"}) or self._prune(mark, keep_if={"bridge"})
+            elif kind == "bridge":
+                self.bridge({**obj, "file": call["file"], "line": call["line"]}, parent)
 
     def bridge(self, b: dict, parent: Hop) -> None:
         hop = self.add(parent, "bridge", b["kind"], b["text"], b["file"], b["line"], _bridge_detail(b))
