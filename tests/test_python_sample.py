@@ -101,3 +101,14 @@ def test_stubs_indexed(ix):
                  "ORDER BY line") == [(8, "(input: Tensor, other: Tensor, *, alpha=1)"),
                                       (10, "(input: Tensor, other: float, alpha=1)")]
     assert q(ix, "SELECT path FROM files WHERE language = 'python' AND parse_errors > 0 AND path LIKE 'torch/%'") == []
+
+
+def test_a_binding_called_through_its_python_name_is_shown_at_the_assignment(ix):
+    """Linear.forward calls F.linear (torch/nn/modules/linear.py:18); F.linear is `linear =
+    _add_docstr(torch._C._nn.linear, ...)` (torch/nn/functional.py:9): the bridge hop is that assignment, called
+    at the forward's line."""
+    t = ix.trace("nn.Linear")
+    bridge = next(h for h in t.hops if h.layer == "bridge")
+    assert (bridge.name, bridge.file, bridge.line, bridge.called_at) == (
+        "torch._C._nn.linear", "torch/nn/functional.py", 9, "torch/nn/modules/linear.py:18")
+    assert bridge.detail.endswith("(its Python name is assigned here; called at torch/nn/modules/linear.py:18)")

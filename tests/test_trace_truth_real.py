@@ -571,14 +571,15 @@ def test_helpers_without_device_code_are_shown_under_the_body_that_calls_them(re
 
 def test_a_python_def_is_walked_in_source_order_and_read_with_its_defaults(real_index):
     """torch.norm (torch/functional.py:1501, p="fro"): `return torch.linalg.vector_norm(input, 2, _dim, ...)` at
-    :1616 is its first call into C++, found through torch.linalg's names, and is walked in full before the `_VF`
-    bridges below it (a later call of the same op points up); `if not isinstance(p, str):` (:1643) and `elif p ==
-    "nuc":` (:1669) are blocks the default p does not enter, so `_VF.norm` (:1645) and `_VF.nuclear_norm` (:1674)
-    are marked so."""
+    :1616 is its first call into C++, found through torch.linalg's names: the hop is the assignment that names the
+    binding (`vector_norm = _add_docstr(_linalg.linalg_vector_norm, ...)`, torch/linalg/__init__.py:1403), called
+    at :1616, walked in full before the `_VF` bridges below it (a later call of the same op points up); `if not
+    isinstance(p, str):` (:1643) and `elif p == "nuc":` (:1669) are blocks the default p does not enter, so
+    `_VF.norm` (:1645) and `_VF.nuclear_norm` (:1674) are marked so."""
     t = real_index.trace("torch.norm")
     top = [h for h in t.hops if h.parent == 0]
-    assert (top[0].name, top[0].file, top[0].line) == (
-        "torch._C._linalg.linalg_vector_norm", "torch/functional.py", 1616)
+    assert (top[0].name, top[0].file, top[0].line, top[0].called_at) == (
+        "torch._C._linalg.linalg_vector_norm", "torch/linalg/__init__.py", 1403, "torch/functional.py:1616")
     assert not any(c.detail == "(shown above)" for c in t.hops if c.parent == top[0].id)
     marked = {h.line: h.detail for h in top if h.name in ("_VF.norm", "_VF.nuclear_norm")}
     assert "[called when not isinstance(p, str): not with the default arguments]" in marked[1645]

@@ -305,19 +305,25 @@ class Walker:
                                f"{_dotted(call)}(...) at {call['file']}:{call['line']}")
                 self.python_body(obj, hop, python_depth - 1)
                 self._prune(mark + 1, keep_if={"bridge"}) or self._prune(mark, keep_if={"bridge"})
+            elif kind == "bridge" and obj.get("alias_file"):
+                # torch.linalg.vector_norm(...): the hop is the assignment that names the binding, called here
+                hop = self.bridge({**obj, "file": obj["alias_file"], "line": obj["alias_line"]}, parent)
+                hop.called_at = f"{call['file']}:{call['line']}"
+                hop.detail += f" (its Python name is assigned here; called at {hop.called_at})"
             elif kind == "bridge":
                 self.bridge({**obj, "file": call["file"], "line": call["line"]}, parent)
 
-    def bridge(self, b: dict, parent: Hop) -> None:
+    def bridge(self, b: dict, parent: Hop) -> Hop:
         hop = self.add(parent, "bridge", b["kind"], b["text"], b["file"], b["line"], _bridge_detail(b))
         entries = bridged_entries(self.con, b)
         if not entries and b["kind"] == "tensor_method":
             self.truncate(hop.id)  # x.dim(), x.size(): a method of the Python object, not an op
-            return
+            return hop
         if not entries:
             self.add(hop, "native", "note", f"no native_functions.yaml entry named {b['op']}", absent=True)
         for entry in self.capped(entries, MAX_OVERLOADS, "overloads", hop):
             self.native(entry, hop)
+        return hop
 
     # -- YAML -----------------------------------------------------------------------------------------------------
     def native(self, entry: dict, parent: Hop | None, depth: int | None = None) -> Hop:

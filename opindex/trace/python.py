@@ -28,7 +28,9 @@ def bridged_entries(con, b: dict) -> list[dict]:
 
 def follow_python(con, module: str | None, qualifier: str, callee: str, limit: int = 6):
     """Resolve a call written in `module` (F.relu, torch._C._nn.linear, helper) to ("def", symbol) or
-    ("bridge", {kind, namespace, op, text}), through the module's imports and aliases."""
+    ("bridge", {kind, namespace, op, text}), through the module's imports and aliases. A binding reached through
+    an assignment that names it (`vector_norm = _add_docstr(_linalg.linalg_vector_norm, ...)` in
+    torch/linalg/__init__.py) carries that line: alias_file, alias_line."""
     dotted = f"{qualifier}.{callee}" if qualifier else callee
     if qualifier in ("self", "cls") or module is None:
         return None
@@ -37,9 +39,12 @@ def follow_python(con, module: str | None, qualifier: str, callee: str, limit: i
                  (module, head))
     full = (imp[0]["target"] + ("." + rest if rest else "")) if imp else (
         dotted if head in ("torch",) else f"{module}.{dotted}")
+    via = None  # the last python_imports row followed
     for _ in range(limit):
         binding = _c_binding(full)  # before defs: a .pyi signature of a C binding is not Python code
         if binding:
+            if via is not None and via["kind"] == "alias":
+                binding = {**binding, "alias_file": via["file"], "alias_line": via["line"]}
             return "bridge", binding
         found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
                             "AND kind IN ('function', 'method') AND file NOT LIKE '%.pyi' ORDER BY line DESC LIMIT 1",
@@ -47,14 +52,14 @@ def follow_python(con, module: str | None, qualifier: str, callee: str, limit: i
         if found:
             return "def", found[0]
         parent, _, last = full.rpartition(".")
-        alias = q.rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = ? AND kind != 'all' "
-                            "LIMIT 1", (parent, last))
+        alias = q.rows(con, "SELECT target, kind, file, line FROM python_imports WHERE module = ? AND name = ? "
+                            "AND kind != 'all' LIMIT 1", (parent, last))
         if not alias or alias[0]["target"] == full:
             if parent == "torch" and q.native_by_name(con, last):  # torch.conv2d: bound from the YAML entry
                 return "bridge", {"kind": "torch", "namespace": "torch", "op": last, "overload": None,
                                   "text": full}
             return None
-        full = alias[0]["target"]
+        full, via = alias[0]["target"], alias[0]
     return None
 
 
