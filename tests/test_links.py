@@ -508,3 +508,32 @@ def test_incremental_device_reach_reads_the_links_a_cold_build_walks(sample_copy
     # the class is device code itself (distance 0, `functor`); host_argmax calls the op argmax
     assert reach(cold) == [("at::native::argmax", 2, 0, "functor"), ("at::native::host_argmax", 5, 0, "op")]
     assert reach(db) == reach(cold)
+
+
+def test_overloads_in_a_header_the_calling_file_includes_are_linked(sample_copy, tmp_path):
+    """A bare call of a name with more than three definitions is a common name, left unlinked, unless they all sit
+    in one header the calling file #includes itself (2.4's ReduceOps.cpp calling make_reduction, four overloads in
+    ReduceOpsUtils.h); a file that does not include it still gets no link."""
+    import sqlite3
+
+    from opindex.api import build
+    native = sample_copy / "aten/src/ATen/native"
+    overloads = "".join(f"inline int64_t shape_util({', '.join(['int64_t'] * (i + 1))}) {{ return {i}; }}\n"
+                        for i in range(2))
+    # two in at::native (lines 2-3), two in at::meta (lines 6-7), as ReduceOpsUtils.h has them
+    (native / "ShapeUtils.h").write_text(f"namespace at::native {{\n{overloads}}}\n"
+                                         f"namespace at::meta {{\n{overloads}}}\n")
+    (native / "UsesShape.cpp").write_text('#include <ATen/native/ShapeUtils.h>\nnamespace at::native {\n'
+                                          'int64_t uses_shape(int64_t n) { return shape_util(n); }\n}\n')
+    (native / "NoInclude.cpp").write_text('namespace at::native {\n'
+                                          'int64_t no_include(int64_t n) { return shape_util(n); }\n}\n')
+    build(str(sample_copy), tmp_path / "s.sqlite", jobs=1)
+    con = sqlite3.connect(tmp_path / "s.sqlite")
+    try:
+        rows = con.execute("SELECT file, def_file, def_line, overloads FROM call_links WHERE callee = 'shape_util' "
+                           "ORDER BY file, def_line").fetchall()
+    finally:
+        con.close()
+    # the overloads of the first definition's name, at::native's (each call may reach either: both, marked 2)
+    assert rows == [("aten/src/ATen/native/UsesShape.cpp", "aten/src/ATen/native/ShapeUtils.h", line, 2)
+                    for line in (2, 3)]

@@ -18,8 +18,8 @@ def _index(sample_copy, tmp_path, helpers: int):
     defs = "".join(f"int64_t shape_helper_{i}(int64_t n) {{ return n + {i}; }}\n" for i in range(helpers))
     calls = "".join(f"  (void)shape_helper_{i}(m);\n" for i in range(helpers))
     text = text.replace("namespace {\n", "namespace {\n" + defs, 1)
-    text = text.replace("  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"mm_cuda\"",
-                        calls + "  (void)shape_helper_0(k);\n  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"mm_cuda\"", 1)
+    dispatch = "  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), \"mm_cuda\""
+    text = text.replace(dispatch, calls + "  (void)shape_helper_0(k);\n" + dispatch, 1)
     blas.write_text(text)
     db = tmp_path / "h.sqlite"
     build(str(sample_copy), db, jobs=1)

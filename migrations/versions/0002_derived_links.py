@@ -32,7 +32,7 @@ def upgrade() -> None:
     sa.Column('condition', sa.Text(), nullable=True, comment='when overloads > 1: the #if condition around this one as written; a stand-in under a negated feature test (`#if !AT_CUDNN_ENABLED()`) is dropped when a sibling is not under one'),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), or a parse error lost the definition's outer namespaces (its scope is empty or ends the qualifier); then the same file first, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess). Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions)."
+    comment="C++/CUDA call (by calling file, qualifier and name) -> the helper definition(s) it reaches: a written qualifier must end the definition's qualified name (cpublas::gemm never links to at::cuda::blas::gemm), or a parse error lost the definition's outer namespaces (its scope is empty or ends the qualifier); then the same file first, then the same folder; a name with more than 3 definitions elsewhere and none in the file is left unlinked (too common to guess) unless they all sit in one header the calling file #includes. Op calls (at::x, tensor.x()) are not here: they go through the dispatcher (native_functions)."
     )
     with op.batch_alter_table('call_links', schema=None) as batch_op:
         batch_op.create_index('ix_call_links_site', ['file', 'callee'], unique=False)

@@ -21,6 +21,8 @@ from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID
 CHECKOUT_ID = 1
 # Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.
 _NOT_HELPERS = ("c10", "std", "TORCH", "at::_ops")
+# (file, qualifier, callee) of the C++ calls -> the (caller, file) nodes making them (CallSites.keys)
+Keys = dict[tuple[str, str, str], set[tuple[str, str]]]
 
 
 class CallSites:
@@ -58,7 +60,7 @@ class CallSites:
                 self.op_methods.add((caller, file, receiver, method))
         # (file, qualifier, callee) -> the (caller, file) nodes making that call (device_reach's nodes): each link
         # is derived once per key, and the passes over every site go over keys, a third fewer than the sites
-        self.keys: dict[tuple[str, str, str], set[tuple[str, str]]] = {}
+        self.keys: Keys = {}
         # (file, qualifier, callee) -> the template arguments its calls write (gemm_internal<float>(...))
         self.specialized: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         self.templated: list[tuple[str, int, str, str, str, str]] = []  # the rows of calls with template arguments
@@ -195,7 +197,7 @@ def _beside(conn, db: str, root: str | None) -> None:
     conn.close()
 
 
-def relink_calls(con, symbols: "Symbols", keys: dict[tuple, set[tuple[str, str]]], conditions: "Conditions", changed: set[str],
+def relink_calls(con, symbols: "Symbols", keys: "Keys", conditions: "Conditions", changed: set[str],
                  specialized: dict[tuple[str, str, str], set[str]]) -> dict[tuple[str, str, str], list[int]]:
     """call_links again for the sites of changed files and the sites calling a name a changed file defines now or
     defined before; the other rows stay. Returns every link, old and new."""
@@ -240,7 +242,7 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     if len(defs) <= 1:
         return defs
     same_file = [s for s in defs if s[S_FILE] == file]
-    if not same_file and len(defs) > 3 and not qualifier:
+    if not same_file and len(defs) > 3 and not qualifier and not _included_header(defs, file, lines):
         if len({s[S_QUAL] for s in defs}) == 1:  # one template's specialisations, one per file (run_mha_fwd_<T, 32>
             return defs                          # in flash_fwd_hdim32_fp16_sm80.cu ...): the call may reach each
         return []  # a common name with many definitions: not a helper of this file
@@ -262,7 +264,17 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     return [s for s in defs if s[S_QUAL] == first[S_QUAL] and s[S_FILE] == first[S_FILE]]
 
 
-def _calls(symbols: Symbols, keys: dict[tuple[str, str, str], set[tuple[str, str]]], conditions: "Conditions",
+def _included_header(defs: list[tuple], file: str, lines: Lines | None) -> bool:
+    """Whether all of `defs` are in one header that `file` #includes itself: the overloads of a helper there
+    (ReduceOpsUtils.h's four make_reduction, which ReduceOps.cpp includes), not a common name."""
+    files = {s[S_FILE] for s in defs}
+    if len(files) != 1 or lines is None:
+        return False
+    header = next(iter(files))
+    return header.endswith(HEADER_EXTENSIONS) and bool(lines.includers(header, {file}))
+
+
+def _calls(symbols: Symbols, keys: "Keys", conditions: "Conditions",
            specialized: dict[tuple[str, str, str], set[str]]) -> tuple[list[tuple], dict]:
     """call_links rows of the calls in `keys` (CallSites.keys), and (file, qualifier, callee) -> the symbol ids
     linked (for any template arguments: what device_reach and functor_links walk)."""
@@ -285,7 +297,7 @@ def _calls(symbols: Symbols, keys: dict[tuple[str, str, str], set[tuple[str, str
                                                                                         conditions), links
 
 
-def _device_functions(symbols: Symbols, keys: dict[tuple, set[tuple[str, str]]], conditions: "Conditions") -> list[tuple]:
+def _device_functions(symbols: Symbols, keys: "Keys", conditions: "Conditions") -> list[tuple]:
     """call_links rows for the calls device code makes of __device__ functions (scatter_add's kernel calls
     fastAtomicAdd): the calling function a __global__ kernel or a __device__ function, the targets __device__
     functions, by the helpers' rule. Not in `links`: they launch nothing, and device_reach does not walk them."""
@@ -301,7 +313,7 @@ def _device_functions(symbols: Symbols, keys: dict[tuple, set[tuple[str, str]]],
     return rows
 
 
-def _functor_classes(symbols: Symbols, keys: dict[tuple, set[tuple[str, str]]], conditions: "Conditions",
+def _functor_classes(symbols: Symbols, keys: "Keys", conditions: "Conditions",
                      links: dict) -> list[tuple]:
     """call_links rows for calls that build a functor object (`binary_internal::MulFunctor<opmath_t>()` handed to
     opmath_symmetric_gpu_kernel_with_scalars): the class, by the helpers' rule. Not in `links`: device_reach does
@@ -599,7 +611,7 @@ def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int
     return []
 
 
-def _device_reach(con, symbols: Symbols, keys: dict[tuple, set[tuple[str, str]]], links: dict, extra: list[tuple[int, int]] = (),
+def _device_reach(con, symbols: Symbols, keys: "Keys", links: dict, extra: list[tuple[int, int]] = (),
                   op_methods: set[tuple[str, str, str, str]] = frozenset()) -> list[tuple]:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
