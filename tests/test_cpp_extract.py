@@ -658,3 +658,18 @@ def test_a_call_the_grammar_reads_as_a_definition_is_a_call():
     assert [r[6] for r in facts.rows["symbols"]] == ["at::native::std_var_kernel_impl"]
     assert [(r.line, r.kernel, r.kind, r.caller) for r in facts.rows["kernel_launches"]] == [
         (5, "gpu_reduce_kernel", "tensor_iterator", "at::native::std_var_kernel_impl")]
+
+
+def test_the_as_written_reading_is_parsed_incrementally_from_the_first():
+    """A file whose #if groups split braces is read twice (extract/cpp.py): the second text differs from the first
+    only on the blanked lines, and is parsed from the first reading's tree (only those stretches again). Here the
+    incremental tree is the fresh parse's; texts of another length are parsed fresh."""
+    from opindex.extract.cpp import _engine, _reparse
+    parser = _engine()[0]
+    first = b"namespace at {\n#if A\nvoid f(int a) {\n#else\n                \n#endif\n  g(a);\n}\n}\n"
+    second = b"namespace at {\n#if A\nvoid f(int a) {\n#else\nvoid f(long a) {\n#endif\n  g(a);\n}\n}\n"
+    assert len(first) == len(second)
+    old = (first, parser.parse(first))
+    assert str(_reparse(parser, second, old).root_node) == str(parser.parse(second).root_node)
+    assert str(_reparse(parser, second + b"\n", old).root_node) == str(parser.parse(second + b"\n").root_node)
+    assert str(_reparse(parser, first, old).root_node) == str(old[1].root_node)  # nothing differs

@@ -803,6 +803,28 @@ def _in_block(root, pos: int) -> bool:
     return False
 
 
+def _reparse(parser, data: bytes, old: tuple[bytes, object]):
+    """`data` parsed from another reading's tree of a text that differs from it only on some lines (the other
+    side of #if groups): only those stretches are parsed again (incremental parsing); a fresh parse when the two
+    texts do not line up."""
+    old_data, old_tree = old
+    if len(old_data) != len(data):
+        return parser.parse(data)
+    tree, pos, changed = old_tree.copy(), 0, False
+    new_lines, old_lines = data.split(b"\n"), old_data.split(b"\n")
+    start = None
+    for new, was in zip(new_lines + [b""], old_lines + [None]):  # a sentinel closes the last stretch
+        if new != was and was is not None:
+            if start is None:
+                start = pos
+        elif start is not None:
+            end = pos - 1  # the newline before this line stays
+            tree.edit(start, end, end, _point(data, start), _point(data, end), _point(data, end))
+            start, changed = None, True
+        pos += len(new) + 1
+    return parser.parse(data, tree) if changed else parser.parse(data)
+
+
 def _point(data: bytes, pos: int) -> tuple[int, int]:
     """(row, column) of a byte offset, as tree-sitter counts them."""
     row = data.count(b"\n", 0, pos)
@@ -840,10 +862,11 @@ def extract(path: str, data: bytes, language: str) -> FileFacts:
         facts = _extract(path, data, language)[0]
         _preprocessor_conditions(facts, path, data)
         return facts
-    facts, macros = _extract(path, selected, language)
+    first: list = []  # the first reading's (text, tree), parsed again only where the two texts differ
+    facts, macros = _extract(path, selected, language, keep=first)
     # #defines before the span are still known there: the macros the first reading found come along
     as_written, _ = _extract(path, data, language, within=_line_span(data, min(blanked), max(blanked)),
-                             known=macros)
+                             known=macros, old=first[0] if first else None)
     functions = _function_spans(facts.rows["symbols"])
     for table, rows in as_written.rows.items():  # every fact row starts (file, line, ...)
         at = _CALLER_COLUMN.get(table)
@@ -901,13 +924,17 @@ def _line_span(data: bytes, first: int, last: int) -> tuple[int, int]:
 
 
 def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | None = None,
-             known: list[Macro] = ()) -> tuple[FileFacts, list[Macro]]:
+             known: list[Macro] = (), keep: list | None = None,
+             old: tuple[bytes, object] | None = None) -> tuple[FileFacts, list[Macro]]:
     """The facts of one text and the #defines found in it; `within` limits the matching to a byte range, where
-    the `known` macros (found elsewhere in the file) can be expanded too."""
+    the `known` macros (found elsewhere in the file) can be expanded too. `keep` receives the (text, tree) parsed;
+    with `old`, another reading's (text, tree), the text is parsed incrementally from that tree."""
     parser = _engine()[0]
     f = _File(path, language)
     data = _blank_define_comments(names.prepare(data, arguments))
-    tree = parser.parse(data)
+    tree = _reparse(parser, data, old) if old is not None else parser.parse(data)
+    if keep is not None:
+        keep.append((data, tree))
     main = _Unit(data, tree, within=within)
     macros = f.macros(main)
     if known:
