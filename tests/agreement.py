@@ -5,7 +5,9 @@ from __future__ import annotations
 
 def trace_kernels(ix, full_name: str) -> set[tuple]:
     """(kernel, file, line) of the definitions the trace shows right under the op's own dispatch rows."""
-    t = ix.trace(f"aten::{full_name}", device="all", depth=0)
+    # every device's rows, no hop cap: the cap may stop the walk before the op's last dispatch row (mm.out's
+    # sparse CSR kernel lies past the 5000th hop of an all-device walk)
+    t = ix.trace(f"aten::{full_name}", device="all", depth=0, max_hops=0)
     hops = {h.id: h for h in t.hops}
     # the op's entry wherever the walk showed it (another overload's walk may reach it first); not other overloads
     roots = {h.id for h in t.hops if h.layer == "native" and h.kind == "entry" and h.name == f"aten::{full_name}"}
