@@ -160,12 +160,13 @@ class BackendChoiceRow(NamedTuple):
 class ConditionRow(NamedTuple):
     """conditions: Conditions code runs under: each branch of every #if group of the C++/CUDA sources (USE_ROCM,
     CUDA_VERSION, AT_CUDNN_ENABLED(), `#if 0`), and the blocks of tests on one name that a default argument can
-    decide: `if (x OP literal)`, `if (x.has_value())`, `if (x.defined())`, `if (x)` in C++ functions, `if x is not
-    None:`, `if not x:`, `if x > 0.0:`, `elif p == 'nuc':`, `if not isinstance(p, str):` and such tests joined by
-    `and` in Python defs. The trace skips code another platform's build compiles (`#ifdef __HIP_PLATFORM_HCC__` on
-    --device cuda), shows the #if on a hop, and ranks a branch that the op's default arguments do not take
-    (`label_smoothing > 0.0` with label_smoothing=0.0; F.embedding's `max_norm is not None`) after the default
-    one."""
+    decide: `if (x OP literal)`, `if (x.has_value())`, `if (x.defined())`, `if (x)` in C++ functions; in Python
+    defs any one-line test of the def's parameters made of names, literals, comparisons, and/or/not, isinstance()
+    and len() (`if x is not None:`, `elif p == 'nuc':`), and `not (test)` over the rest of a block after a test
+    whose block returns on every path. The trace skips code another platform's build compiles (`#ifdef
+    __HIP_PLATFORM_HCC__` on --device cuda), shows the #if on a hop, and ranks a branch that the op's default
+    arguments do not take (`label_smoothing > 0.0` with label_smoothing=0.0; F.embedding's `max_norm is not None`)
+    after the default one."""
     file: str  # path relative to the checkout root
     line: int  # 1-based line
     end_line: int  # the last line the condition holds for

@@ -196,9 +196,10 @@ def test_an_enum_default_and_an_optional_tensor_borrowed_from_its_opt_parameter(
 
 
 def test_python_string_isinstance_and_joined_tests(tmp_path):
-    """torch.norm's dispatch on p (torch/functional.py): `elif p == "nuc":`, `if not isinstance(p, str):` and a
-    test of several names joined by `and` are rows, read with the def's defaults (p="fro"): the nuclear-norm and
-    numeric-p blocks are not taken with them."""
+    """torch.norm's dispatch on p (torch/functional.py): `elif p == "nuc":`, `if not isinstance(p, str):`, tests
+    joined by `and`/`or` with parentheses, are rows when they test the def's parameters, read with the def's
+    defaults (p="fro"). A block that returns on every path makes the rest of its block a `not (...)` row: the code
+    after `if p == "fro" and (...): return` runs only when that test fails (torch.norm's matrix_norm call)."""
     from opindex.extract.python import extract as py_extract
     from opindex.trace.conditions import python_defaults
     src = textwrap.dedent("""\
@@ -212,19 +213,33 @@ def test_python_string_isinstance_and_joined_tests(tmp_path):
             if p == 'nuc' and dim is not None:
                 return _VF.nuclear_norm(input, dim)
             if p == "fro" and (dim is None or len(dim) <= 2):
-                return 1
+                if out is None:
+                    return 1
+                else:
+                    return 2
+            local = 3
+            if local > 2 or dims[0]:
+                return 4
+            return torch.linalg.matrix_norm(input, p)
         """).encode()
     rows = [tuple(r[1:5]) for r in py_extract("torch/functional.py", src, "torch.functional").rows["conditions"]]
-    # the last test holds a parenthesised `or`: not one this reads (no row)
+    fro = 'p == "fro" and (dim is None or len(dim) <= 2)'
+    # `local > 2 or dims[0]` tests no parameter, and a subscript: no row
     assert rows == [(2, 7, "if", "dim is None and out is None and dtype is None and p is not None"),
                     (3, 5, "if", "isinstance(p, str)"), (4, 5, "if", 'p == "fro"'),
-                    (6, 7, "if", "not isinstance(p, str)"), (8, 9, "if", "p == 'nuc' and dim is not None")]
+                    (6, 7, "if", "not isinstance(p, str)"),
+                    (8, 9, "if", "p == 'nuc' and dim is not None"),
+                    (10, 18, "if", "not (p == 'nuc' and dim is not None)"),
+                    (10, 14, "if", fro), (15, 18, "if", f"not ({fro})"),
+                    (11, 12, "if", "out is None"), (13, 14, "if", "not (out is None)")]
     defaults = python_defaults('(input, p: Optional[Union[float, str]] = "fro", dim=None, out=None, dtype=None)')
     assert defaults == {"p": "fro", "dim": None, "out": None, "dtype": None}
-    assert [holds(cond, defaults) for _, _, _, cond in rows] == [True, True, True, False, False]
-    assert holds("not (isinstance(p, str))", defaults) is False
+    assert [holds(cond, defaults) for _, _, _, cond in rows] == [
+        True, True, True, False, False, True, True, False, True, False]
     assert holds("isinstance(dim, (int, torch.SymInt))", defaults) is False  # None is neither
     assert holds("p == 2.0", defaults) is None  # a string against a number: not said
     assert holds('p > "a"', defaults) is None  # strings compare by == and != only
     assert holds("x and p is not None", defaults) is None  # x has no default: the whole cannot be said
+    assert holds("x or p is not None", defaults) is True  # one true test of an `or`
+    assert holds("len(dim) <= 2", defaults) is None
     assert holds("p == 'fro'", {"p": Constant("fro")}) is None  # a C++ constant is no string

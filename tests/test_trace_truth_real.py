@@ -584,3 +584,9 @@ def test_a_python_def_is_walked_in_source_order_and_read_with_its_defaults(real_
     marked = {h.line: h.detail for h in top if h.name in ("_VF.norm", "_VF.nuclear_norm")}
     assert "[called when not isinstance(p, str): not with the default arguments]" in marked[1645]
     assert '[called when p == "nuc": not with the default arguments]' in marked[1674]
+    # `if p == "fro" and (dim is None or ...):` returns on every path (:1615-1618): linalg.matrix_norm after it
+    # (:1625) runs only when that test fails, which p="fro", dim=None do not; the main chain is vector_norm's
+    matrix = next(h for h in top if h.called_at == "torch/functional.py:1625")
+    assert "[called when not (p == \"fro\" and (dim is None or isinstance(dim, (int, torch.SymInt)) or len(dim) " \
+           "<= 2)): not with the default arguments]" in matrix.detail
+    assert t.main_chain()[1].called_at == "torch/functional.py:1616"

@@ -61,13 +61,16 @@ def _role(pattern: str) -> str:
     return _ROLE.findall(code)[-1]
 
 
-# `if max_norm is not None:`, `elif not train:`, `if p > 0.0:`, `elif p == "nuc":`, `if not isinstance(p, str):`, and
-# such tests joined by `and`: names tested against what a default argument can decide (the conditions table);
-# literal-led, the line start checked per hit
-_TESTED = (rb"(?:not[ \t]+)?(?:isinstance\([ \t]*[A-Za-z_]\w*[ \t]*,[ \t]*(?:[\w.]+|\([\w., \t]*\))[ \t]*\)|"
-           rb"[A-Za-z_]\w*(?:[ \t]+is(?:[ \t]+not)?[ \t]+None|[ \t]*(?:==|!=|>=|<=|>|<)"
-           rb"[ \t]*(?:-?[\w.]+|\"[^\"\n\\]*\"|'[^'\n\\]*'))?)")
-_GUARD = re.compile(rb"if[ \t]+(" + _TESTED + rb"(?:[ \t]+and[ \t]+" + _TESTED + rb")*)[ \t]*:")
+# `if max_norm is not None:`, `elif not train:`, `if p > 0.0:`, `elif p == "nuc":`, `if not isinstance(p, str):`,
+# `if p == "fro" and (dim is None or len(dim) <= 2):`: a one-line test of the def's parameters against literals,
+# which a default argument can decide (the conditions table; trace/conditions.py reads it); literal-led, the line
+# start and the test's words checked per hit
+_GUARD = re.compile(rb"if[ \t]+([^\n#:]{1,240}?)[ \t]*:[ \t]*(?:#[^\n]*)?$", re.M)
+# what such a test may hold: names, literals, comparisons, and/or/not, isinstance() and len() (no other calls, no
+# subscripts, no lambdas: a test on anything else is not one a default decides)
+_TEST_WORDS = re.compile(r"[A-Za-z_][\w.]*|\"[^\"\\]*\"|'[^'\\]*'|-?\d[\w.]*|==|!=|>=|<=|[<>(),]|\s+")
+_TEST_CALLS = frozenset({"isinstance", "len"})
+_TEST_WORDS_NOT_CALLS = frozenset({"and", "or", "not", "in", "is"})  # `and (`: a keyword before a parenthesis
 
 
 def extract(path: str, data: bytes, module: str | None) -> FileFacts:
@@ -100,6 +103,40 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append([start, end])
     return [(s, e) for s, e in out]
+
+
+def _parameter_test(cond: str, parameters: set[str]) -> bool:
+    """Whether a test reads only names, literals, comparisons, and/or/not, isinstance() and len(), and names one
+    of the def's parameters."""
+    words = _TEST_WORDS.findall(cond)
+    if "".join(words) != cond:
+        return False  # something else in it: a subscript, a keyword argument, an arithmetic operator
+    calls = {w for w, nxt in zip(words, words[1:] + [""])
+             if nxt == "(" and (w[:1].isalpha() or w[:1] == "_")} - _TEST_WORDS_NOT_CALLS
+    return calls <= _TEST_CALLS and any(w in parameters for w in words)
+
+
+def _always_returns(block) -> bool:
+    """Whether a block ends in a return or raise on every path (its last statement one, or an if/else whose
+    branches all do)."""
+    last = block.named_children[-1] if block.named_children else None
+    while last is not None and last.type == "comment":
+        last = last.prev_named_sibling
+    if last is None:
+        return False
+    if last.type in ("return_statement", "raise_statement"):
+        return True
+    if last.type != "if_statement":
+        return False
+    body = last.child_by_field_name("consequence")
+    others = last.children_by_field_name("alternative")
+    if body is None or not others or others[-1].type != "else_clause" or not _always_returns(body):
+        return False
+    for other in others:
+        inner = other.child_by_field_name("consequence") or other.child_by_field_name("body")
+        if inner is None or not _always_returns(inner):
+            return False
+    return True
 
 
 def _text(node) -> str:
@@ -205,11 +242,18 @@ class _FileExtraction:
             if i < 0 or self.scopes[i].kind == "class" or body is None:
                 continue
             cond = " ".join(m.group(1).decode().split())
+            if not _parameter_test(cond, {name for name, _, _ in self.scopes[i].params()}):
+                continue
             rows.append((self.path, _line(statement), body.end_point[0] + 1, "if", cond, self.scopes[i].qn))
             others = statement.children_by_field_name("alternative") if statement.type == "if_statement" else []
             if len(others) == 1 and others[0].type == "else_clause":
                 rows.append((self.path, _line(others[0]), others[0].end_point[0] + 1, "if", f"not ({cond})",
                              self.scopes[i].qn))
+            elif not others and statement.type == "if_statement" and _always_returns(body) \
+                    and statement.parent is not None and statement.end_point[0] < statement.parent.end_point[0]:
+                # `if p == "fro" and ...: return ...`: the rest of the block runs only when the test fails
+                rows.append((self.path, statement.end_point[0] + 2, statement.parent.end_point[0] + 1, "if",
+                             f"not ({cond})", self.scopes[i].qn))
 
     def _definitions(self, classes: list[dict], defs: list[dict]) -> None:
         items = [(c["class"][0], "class", c) for c in classes] + [(d["def"][0], "def", d) for d in defs]

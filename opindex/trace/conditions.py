@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import ast
 import functools
 import operator
 import re
@@ -110,12 +111,54 @@ def python_defaults(signature: str | None) -> dict[str, object]:
 
 
 def holds(condition: str, defaults: dict[str, object]) -> bool | None:
-    """Whether `condition` (names tested, as conditions rows keep it; Python's joined by `and`; `not (...)` for an
-    else block) holds when the names have their default values; None when that cannot be said."""
+    """Whether `condition` (names tested, as conditions rows keep it; `not (...)` for an else block) holds when
+    the names have their default values; None when that cannot be said. A test these forms do not read is read as
+    Python (py_holds): and/or/not, parentheses, isinstance()."""
+    found = _holds(condition, defaults)
+    if found is None and "(" in condition or found is None and " or " in condition:
+        return py_holds(condition, defaults)
+    return found
+
+
+def py_holds(condition: str, defaults: dict[str, object]) -> bool | None:
+    """A Python test read with three values (true, false, unknown): `p == "fro" and (dim is None or len(dim) <= 2)`
+    with p="fro", dim=None holds; what depends on anything but a literal default is unknown."""
+    try:
+        tree = ast.parse(condition, mode="eval")
+    except (SyntaxError, ValueError):
+        return None
+    return _py_value(tree.body, defaults)
+
+
+def _py_value(node, defaults: dict[str, object]) -> bool | None:
+    if isinstance(node, ast.BoolOp):
+        values = [_py_value(v, defaults) for v in node.values]
+        if isinstance(node.op, ast.And):
+            return False if False in values else True if all(v is True for v in values) else None
+        return True if True in values else False if all(v is False for v in values) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        value = _py_value(node.operand, defaults)
+        return None if value is None else not value
+    if isinstance(node, ast.Name):
+        value = defaults.get(node.id, _UNKNOWN)
+        return None if value is _UNKNOWN or isinstance(value, Constant) else bool(value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+            and len(node.args) == 2 and isinstance(node.args[0], ast.Name):
+        types = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        return _is_instance(defaults, node.args[0].id, ", ".join(ast.unparse(t) for t in types))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        try:
+            return _holds(ast.unparse(node), defaults)  # one name against a literal: the forms above
+        except Exception:  # noqa: BLE001 - an odd literal: unknown
+            return None
+    return None
+
+
+def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1] if negate else condition
-    if " and " in test:  # Python: false when one test is, true when all are
-        parts = [holds(part, defaults) for part in test.split(" and ")]
+    if " and " in test and "(" not in test.replace("isinstance(", ""):  # Python: false when one test is, true
+        parts = [_holds(part, defaults) for part in test.split(" and ")]  # when all are
         result = False if False in parts else True if all(parts) else None
         return None if result is None else (not result if negate else result)
     instance = _ISINSTANCE.match(test)
