@@ -65,11 +65,12 @@ def _role(pattern: str) -> str:
 # `if p == "fro" and (dim is None or len(dim) <= 2):`: a one-line test of the def's parameters against literals,
 # which a default argument can decide (the conditions table; trace/conditions.py reads it); literal-led, the line
 # start and the test's words checked per hit
-_GUARD = re.compile(rb"if[ \t]+([^\n#:]{1,240}?)[ \t]*:[ \t]*(?:#[^\n]*)?$", re.M)
+_GUARD = re.compile(rb"if[ \t]+([^\n#:]{1,240})(?<![ \t]):[ \t]*(?:#[^\n]*)?$", re.M)
 # what such a test may hold: names, literals, comparisons, and/or/not, isinstance() and len() (no other calls, no
 # subscripts, no lambdas: a test on anything else is not one a default decides)
 _TEST_WORDS = re.compile(r"[A-Za-z_][\w.]*|\"[^\"\\]*\"|'[^'\\]*'|-?\d[\w.]*|==|!=|>=|<=|[<>(),]|\s+")
 _TEST_CALLS = frozenset({"isinstance", "len"})
+_NAME = re.compile(r"[A-Za-z_]\w*")
 _TEST_WORDS_NOT_CALLS = frozenset({"and", "or", "not", "in", "is"})  # `and (`: a keyword before a parenthesis
 
 
@@ -108,6 +109,8 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _parameter_test(cond: str, parameters: set[str]) -> bool:
     """Whether a test reads only names, literals, comparisons, and/or/not, isinstance() and len(), and names one
     of the def's parameters."""
+    if parameters.isdisjoint(_NAME.findall(cond)):
+        return False  # no parameter named in it: the common case, told in C
     words = _TEST_WORDS.findall(cond)
     if "".join(words) != cond:
         return False  # something else in it: a subscript, a keyword argument, an arithmetic operator
@@ -148,12 +151,17 @@ def _line(node) -> int:
 
 
 class _Scope:
-    __slots__ = ("start", "end", "qn", "path", "kind", "name", "line", "parent", "params_node", "_params")
+    __slots__ = ("start", "end", "qn", "path", "kind", "name", "line", "parent", "params_node", "_params", "_names")
 
     def __init__(self, start, end, qn, path, kind, name, line, parent, params_node):
         self.start, self.end, self.qn, self.path, self.kind, self.name = start, end, qn, path, kind, name
         self.line = line
-        self.parent, self.params_node, self._params = parent, params_node, None
+        self.parent, self.params_node, self._params, self._names = parent, params_node, None, None
+
+    def param_names(self) -> frozenset[str]:
+        if self._names is None:
+            self._names = frozenset(name for name, _, _ in self.params())
+        return self._names
 
     def params(self) -> list[tuple[str, str | None, int]]:
         """(name, annotation text or None, line) of each parameter, in order."""
@@ -233,16 +241,18 @@ class _FileExtraction:
             before = data[data.rfind(b"\n", 0, start) + 1:start]
             if before.strip(b" \t") not in (b"", b"el"):
                 continue  # `if` inside a line (a conditional expression, a comprehension)
+            i = self._innermost(start)  # the text first (cheap), the tree only for a test of parameters
+            if i < 0 or self.scopes[i].kind == "class":
+                continue
+            cond = " ".join(m.group(1).decode().split())
+            if not _parameter_test(cond, self.scopes[i].param_names()):
+                continue
             node = root.descendant_for_byte_range(start, start + 2)
             statement = node.parent if node is not None else None
             if statement is None or statement.type not in ("if_statement", "elif_clause") or self._in_error(start):
                 continue
-            i = self._innermost(start)
             body = statement.child_by_field_name("consequence")
-            if i < 0 or self.scopes[i].kind == "class" or body is None:
-                continue
-            cond = " ".join(m.group(1).decode().split())
-            if not _parameter_test(cond, {name for name, _, _ in self.scopes[i].params()}):
+            if body is None:
                 continue
             rows.append((self.path, _line(statement), body.end_point[0] + 1, "if", cond, self.scopes[i].qn))
             others = statement.children_by_field_name("alternative") if statement.type == "if_statement" else []
