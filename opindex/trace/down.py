@@ -61,7 +61,7 @@ class Walker:
         self.live: set[int] = set()
         self.leaves: dict[int, list[tuple[dict, dict, int]]] = {}  # body hop -> (call, target, overloads) of the
         # helpers it calls that run no device code, shown as leaves after the body's own work (helper_leaves)
-        self.leaf_shown: set[int] = set()  # helper ids shown as a leaf (once per trace)
+        self.leaf_hops: dict[int, Hop] = {}  # helper id -> the leaf hop showing it (once per trace; see leaf_shown)
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
@@ -1019,7 +1019,7 @@ class Walker:
     def _leaf(self, call: dict, links: list[dict], hop: Hop) -> None:
         """Keep a call for helper_leaves when what it reaches is ATen's, in one file, with no device code below it
         (the overloads of one name there, meta::make_reduction's two: one leaf at the first, marked)."""
-        if links and len({ln["def_file"] for ln in links}) == 1 and links[0]["id"] not in self.leaf_shown \
+        if links and len({ln["def_file"] for ln in links}) == 1 and not self.leaf_shown(links[0]["id"]) \
                 and links[0]["def_file"].startswith(_HELPER_FOLDERS) and runs_on(links[0]["def_file"], self.device) \
                 and all(ln["reach"] is None and not ln["device_function"] for ln in links):
             # (a functor class always reaches: distance 0)
@@ -1033,7 +1033,7 @@ class Walker:
         make a body worth showing (they are no device code: _prune drops a body that leads to nothing else)."""
         first: dict[int, tuple[dict, dict, int]] = {}
         for call, target, overloads in self.leaves.pop(hop.id, []):
-            if target["id"] not in self.leaf_shown:
+            if not self.leaf_shown(target["id"]):
                 first.setdefault(target["id"], (call, target, overloads))  # each once, at its first call
         # an op's own kernel called directly (the CUDA foreach kernel's fallback foreach_tensor_add_list_kernel_slow_)
         # is no helper: it runs that op's work, which its calls on list elements hide from device_reach
@@ -1044,13 +1044,19 @@ class Walker:
         for call, target, overloads in self.capped(found, MAX_HELPERS, "helpers without device code", hop):
             if self.full():
                 return
-            self.leaf_shown.add(target["id"])
             d = q.symbol_by_id(self.con, target["id"])
             h = self.add(hop, "cpp", "helper", d["qualified_name"], d["file"], d["line"],
                          f"a helper it calls at {call['file']}:{call['line']}; no device code below it (opindex finds "
                          f"no launch, library call, stub or op call there)"
                          + (f" [the first of {overloads} overloads the call may reach]" if overloads > 1 else ""))
             h.called_at = f"{call['file']}:{call['line']}"
+            self.leaf_hops[target["id"]] = h
+
+    def leaf_shown(self, symbol_id: int) -> bool:
+        """Whether a helper is shown as a leaf still: a leaf under a body the walk dropped later (truncate) is
+        gone, and a later body shows it again."""
+        h = self.leaf_hops.get(symbol_id)
+        return h is not None and h.id < len(self.trace.hops) and self.trace.hops[h.id] is h
 
     def functor_body(self, call: dict, target: dict, hop: Hop, overloads: int) -> None:
         """A call that builds a functor object (`binary_internal::MulFunctor<opmath_t>()`, handed to
