@@ -87,3 +87,33 @@ def test_a_meta_function_shows_its_helpers_and_overloads_are_one_leaf_marked(sam
             ("at::meta::check_shapes", path, _line(lines, "static void check_shapes(const Tensor& a, const"),
              f"{path}:{_line(lines, 'check_shapes(self, mat2);')}", meta.id)]
         assert helpers[0].detail.endswith("[the first of 2 overloads the call may reach]")
+
+
+def test_a_leaf_under_a_dropped_body_is_shown_again(sample_copy, tmp_path):
+    """Each helper is one leaf per trace; when the walk drops the body it sat under (a helper that led nowhere:
+    Walker.truncate), the next body that calls it shows it again."""
+    from opindex.trace.down import Walker
+    from opindex.trace.model import Trace
+    ix, lines = _index(sample_copy, tmp_path, 1)
+    with ix:
+        import sqlite3
+        con = sqlite3.connect(tmp_path / "h.sqlite")
+        con.row_factory = sqlite3.Row
+        try:
+            sid = con.execute("SELECT id FROM symbols WHERE name = 'shape_helper_0'").fetchone()[0]
+            walker = Walker(con, Trace("torch.mm", "down", "cuda", 1))
+            root = walker.add(None, "cpp", "function", "body")
+            call = {"file": BLAS, "line": _line(lines, "(void)shape_helper_0(m)"), "callee": "shape_helper_0",
+                    "qualifier": ""}
+            link = {"id": sid, "def_file": BLAS, "reach": None, "device_function": False}
+            walker._leaf(call, [link], root)
+            walker.helper_leaves(root)
+            assert [h.kind for h in walker.trace.hops] == ["function", "helper"] and walker.leaf_shown(sid)
+            walker.truncate(0)  # the body led nowhere: dropped, its leaf with it
+            assert not walker.leaf_shown(sid)
+            again = walker.add(None, "cpp", "function", "another body")
+            walker._leaf(call, [link], again)
+            walker.helper_leaves(again)
+            assert [(h.kind, h.parent) for h in walker.trace.hops] == [("function", None), ("helper", again.id)]
+        finally:
+            con.close()
