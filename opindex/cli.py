@@ -331,7 +331,9 @@ def _flat(records) -> list[dict]:
               help="Stop the walk after N hops and say so (0: no limit).")
 @click.option("--limit", type=click.IntRange(0), default=6, show_default=True,
               help="Bottom-up: callers, launches and registrations walked per step; more are grouped by file with "
-                   "their ops named, and the trace says so (0: walk every one).")
+                   "their ops named, and the trace says so (0: walk every one). Top-down, 0 also lifts the fan-out "
+                   "caps each stated where it cuts (overloads, AT_DISPATCH sites, __device__ functions and helpers "
+                   "without device code per body).")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text (default: on a terminal, unless NO_COLOR is set).")
 @click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
@@ -349,7 +351,8 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     Text output (the default) fits one screen: the main chain, the default path for --device (and for the op's
     default arguments) from the Python surface to the __global__ kernel or library call the op ends in, one
     line per hop with file:line; the branches, each folded to one line with the hops below it (the __device__
-    functions a kernel calls among them); the backward; and the flags that expand it.
+    functions a kernel calls, and the helpers without device code each body calls, among them); the backward;
+    and the flags that expand it.
     --tree prints every hop, --snippets the source lines. Every cap (--max-hops, --limit) is stated in the
     output: `truncated` in JSON, a TRUNCATED line in text, a line on stderr.
     """
