@@ -497,9 +497,10 @@ def test_a_choice_written_in_a_macro_is_found_at_the_macro_s_use():
 def test_backend_choices_are_calls_whose_result_the_function_branches_on():
     """`ConvBackend backend = _select_conv_backend(...)` then `switch (backend)` (Convolution.cpp:1577/1586 in 2.4);
     `BatchNormBackend backend = ...` then `backend == BatchNormBackend::Cudnn` (Normalization.cpp:584/586); `auto`
-    with any constant (attention.cu:831/832); a call in an `if (...)` condition (Dropout.cpp:138). Not: a comparison
-    with another type's constant, a test before the call, a test in another function, a method call, a call in the
-    body of an if written on the condition's line."""
+    with any constant (attention.cu:831/832); a call in an `if (...)` condition (Dropout.cpp:138), a method call on a
+    plainly named object there too (1.4's `else if (params.use_cudnn(input))`). Not: a comparison with another
+    type's constant, a test before the call, a test in another function, a method call assigned to a variable, a
+    call in the body of an if written on the condition's line."""
     facts = run("""
         namespace at::native {
         Tensor conv(const Tensor& x) {
@@ -538,6 +539,7 @@ def test_backend_choices_are_calls_whose_result_the_function_branches_on():
         (4, "at::native::conv", "_select_conv_backend", "", "backend", "ConvBackend", 5, "switch"),
         (10, "at::native::bn", "_select_batch_norm_backend", "sel", "backend", "BatchNormBackend", 11, "compare"),
         (14, "at::native::sdp", "select_sdp_backend", "", "backend", "auto", 15, "compare"),
+        (29, "at::native::dropout", "is_nested", "x", "", "", 29, "if"),
         (29, "at::native::dropout", "is_fused_kernel_acceptable", "", "", "", 29, "if")]
 
 

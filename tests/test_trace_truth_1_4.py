@@ -102,3 +102,16 @@ def test_a_macro_each_function_defines_again_launches_its_own_kernel(real_index_
     assert (496, "indexSelectLargeIndex") in launches and (528, "indexSelectLargeIndex") in launches
     assert not [n for _, n in launches if n.startswith("indexFill")]
     assert ("aten/src/THC/THCTensorIndex.cu", 335) in where(t)
+
+
+def test_the_convolution_backends_are_chosen_by_conv_params_methods(real_index_1_4):
+    """1.4's _convolution (Convolution.cpp:533) picks its backend with methods of its local `ConvParams params`
+    (:553): `} else if (params.use_cudnn(input)) {` at :596 runs cudnn_convolution; ConvParams::use_cudnn is defined
+    at :149. Each such method is a chooser hop at its definition, called at the test."""
+    t = real_index_1_4.trace("F.conv2d")
+    conv = next(h for h in t.hops if h.name == "at::native::_convolution")
+    choosers = {(h.name, h.line, h.called_at) for h in t.hops if h.kind == "chooser" and h.parent == conv.id}
+    assert {("at::native::ConvParams::use_cudnn", 149, "aten/src/ATen/native/Convolution.cpp:596"),
+            ("at::native::ConvParams::use_cudnn_depthwise", 331, "aten/src/ATen/native/Convolution.cpp:584"),
+            ("at::native::ConvParams::is_depthwise", 209, "aten/src/ATen/native/Convolution.cpp:577")} <= choosers
+    assert t.main_chain()[-1].layer in ("library", "cuda")  # a chooser is never the end

@@ -38,7 +38,7 @@ def upgrade() -> None:
     sa.Column('caller', sa.Text(), nullable=False, comment="qualified name of the enclosing function, '' at file level"),
     sa.ForeignKeyConstraint(['checkout_id'], ['checkouts.id'], ),
     sa.PrimaryKeyConstraint('id'),
-    comment='Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same function then branches on (a switch on the variable, or a comparison with a constant of its type, or of any type when it is declared `auto`), and non-method calls in an `if (...)` condition. The chooser runs no device code itself; the trace shows it where the choice is made.'
+    comment='Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same function then branches on (a switch on the variable, or a comparison with a constant of its type, or of any type when it is declared `auto`), and calls in an `if (...)` condition (methods only on a plainly named object: `params.use_cudnn(input)`). The chooser runs no device code itself; the trace shows it where the choice is made.'
     )
     with op.batch_alter_table('backend_choices', schema=None) as batch_op:
         batch_op.create_index('ix_backend_choices_caller', ['caller'], unique=False)

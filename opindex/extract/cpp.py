@@ -84,6 +84,7 @@ _CHOICE = re.compile(rb"\s*(?:const\s+)?([A-Za-z_][\w:]*)\s+([A-Za-z_]\w*)\s*=\s
 
 
 _IF = re.compile(rb"\bif\s*\(")
+_PLAIN_RECEIVER = re.compile(r"[A-Za-z_]\w*\Z")
 # `== ConvBackend::Cudnn` / `!= sdp::SDPBackend::error`: a comparison with a qualified constant. Literal-led, one
 # pattern per operator: re searches a literal prefix in C, while a pattern led by the variable or by a class such
 # as [!=] is tried at every byte (three times slower on a PyTorch tree; `\bswitch` likewise)
@@ -125,9 +126,10 @@ def _in_if_condition(node) -> bool:
     return False
 
 
-def _in_condition(text: bytes, open_at: int, callee: str) -> bool:
+def _in_condition(text: bytes, open_at: int, callee: str, receiver: str = "") -> bool:
     """Whether `callee(` is called inside the condition that starts at text[open_at] (just after `if (`), up to
-    its closing parenthesis or the end of the line: `if (x) foo();` calls foo in the body, not the condition."""
+    its closing parenthesis or the end of the line: `if (x) foo();` calls foo in the body, not the condition.
+    With `receiver`, the method call `receiver.callee(` (or `->`)."""
     depth, end = 1, len(text)
     for i in range(open_at, len(text)):
         c = text[i]
@@ -138,6 +140,9 @@ def _in_condition(text: bytes, open_at: int, callee: str) -> bool:
             if depth == 0:
                 end = i
                 break
+    if receiver:
+        call = rb"(?<![\w.>])" + re.escape(receiver.encode()) + rb"\s*(?:\.|->)\s*" + re.escape(callee.encode())
+        return re.search(call + rb"\s*\(", text[open_at:end]) is not None
     name = callee.encode()
     i = text.find(name, open_at, end)
     while i >= 0:  # the name itself (not the end of a longer one, not a member), then `(` or `<...>(`
@@ -516,14 +521,16 @@ class _File:
         and a call in an `if (...)` condition on its line (`if (train && is_fused_kernel_acceptable(input, p))`).
         Read from the lines of the calls already found; the file's branches are scanned only when a call's line
         assigns a variable."""
-        calls = [r for r in self.rows["calls"] if not r[6]]
+        # function calls, and method calls on a plainly named object (`else if (params.use_cudnn(input))`, 1.4's
+        # _convolution: ConvParams::use_cudnn chooses the cuDNN path)
+        calls = [r for r in self.rows["calls"] if not r[6] or _PLAIN_RECEIVER.match(r[5])]
         if not calls:
             return
         data = u.data
         lines = data.split(b"\n")
         tests = None  # variable -> [(byte position, switch/compare, constant's type)], read when first needed
         seen = self.chosen  # a macro's, found by calls()
-        for _, line, _, caller, callee, qualifier, _, _ in calls:
+        for _, line, _, caller, callee, qualifier, is_method, _ in calls:
             if line > len(lines):
                 continue
             text = lines[line - 1]
@@ -536,7 +543,7 @@ class _File:
                     row = self._assigned_choice(u, data, m, line, caller, callee, qualifier, tests)
             if row is None and b"if" in text:
                 m = _IF.search(text)
-                if m is not None and _in_condition(text, m.end(), callee):
+                if m is not None and _in_condition(text, m.end(), callee, qualifier if is_method else ""):
                     row = BackendChoiceRow(file=self.path, line=line, callee=callee, qualifier=qualifier,
                                            variable="", declared="", tested_line=line, test="if", caller=caller)
             if row is not None and (line, callee) not in seen:

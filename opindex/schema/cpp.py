@@ -108,7 +108,8 @@ backend_choices = Table(
     Index("ix_backend_choices_caller", "caller"),
     comment="Calls that choose a path: `ConvBackend backend = _select_conv_backend(...);` whose result the same "
             "function then branches on (a switch on the variable, or a comparison with a constant of its type, or "
-            "of any type when it is declared `auto`), and non-method calls in an `if (...)` condition. "
+            "of any type when it is declared `auto`), and calls in an `if (...)` condition (methods only on a "
+            "plainly named object: `params.use_cudnn(input)`). "
             "The chooser runs no device code itself; the trace shows it where the choice is made.",
 )
 

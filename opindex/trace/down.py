@@ -61,6 +61,7 @@ class Walker:
         self.live: set[int] = set()
         self.leaves: dict[int, list[tuple[dict, dict, int]]] = {}  # body hop -> (call, target, overloads) of the
         # helpers it calls that run no device code, shown as leaves after the body's own work (helper_leaves)
+        self.method_choosers: set[str] = set()  # method names shown as choosers (method_chooser)
         self.leaf_hops: dict[int, Hop] = {}  # helper id -> the leaf hop showing it (once per trace; see leaf_shown)
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
@@ -736,6 +737,9 @@ class Walker:
                 if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
                         self.con, call["file"], call["line"], qual)):
                     return  # options.device().index(): a method of c10::Device, not the op aten::index
+                if not entries:
+                    self.method_chooser(call, hop)
+                    return
             seen_ops.add(name)
             owner = self.reserved_ops.get(name)
             if entries and owner is not None and owner != d.get("qualified_name"):
@@ -803,6 +807,25 @@ class Walker:
                           f"{call['file']}:{call['line']}, then {how} at {call['file']}:{choice['tested_line']}")
             h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"], detail)
             h.called_at = f"{call['file']}:{call['line']}"
+
+    def method_chooser(self, call: dict, hop: Hop) -> None:
+        """A method call in an `if (...)` test (`else if (params.use_cudnn(input))` in 1.4's _convolution): when
+        one class of the calling file defines a method of that name (ConvParams::use_cudnn, Convolution.cpp:149),
+        that method is the chooser of the path below (the receiver's type is not read: a method of another file's
+        class is not shown)."""
+        choice = q.choice_at(self.con, call)
+        if choice is None or call["callee"] in self.method_choosers:
+            return
+        defs = [s for s in q.rows(self.con, "SELECT * FROM symbols WHERE name = ? AND file = ? AND kind = 'method' "
+                                            "ORDER BY line", (call["callee"], call["file"]))]
+        if len({s["qualified_name"] for s in defs}) != 1:
+            return
+        self.method_choosers.add(call["callee"])
+        target = defs[0]
+        h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"],
+                     f"chooses the path: if (... {call['qualifier']}.{call['callee']}(...) ...) at "
+                     f"{call['file']}:{call['line']}")
+        h.called_at = f"{call['file']}:{call['line']}"
 
     def write_call(self, call: dict, entries: list[dict], hop: Hop) -> None:
         """A fill or copy a kernel makes besides its own work (nll_loss_backward's grad_input.zero_()): the call, then
