@@ -140,10 +140,17 @@ def _in_condition(text: bytes, open_at: int, callee: str, receiver: str = "") ->
             if depth == 0:
                 end = i
                 break
-    if receiver:
-        call = rb"(?<![\w.>])" + re.escape(receiver.encode()) + rb"\s*(?:\.|->)\s*" + re.escape(callee.encode())
-        return re.search(call + rb"\s*\(", text[open_at:end]) is not None
     name = callee.encode()
+    if receiver:  # `receiver.callee(` or `receiver->callee(`, found by bytes.find (no pattern per call)
+        for sep in (b".", b"->"):
+            call = receiver.encode() + sep + name
+            i = text.find(call, open_at, end)
+            while i >= 0:
+                before = text[i - 1] if i else 32
+                if before not in _WORD and before != 46 and text[i + len(call):end].lstrip()[:1] == b"(":
+                    return True
+                i = text.find(call, i + 1, end)
+        return False
     i = text.find(name, open_at, end)
     while i >= 0:  # the name itself (not the end of a longer one, not a member), then `(` or `<...>(`
         before = text[i - 1] if i else 32
@@ -535,7 +542,7 @@ class _File:
                 continue
             text = lines[line - 1]
             row = None
-            if b"=" in text and callee.encode() in text:
+            if not is_method and b"=" in text and callee.encode() in text:
                 m = _CHOICE.match(text)
                 if m is not None and m.group(3).decode().rpartition("::")[2] == callee:
                     if tests is None:
