@@ -22,8 +22,6 @@ _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
 _PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*"
                       r"(-?[\w.]+|\"[^\"\\]*\"|'[^'\\]*'))?$")
-# Python: `isinstance(p, str)`, `not isinstance(dim, (int, torch.SymInt))`
-_ISINSTANCE = re.compile(r"^(not\s+)?isinstance\(\s*([A-Za-z_]\w*)\s*,\s*\(?([\w.,\s]*?)\)?\s*\)$")
 _BUILTIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "tuple": tuple, "dict": dict}
 _SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)$")
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
@@ -112,10 +110,10 @@ def python_defaults(signature: str | None) -> dict[str, object]:
 
 def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     """Whether `condition` (names tested, as conditions rows keep it; `not (...)` for an else block) holds when
-    the names have their default values; None when that cannot be said. A test these forms do not read is read as
-    Python (py_holds): and/or/not, parentheses, isinstance()."""
+    the names have their default values; None when that cannot be said. A test of several parts is read as Python
+    (py_holds): and/or/not, parentheses, isinstance()."""
     found = _holds(condition, defaults)
-    if found is None and "(" in condition or found is None and " or " in condition:
+    if found is None and ("(" in condition or " or " in condition or " and " in condition):
         return py_holds(condition, defaults)
     return found
 
@@ -145,7 +143,7 @@ def _py_value(node, defaults: dict[str, object]) -> bool | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
             and len(node.args) == 2 and isinstance(node.args[0], ast.Name):
         types = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
-        return _is_instance(defaults, node.args[0].id, ", ".join(ast.unparse(t) for t in types))
+        return _is_instance(defaults, node.args[0].id, [ast.unparse(t) for t in types])
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         try:
             return _holds(ast.unparse(node), defaults)  # one name against a literal: the forms above
@@ -155,19 +153,9 @@ def _py_value(node, defaults: dict[str, object]) -> bool | None:
 
 
 def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
+    """One name tested (C++ or Python), or a documented global setting; `not (...)` around it."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1] if negate else condition
-    if " and " in test and "(" not in test.replace("isinstance(", ""):  # Python: false when one test is, true
-        parts = [_holds(part, defaults) for part in test.split(" and ")]  # when all are
-        result = False if False in parts else True if all(parts) else None
-        return None if result is None else (not result if negate else result)
-    instance = _ISINSTANCE.match(test)
-    if instance is not None:
-        result = _is_instance(defaults, instance.group(2), instance.group(3))
-        if result is None:
-            return None
-        result = not result if instance.group(1) else result
-        return not result if negate else result
     setting = _SETTING.match(test)
     if setting is not None:  # `globalContext().deterministicAlgorithms()`: a documented default
         value = CONTEXT_DEFAULTS.get(setting.group(2))
@@ -208,14 +196,13 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
     return not result if negate else result
 
 
-def _is_instance(defaults: dict[str, object], name: str, types: str) -> bool | None:
+def _is_instance(defaults: dict[str, object], name: str, types: list[str]) -> bool | None:
     """isinstance(default, types) for a Python default that is a literal (str, number, bool, None): a literal is no
     instance of any other class (torch.SymInt, Tensor); None when the name has no such default."""
     if name not in defaults or isinstance(defaults[name], Constant):
         return None
     value = defaults[name]
-    return any(isinstance(value, _BUILTIN_TYPES[t]) for t in (t.strip() for t in types.split(","))
-               if t in _BUILTIN_TYPES)
+    return any(isinstance(value, _BUILTIN_TYPES[t]) for t in types if t in _BUILTIN_TYPES)
 
 
 @dataclass(frozen=True)

@@ -816,8 +816,8 @@ class Walker:
         choice = q.choice_at(self.con, call)
         if choice is None or call["callee"] in self.method_choosers:
             return
-        defs = [s for s in q.rows(self.con, "SELECT * FROM symbols WHERE name = ? AND file = ? AND kind = 'method' "
-                                            "ORDER BY line", (call["callee"], call["file"]))]
+        defs = [s for s in q.symbols_named(self.con, call["callee"])
+                if s["file"] == call["file"] and s["kind"] == "method"]
         if len({s["qualified_name"] for s in defs}) != 1:
             return
         self.method_choosers.add(call["callee"])
