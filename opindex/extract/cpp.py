@@ -695,6 +695,19 @@ def _in_define(data: bytes, pos: int) -> bool:
     return i >= 0 and data[i] == 0x5C  # a backslash: this line continues a #define
 
 
+def _count_errors(root) -> int:
+    """The ERROR and MISSING nodes of a tree, counted by going down only where one may be: into children that
+    hold an error or are one (an ERROR node can say it holds none). A query pattern for them made every tree's
+    walk ~7% longer, and most trees have none."""
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            count += 1
+        stack.extend(c for c in node.children if c.has_error or c.is_error or c.is_missing)
+    return count
+
+
 def _inside_error(node) -> bool:
     while node is not None:
         if node.type == "ERROR":
@@ -980,7 +993,7 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
             tree.edit(s, e, e, _point(data, s), _point(data, e), _point(data, e))
         tree = parser.parse(bytes(buf), tree)
         main = _Unit(bytes(buf), tree, within=within)
-    parse_errors = sum(1 for i, _ in main.matches if main.roles[i] == "error") if tree.root_node.has_error else 0
+    parse_errors = _count_errors(tree.root_node) if tree.root_node.has_error else 0
     f.definitions(main)
     units = [main]
     for macro, args, node, start, end, _ in invocations:

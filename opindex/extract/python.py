@@ -89,11 +89,28 @@ def extract(path: str, data: bytes, module: str | None) -> FileFacts:
     groups: dict[str, list[dict]] = defaultdict(list)
     for index, caps in ts.QueryCursor(query).matches(root):
         groups[roles[index]].append(caps)
+    _module_level(groups)
     extraction = _FileExtraction(path, module or "", broken)
     facts = extraction.run(groups)
     extraction.guards(data, root)
     return FileFacts(rows=facts, parse_errors=errors,
                      message=f"{errors} syntax error node(s): facts inside them skipped" if errors else None)
+
+
+def _module_level(groups: dict[str, list[dict]]) -> None:
+    """Keep the alias, dispatch and __all__ statements of the module itself (python-imports.scm matches them
+    anywhere); a plain `name = dotted.name` in a block is a funcvar (a name a def then calls)."""
+    funcvar = groups["funcvar"]
+    for role in ("alias", "dispatch", "all"):
+        kept = []
+        for caps in groups.get(role, ()):
+            where = caps[role][0].parent.parent.type  # the role's node sits in an expression_statement
+            if where == "module":
+                kept.append(caps)
+            elif role == "alias" and where == "block" and "alias.wrapper" not in caps:
+                funcvar.append({"funcvar": caps["alias"], "funcvar.name": caps["alias.name"],
+                                "funcvar.value": caps["alias.value"]})
+        groups[role] = kept
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
