@@ -46,8 +46,21 @@ _MAX_RECEIVER = 120
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
 # `#define NAME(params) body`, continuation lines included (the body ends at the first line without a backslash)
 # (the parameter list may be continued too: 1.4's `#define LARGE_INDEX(TENSOR_TYPE, TYPE, \` + `DST_DIM, ...)`)
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(((?:[^)\n\\]|\\\r?\n|\\)*)\)"
-                     rb"((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+_DEFINE = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)\(((?:[^)\n\\]|\\\r?\n|\\)*)\)"
+                     rb"((?:[^\n]*\\\r?\n)*[^\n]*)")
+
+
+def _defines(data: bytes):
+    """_DEFINE's matches that start their line (only blanks before the `#`): searched from the literal `#`, as a
+    pattern led by `^` under re.M is tried at every byte (7x slower)."""
+    m = _DEFINE.search(data)
+    while m is not None:
+        start = m.start()
+        if data[data.rfind(b"\n", 0, start) + 1:start].strip(b" \t"):
+            m = _DEFINE.search(data, start + 1)  # inside a line (a comment's text): not a directive
+            continue
+        yield m
+        m = _DEFINE.search(data, m.end())
 
 
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
@@ -198,6 +211,9 @@ def strip_templates(text: str) -> str:
 
 
 _MAYBE_DEVICE = re.compile(rb"\bk[A-Z]|DeviceType|device")
+# the same without the word boundary, to rule out an argument list: re skips to the letters k, D and d in C, while
+# a pattern led by \b is tried at every byte (4x slower); a hit is then checked with _MAYBE_DEVICE
+_MAYBE_DEVICE_LOOSE = re.compile(rb"k[A-Z]|DeviceType|device")
 # A macro's first argument that is a qualified name, behind an optional `NO_ROCM(x)` prefix: `(NO_ROCM(x)::cub::F,`
 _NAME_ARGUMENT = re.compile(rb"\(\s*(?:\w+\([\w\s]*\))?(?:::)?((?:\w+::)+\w+)\s*,")
 
@@ -620,7 +636,7 @@ class _File:
         """Function-like #defines the grammar lost inside an ERROR node, read from the text: the preprocessor is
         line-based, so the lines say what the macro is (FOREACH_POINTWISE_OP_SCALAR defines two kernels)."""
         found = []
-        for m in _DEFINE.finditer(u.data):
+        for m in _defines(u.data):
             start = u.data.index(b"#", m.start())
             if start in known:
                 continue
@@ -730,7 +746,7 @@ def _first_argument(data: bytes, caps, start, named_stub: bool) -> str | None:
     if args is None:
         return None
     # most bare calls have no device anywhere in their arguments: one search of the text, no nodes made
-    if not named_stub and not _MAYBE_DEVICE.search(data, args.start_byte, args.end_byte):
+    if not named_stub and not _MAYBE_DEVICE_LOOSE.search(data, args.start_byte, args.end_byte):
         return None
     arg = args.named_child(0) if args.named_child_count else None
     if arg is None:
@@ -810,7 +826,7 @@ def _blank_define_comments(data: bytes) -> bytes:
     if b"/*" not in data or (b"\\\n" not in data and b"\\\r\n" not in data):  # no comment or no continued line
         return data
     buf = None
-    for m in _DEFINE.finditer(data):
+    for m in _defines(data):
         if b"/*" not in m.group(3) or b"\\" not in m.group(3):
             continue
         buf = buf or bytearray(data)
