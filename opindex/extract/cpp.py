@@ -598,7 +598,10 @@ class _File:
                         caller=caller, from_macro=from_macro))
 
     def _launch(self, u: _Unit, caps) -> None:
-        node, kernel = caps["launch"][0], caps["launch.kernel"][0]
+        node = caps["launch.config"][0].parent  # the call `kernel<<<...>>>(args)`
+        kernel = node.child_by_field_name("function") if node is not None and node.type == "call_expression" else None
+        if kernel is None:
+            return  # a <<<>>> the grammar could only read inside an ERROR node
         template_args = None
         if kernel.type == "template_function":
             args = kernel.child_by_field_name("arguments")

@@ -65,8 +65,8 @@
   arguments: (argument_list))
  (#set! role "call.object"))
 
-; A CUDA launch: `kernel<T><<<grid, block, smem, stream>>>(args)` (tree-sitter-cuda's kernel_call_syntax).
-((call_expression
-  function: (_) @launch.kernel
-  (kernel_call_syntax) @launch.config) @launch
+; A CUDA launch: `kernel<T><<<grid, block, smem, stream>>>(args)` (tree-sitter-cuda's kernel_call_syntax). Only the
+; <<<>>> is matched; the extractor takes the call around it and its function: a pattern at every call_expression
+; that waits for a kernel_call_syntax child made the walk of every C++ tree ~3% longer for 700 launches.
+((kernel_call_syntax) @launch.config
  (#set! role "launch"))
