@@ -16,14 +16,24 @@ _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _NOISE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 
 
-def _balance(lines: list[bytes], lo: int, hi: int, blanked: set[int]) -> int:
-    text = b"\n".join(lines[i] for i in range(lo, hi) if i not in blanked)
-    text = _NOISE.sub(b"", text)
-    return text.count(b"{") - text.count(b"}")
+def _kept(lines: list[bytes], lo: int, hi: int, blanked: set[int]) -> bytes:
+    """Lines lo..hi-1 without the blanked ones. Most groups have none blanked inside (an include guard's group
+    spans the whole file): joined in C then, not line by line."""
+    if not any(lo <= i < hi for i in blanked):
+        return b"\n".join(lines[lo:hi])
+    return b"\n".join(lines[i] for i in range(lo, hi) if i not in blanked)
 
 
-def _dangling_else(lines: list[bytes], lo: int, hi: int, blanked: set[int]) -> bool:
-    text = _NOISE.sub(b"", b"\n".join(lines[i] for i in range(lo, hi) if i not in blanked))
+def _code(lines: list[bytes], lo: int, hi: int, blanked: set[int]) -> bytes:
+    """The code of lines lo..hi-1: comments, strings and blanked lines dropped."""
+    return _NOISE.sub(b"", _kept(lines, lo, hi, blanked))
+
+
+def _balance(code: bytes) -> int:
+    return code.count(b"{") - code.count(b"}")
+
+
+def _dangling_else(text: bytes) -> bool:
     return text.rstrip().endswith(b"else") and re.search(rb"\belse$", text.rstrip()) is not None
 
 
@@ -47,8 +57,9 @@ def select(data: bytes) -> tuple[bytes, set[int]]:
             blanked.update(group)
             blanked.update(range(group[1] + 1, group[-1]))
             continue
-        balances = [_balance(lines, a + 1, b, blanked) for a, b in branches]
-        if len(branches) == 1 and _dangling_else(lines, group[0] + 1, group[1], blanked):
+        codes = [_code(lines, a + 1, b, blanked) for a, b in branches]
+        balances = [_balance(code) for code in codes]
+        if len(branches) == 1 and _dangling_else(codes[0]):
             # `#if OLD_CUDA  if (n < k) { thrust(...); } else  #endif  { cub(...); }`: the block after the group is
             # the code both builds run; the grammar cannot read an `else` cut off by a directive
             blanked.update(range(group[0] + 1, group[1]))
