@@ -36,7 +36,8 @@ def derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None =
     """Recompute the link tables; returns rows per table.
 
     `changed`: the files an incremental build re-extracted or removed (None: all links anew). Links read only
-    C++/CUDA facts and the registries, so a rebuild where only Python changed keeps them all; otherwise the small
+    C++/CUDA facts and the registries, so a rebuild where only Python changed keeps them all (but generated_launches,
+    read from torchgen's Python, when a torchgen file changed); otherwise the small
     global links are redone, and call_links and receiver_types only for the call sites a changed file holds or
     whose callee a changed file defines (or defined).
 
@@ -59,6 +60,10 @@ def _derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None,
             beside: "Beside | None") -> dict[str, int]:
     native = {p for p in (changed or ()) if not p.endswith((".py", ".pyi"))}
     if changed is not None and not native:
+        if any(p.startswith("torchgen/") for p in changed) and con.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'generated_launches'").fetchone():
+            con.execute("DELETE FROM generated_launches")  # read from torchgen's Python: anew
+            _generated_launches(con, Lines(root) if root else None)
         return _counts(con)
     full = changed is None or any(p.endswith(".yaml") for p in native)
     if "template_args" not in {r[1] for r in con.execute("PRAGMA table_info(call_links)")}:

@@ -100,7 +100,15 @@ class Trace:
         return self.path(max(pool, key=lambda h: (len(self.path(h)), -h.id)))
 
     def _in_tail(self, hop: Hop) -> bool:
-        return any(h.layer in TAIL_LAYERS for h in self.path(hop))
+        """Whether `hop` lies in a side branch (backward, decomposition, codegen). The kernel torchgen writes for a
+        ufunc op's dispatch key (CUDA: ufunc_add_CUDA, written by compute_ufunc_cuda) is the op's forward path: the
+        generated code's launcher call is where its device code starts (issue item: ufunc codegen)."""
+        for h in self.path(hop):
+            if h.layer == "codegen" and h.kind == "ufunc":
+                return False
+            if h.layer in TAIL_LAYERS:
+                return True
+        return False
 
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -201,8 +209,10 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     elif any(_ONE_THREAD.search(h.name) for h in path[-2:]):
         kind = 2  # `transform_vals<<<1, 1, 0, stream>>>` in cub.cuh's inclusive_scan: one thread carries a value
         # between chunks; the work is the library call beside it
-    elif end.kind == "ufunc_inner_loop" or any(h.kind == "tensor_iterator" for h in path):
+    elif any(h.kind == "tensor_iterator" for h in path):
         kind = 1  # the shared elementwise machinery (gpu_kernel -> vectorized_elementwise_kernel)
+    elif end.kind == "ufunc_inner_loop":
+        kind = 1.5  # a ufunc op's math, which the kernel generated for the device (kind 1 above) runs
     else:
         kind = 0
     guesses = sum(1 for h in path if _GUESS in h.detail or _is_test(h.file))

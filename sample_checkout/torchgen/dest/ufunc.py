@@ -3,7 +3,10 @@
 
 
 def compute_ufunc_cuda(name: str) -> str:
-    return f"TORCH_IMPL_FUNC(ufunc_{name}_CUDA)"
+    # the CUDA kernel hands the op's functor (which calls the Generic inner loop) to the TensorIterator launcher
+    return f"""TORCH_IMPL_FUNC(ufunc_{name}_CUDA)(const Tensor& self, const Tensor& other, const Tensor& out) {{
+  gpu_kernel(iter, CUDAFunctor_{name}<scalar_t>());
+}}"""
 
 
 def compute_ufunc_cpu(name: str) -> str:
