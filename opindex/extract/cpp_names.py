@@ -114,7 +114,6 @@ _LIBRARY_QUALIFIER = re.compile(r"blas|solver|thrust|cub|cudnn|dnnl|ideep|mkldnn
 
 
 @functools.lru_cache(maxsize=1 << 16)  # asked for every call (330k in a PyTorch tree), of far fewer names
-@functools.lru_cache(maxsize=1 << 16)  # asked for every non-method call; most names recur
 def library(callee: str, qualifier: str) -> str | None:
     """cudnn, cublas, cufft, cusolver, cusparse, miopen, cub, thrust, mkldnn, mkl, blas, mpsgraph, or None."""
     if qualifier and _LIBRARY_QUALIFIER.search(qualifier):

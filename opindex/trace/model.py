@@ -102,7 +102,7 @@ class Trace:
     def _in_tail(self, hop: Hop) -> bool:
         """Whether `hop` lies in a side branch (backward, decomposition, codegen). The kernel torchgen writes for a
         ufunc op's dispatch key (CUDA: ufunc_add_CUDA, written by compute_ufunc_cuda) is the op's forward path: the
-        generated code's launcher call is where its device code starts (issue item: ufunc codegen)."""
+        generated code's launcher call is where its device code starts."""
         for h in self.path(hop):
             if h.layer == "codegen" and h.kind == "ufunc":
                 return False
