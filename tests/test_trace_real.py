@@ -99,3 +99,24 @@ def source_tree(tmp_path_factory):
 def test_source_tree_trace_reaches_device_code(source_tree, name):
     t = source_tree.trace(name)
     assert REACHES[name](t), [f"{h.layer}:{h.name}" for h in t.ends()]
+
+
+def test_source_tree_add_runs_the_kernel_torchgen_writes(source_tree):
+    # add.out has ufunc_inner_loop and no CUDA kernel in the source: torchgen's compute_ufunc_cuda
+    # (torchgen/dest/ufunc.py:284) writes ufunc_add_CUDA, whose text calls gpu_kernel(iter, ufunctor) at :268; the
+    # Generic inner loop at::native::ufunc::add (ufunc/add.h:15) is the math its functor runs, a branch beside it
+    t = source_tree.trace("torch.add")
+    chain = [(h.layer, h.name, h.file, h.line) for h in t.main_chain()]
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    assert chain[1:4] == [("native", "aten::add.Tensor", yaml, 547), ("native", "aten::add.out", yaml, 570),
+                          ("dispatch", "CUDA: ufunc_add_CUDA", yaml, 570)]
+    assert chain[5:7] == [("codegen", "torchgen.dest.ufunc.compute_ufunc_cuda", "torchgen/dest/ufunc.py", 284),
+                          ("cuda", "gpu_kernel", "torchgen/dest/ufunc.py", 268)]
+    assert any(h.kind == "ufunc_inner_loop" and h.name == "Generic: at::native::ufunc::add"
+               and (h.file, h.line) == ("aten/src/ATen/native/ufunc/add.h", 15) for h in t.hops)
+    # the launcher's first launch, vectorized_elementwise_kernel_nullary_opt (CUDALoops.cuh:197, `if (narity == 0`),
+    # is for functors of no inputs: add's two reach vectorized_elementwise_kernel (:63), launched at :223 (vec 4)
+    assert [(h.name, h.file, h.line) for h in t.main_chain()[-2:]] == [
+        ("vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads(), 0, stream>>>",
+         "aten/src/ATen/native/cuda/CUDALoops.cuh", 223),
+        ("__global__ at::native::vectorized_elementwise_kernel", "aten/src/ATen/native/cuda/CUDALoops.cuh", 63)]

@@ -52,6 +52,31 @@ def test_main_chain_ends_in_the_call_that_computes_on_the_op_s_own_path():
     assert "  6 ↳ library      cudnnGetRNNWorkspaceSize  cudnn/RNN.cpp:44" in text
 
 
+def _launcher(entry: str, schema: str) -> Trace:
+    """A TensorIterator launcher whose first launch (in source order) is a kernel for functors of no inputs, as this
+    MACA fork's launch_vectorized_kernel writes it (`if (narity == 0 && ...) nullary_opt<<<>>> else ...`)."""
+    hops = [
+        Hop(0, None, "native", "entry", entry, "n.yaml", 1, schema),
+        Hop(1, 0, "cpp", "function", "at::native::kernel", "K.cu", 3),
+        Hop(2, 1, "cuda", "tensor_iterator", "gpu_kernel", "K.cu", 5),
+        Hop(3, 2, "cpp", "launcher", "at::native::launch_vectorized_kernel", "CUDALoops.cuh", 174),
+        Hop(4, 3, "cuda", "global_kernel", "__global__ at::native::vectorized_elementwise_kernel_nullary_opt",
+            "CUDALoops.cuh", 85),
+        Hop(5, 3, "cuda", "global_kernel", "__global__ at::native::vectorized_elementwise_kernel", "CUDALoops.cuh", 63),
+    ]
+    return TraceView(query=entry, direction="down", device="cuda", depth=1, hops=hops)
+
+
+def test_a_kernel_named_for_another_arity_than_the_op_s_inputs_is_not_the_default():
+    add = _launcher("aten::add.out", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> "
+                                     "Tensor(a!)")
+    assert add.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel"  # two inputs
+    fill = _launcher("aten::fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
+    assert fill.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel_nullary_opt"
+    cat = _launcher("aten::cat", "cat(Tensor[] tensors, int dim=0) -> Tensor")  # a list: its count is unknown
+    assert cat.main_chain()[-1].line == 85  # source order decides
+
+
 def test_a_long_trace_fits_a_screen_and_says_what_it_folded():
     hops = [Hop(0, None, "cpp", "function", "at::native::big", "big.cpp", 1)]
     for i in range(1, 200):  # 199 helpers under one kernel, each leading to its own launch

@@ -181,6 +181,29 @@ def _initializer(schema: str) -> bool:
     return bool(tensors) and all(t[0].endswith("!)") for t in tensors)
 
 
+# Kernels named for the arity of the functor they run (this MACA fork's vectorized_elementwise_kernel_nullary_opt,
+# _unary_opt): launched only for functors of that many inputs (`if (narity == 0 && ...)`, CUDALoops.cuh)
+_ARITY_WORDS = {"nullary": 0, "unary": 1, "binary": 2, "ternary": 3}
+
+
+def _inputs(schema: str) -> int | None:
+    """The Tensor inputs of a schema (not the ones it writes, `Tensor(a!)`); None with a Tensor list."""
+    args = schema.split("->")[0].partition("(")[2]
+    if "Tensor[]" in args or "Tensor?[]" in args:
+        return None
+    return sum(1 for t in re.findall(r"Tensor(\([a-z]!?\))?\??\s", args) if not t.endswith("!)"))
+
+
+def _other_arity(end: Hop, entries: list[Hop]) -> bool:
+    """Whether `end` is a kernel named for another arity than the Tensor inputs of the last op on its path (add's
+    two inputs never reach the nullary kernel; fill_, which only writes, does)."""
+    arities = {_ARITY_WORDS[w] for w in words(end.name) if w in _ARITY_WORDS}
+    if not arities or not entries:
+        return False
+    inputs = _inputs(entries[-1].detail)
+    return inputs is not None and inputs not in arities
+
+
 def computes(end: Hop) -> bool:
     """An end where work runs: not a library call that only sets up (a descriptor, a handle, a workspace size)."""
     return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
@@ -219,6 +242,7 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     # an op that only writes its own output (fill_, zero_: no Tensor read) sets up, it is not the op's work
     guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.detail))
     entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
+    guesses += _other_arity(end, entries)
     share = sum(_named(h.name.removeprefix("aten::").split(".")[0], tokens) for h in entries) / (len(entries) or 1)
     entry_ids = {h.id for h in entries}
     last = max((i for i, h in enumerate(path) if h.id in entry_ids), default=0)
