@@ -174,10 +174,17 @@ def _is_test(file: str | None) -> bool:
     return bool(file) and bool(_TEST.search(file))
 
 
+_SCHEMA_TENSOR = re.compile(r"Tensor(\([a-z]!?\))?\??(\[\])?\s")  # `Tensor`, `Tensor(a!)`, `Tensor?`, `Tensor[]`
+
+
+def _tensor_arguments(schema: str) -> list[tuple[str, str]]:
+    """(alias annotation, "[]" for a list) of each Tensor argument of a schema, in order."""
+    return _SCHEMA_TENSOR.findall(schema.split("->")[0].partition("(")[2])
+
+
 def _initializer(schema: str) -> bool:
     """A schema whose only Tensor argument is the one it writes (fill_.Scalar(Tensor(a!) self, Scalar value))."""
-    args = schema.split("->")[0].partition("(")[2]
-    tensors = re.findall(r"Tensor(\([a-z]!?\))?\??(\[\])?\s", args)
+    tensors = _tensor_arguments(schema)
     return bool(tensors) and all(t[0].endswith("!)") for t in tensors)
 
 
@@ -188,10 +195,10 @@ _ARITY_WORDS = {"nullary": 0, "unary": 1, "binary": 2, "ternary": 3}
 
 def _inputs(schema: str) -> int | None:
     """The Tensor inputs of a schema (not the ones it writes, `Tensor(a!)`); None with a Tensor list."""
-    args = schema.split("->")[0].partition("(")[2]
-    if "Tensor[]" in args or "Tensor?[]" in args:
+    tensors = _tensor_arguments(schema)
+    if any(t[1] for t in tensors):
         return None
-    return sum(1 for t in re.findall(r"Tensor(\([a-z]!?\))?\??\s", args) if not t.endswith("!)"))
+    return sum(1 for t in tensors if not t[0].endswith("!)"))
 
 
 def _other_arity(end: Hop, entries: list[Hop]) -> bool:
