@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=12)
     args = ap.parse_args()
     from opindex.api import Index
-    from opindex.build import link
+    from opindex.indexer import link
     from agreement import disagreements
 
     with tempfile.TemporaryDirectory() as tmp:  # the index itself is never written

@@ -48,8 +48,8 @@ def floor(root: Path, processes: int = 1, half: int | None = None) -> tuple[floa
     import tree_sitter_cpp
     import tree_sitter_cuda
     import tree_sitter_python
-    from opindex.build.checkout import resolve
-    from opindex.build.discover import discover
+    from opindex.indexer.checkout import resolve
+    from opindex.indexer.discover import discover
     from opindex.extract.objc import prepare
     from opindex.pytorch.devices import in_dialect
     ck = resolve(str(root))
@@ -239,7 +239,7 @@ def main() -> None:
     res["help_s"] = statistics.median(run(opindex + ["--help"])[0] for _ in range(5))
 
     if not args.skip_baselines:
-        from opindex.build.discover import DEFAULT_SCOPE
+        from opindex.indexer.discover import DEFAULT_SCOPE
         res["ctags_s"] = ctags(root, DEFAULT_SCOPE, work / "tags")
         res["rg_ten_ops_s"] = time_greps(root, "rg")
         res["grep_ten_ops_s"] = time_greps(root, "grep")

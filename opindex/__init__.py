@@ -25,6 +25,6 @@ def __getattr__(name):
         from .api import build
         return build
     if name == "list_indexes":  # `opindex list`: the per-checkout indexes in ~/.cache/opindex
-        from .build.indexes import list_indexes
+        from .indexer.indexes import list_indexes
         return list_indexes
     raise AttributeError(name)

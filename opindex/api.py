@@ -6,7 +6,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .build import indexes
+from .indexer import indexes
 from .db import connect_readonly
 from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexError, Registration, Stub,
                     Symbol)
@@ -20,8 +20,8 @@ def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, i
     when given, hears which checkout and index were taken ("info") and a torch version mismatch ("warning")
     before the build starts. `sample` indexes the sample checkout shipped with opindex. Without `db` and $OPINDEX_DB each checkout has its own index in ~/.cache/opindex,
     named after it; through $OPINDEX_DB an index of another checkout is replaced only with `force`."""
-    from .build import checkout as co
-    from .build.pipeline import build as _build
+    from .indexer import checkout as co
+    from .indexer.pipeline import build as _build
     ck = co.resolve(checkout, installed=installed, include=include, exclude=exclude, sample=sample)
     target, chosen_by = indexes.for_build(db, ck.root)
     default = chosen_by == "default"

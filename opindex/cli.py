@@ -263,7 +263,7 @@ def list_(fmt):
     """The indexes in ~/.cache/opindex ($XDG_CACHE_HOME/opindex), one per checkout built without --db: the
     checkout each holds, its PyTorch version, when it was built; `current` marks the one a query here opens
     (without --db or $OPINDEX_DB), `last` the one built last."""
-    from .build.indexes import list_indexes
+    from .indexer.indexes import list_indexes
     _emit(list_indexes(), fmt)
 
 
@@ -504,7 +504,7 @@ def profile(profile_path, db, limit, fmt):
 def check(db):
     """SQLite's full integrity check of the index: exit 0 when sound, 3 when damaged (a build then rebuilds it
     from scratch)."""
-    from .build.indexes import for_query
+    from .indexer.indexes import for_query
     from .db import check as check_index
     path = for_query(db)
     problems = check_index(path)
@@ -523,7 +523,7 @@ def check(db):
 @_fail_cleanly
 def migrate(db, revision, downgrade):
     """Upgrade an index built by an older opindex to this version's schema, keeping its data."""
-    from .build.indexes import for_query
+    from .indexer.indexes import for_query
     from .migrate import run
     path = for_query(db)
     run(path, revision, downgrade=downgrade)

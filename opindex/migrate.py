@@ -36,7 +36,7 @@ def run(db_path: Path, revision: str = "head", downgrade: bool = False) -> None:
     from alembic import command
     from alembic.util import CommandError
     from sqlalchemy import create_engine
-    from .build.pipeline import _lock
+    from .indexer.pipeline import _lock
     from .db import SCHEMA_REVISIONS, UsageError
     from .schema import VIEWS
     if os.path.islink(db_path):

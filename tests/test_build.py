@@ -93,7 +93,7 @@ def test_cold_build_derives_its_call_graph_beside_the_indexes(sample_copy, tmp_p
     """With two jobs the call graph (call_links, functor_links, device_reach) is derived in a forked process while
     the indexes are created: the index is the one a single process builds, and when that process fails the
     writing process derives the call graph itself."""
-    from opindex.build import callgraph, link
+    from opindex.indexer import callgraph, link
     one = tmp_path / "one.sqlite"
     build(str(sample_copy), one, jobs=1)
     expected = dump(one)
@@ -134,7 +134,7 @@ def test_db_resolution_from_environment(sample_copy, tmp_path, monkeypatch):
 
 
 def test_checkout_resolution_prefers_tilegym_cache(tmp_path, monkeypatch, sample_copy):
-    from opindex.build.checkout import resolve
+    from opindex.indexer.checkout import resolve
     cache = tmp_path / "cache"
     (cache / "pytorch-source").mkdir(parents=True)
     monkeypatch.setenv("TILEGYM_SKILL_CACHE_DIR", str(cache))
@@ -159,7 +159,7 @@ def test_include_and_exclude(sample_copy, tmp_path):
 
 
 def test_version_mismatch_warns(sample_copy, tmp_path, monkeypatch):
-    import opindex.build.checkout as co
+    import opindex.indexer.checkout as co
     monkeypatch.setattr(co, "installed_torch_version", lambda: "9.9.0")
     result = CliRunner().invoke(main, ["build", str(sample_copy), "--db", str(tmp_path / "w.sqlite"), "-q"])
     assert result.exit_code == 0
@@ -168,7 +168,7 @@ def test_version_mismatch_warns(sample_copy, tmp_path, monkeypatch):
 
 def test_installed_build_reports_missing_layers(tmp_path):
     pytest.importorskip("torch")
-    from opindex.build.checkout import installed_torch_root
+    from opindex.indexer.checkout import installed_torch_root
     report = build(None, tmp_path / "wheel.sqlite", installed=True, exclude=("torch/include",),
                    include=(), jobs=2)
     assert report.checkout.kind == "installed"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from opindex.build.discover import classify
+from opindex.indexer.discover import classify
 from opindex.cli import main
 from opindex.extract.cpp_names import device_from_path, registration
 from opindex.pytorch import devices

@@ -21,7 +21,7 @@ def test_compiled_ddl_is_generated_from_the_schema():
 def test_a_build_does_not_import_sqlalchemy(tmp_path):
     import subprocess
     import sys
-    code = ("import sys; from opindex.build import pipeline, checkout; "
+    code = ("import sys; from opindex.indexer import pipeline, checkout; "
             f"pipeline.build(checkout.resolve({str(REPO / 'sample_checkout')!r}), "
             f"__import__('pathlib').Path({str(tmp_path / 'i.sqlite')!r}), jobs=1, progress=False); "
             "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy')))")

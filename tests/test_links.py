@@ -1,4 +1,4 @@
-"""The link step (opindex/build/link.py): exact links on the sample, and SQL and trace agreeing on the sample and
+"""The link step (opindex/indexer/link.py): exact links on the sample, and SQL and trace agreeing on the sample and
 on a real tree (both read the same link tables)."""
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def test_legacy_th_names_resolve_to_their_generic_definition():
     THNN_(SpatialConvolutionMM_updateOutput): read off the index's own TH_CONCAT #defines, CUDA types to CReal."""
     import sqlite3
 
-    from opindex.build.definitions import Generic
+    from opindex.indexer.definitions import Generic
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE macros (name TEXT, parameters TEXT, body TEXT)")
     con.executemany("INSERT INTO macros VALUES (?, ?, ?)", [
@@ -345,7 +345,7 @@ def test_a_feature_off_side_is_the_stand_in_however_its_condition_is_written():
     """MHA.cpp (2.4) defines run_cudnn_SDP_fprop twice: under `#if defined(USE_ROCM) || !AT_CUDNN_ENABLED() ||
     (defined(CUDNN_VERSION) && CUDNN_VERSION < 8900)` a stand-in that raises (:11), under its `#else` the real one
     (:512). A disjunction with a `!X` term holds when the feature is off; its #else is the feature-on side."""
-    from opindex.build.definitions import _negated
+    from opindex.indexer.definitions import _negated
     off = "defined(USE_ROCM) || !AT_CUDNN_ENABLED() || (defined(CUDNN_VERSION) && CUDNN_VERSION < 8900)"
     assert [_negated(c) for c in ("!AT_CUDNN_ENABLED()", "not (defined(USE_MACA))", off, f"not ({off})",
                                   "not (CUDA_VERSION >= 11000)", "defined(USE_ROCM)", "a || (b || !c)", None)] == [
@@ -411,7 +411,7 @@ def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
 
 
 def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():
-    from opindex.build.link import by_parameters
+    from opindex.indexer.link import by_parameters
 
     def fn(sig):  # a Symbols row: id, name, qualified_name, kind, file, line, scope, layer, signature
         return (1, "fill_", "at::native::fill_", "function", "aten/src/ATen/native/Fill.cpp", 47, "at::native",
@@ -433,8 +433,8 @@ def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():
 
 
 def test_template_parameters_are_read_from_the_outermost_template_head(tmp_path):
-    from opindex.build.callgraph import _template_parameters
-    from opindex.build.definitions import Lines
+    from opindex.indexer.callgraph import _template_parameters
+    from opindex.indexer.definitions import Lines
     (tmp_path / "D.h").write_text(
         "// =====\n\ntemplate<template<typename> class exponential_kernel, typename RNG>\n"
         "Tensor& exponential_impl_(Tensor& self) {\n  exponential_kernel<RNG>()(iter);\n}\n"
@@ -447,8 +447,8 @@ def test_template_parameters_are_read_from_the_outermost_template_head(tmp_path)
 
 
 def test_legacy_declarations_are_read_from_declarations_cwrap_and_nn_yaml(tmp_path):
-    from opindex.build.definitions import Lines
-    from opindex.build.legacy import declarations
+    from opindex.indexer.definitions import Lines
+    from opindex.indexer.legacy import declarations
     aten = tmp_path / "aten/src/ATen"
     aten.mkdir(parents=True)
     (aten / "Declarations.cwrap").write_text(
@@ -466,8 +466,8 @@ def test_legacy_declarations_are_read_from_declarations_cwrap_and_nn_yaml(tmp_pa
 
 def test_a_template_template_parameter_with_defaults_over_many_lines_is_one_parameter(tmp_path):
     # 1.8 ReduceSumProdKernel.cu:57-64: reduce_dispatch's head takes eight lines
-    from opindex.build.callgraph import _template_parameters
-    from opindex.build.definitions import Lines
+    from opindex.indexer.callgraph import _template_parameters
+    from opindex.indexer.definitions import Lines
     (tmp_path / "R.cu").write_text(
         "// ok.\ntemplate <\n    template <\n        typename scalar_t,\n        typename acc_t = scalar_t,\n"
         "        typename out_t = scalar_t>\n    typename OpFunctor,\n    typename GeneralDispatcher>\n"

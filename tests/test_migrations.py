@@ -85,7 +85,7 @@ def _unknown_to_the_oldest(db, path):
     """The fresh build less the facts an index of the oldest revision never held: the template arguments of calls and
     definitions and the backend choices (0005), the conditions (0007; a migration cannot read the source again:
     `opindex build` fills them), and so the call links that hold only for template arguments."""
-    from opindex.build import link
+    from opindex.indexer import link
     path.write_bytes(db.read_bytes())
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("BEGIN")

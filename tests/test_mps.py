@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from opindex.build.discover import classify
+from opindex.indexer.discover import classify
 from opindex.extract import extract
 from opindex.extract.objc import prepare
 from opindex.pytorch import devices

@@ -19,8 +19,8 @@ WHEEL_SCOPE = ("torch/nn", "torch/_decomp", "torch/_refs", "torch/_meta_registra
 
 
 def _build(root: Path, scope, db: Path, kind: str) -> sqlite3.Connection:
-    from opindex.build.checkout import Checkout
-    from opindex.build.pipeline import build
+    from opindex.indexer.checkout import Checkout
+    from opindex.indexer.pipeline import build
     build(Checkout(root, kind, "test", tuple(scope), ()), db, jobs=1, progress=False)
     return sqlite3.connect(f"file:{db}?mode=ro", uri=True)
 

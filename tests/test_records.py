@@ -111,8 +111,8 @@ def test_a_broken_extractor_is_reported_on_its_file_not_written(monkeypatch, tmp
 
 def test_the_sample_checkouts_rows_fit_their_types_in_every_row():
     """Every row of every extracted sample file, not only the first of each table as in a build."""
-    from opindex.build.checkout import resolve
-    from opindex.build.discover import discover
+    from opindex.indexer.checkout import resolve
+    from opindex.indexer.discover import discover
     ck = resolve(str(SAMPLE))
     checked: dict[str, int] = {}
     for src in discover(ck.root, ck.scope, ck.excludes):

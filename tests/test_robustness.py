@@ -118,7 +118,7 @@ def test_unwritable_target_keeps_the_old_index(sample_db, tmp_path):
 
 def test_unwritable_target_simulated(sample_copy, tmp_path, monkeypatch):
     """As root the folder test above cannot run; refuse the temporary file the way a read-only folder would."""
-    import opindex.build.store as store
+    import opindex.indexer.store as store
     db = tmp_path / "i.sqlite"
     build(str(sample_copy), db)
     yaml = sample_copy / "tools/autograd/derivatives.yaml"
@@ -135,7 +135,7 @@ def test_unwritable_target_simulated(sample_copy, tmp_path, monkeypatch):
 
 
 def test_full_disk_keeps_the_old_index(sample_copy, sample_db, tmp_path, monkeypatch):
-    import opindex.build.store as store
+    import opindex.indexer.store as store
     db = tmp_path / "i.sqlite"
     db.write_bytes(sample_db.read_bytes())
 
@@ -261,7 +261,7 @@ def test_sigkill_during_build_keeps_the_previous_index(sample_copy, sample_db, t
 
 
 def test_two_builds_at_once(sample_copy, tmp_path):
-    from opindex.build.pipeline import _lock
+    from opindex.indexer.pipeline import _lock
     db = tmp_path / "i.sqlite"
     held = _lock(db)
     try:
@@ -308,9 +308,9 @@ def test_readers_during_rebuilds_see_old_or_new(sample_copy, sample_db, tmp_path
 
 def test_unreadable_and_vanished_files_are_reported(sample_copy, tmp_path, monkeypatch):
     """As root nothing is unreadable and files do not vanish on cue: both are simulated at the read."""
-    import opindex.build.pipeline as pipeline
-    import opindex.build.workers as workers
-    from opindex.build.discover import SourceFile
+    import opindex.indexer.pipeline as pipeline
+    import opindex.indexer.workers as workers
+    from opindex.indexer.discover import SourceFile
 
     real_discover = pipeline.discover
 
@@ -337,7 +337,7 @@ def test_unreadable_and_vanished_files_are_reported(sample_copy, tmp_path, monke
 
 def test_interrupted_parallel_build_leaves_nothing_behind(sample_copy, sample_db, tmp_path, monkeypatch):
     """Ctrl-C while two workers are writing their shards: the index stays, and no shard or temporary file does."""
-    import opindex.build.pipeline as pipeline
+    import opindex.indexer.pipeline as pipeline
     db = tmp_path / "i.sqlite"
     db.write_bytes(sample_db.read_bytes())
     before = db.read_bytes()
@@ -356,7 +356,7 @@ def test_interrupted_parallel_build_leaves_nothing_behind(sample_copy, sample_db
 
 
 def test_workers_leave_ctrl_c_to_the_writing_process():
-    from opindex.build.workers import warm_up
+    from opindex.indexer.workers import warm_up
     previous = signal.getsignal(signal.SIGINT)
     try:
         warm_up()  # the pool initializer

@@ -167,7 +167,7 @@ def _symbols(db: Path, path: str) -> set[str]:
 
 def test_a_file_that_could_not_be_read_is_read_again(sample_copy, tmp_path, monkeypatch):
     """chmod 000, then chmod back (same mtime): the next build must read it, not call the index up to date."""
-    import opindex.build.workers as workers
+    import opindex.indexer.workers as workers
     db = tmp_path / "i.sqlite"
     build(str(sample_copy), db, jobs=1)
     target = "torch/nn/functional.py"
@@ -194,7 +194,7 @@ def test_a_file_that_could_not_be_read_is_read_again(sample_copy, tmp_path, monk
 def test_the_stat_recorded_is_that_of_the_content_read(sample_copy, tmp_path, monkeypatch):
     """The file changes between the listing and the read, then is reverted with its old mtime (cp -p): the
     index must not keep the facts of the edit."""
-    import opindex.build.pipeline as pipeline
+    import opindex.indexer.pipeline as pipeline
     db = tmp_path / "i.sqlite"
     build(str(sample_copy), db, jobs=1)
     target = sample_copy / "torch/nn/functional.py"
@@ -220,7 +220,7 @@ def test_the_stat_recorded_is_that_of_the_content_read(sample_copy, tmp_path, mo
 
 
 def test_a_file_written_while_it_is_read_is_read_again(sample_copy, tmp_path, monkeypatch):
-    import opindex.build.workers as workers
+    import opindex.indexer.workers as workers
     target = sample_copy / "torch/nn/functional.py"
     real_read = workers.read_bytes
     writes = []
@@ -364,7 +364,7 @@ def test_schema_0000_is_not_called_newer(sample_db, tmp_path):
 
 
 def test_a_failed_first_build_does_not_mention_a_previous_index(sample_copy, tmp_path, monkeypatch):
-    import opindex.build.store as store
+    import opindex.indexer.store as store
 
     def full(*a, **k):
         raise OSError(28, "No space left on device")
@@ -379,7 +379,7 @@ def test_a_failed_first_build_does_not_mention_a_previous_index(sample_copy, tmp
 
 def test_index_folder_removed_during_the_build(sample_copy, sample_db, tmp_path, monkeypatch):
     import shutil
-    import opindex.build.store as store
+    import opindex.indexer.store as store
     folder = tmp_path / "idx"
     folder.mkdir()
     db = copy_index(sample_db, folder / "i.sqlite")
@@ -427,7 +427,7 @@ def test_a_fifo_named_like_a_source_does_not_hang_the_build(sample_copy, tmp_pat
 
 
 def test_a_fifo_put_in_place_after_the_listing_is_not_opened_for_reading(tmp_path):
-    from opindex.build.workers import read_source
+    from opindex.indexer.workers import read_source
     os.mkfifo(tmp_path / "late.py")
     data, st, note = read_source(str(tmp_path / "late.py"))  # would block forever in open() or read()
     assert data is None and note == "not regular"
@@ -452,7 +452,7 @@ def test_a_huge_sparse_file_is_not_read(sample_copy, tmp_path):
 
 
 def test_reads_stop_past_the_limit(tmp_path):
-    from opindex.build.workers import read_source
+    from opindex.indexer.workers import read_source
     path = tmp_path / "grows.cpp"
     path.write_bytes(b"x" * 5000)
     data, st, note = read_source(str(path), limit=1000)
@@ -475,7 +475,7 @@ def no_hang():
 
 
 def test_a_worker_killed_mid_build_fails_it_cleanly(sample_copy, sample_db, tmp_path, monkeypatch, no_hang):
-    import opindex.build.workers as workers
+    import opindex.indexer.workers as workers
     db = copy_index(sample_db, tmp_path / "i.sqlite")
     before = db.read_bytes()
     writer = os.getpid()
@@ -500,7 +500,7 @@ def test_a_worker_killed_mid_build_fails_it_cleanly(sample_copy, sample_db, tmp_
 
 
 def test_a_worker_killed_during_an_incremental_build(sample_copy, tmp_path, monkeypatch, no_hang):
-    import opindex.build.workers as workers
+    import opindex.indexer.workers as workers
     db = tmp_path / "i.sqlite"
     build(str(sample_copy), db, jobs=1)
     before = db.read_bytes()
@@ -523,7 +523,7 @@ def test_a_worker_killed_during_an_incremental_build(sample_copy, tmp_path, monk
 ORPHANS = r"""
 import os, sys, time
 from pathlib import Path
-from opindex.build.pipeline import _lock, _pool
+from opindex.indexer.pipeline import _lock, _pool
 lock = _lock(Path(sys.argv[1]))
 pool = _pool(2, lock.fileno())
 list(pool.run(sys.argv[1], [[], [], [], []], None))  # both workers have started (and run their initializer)
@@ -542,7 +542,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_workers_die_with_a_killed_build_and_free_the_lock(tmp_path):
-    from opindex.build.pipeline import _lock
+    from opindex.indexer.pipeline import _lock
     db = tmp_path / "i.sqlite"
     proc = subprocess.Popen([sys.executable, "-c", ORPHANS, str(db)], stdout=subprocess.PIPE, text=True)
     try:

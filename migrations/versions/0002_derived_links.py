@@ -159,7 +159,7 @@ def upgrade() -> None:
 def _derive_links() -> None:
     """Links are derived facts: compute them from the facts the index already holds (build/link.py, the same step
     a build runs), so a migrated index answers as a rebuilt one does."""
-    from opindex.build import link
+    from opindex.indexer import link
     bind = op.get_bind()
     root = bind.exec_driver_sql("SELECT root FROM checkouts LIMIT 1").scalar()
     raw = bind.connection.dbapi_connection

@@ -45,7 +45,7 @@ def upgrade() -> None:
 
 def _derive_links() -> None:
     """Links are derived facts: all of them again from the facts the index holds (build/link.py)."""
-    from opindex.build import link
+    from opindex.indexer import link
     bind = op.get_bind()
     root = bind.exec_driver_sql("SELECT root FROM checkouts LIMIT 1").scalar()
     if bind.dialect.name == "sqlite":

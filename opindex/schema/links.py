@@ -1,4 +1,4 @@
-"""Derived links: cross-layer edges computed once per build from the fact tables (opindex/build/link.py).
+"""Derived links: cross-layer edges computed once per build from the fact tables (opindex/indexer/link.py).
 
 The trace and the SQL views read these same rows, so `opindex sql` and `opindex trace` give one answer. Every
 row points at the fact it links (dispatch row, registration, launch, call site) and at the definition it chose
