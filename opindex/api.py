@@ -102,6 +102,7 @@ class Index:
         t.direction, t.candidates = "up", []
         t.hops = [Hop(i, i - 1 if i else None, h["layer"], h["kind"], h["name"], h.get("file"), h.get("line"),
                       h.get("detail") or "") for i, h in enumerate(row.get("chain") or [])]
+        t.finish()
         what = row.get("short") or name
         t.message = (f"{what}: {row['status']}" + (f" ({row['note']})" if row.get("note") else "")
                      + ("" if t.hops else "; nothing of it was found in this checkout"))

@@ -386,10 +386,10 @@ def test_sample_global_kernel_bottom_up(sample_rows):
     assert r["registration"] is None     # the LayerNormKernel stub is only called with kCPU: not a CUDA path
     chain = [(h["kind"], h["name"], f"{h['file']}:{h['line']}") for h in r["chain"]]
     assert chain[:3] == [
-        ("__global__", "at::native::RowwiseMomentsCUDAKernel", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:11"),
+        ("global_kernel", "at::native::RowwiseMomentsCUDAKernel", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:11"),
         ("launch", "at::native::LayerNormKernelImplInternal", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:35"),
-        ("called from", "at::native::LayerNormKernelImpl", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:49")]
-    assert ("called from", "at::native::layer_norm_cuda", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:62") in chain
+        ("caller", "at::native::LayerNormKernelImpl", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:49")]
+    assert ("caller", "at::native::layer_norm_cuda", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:62") in chain
 
 
 def test_sample_structured_kernel(sample_rows):

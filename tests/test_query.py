@@ -19,12 +19,30 @@ def test_trace_json_shape(sample_db):
     result = cli(sample_db, "trace", "nn.LSTM", "--json")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert set(data) == {"query", "direction", "device", "depth", "hops", "candidates", "message", "truncated"}
+    assert set(data) == {"version", "query", "direction", "device", "depth", "main_chain", "hops", "candidates",
+                         "message", "truncated"}
+    assert data["version"] == 2
     assert data["truncated"] == {}
     assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)
     hops = data["hops"]
     assert set(hops[0]) == {"id", "parent", "layer", "kind", "name", "file", "line", "detail", "absent",
-                            "called_at"}
+                            "called_at", "found", "conditions", "shown_above", "repeats", "main", "kernel", "schema",
+                            "op"}
+    # the main chain: its ids in order, each hop flagged, a path from a root
+    main = data["main_chain"]
+    assert [h["id"] for h in hops if h["main"]] == sorted(main) and hops[main[0]]["parent"] is None
+    assert all(hops[b]["parent"] == a for a, b in zip(main, main[1:]))
+    assert hops[main[-1]]["name"] == "cudnnRNNForward"
+    # typed fields: an entry's schema and op, a kernel's bare name, a repeat pointing at what it repeats
+    entry = next(h for h in hops if h["kind"] == "entry")
+    assert entry["schema"] == entry["detail"] and entry["op"] == entry["name"].removeprefix("aten::")
+    assert all(h["kernel"] is None for h in hops if h["layer"] != "cuda")
+    layer_norm = json.loads(cli(sample_db, "trace", "F.layer_norm", "--json").output)["hops"]
+    assert [(h["kind"], h["kernel"]) for h in layer_norm if h["kernel"]][:2] == [
+        ("launch", "RowwiseMomentsCUDAKernel"), ("global_kernel", "RowwiseMomentsCUDAKernel")]
+    assert all(hops[h["repeats"]]["name"] == h["name"] and not hops[h["repeats"]]["shown_above"]
+               for h in hops if h["shown_above"] and h["repeats"] is not None)
+    assert {h["found"] for h in hops} <= {"call", "same_file", "overloads", "helper_leaf", "composite_callee"}
     assert [h["id"] for h in hops] == list(range(len(hops)))
     assert all(h["parent"] is None or h["parent"] < h["id"] for h in hops)
     assert all(h["file"] and h["line"] for h in hops if not h["absent"] and h["layer"] not in ("codegen",))

@@ -45,9 +45,11 @@ def test_a_fold_names_the_kernels_of_a_launcher_shown_above():
     first = trace().hops
     hops = first + [
         Hop(7, 0, "cuda", "tensor_iterator", "gpu_kernel", "k.cu", 70, "tensor_iterator launch via gpu_kernel"),
-        Hop(8, 7, "cpp", "launcher", "at::native::gpu_kernel", "Loops.cuh", 80, "(shown above)"),
+        Hop(8, 7, "cpp", "launcher", "at::native::gpu_kernel", "Loops.cuh", 80, "(shown above)", shown_above=True),
     ]
     t = TraceView(query="torch.exp", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()  # as a walk ends: the repeat points at the hop it repeats
+    assert t.hops[8].repeats == next(h.id for h in first if h.name == "at::native::gpu_kernel")
     text = t.to_text(context=0, tree=True)
     assert ("[cuda] TensorIterator launch: gpu_kernel -> __global__ vectorized_elementwise_kernel (1 hops folded)  "
             "k.cu:70") in text

@@ -56,7 +56,7 @@ def _launcher(entry: str, schema: str) -> Trace:
     """A TensorIterator launcher whose first launch (in source order) is a kernel for functors of no inputs, as this
     MACA fork's launch_vectorized_kernel writes it (`if (narity == 0 && ...) nullary_opt<<<>>> else ...`)."""
     hops = [
-        Hop(0, None, "native", "entry", entry, "n.yaml", 1, schema),
+        Hop(0, None, "native", "entry", entry, "n.yaml", 1, schema, schema=schema),
         Hop(1, 0, "cpp", "function", "at::native::kernel", "K.cu", 3),
         Hop(2, 1, "cuda", "tensor_iterator", "gpu_kernel", "K.cu", 5),
         Hop(3, 2, "cpp", "launcher", "at::native::launch_vectorized_kernel", "CUDALoops.cuh", 174),

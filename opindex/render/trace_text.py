@@ -3,7 +3,7 @@ file:line), the branches folded to one line each with a count, the backward, and
 `tree=True` prints every hop as a tree, `snippets=True` the source lines under each hop shown."""
 from __future__ import annotations
 
-from ..trace.model import COMPOSITE_CALLEE, NOT_DEFAULT, TAIL_LAYERS, Hop, Trace
+from ..trace.model import TAIL_LAYERS, Found, Hop, Trace
 from .source import snippet
 
 SCREEN = 60  # the default text of a trace aims to fit this many lines; what does not fit is counted, never dropped
@@ -216,9 +216,8 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             below = [x for x in hops if x.id in ends and x.layer not in TAIL_LAYERS]
             absent = [x for x in hops if x.absent and x.layer not in TAIL_LAYERS]
             if first.kind == "chooser":  # its own line: where the path below is chosen, and what tests it
-                note = "chooses the path: " + first.detail.rpartition(", then ")[2].removeprefix(
-                    "chooses the path: ").replace(
-                    f"{first.called_at.rpartition(':')[0]}:", ":") if first.called_at else first.detail
+                test = first.conditions[0] if first.conditions else None
+                note = f"chooses the path: {test.text} at :{test.line}" if test else first.detail
             elif first.kind == "op_body":  # its own line: the op's body, and where it is handed to a launcher
                 note = "the op's body: a functor built at :" + first.called_at.rpartition(":")[2] \
                     if first.called_at else "the op's body: a functor"
@@ -258,7 +257,7 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             suffix = f"  {paint(where, '2')}" if where and len(same) > 1 else ""
             if len(same) == 1:
                 stand_in.file, stand_in.line = same[0].file, same[0].line
-                suffix = "  (shown above)" if "(shown above)" in same[0].detail else ""
+                suffix = "  (shown above)" if same[0].shown_above else ""
             lines.append((_hop_line(f"{i:>3} ↳ ", stand_in, text, paint, width, suffix), len(same)))
     if not lines:
         return []
@@ -285,12 +284,12 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
     # (F.cross_entropy: _log_softmax's and nll_loss_forward's; embedding_bag: _embedding_bag's), on the default
     # path (not behind a branch the default arguments do not take)
     shown = {d.id for d in derivatives}
-    own = any(d.kind == "derivative" and COMPOSITE_CALLEE not in d.detail for d in derivatives)
+    own = any(d.kind == "derivative" and d.found is not Found.COMPOSITE_CALLEE for d in derivatives)
     callees = [] if own else [  # an op with a formula of its own (index_put_: index_put's) is differentiated by it
         (sum(a.id not in chain_ids for a in path), k.id, k) for k in t.hops
-        if k.kind == "derivative" and COMPOSITE_CALLEE in k.detail and k.id not in shown
+        if k.kind == "derivative" and k.found is Found.COMPOSITE_CALLEE and k.id not in shown
         for path in [t.path(k)] if any(a.id in chain_ids for a in path)
-        and not any(NOT_DEFAULT in a.detail for a in path)]
+        and not any(a.not_default for a in path)]
     derivatives += [k for _, _, k in sorted(callees)]  # the nearest to the chain first
     if t.direction == "down":
         out += ["", paint("Backward", "1"), ""]
@@ -395,17 +394,14 @@ def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
 def _shown_above(t: Trace, hops: list[Hop]) -> list[Hop]:
     """What the "(shown above)" hops among `hops` stand for: the hops under the first hop of the same layer, name
     and place (the walk shows a definition once; a later launcher that reaches it ends in such a hop)."""
-    repeats = [h for h in hops if "(shown above)" in h.detail]
+    repeats = [h for h in hops if h.shown_above]
     if not repeats:
         return []
-    first: dict[tuple, int] = {}
     children: dict[int | None, list[int]] = {}
     for h in t.hops:
         children.setdefault(h.parent, []).append(h.id)
-        if "(shown above)" not in h.detail:
-            first.setdefault((h.layer, h.name, h.file, h.line), h.id)
     seen: set[int] = {h.id for h in hops}
-    todo = [first[k] for k in ((h.layer, h.name, h.file, h.line) for h in repeats) if k in first]
+    todo = [h.repeats for h in repeats if h.repeats is not None]
     out = []
     while todo:
         i = todo.pop()
@@ -415,8 +411,8 @@ def _shown_above(t: Trace, hops: list[Hop]) -> list[Hop]:
         h = t.hops[i]
         out.append(h)
         todo.extend(children.get(i, ()))
-        if "(shown above)" in h.detail and (h.layer, h.name, h.file, h.line) in first:
-            todo.append(first[(h.layer, h.name, h.file, h.line)])
+        if h.shown_above and h.repeats is not None:
+            todo.append(h.repeats)
     return sorted(out, key=lambda h: h.id)  # the tree's order
 
 

@@ -70,6 +70,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
                                 f"limit) to see the rest")
     if t.truncated:
         t.message = t.truncated["reason"]
+    t.finish()
     return t
 
 

@@ -19,9 +19,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from .model import Hop
+from .model import Condition, Hop
 
-_FIELDS = ("layer", "kind", "name", "file", "line", "detail", "absent", "called_at")
+_FIELDS = ("layer", "kind", "name", "file", "line", "detail", "absent", "called_at", "found", "shown_above",
+           "kernel", "schema", "op")
+_VERSION = 2  # of the file's shape: 2 added the typed fields of a hop (_FIELDS and its conditions)
 
 
 def folder() -> Path | None:
@@ -63,8 +65,9 @@ class PathCache:
             return
         for entry in data.get("paths", []):
             key = (tuple(entry["ops"]), entry["device"])
-            self.paths[key] = [(parent, Hop(-1, None, **dict(zip(_FIELDS, fields))))
-                               for parent, fields in entry["hops"]]
+            self.paths[key] = [(parent, Hop(-1, None, **dict(zip(_FIELDS, fields)),
+                                            conditions=[Condition(**c) for c in conditions]))
+                               for parent, fields, conditions in entry["hops"]]
         for entry in data.get("others", []):
             self.others[(entry["op"], entry["device"])] = entry["kernels"]
 
@@ -80,7 +83,8 @@ class PathCache:
         self.dirty = False
         data = {"key": self.key,
                 "paths": [{"ops": list(ops), "device": device,
-                           "hops": [[parent, [getattr(h, f) for f in _FIELDS]] for parent, h in path]}
+                           "hops": [[parent, [getattr(h, f) for f in _FIELDS], [vars(c) for c in h.conditions]]
+                                    for parent, h in path]}
                           for (ops, device), path in self.paths.items()],
                 "others": [{"op": op, "device": device, "kernels": kernels}
                            for (op, device), kernels in self.others.items()]}
@@ -104,5 +108,5 @@ def _locate(con) -> tuple[Path | None, dict]:
     except Exception:  # noqa: BLE001 - an index without meta: no cache
         return None, {}
     db = str(Path(db).resolve())
-    key = {"db": db, **meta, "code": code_fingerprint()}
+    key = {"db": db, **meta, "code": code_fingerprint(), "version": _VERSION}
     return where / "paths" / f"{hashlib.sha1(db.encode()).hexdigest()[:16]}.json", key

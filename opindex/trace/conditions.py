@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..pytorch.devices import platform_off
 from ..pytorch.receivers import split_parameters
 from ..pytorch.settings import CONTEXT_DEFAULTS
-from .model import NOT_DEFAULT
+from .model import NOT_DEFAULT, Condition
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
@@ -33,7 +33,8 @@ _UNKNOWN = object()
 class Under:
     """The conditions one call line sits under."""
     off: bool = False  # another platform's code: not walked
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for a reader (a hop's detail)
+    conditions: list[Condition] = field(default_factory=list)  # the same, as data (a hop's conditions)
 
     @property
     def suffix(self) -> str:
@@ -45,15 +46,18 @@ class Guards:
     """The conditions rows over one body, each read once (off for the device, a note, or nothing), asked per call
     line."""
 
-    def __init__(self, rows: list[dict], device: str, defaults: dict[str, object]):
-        self.spans: list[tuple[int, int, bool, str | None]] = []  # (first, last, off, note)
+    def __init__(self, rows: list[dict], device: str, defaults: dict[str, object], file: str | None = None):
+        # (first, last, off, note, condition)
+        self.spans: list[tuple[int, int, bool, str | None, Condition | None]] = []
         for r in rows:
             if r["kind"] == "#if":
                 off = _platform_off(r["condition"], device)
                 self.spans.append((r["line"], r["end_line"], off, None if off else
-                                   f"called under #if {r['condition']}"))
+                                   f"called under #if {r['condition']}",
+                                   None if off else Condition("#if", r["condition"], file, r["line"])))
             elif holds(r["condition"], defaults) is False:
-                self.spans.append((r["line"], r["end_line"], False, f"called when {r['condition']}: {NOT_DEFAULT}"))
+                self.spans.append((r["line"], r["end_line"], False, f"called when {r['condition']}: {NOT_DEFAULT}",
+                                   Condition("if", r["condition"], file, r["line"], assumed=False)))
         self.cache: dict[int, Under] = {}
 
     def at(self, line: int) -> Under:
@@ -64,11 +68,12 @@ class Guards:
 
     def _at(self, line: int) -> Under:
         under = Under()
-        for first, last, off, note in self.spans:
+        for first, last, off, note, condition in self.spans:
             if first <= line <= last:
                 if off:
                     return Under(off=True)
                 under.notes.append(note)
+                under.conditions.append(condition)
         return under
 
 

@@ -16,7 +16,7 @@ from ..pytorch.receivers import may_be_tensor
 from ..pytorch.stubs import is_stub_call
 from ..pytorch.python_rules import ENTRY_METHODS
 from .conditions import Guards, python_defaults, schema_defaults
-from .model import COMPOSITE_CALLEE, DEVICE_LAYERS, Hop, Trace
+from .model import COMPOSITE_CALLEE, DEVICE_LAYERS, Condition, Found, Hop, Trace
 from .writes import write_path
 from .python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 
@@ -66,8 +66,10 @@ class Walker:
 
     # -- bookkeeping --------------------------------------------------------------------------------------------
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
-            absent=False) -> Hop:
-        hop = Hop(len(self.trace.hops), parent.id if parent else None, layer, kind, name, file, line, detail, absent)
+            absent=False, **fields) -> Hop:
+        """A hop below `parent`; `fields` are Hop's typed fields (found, conditions, kernel, schema, op)."""
+        hop = Hop(len(self.trace.hops), parent.id if parent else None, layer, kind, name, file, line, detail, absent,
+                  **fields)
         if parent is not None and parent.id in self.call_notes:  # a hop a noted call adds below the body
             self.call_notes[parent.id].append(hop)
         self.trace.hops.append(hop)
@@ -90,6 +92,7 @@ class Walker:
             for h in added:
                 if h.id < kept and self.trace.hops[h.id] is h:  # not cut since
                     h.detail += under.suffix
+                    h.conditions += under.conditions
 
     def capped(self, items: list, k: int, what: str, parent: Hop | None) -> list:
         """items[:k], the down walk's fan-out cap for `what`, stated where it cuts (a note hop and
@@ -110,9 +113,9 @@ class Walker:
                            "and say so ('more ... not followed'); --limit 0 (Index.trace(..., limit=0)) follows all")
 
     def repeat(self, hop: Hop) -> Hop:
-        """Mark a hop as a repeat of one shown above: said in its detail, known to the walk by id."""
+        """Mark a hop as a repeat of one shown above (Trace.finish finds which)."""
         self.repeats.add(hop.id)
-        hop.detail = "(shown above)"
+        hop.detail, hop.shown_above = "(shown above)", True
         return hop
 
     def truncate(self, mark: int) -> None:
@@ -269,7 +272,7 @@ class Walker:
                          (fn["qualified_name"], fn["file"]))
         # F.embedding's `if max_norm is not None:` (max_norm=None): the renorm under it is not the default path
         guards = Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device,
-                        python_defaults(fn.get("signature")))
+                        python_defaults(fn.get("signature")), fn["file"])
         seen: set[tuple[int, str]] = set()
         steps: list[tuple[int, int, dict]] = []  # (line, 0 for a bridge row / 1 for a call, the row)
         for b in bridges:
@@ -330,7 +333,7 @@ class Walker:
     def native(self, entry: dict, parent: Hop | None, depth: int | None = None) -> Hop:
         depth = self.depth if depth is None else depth
         hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
-                       entry["schema"])
+                       entry["schema"], schema=entry["schema"], op=entry["full_name"])
         if entry["id"] in self.seen_native:
             if entry["id"] in self.useful_native or any(
                     a.kind == "entry" and a.name == hop.name for a in self.trace.path(hop)[:-1]):
@@ -474,8 +477,10 @@ class Walker:
             hop = self.cpp(d, parent, depth)
             if len(chosen) > 1:
                 hop.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
+                hop.found = Found.OVERLOADS
             if ln["condition"]:
                 hop.detail += f" [#if {ln['condition']}]"
+                hop.conditions.append(Condition("#if", ln["condition"], d["file"]))
         if rest and hop is not None:
             others = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in rest[:3])
             hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
@@ -654,7 +659,8 @@ class Walker:
         if found is None:
             defaults = schema_defaults(schema, d.get("signature")) if schema else {}
             found = self.guard_cache[key] = Guards(
-                q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults)
+                q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults,
+                d.get("file"))
         return found
 
     def direct_ops(self, d: dict, skip: set[str]) -> list[str]:
@@ -799,13 +805,17 @@ class Walker:
                 continue
             target = q.symbol_by_id(self.con, target["id"])  # a link to code the walk does not enter: its row
             if choice["test"] == "if":  # `if (train && is_fused_kernel_acceptable(input, p))`
-                detail = f"chooses the path: if (... {call['callee']}(...) ...) at {call['file']}:{call['line']}"
+                test = Condition("if", f"if (... {call['callee']}(...) ...)", call["file"], call["line"])
+                detail = f"chooses the path: {test.text} at {call['file']}:{call['line']}"
             else:
                 how = f"switch ({choice['variable']})" if choice["test"] == "switch" else \
                     f"{choice['variable']} == {choice['declared']}::..."
+                test = Condition("switch" if choice["test"] == "switch" else "if", how, call["file"],
+                                 choice["tested_line"])
                 detail = (f"chooses the path: `{choice['declared']} {choice['variable']} = {call['callee']}(...)` at "
                           f"{call['file']}:{call['line']}, then {how} at {call['file']}:{choice['tested_line']}")
-            h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"], detail)
+            h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"], detail,
+                         conditions=[test])
             h.called_at = f"{call['file']}:{call['line']}"
 
     def method_chooser(self, call: dict, hop: Hop) -> None:
@@ -822,9 +832,9 @@ class Walker:
             return
         self.method_choosers.add(call["callee"])
         target = defs[0]
+        test = Condition("if", f"if (... {call['qualifier']}.{call['callee']}(...) ...)", call["file"], call["line"])
         h = self.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"],
-                     f"chooses the path: if (... {call['qualifier']}.{call['callee']}(...) ...) at "
-                     f"{call['file']}:{call['line']}")
+                     f"chooses the path: {test.text} at {call['file']}:{call['line']}", conditions=[test])
         h.called_at = f"{call['file']}:{call['line']}"
 
     def write_call(self, call: dict, entries: list[dict], hop: Hop) -> None:
@@ -852,7 +862,7 @@ class Walker:
         added: list[Hop] = []
         for above, h in path:
             added.append(self.add(added[above] if above >= 0 else head, h.layer, h.kind, h.name, h.file, h.line,
-                                  h.detail, absent=h.absent))
+                                  h.detail, absent=h.absent, **h.copied()))
             added[-1].called_at = h.called_at
 
     def functor_call(self, call: dict, passed: list[dict], hop: Hop, depth: int) -> None:
@@ -975,7 +985,7 @@ class Walker:
         self.autograd_shown.add(entry["id"])
         for der in ders:
             hop = self.add(parent, "backward", "derivative", f"derivatives.yaml: {der['full_name']}", der["file"],
-                           der["line"], f"{der['schema']} ({COMPOSITE_CALLEE})")
+                           der["line"], f"{der['schema']} ({COMPOSITE_CALLEE})", found=Found.COMPOSITE_CALLEE)
             for f in q.formulas(self.con, der["id"]):
                 if not f["is_forward"]:
                     fh = self.add(hop, "backward", "formula", f"{f['inputs']}: {f['formula']}", f["file"], f["line"],
@@ -1029,8 +1039,10 @@ class Walker:
             self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]))
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
+                self.trace.hops[mark].found = Found.OVERLOADS
             if target["link_condition"]:
                 self.trace.hops[mark].detail += f" [#if {target['link_condition']}]"
+                self.trace.hops[mark].conditions.append(Condition("#if", target["link_condition"], target["file"]))
             if seen:
                 self.live.add(mark)  # called here too; what it leads to is shown above
             elif self._prune(mark + 1):
@@ -1071,7 +1083,8 @@ class Walker:
             h = self.add(hop, "cpp", "helper", d["qualified_name"], d["file"], d["line"],
                          f"a helper it calls at {call['file']}:{call['line']}; no device code below it (opindex finds "
                          f"no launch, library call, stub or op call there)"
-                         + (f" [the first of {overloads} overloads the call may reach]" if overloads > 1 else ""))
+                         + (f" [the first of {overloads} overloads the call may reach]" if overloads > 1 else ""),
+                         found=Found.HELPER_LEAF)
             h.called_at = f"{call['file']}:{call['line']}"
             self.leaf_hops[target["id"]] = h
 
@@ -1093,8 +1106,10 @@ class Walker:
         h.called_at = f"{call['file']}:{call['line']}"
         if overloads > 1:
             h.detail += f" [one of {overloads} definitions the call may build]"
+            h.found = Found.OVERLOADS
         if target["link_condition"]:
             h.detail += f" [#if {target['link_condition']}]"
+            h.conditions.append(Condition("#if", target["link_condition"], target["file"]))
         for op in q.device_operators(self.con, target["qualified_name"], target["file"]):
             if ("device", op["id"]) not in self.seen_cpp:  # what the body calls on the device
                 self.seen_cpp.add(("device", op["id"]))
@@ -1112,6 +1127,7 @@ class Walker:
         if s["stub"] in self.seen_stub:
             self.repeats.add(hop.id)
             hop.detail += " (shown above)"
+            hop.shown_above = True
             return
         self.seen_stub.add(s["stub"])
         decl = [r for r in q.stub_declarations(self.con, s["stub"]) if r["action"] == "declare"]
@@ -1191,23 +1207,24 @@ class Walker:
             self.launch(launch, parent)
             self.trace.hops[first].detail += \
                 f" (in {launch['caller'] or 'file scope'}, same file: reached through a functor or lambda)"
+            self.trace.hops[first].found = Found.SAME_FILE
 
     def launch(self, launch: dict, parent: Hop) -> None:
         if launch["kind"] in ("chevron", "handed"):
             targs = launch.get("template_args") or ""
             if launch["kind"] == "chevron":
                 hop = self.add(parent, "cuda", "launch", f"{launch['kernel']}{targs}<<<{launch['config'] or ''}>>>",
-                               launch["file"], launch["line"], "kernel launch")
+                               launch["file"], launch["line"], "kernel launch", kernel=launch["kernel"])
             else:  # cb(AttentionKernel<...>(), fmha_cutlassF_...): the callee launches what it is handed
                 hop = self.add(parent, "cuda", "handed", f"{launch['kernel']} (handed to a launcher)",
                                launch["file"], launch["line"], "a __global__ kernel passed by name to a call that "
-                               "launches it (kernel_fn<<<...>>>)")
+                               "launches it (kernel_fn<<<...>>>)", kernel=launch["kernel"])
             target = launch["launch_symbol_id"] if "launch_symbol_id" in launch else q.launched(self.con, launch)
             if target is not None:
                 k = q.launched_definition(launch) if "launch_qualified_name" in launch else \
                     q.symbol_by_id(self.con, target)
                 gh = self.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
-                              _cpp_detail(k))
+                              _cpp_detail(k), kernel=k["name"])
                 if ("kernel", target) not in self.seen_cpp:  # what its body calls, under its first launch only
                     self.seen_cpp.add(("kernel", target))
                     self.device_calls(k, gh)

@@ -9,25 +9,174 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 
-# The layers of the seed document, in reading order; every hop belongs to one.
-LAYERS = ("python", "bridge", "native", "dispatch", "cpp", "stub", "registration", "cuda", "library", "backward",
-          "decomposition", "codegen")
+class Layer(StrEnum):
+    """The layers of the seed document, in reading order; every hop belongs to one."""
+    PYTHON = "python"
+    BRIDGE = "bridge"
+    NATIVE = "native"
+    DISPATCH = "dispatch"
+    CPP = "cpp"
+    STUB = "stub"
+    REGISTRATION = "registration"
+    CUDA = "cuda"
+    LIBRARY = "library"
+    BACKWARD = "backward"
+    DECOMPOSITION = "decomposition"
+    CODEGEN = "codegen"
+
+
+LAYERS = tuple(Layer)
+
+
+class Kind(StrEnum):
+    """What a hop is within its layer. Three layers name their hops by a PyTorch value instead (OPEN_KINDS)."""
+    # python
+    MODULE = "module"
+    CLASS = "class"
+    FORWARD = "forward"
+    METHOD = "method"
+    FUNCTION = "function"
+    CALLS = "calls"
+    CALLER = "caller"
+    ALIAS = "alias"
+    BINDING = "binding"
+    BY_NAME = "by_name"
+    BOOLEAN_DISPATCH = "boolean_dispatch"
+    SURFACES = "surfaces"
+    # bridge (the binding shapes of pytorch/python_rules.py)
+    VF = "VF"
+    TORCH = "torch"
+    TORCH_OPS = "torch_ops"
+    TENSOR_METHOD = "tensor_method"
+    C_NAMESPACE = "c_namespace"
+    VARIABLE_FUNCTIONS = "variable_functions"
+    # native
+    ENTRY = "entry"
+    STRUCTURED_DELEGATE = "structured_delegate"
+    CALLS_OP = "calls_op"
+    WRITES = "writes"
+    KERNEL_OF = "kernel_of"
+    # cpp (a definition's kind as the symbols table has it, or its role on the path)
+    STRUCT = "struct"
+    DEVICE_FUNCTION = "device_function"
+    GENERATED_CALL = "generated_call"
+    IMPL_FUNC = "impl_func"
+    META_FUNC = "meta_func"
+    PRECOMPUTE_META_FUNC = "precompute_meta_func"
+    REGISTERED_KERNEL = "registered_kernel"
+    WRAPPER = "wrapper"
+    LAUNCHER = "launcher"
+    HELPER = "helper"
+    FUNCTOR = "functor"
+    CHOOSER = "chooser"
+    OP_CALLER = "op_caller"
+    MACRO = "macro"
+    AT_DISPATCH = "AT_DISPATCH"
+    RAISES = "raises"
+    LEGACY_DECLARATION = "legacy_declaration"
+    UFUNC_INNER_LOOP = "ufunc_inner_loop"
+    # stub
+    STUB = "stub"
+    STUB_CALL = "stub_call"
+    # cuda
+    LAUNCH = "launch"
+    GLOBAL_KERNEL = "global_kernel"
+    TENSOR_ITERATOR = "tensor_iterator"
+    HANDED = "handed"
+    OP_BODY = "op_body"
+    DEVICE_CALL = "device_call"
+    OTHER_KERNELS = "other_kernels"
+    # backward, decomposition, codegen
+    DERIVATIVE = "derivative"
+    FORMULA = "formula"
+    DECOMPOSITION = "decomposition"
+    META = "meta"
+    REFERENCE = "reference"
+    GENERATOR = "generator"
+    TEMPLATE = "template"
+    BINDINGS = "bindings"
+    UFUNC = "ufunc"
+    # any layer: what the walk says about itself
+    NOTE = "note"  # a statement that something is missing (absent)
+    CAPPED = "capped"  # a fan-out cap cut here (absent; --limit 0 lifts it)
+    GROUPED = "grouped"  # callers grouped by file (up walk)
+
+
+# Layers whose hop kind is a PyTorch value, not a Kind: the dispatch key(s) of a dispatch row ("CUDA",
+# "CPU, CUDA"), the REGISTER_*DISPATCH macro of a registration, the library of a library call ("cudnn").
+OPEN_KINDS = frozenset({Layer.DISPATCH, Layer.REGISTRATION, Layer.LIBRARY})
+# the fixed kinds of those layers (a note, a cap, the ufunc codegen's registration)
+_FIXED_IN_OPEN = frozenset({Kind.NOTE, Kind.CAPPED, Kind.UFUNC})
+
+
+def typed(layer: str, kind: str) -> tuple[Layer, Kind | str]:
+    """(Layer, Kind) of a hop; a kind outside Kind is refused, but in the layers that name hops by a PyTorch value
+    (OPEN_KINDS). A typo in a walk fails here, not as a hop no renderer knows."""
+    layer = Layer(layer)
+    if kind in Kind.__members__.values() and (layer not in OPEN_KINDS or kind in _FIXED_IN_OPEN):
+        return layer, Kind(kind)
+    if layer in OPEN_KINDS:
+        return layer, kind
+    raise ValueError(f"unknown hop kind {kind!r} in layer {layer.value!r}")
+
+
+class Found(StrEnum):
+    """How the walk found a hop."""
+    CALL = "call"  # a call, link or registration it read
+    SAME_FILE = "same_file"  # a guess: a launch in the same file, reached through a functor or lambda
+    OVERLOADS = "overloads"  # one of several overloads (or definitions) the call may reach
+    HELPER_LEAF = "helper_leaf"  # a helper the body calls that leads to no device code, shown as a leaf
+    COMPOSITE_CALLEE = "composite_callee"  # the backward of an op a composite kernel calls (its autograd is theirs)
+
+
+@dataclass
+class Condition:
+    """A condition the code of a hop runs under, where the source states it."""
+    kind: str  # "#if" | "if" | "switch"
+    text: str  # as written (`defined(USE_ROCM)`, `label_smoothing > 0.0`, `switch (backend)`)
+    file: str | None = None
+    line: int | None = None  # the line of the test (of the #if, the if, the switch)
+    assumed: bool | None = None  # the value the walk assumed: False (the default arguments do not take it), None
+    # (not evaluated: the trace shows both sides)
 
 
 @dataclass
 class Hop:
     id: int
     parent: int | None  # the hop this one was reached from (None for a root)
-    layer: str  # one of LAYERS
-    kind: str  # what it is within the layer (module, forward, VF, entry, CUDA, impl_func, stub_call, chevron ...)
+    layer: Layer
+    kind: Kind | str  # a Kind; in the OPEN_KINDS layers the dispatch key(s), the macro or the library
     name: str  # display name (aten::add.out, at::native::relu, lstm_cudnn_stub)
     file: str | None = None  # relative to the checkout root
     line: int | None = None  # 1-based
-    detail: str = ""  # one line of context (schema, dispatch row, launch configuration, formula)
+    detail: str = ""  # one line of context for a reader (schema, dispatch row, launch configuration, formula);
+    # prose only: what a program needs is in the fields below
     absent: bool = False  # a statement that something is missing in this checkout
     called_at: str | None = None  # "file:line" of the call that reached this definition (a helper hop), if any
+    found: Found = Found.CALL  # how the walk found it
+    conditions: list[Condition] = field(default_factory=list)  # what its code runs under, outermost first
+    shown_above: bool = False  # a repeat: what it leads to is shown under an earlier hop (not walked again)
+    repeats: int | None = None  # the id of that earlier hop, when the trace holds it
+    main: bool = False  # on the main chain (Trace.main_chain), set when the walk is done
+    kernel: str | None = None  # the bare name of a __global__ or launched kernel (vectorized_elementwise_kernel)
+    schema: str | None = None  # a native entry's schema (`add.Tensor(Tensor self, Tensor other, *, ...) -> Tensor`)
+    op: str | None = None  # the native function a hop stands for (entry, other_kernels): its full name
+
+    def __post_init__(self) -> None:
+        self.layer, self.kind = typed(self.layer, self.kind)
+
+    def copied(self) -> dict:
+        """The typed fields of this hop, to add a copy of it elsewhere in a trace (repeats is Trace.finish's)."""
+        return {"found": self.found, "conditions": list(self.conditions), "shown_above": self.shown_above,
+                "kernel": self.kernel, "schema": self.schema, "op": self.op}
+
+    @property
+    def not_default(self) -> bool:
+        """Under a condition the default arguments make false (`if (label_smoothing > 0.0)`)."""
+        return any(c.assumed is False for c in self.conditions)
 
 
 @dataclass
@@ -110,12 +259,30 @@ class Trace:
                 return True
         return False
 
+    def finish(self) -> None:
+        """Once the walk is done: each repeat points at the hop it repeats (the first of the same layer, name and
+        place that is not a repeat itself), and the main chain's hops say so."""
+        first: dict[tuple, int] = {}
+        for h in self.hops:
+            if not h.shown_above:
+                first.setdefault((h.layer, h.name, h.file, h.line), h.id)
+        for h in self.hops:
+            if h.shown_above:
+                h.repeats = first.get((h.layer, h.name, h.file, h.line))
+        for h in self.hops:
+            h.main = False
+        for h in self.main_chain():
+            h.main = True
+
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """The JSON shape (stable): query, direction, device, depth, hops[{id, parent, layer, kind, name, file,
-        line, detail, absent, called_at}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}:
-        which caps cut the walk, and how to lift them)."""
-        return {"query": self.query, "direction": self.direction, "device": self.device, "depth": self.depth,
+        """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth,
+        main_chain (hop ids, root first), hops[{id, parent, layer, kind, name, file, line, detail, absent,
+        called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
+        op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
+        walk, and how to lift them)."""
+        return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
+                "depth": self.depth, "main_chain": [h.id for h in self.main_chain()],
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
                 "truncated": self.truncated}
 
@@ -124,9 +291,12 @@ class Trace:
 
 
 
-# the note on the derivatives.yaml entry of an op a CompositeImplicitAutograd kernel calls (its autograd is theirs)
+JSON_VERSION = 2  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop
+
+# the note on the derivatives.yaml entry of an op a CompositeImplicitAutograd kernel calls (its autograd is theirs;
+# the hop's `found` is Found.COMPOSITE_CALLEE)
 COMPOSITE_CALLEE = "the backward of the composite op that calls it"
-# the note on a hop whose call the op's default arguments do not reach (trace/conditions.py): ranked last
+# what a hop's detail says of a call the op's default arguments do not reach (its condition is assumed False)
 NOT_DEFAULT = "not with the default arguments"
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
@@ -141,8 +311,6 @@ _ONE_THREAD = re.compile(r"<<<\s*1\s*,\s*1\s*[,>]")
 # Library calls that set up (handles, descriptors, workspace sizes, plans) rather than run the work.
 _SETUP_CALL = re.compile(r"(Get|Set|Create|Destroy)[A-Z]|Descriptor|WorkspaceSize|TempSpace|ReserveSize|Handle|"
                          r"Stream$|Builder$|_plans?$")
-# Hops whose place in the tree is a guess of the walk, not a call it read (a launch found in the same file).
-_GUESS = "same file: reached through"
 _TEST = re.compile(r"(^|/)(test|tests|benchmarks?)/|(^|/)test_[^/]*$")
 
 
@@ -207,7 +375,7 @@ def _other_arity(end: Hop, entries: list[Hop]) -> bool:
     arities = {_ARITY_WORDS[w] for w in words(end.name) if w in _ARITY_WORDS}
     if not arities or not entries:
         return False
-    inputs = _inputs(entries[-1].detail)
+    inputs = _inputs(entries[-1].schema or "")
     return inputs is not None and inputs not in arities
 
 
@@ -245,9 +413,10 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
         kind = 1.5  # a ufunc op's math, which the kernel generated for the device (kind 1 above) runs
     else:
         kind = 0
-    guesses = sum(1 for h in path if _GUESS in h.detail or _is_test(h.file))
+    # a hop whose place is a guess of the walk (a launch found in the same file) or a test's code
+    guesses = sum(1 for h in path if h.found is Found.SAME_FILE or _is_test(h.file))
     # an op that only writes its own output (fill_, zero_: no Tensor read) sets up, it is not the op's work
-    guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.detail))
+    guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.schema or ""))
     entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
     guesses += _other_arity(end, entries)
     share = sum(_named(h.name.removeprefix("aten::").split(".")[0], tokens) for h in entries) / (len(entries) or 1)
@@ -259,6 +428,6 @@ def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
     # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
     writes = any(h.kind == "writes" for h in path)
     # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
-    special = sum(1 for h in path if NOT_DEFAULT in h.detail)
+    special = sum(1 for h in path if h.not_default)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
     return (writes, special, kind, guesses, -round(share, 3), not vendor, -below, ops)

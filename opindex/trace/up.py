@@ -28,13 +28,14 @@ class UpWalker(Walker):
 
     def global_kernel(self, k: dict, parent: Hop | None = None) -> Hop:
         hop = self.add(parent, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
-                       _cpp_detail(k))
+                       _cpp_detail(k), kernel=k["name"])
         launches = q.launches_of(self.con, k["name"])
         if not launches:
             self.add(hop, "cuda", "note", f"no <<<>>> launch of {k['name']} found", absent=True)
         for launch in self.fan_in(launches, hop, "launches", lambda x: (x["file"], x["line"])):
             lh = self.add(hop, "cuda", "launch", f"{launch['kernel']}<<<{launch['config'] or ''}>>>",
-                          launch["file"], launch["line"], f"launched in {launch['caller'] or 'file scope'}")
+                          launch["file"], launch["line"], f"launched in {launch['caller'] or 'file scope'}",
+                          kernel=launch["kernel"])
             self.up_function(launch["caller"], launch["file"], lh, budget=4)
         return hop
 

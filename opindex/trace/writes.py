@@ -59,7 +59,8 @@ def _write_path(con, entries: list[dict], device: str, walk) -> tuple[list[tuple
         path.append((0, Hop(-1, None, "cuda", "other_kernels", f"other device code of aten::{entries[0]['name']}"
                              f": {', '.join(shown)}{more}", detail=f"the {len(others)} __global__ kernels and "
                              f"library calls its full trace reaches besides the path above (other dtypes, "
-                             f"layouts, sizes): `opindex trace aten::{entries[0]['name']}` shows where")))
+                             f"layouts, sizes): `opindex trace aten::{entries[0]['name']}` shows where",
+                             op=entries[0]["name"])))
     return path, others
 
 
@@ -69,7 +70,7 @@ def _other_kernels(t: Trace, chain: list[Hop], known: dict) -> list[str]:
     on_path = {_kernel_name(h) for h in chain}
     for h in chain:
         if h.kind == "other_kernels":
-            on_path.update(known.get((h.name.removeprefix("other device code of aten::").split(":")[0], t.device), []))
+            on_path.update(known.get((h.op, t.device), []))
     out: list[str] = []
     for h in t.hops:
         if not h.absent and (h.kind == "global_kernel" or h.layer == "library"):

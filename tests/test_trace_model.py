@@ -1,0 +1,73 @@
+"""Hops as typed data (trace/model.py): layers and kinds are enums, a kind outside them is refused where a walk
+makes it, and what a program needs of a hop is a field, never a phrase of its detail."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from opindex.trace.model import Condition, Found, Hop, Kind, Layer, Trace, typed
+
+
+def test_layers_and_kinds_are_enums_that_compare_and_serialise_as_their_words():
+    hop = Hop(0, None, "cuda", "global_kernel", "__global__ k", "k.cu", 3, kernel="k")
+    assert hop.layer is Layer.CUDA and hop.kind is Kind.GLOBAL_KERNEL
+    assert hop.layer == "cuda" and hop.kind == "global_kernel"
+    t = Trace(query="k", direction="down", device="cuda", depth=1, hops=[hop])
+    t.finish()
+    d = json.loads(t.to_json())
+    assert d["version"] == 2 and d["main_chain"] == [0]
+    assert {k: d["hops"][0][k] for k in ("layer", "kind", "found", "main", "kernel")} == {
+        "layer": "cuda", "kind": "global_kernel", "found": "call", "main": True, "kernel": "k"}
+
+
+def test_a_kind_no_walk_knows_is_refused_but_pytorch_values_name_three_layers():
+    with pytest.raises(ValueError, match="unknown hop kind 'global_kernal' in layer 'cuda'"):
+        typed("cuda", "global_kernal")
+    with pytest.raises(ValueError):
+        typed("kernels", "launch")  # no such layer
+    assert typed("dispatch", "CPU, CUDA") == (Layer.DISPATCH, "CPU, CUDA")  # the row's dispatch keys
+    assert typed("registration", "REGISTER_CUDA_DISPATCH") == (Layer.REGISTRATION, "REGISTER_CUDA_DISPATCH")
+    assert typed("library", "cudnn") == (Layer.LIBRARY, "cudnn")
+    assert typed("dispatch", "note") == (Layer.DISPATCH, Kind.NOTE)
+
+
+def test_every_definition_kind_of_the_index_is_a_hop_kind(sample_db):
+    """A C++ hop takes its definition's kind from the symbols table: each one the extractors write is a Kind."""
+    con = sqlite3.connect(sample_db)
+    kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM symbols")}
+    assert kinds >= {"function", "method", "class", "struct", "global_kernel", "impl_func", "meta_func"}
+    assert all(typed("cpp", k)[1] is Kind(k) for k in kinds)
+    bridges = {k for (k,) in con.execute("SELECT DISTINCT kind FROM python_bridges")}
+    assert bridges and all(typed("bridge", k)[1] is Kind(k) for k in bridges)
+
+
+def test_the_ranking_reads_fields_not_prose():
+    """A path under a condition the defaults make false ranks after the default one, and a same-file guess after
+    a call the walk read, whatever the details say."""
+    def launcher(found=Found.CALL, conditions=()):
+        return [Hop(0, None, "native", "entry", "aten::x", "n.yaml", 1, schema="x(Tensor self) -> Tensor"),
+                Hop(1, 0, "cpp", "function", "at::native::x", "x.cu", 5),
+                Hop(2, 1, "cuda", "launch", "x_special<<<g, b>>>", "x.cu", 9, "a phrase", kernel="x_special",
+                    found=found, conditions=list(conditions)),
+                Hop(3, 1, "cuda", "launch", "x_kernel<<<g, b>>>", "x.cu", 12, kernel="x_kernel")]
+    for hops in (launcher(Found.SAME_FILE), launcher(conditions=[Condition("if", "p > 0", "x.cu", 8, False)])):
+        t = Trace(query="x", direction="down", device="cuda", depth=1, hops=hops)
+        assert t.main_chain()[-1].kernel == "x_kernel"
+    t = Trace(query="x", direction="down", device="cuda", depth=1, hops=launcher(
+        conditions=[Condition("#if", "defined(USE_ROCM)", "x.cu", 8)]))  # unknown: not ranked down
+    assert t.main_chain()[-1].kernel == "x_special"
+    t.hops[2].detail = "not with the default arguments; same file: reached through a lambda"  # prose alone
+    assert t.main_chain()[-1].kernel == "x_special"
+
+
+def test_a_repeat_points_at_the_hop_it_repeats():
+    hops = [Hop(0, None, "native", "entry", "aten::a", "n.yaml", 1),
+            Hop(1, 0, "cpp", "function", "at::native::f", "f.cpp", 3),
+            Hop(2, None, "native", "entry", "aten::b", "n.yaml", 9),
+            Hop(3, 2, "cpp", "function", "at::native::f", "f.cpp", 3, "(shown above)", shown_above=True),
+            Hop(4, 2, "cpp", "function", "at::native::g", "g.cpp", 3, "(shown above)", shown_above=True)]
+    t = Trace(query="a", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.repeats for h in t.hops] == [None, None, None, 1, None]  # g: not in this trace
