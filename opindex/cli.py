@@ -268,7 +268,7 @@ def list_(fmt):
 
 
 @main.command()
-@click.option("--markdown", is_flag=True, help="The README's schema section (from the code, not an index).")
+@click.option("--markdown", is_flag=True, help="The schema section of docs/schema.md (from the code, not an index).")
 @_fail_cleanly
 def schema(markdown):
     """Tables, columns and views, with what each column means."""

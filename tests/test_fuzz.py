@@ -1,6 +1,6 @@
 """Fuzzing: random and mutated real sources into every extractor; no exception may escape.
 
-A short run is part of the tests. The long run (README, "Fuzzing") is:
+A short run is part of the tests. The long run (docs/robustness.md, "Fuzzing") is:
     OPINDEX_FUZZ_EXAMPLES=10000 python -m pytest -q tests/test_fuzz.py
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The layout shows the data flow: a module imports only modules at its own step or below, and nothing imports in
-a circle (README, "How the code is laid out")."""
+a circle (docs/build.md, "How the code is laid out")."""
 from __future__ import annotations
 
 import ast

@@ -1,9 +1,11 @@
-"""Every example the README gives runs and prints rows: on the sample checkout always, on a real tree when
-OPINDEX_REAL_CHECKOUT names one (an example true on the sample only, such as `stub add_stub` was, fails there).
+"""Every example the README and the docs/ pages give runs and prints rows: on the sample checkout always, on a real
+tree when OPINDEX_REAL_CHECKOUT names one (an example true on the sample only, such as `stub add_stub` was, fails
+there).
 
-Examples are: the `opindex ...` lines of the README's ```sh blocks (not `opindex build`: CI runs the quick start's
-build, and test_build the others), the `opindex ...` cells of the "From greps to queries" table, every inline code
-span that is a whole SELECT or PRAGMA, and the `ix.` calls of the notebook API block."""
+Examples are: the `opindex ...` lines of the ```sh blocks of README.md and docs/*.md (not `opindex build`: CI runs
+the quick start's build, and test_build the others), the `opindex ...` cells of the "From greps to queries" table
+(docs/commands.md), every inline code span that is a whole SELECT or PRAGMA, and the `ix.` calls of the notebook API
+block (docs/library.md). tests/test_readme_recipes.py runs the README's recipes as written."""
 from __future__ import annotations
 
 import json
@@ -15,7 +17,8 @@ from click.testing import CliRunner
 
 from conftest import REPO
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+TEXT = "\n".join(p.read_text(encoding="utf-8") for p in PAGES)
 PROFILE = REPO / "tests" / "data" / "train_step_h200_torch2.11.json.gz"
 # the table's generic rows name a placeholder; these stand for it
 PLACEHOLDERS = {"NAME": "nn.LSTM", "KERNEL": "cunn_SoftMaxForward"}
@@ -23,24 +26,26 @@ PLACEHOLDERS = {"NAME": "nn.LSTM", "KERNEL": "cunn_SoftMaxForward"}
 
 def cli_examples() -> list[str]:
     out = []
-    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+    for block in re.findall(r"```sh\n(.*?)```", TEXT, re.S):
         for line in block.splitlines():
             command = re.split(r"\s#\s", line)[0].strip()
             if command.startswith("opindex ") and not command.startswith("opindex build"):
                 out.append(command)
-    greps = README.split("## From greps to queries", 1)[1].split("\n## ", 1)[0]
+    greps = (REPO / "docs" / "commands.md").read_text(encoding="utf-8")
+    greps = greps.split("## From greps to queries", 1)[1].split("\n## ", 1)[0]
     for row in re.findall(r"^\| .* \| .*$", greps, re.M)[1:]:  # after the header row
         out += re.findall(r"`(opindex [^`]*)`", row.split(" | ", 1)[1])
     return list(dict.fromkeys(out))
 
 
 def sql_examples() -> list[str]:
-    spans = re.findall(r"`((?:SELECT|PRAGMA) [^`]*)`", README)
+    spans = re.findall(r"`((?:SELECT|PRAGMA) [^`]*)`", TEXT)
     return list(dict.fromkeys(s for s in spans if "..." not in s))
 
 
 def python_examples() -> list[str]:
-    block = README.split("## The notebook API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    library = (REPO / "docs" / "library.md").read_text(encoding="utf-8")
+    block = library.split("# The notebook API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     calls = []
     for line in block.splitlines():
         code = re.split(r"\s#\s", line)[0].strip()
@@ -51,6 +56,7 @@ def python_examples() -> list[str]:
 
 def test_the_readme_has_the_examples_this_file_runs():
     """The parsing finds each kind of example (others may be added: each then runs too)."""
+    assert [p.name for p in PAGES[:1]] == ["README.md"] and len(PAGES) > 5
     assert {"opindex trace nn.LSTM", "opindex profile step.json.gz --html > p.html",
             "opindex sql \"SELECT stub, device, kernel FROM stub_kernels WHERE stub = :s\" -p s LayerNormKernel",
             "opindex sql \"SELECT file, line, caller FROM kernel_launch_sites WHERE kernel = 'cunn_SoftMaxForward'\"",

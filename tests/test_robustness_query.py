@@ -434,6 +434,8 @@ def test_exit_codes_are_in_the_help_and_the_readme():
     assert "2 usage error, or a name that is ambiguous" in text and "3 broken index or environment" in text
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert "0 found, 1 nothing found" in readme
+    commands = (Path(__file__).resolve().parent.parent / "docs" / "commands.md").read_text()  # in full
+    assert "0 found, 1 nothing found" in commands and "130 interrupted (Ctrl-C)" in commands
 
 
 @pytest.mark.parametrize("args", [["trace", "relu", "--json", "--markdown"], ["find", "relu", "--json", "--csv"],

@@ -5,7 +5,7 @@ One tree-sitter parse per file (tree-sitter-cuda's grammar for .cpp and .cu alik
 queries/cpp-*.scm, and a generic loop that turns captures into rows. The enclosing function of a site is found by
 bisecting the sorted function ranges, never by walking the tree.
 
-Rules that decide rows (the README repeats them):
+Rules that decide rows (docs/indexing.md repeats them):
 - A stub call is a non-method call whose callee ends in `_stub`, or is declared/defined as a stub in the same file,
   or whose first argument is a device (kCPU, DeviceType::CUDA, x.device().type(), iter.device_type(),
   device_type()). The query layer joins stub_calls.stub with dispatch_stubs.stub across files.

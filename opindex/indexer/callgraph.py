@@ -128,8 +128,8 @@ CALL_GRAPH_INSERTS = {
 
 class Beside:
     """The call graph of a cold build, derived in a forked process while the writing process creates the indexes
-    and derives the other links: on two cores the two halves of the link step take about the same time (README,
-    "Speed"). The process reads the committed facts through its own read-only connection (none of it needs an
+    and derives the other links: on two cores the two halves of the link step take about the same time (docs/build.md,
+    "The link step"). The process reads the committed facts through its own read-only connection (none of it needs an
     index) and sends its rows back through a pipe in two parts (call_graph_parts): the writing process inserts
     call_links while the process still walks them. Its connection is closed before it sends the last part, so it
     holds no lock when the writing process commits."""

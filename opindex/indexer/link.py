@@ -3,7 +3,7 @@
 Each link answers "which definition does this name denote" by one rule, here, so that the trace (opindex.trace)
 and the SQL views (schema/views.py) read the same answer. All links are recomputed on every build, incremental
 ones too: it is cheaper than tracking which files a link depends on (about 4 s of one core on the PyTorch 2.4 tree;
-README, "Speed"). This module holds the step (derive) and the small links; the call graph (call_links,
+docs/benchmarks.md, "Speed"). This module holds the step (derive) and the small links; the call graph (call_links,
 functor_links, device_reach) is callgraph.py's, derived in a forked process beside the indexes in a cold build
 with two jobs (callgraph.Beside); what both read (definitions by name, #if conditions, source lines) is
 definitions.py's.

@@ -237,7 +237,7 @@ class Writer:
                 else:
                     # A small cache makes the sorter sort several runs and merge them, which beat one big
                     # in-memory sort by 10-15% on the PyTorch 2.4 index (1.8 s instead of 2.1 s for all indexes;
-                    # README, "Speed").
+                    # docs/benchmarks.md, "What made it faster").
                     self.con.execute("PRAGMA cache_size=-16384")
                 # the workers are done: index sorts may use the idle cores (SQLite's sorter threads)
                 self.con.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")

@@ -2,7 +2,7 @@
 
 Every table carries ``checkout_id`` so one database can later hold several checkouts; paths are relative to the
 checkout root ("/"-separated), line numbers are 1-based. Each column has a ``comment``: ``opindex schema`` and the
-README's schema section are generated from these comments, so the documentation cannot drift from the code.
+schema section of docs/schema.md are generated from these comments, so the documentation cannot drift from the code.
 
 Fact tables (one row per thing found in one file) are filled by the extractors; their columns, minus ``id`` and
 ``checkout_id``, are the fields of the row types extractors emit (opindex/records.py, generated from these tables
