@@ -9,8 +9,8 @@ and p95 of the in-process trace time and the hops per op (a trace that shows mor
 each op's new/old ratio with their geometric mean.
 
 --same compares what the two trees' traces hold instead of their speed: for every query of the named expert sets
-(benchmarks/expert_traces_<set>.json, each at its device) and `--ops` native functions of the index (every k-th by
-name, deterministic), the hops as the JSON shape of the old code had them (id, parent, layer, kind, name, file,
+(benchmarks/expert_traces_<set>.json, each at its device), `--ops` native functions of the index (every k-th by
+name, deterministic) and a quarter as many stubs and __global__ kernels each (walked bottom-up), the hops as the JSON shape of the old code had them (id, parent, layer, kind, name, file,
 line, detail, absent, called_at) and the main chain's hop ids. Prints each difference and exits 1 when any."""
 from __future__ import annotations
 
@@ -69,6 +69,11 @@ def same_queries(db: str, experts: list[str], n_ops: int) -> list[tuple[str, str
         names = [r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions ORDER BY name")]
         step = max(1, len(names) // n_ops)
         out += [(f"aten::{n}", "cuda") for n in names[::step][:n_ops]]
+        # bottom-up walks: stubs and __global__ kernels (a trace of either walks up by default)
+        for sql in ("SELECT DISTINCT stub FROM dispatch_stubs ORDER BY stub",
+                    "SELECT DISTINCT name FROM symbols WHERE kind = 'global_kernel' ORDER BY name"):
+            up = [r[0] for r in con.execute(sql)]
+            out += [(n, "cuda") for n in up[::max(1, len(up) // (n_ops // 4 or 1))][:n_ops // 4]]
     return out
 
 

@@ -1,4 +1,4 @@
-"""Choosers (trace/down.py chooser, method_chooser): a call whose result picks the path below its body is shown
+"""Choosers (trace/walk/sites.py chooser, method_chooser): a call whose result picks the path below its body is shown
 where the choice is made, though it runs no device code itself."""
 from __future__ import annotations
 

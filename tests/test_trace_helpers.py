@@ -1,11 +1,11 @@
-"""Helpers without device code (trace/down.py helper_leaves): what a walked body calls that reaches no launch,
+"""Helpers without device code (trace/walk/bodies.py helper_leaves): what a walked body calls that reaches no launch,
 library call, stub or op (expand_size, make_reduction, getSliceSize on a real tree) is shown as a leaf under the
 body, each once per trace, at most MAX_HELPERS per body with the rest stated; never the main chain's end."""
 from __future__ import annotations
 
 from opindex.api import Index, build
 from opindex.render.trace_text import render
-from opindex.trace.down import MAX_HELPERS
+from opindex.trace.walk.bodies import MAX_HELPERS
 
 BLAS = "aten/src/ATen/native/cuda/Blas.cpp"
 
@@ -91,8 +91,8 @@ def test_a_meta_function_shows_its_helpers_and_overloads_are_one_leaf_marked(sam
 
 def test_a_leaf_under_a_dropped_body_is_shown_again(sample_copy, tmp_path):
     """Each helper is one leaf per trace; when the walk drops the body it sat under (a helper that led nowhere:
-    Walker.truncate), the next body that calls it shows it again."""
-    from opindex.trace.down import Walker
+    TraceBuilder.truncate), the next body that calls it shows it again."""
+    from opindex.trace.walk import Walker
     from opindex.trace.model import Trace
     ix, lines = _index(sample_copy, tmp_path, 1)
     with ix:
@@ -102,18 +102,18 @@ def test_a_leaf_under_a_dropped_body_is_shown_again(sample_copy, tmp_path):
         try:
             sid = con.execute("SELECT id FROM symbols WHERE name = 'shape_helper_0'").fetchone()[0]
             walker = Walker(con, Trace("torch.mm", "down", "cuda", 1))
-            root = walker.add(None, "cpp", "function", "body")
+            root = walker.b.add(None, "cpp", "function", "body")
             call = {"file": BLAS, "line": _line(lines, "(void)shape_helper_0(m)"), "callee": "shape_helper_0",
                     "qualifier": ""}
             link = {"id": sid, "def_file": BLAS, "reach": None, "device_function": False}
-            walker._leaf(call, [link], root)
-            walker.helper_leaves(root)
-            assert [h.kind for h in walker.trace.hops] == ["function", "helper"] and walker.leaf_shown(sid)
-            walker.truncate(0)  # the body led nowhere: dropped, its leaf with it
-            assert not walker.leaf_shown(sid)
-            again = walker.add(None, "cpp", "function", "another body")
-            walker._leaf(call, [link], again)
-            walker.helper_leaves(again)
+            walker.bodies.keep_leaf(call, [link], root)
+            walker.bodies.helper_leaves(root)
+            assert [h.kind for h in walker.trace.hops] == ["function", "helper"] and walker.bodies.leaf_shown(sid)
+            walker.b.truncate(0)  # the body led nowhere: dropped, its leaf with it
+            assert not walker.bodies.leaf_shown(sid)
+            again = walker.b.add(None, "cpp", "function", "another body")
+            walker.bodies.keep_leaf(call, [link], again)
+            walker.bodies.helper_leaves(again)
             assert [(h.kind, h.parent) for h in walker.trace.hops] == [("function", None), ("helper", again.id)]
         finally:
             con.close()

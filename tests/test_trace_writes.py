@@ -1,4 +1,4 @@
-"""Fills and copies a kernel makes besides its own work (trace/down.py write_call): on the sample, whose
+"""Fills and copies a kernel makes besides its own work (trace/walk/sites.py write_call): on the sample, whose
 layer_norm_backward_cuda zeroes dgamma with at::zeros_like (layer_norm_kernel.cu:82) before launching its own
 kernel (line 88)."""
 from __future__ import annotations

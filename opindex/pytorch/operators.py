@@ -2,7 +2,7 @@
 `a.neg()`, `a == b` as `a.eq(b)`, `~a` as `a.bitwise_not()`, `a += b` as `a.add_(b)`. A composite kernel written
 with them (cross_entropy's label smoothing: `(1 - label_smoothing) * nllloss + ret * ...`) calls those ops; the
 index records each such expression on a Tensor as a call of the operator (extract/cpp_operators.py) and the trace
-walks it as the op (trace/down.py)."""
+walks it as the op (trace/walk/)."""
 from __future__ import annotations
 
 # callee as the index records it -> the Tensor method (op) it calls

@@ -14,7 +14,7 @@ PLUMBING_OPS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "
 
 # The plumbing ops that write data on the device (a fill or copy kernel runs): when they are all a kernel does on
 # the device (select_backward: zeros, then copy_), the trace follows them in full; besides other device work
-# (nll_loss_backward's grad_input.zero_()), by their default path (trace/down.py write_call). `contiguous` copies
+# (nll_loss_backward's grad_input.zero_()), by their default path (trace/walk/sites.py write_call). `contiguous` copies
 # only when the tensor is not contiguous, and says so; reshape and to, which copy only when a view or the same
 # dtype cannot do, are left out: nearly every kernel calls them, mostly for nothing.
 WRITING_PLUMBING = frozenset({"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill_", "zero_",

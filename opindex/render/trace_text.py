@@ -124,7 +124,7 @@ def _rival_paths(t: Trace, hop: Hop, next_hop: Hop) -> int:
 
 
 def _computing_ends(t: Trace) -> set[int]:
-    from ..trace.model import computes
+    from ..trace.rank import computes
     cached = getattr(t, "_ends_cache", None)
     if cached is None or cached[0] != len(t.hops):
         cached = (len(t.hops), {h.id for h in t.ends() if computes(h)})
@@ -338,7 +338,7 @@ def _n(n: int, one: str, many: str | None = None) -> str:
 
 def _best_path(t: Trace, top: Hop) -> list[Hop]:
     """The ranked default path inside the subtree of `top` (the backward's ops with --backward)."""
-    from ..trace.model import query_tokens, rank_end
+    from ..trace.rank import query_tokens, rank_end
     inside = {h.id for h in _subtree(t, top)}
     ends = [h for h in t.ends() if h.id in inside]
     if not ends:

@@ -1,11 +1,14 @@
 """trace: the query side, in walking order.
 
     targets.py   what a typed name refers to (names.py resolves Python names through imports and aliases)
-    facts.py     every SELECT the walks make: facts and the derived links of build/link.py
+    facts.py     every SELECT the walks make: facts and the derived links of indexer/link.py
     python.py    how a walk follows Python code (imports, self.x(), bridges into C++)
-    down.py      the downward walk: Python -> YAML -> C++ -> stubs -> CUDA -> backward
+    builder.py   the bookkeeping of a walk: hops, repeats, caps, what was seen
+    walk/        the downward walk, one step per layer: Python -> YAML -> C++ -> stubs -> CUDA -> backward
+    conditions.py what the #ifs and ifs over a call mean for the device and the default arguments
     writes.py    the fill/copy ops a kernel calls, by their default path (cache.py keeps them between processes)
     up.py        the upward walk: a kernel, function or stub -> what reaches it
+    rank.py      which end is the main chain's, among what the walk could not decide
     model.py     Hop and Trace, plain data
 
 `trace()` below looks the name up and picks the walker. The renderers (opindex.render) read the model; nothing
@@ -15,7 +18,8 @@ from __future__ import annotations
 
 from ..model import OpindexError
 from . import facts as q
-from .down import MAX_HOPS, Walker
+from .builder import MAX_HOPS
+from .walk import Walker
 from .model import LAYERS, Hop, Trace
 from .targets import Target, ambiguous, lookup, suggestions
 from .up import UpWalker
@@ -63,7 +67,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     else:
         walker = Walker(con, t, backward=backward)
         walker.start(targets, name)
-        walker.state_caps()
+        walker.b.state_caps()
     if max_hops and len(t.hops) > max_hops:  # the walk checks its size between steps: cut to the cap exactly
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
         t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "

@@ -1,4 +1,4 @@
-"""cache: the fill/copy paths of an index (trace/down.py write_path), kept between processes.
+"""cache: the fill/copy paths of an index (trace/writes.py write_path), kept between processes.
 
 A trace shows each fill or copy a kernel makes (grad_input.zero_(), .contiguous()) by the default path of that op,
 and the walk behind one of them is large (aten::copy_: ~1,100 hops, 0.1-0.3 s). In one process it is walked once
@@ -39,8 +39,8 @@ def code_fingerprint() -> str:
     """A hash of the query code that walks the paths: a change to it makes old entries stale."""
     here = Path(__file__).resolve().parent
     h = hashlib.sha1()
-    for p in sorted([*here.glob("*.py"), *(here.parent / "pytorch").glob("*.py")]):
-        h.update(p.name.encode())
+    for p in sorted([*here.rglob("*.py"), *(here.parent / "pytorch").glob("*.py")]):
+        h.update(str(p.relative_to(here.parent)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()
 

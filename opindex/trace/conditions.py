@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..pytorch.devices import platform_off
 from ..pytorch.receivers import split_parameters
 from ..pytorch.settings import CONTEXT_DEFAULTS
+from . import facts as q
 from .model import NOT_DEFAULT, Condition
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
@@ -230,3 +231,30 @@ def _literal(text: str) -> object:
         return float(text.rstrip("fF")) if re.fullmatch(r"-?\d+(\.\d*)?([eE]-?\d+)?[fF]?", text) else _UNKNOWN
     except ValueError:
         return _UNKNOWN
+
+
+class BodyGuards:
+    """The Guards of each body a walk enters, read once per body and op: a C++ body with the default arguments of
+    the op being walked (the builder's innermost entry), a Python def with its own parameters' defaults."""
+
+    def __init__(self, con, device: str, builder):
+        self.con, self.device, self.builder = con, device, builder
+        self.cache: dict[tuple, Guards] = {}
+
+    def over(self, d: dict) -> Guards:
+        """The #if branches and if blocks over a C++ body (body(), calls() and device_calls() ask in turn)."""
+        schema = self.builder.defaults[-1]["schema"] if self.builder.defaults else None
+        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schema)
+        found = self.cache.get(key)
+        if found is None:
+            defaults = schema_defaults(schema, d.get("signature")) if schema else {}
+            found = self.cache[key] = Guards(
+                q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults,
+                d.get("file"))
+        return found
+
+    def python(self, fn: dict) -> Guards:
+        """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not
+        None:`, max_norm=None: the renorm under it is not the default path)."""
+        return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device,
+                      python_defaults(fn.get("signature")), fn["file"])

@@ -67,7 +67,7 @@ class Resident:
 
     @functools.cached_property
     def write_paths(self):
-        """The fill/copy paths (trace/down.py write_path), walked once, kept between processes (trace/cache.py)."""
+        """The fill/copy paths (trace/writes.py write_path), walked once, kept between processes (trace/cache.py)."""
         from .cache import PathCache
         return PathCache(self.con)
 

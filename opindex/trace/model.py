@@ -7,10 +7,10 @@ this module (down.py, up.py); opindex.render turns it into text, Markdown, Graph
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from functools import lru_cache
+
+from .rank import TAIL_LAYERS, main_chain  # noqa: F401 (TAIL_LAYERS: the renderers read it from here)
 
 class Layer(StrEnum):
     """The layers of the seed document, in reading order; every hop belongs to one."""
@@ -226,38 +226,8 @@ class Trace:
 
     def main_chain(self) -> list[Hop]:
         """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
-        start to the first Python surface. Of the ends (Trace.ends), the best by `rank_end`; without one, the
-        deepest hop of the forward path (backward, decomposition and codegen hops are side branches)."""
-        if not self.hops:
-            return []
-        if self.direction == "down":
-            ends = [h for h in self.ends() if not self._in_tail(h)]
-            # the deepest: a __global__, not its <<<>>> launch, the vendor call, not PyTorch's wrapper of it (unless
-            # what lies below is a test's)
-            inner = {a.id for h in ends if not _is_test(h.file) for a in self.path(h)[:-1]}
-            ends = [h for h in ends if h.id not in inner]
-            if ends:
-                tokens = query_tokens(self.query)
-                best = min(enumerate(ends), key=lambda ie: (*rank_end(self, ie[1], tokens), ie[0]))[1]
-                return self.path(best)
-        else:
-            ends = [h for h in self.hops if h.layer in ("python", "bridge") and not h.absent]
-            if ends:
-                return self.path(ends[0])
-        pool = [h for h in self.hops if not h.absent and h.layer not in TAIL_LAYERS and not self._in_tail(h)
-                and h.kind != "helper"] or self.hops  # (a helper leaf leads nowhere: never the path's end)
-        return self.path(max(pool, key=lambda h: (len(self.path(h)), -h.id)))
-
-    def _in_tail(self, hop: Hop) -> bool:
-        """Whether `hop` lies in a side branch (backward, decomposition, codegen). The kernel torchgen writes for a
-        ufunc op's dispatch key (CUDA: ufunc_add_CUDA, written by compute_ufunc_cuda) is the op's forward path: the
-        generated code's launcher call is where its device code starts."""
-        for h in self.path(hop):
-            if h.layer == "codegen" and h.kind == "ufunc":
-                return False
-            if h.layer in TAIL_LAYERS:
-                return True
-        return False
+        start to the first Python surface (trace/rank.py chooses it)."""
+        return main_chain(self)
 
     def finish(self) -> None:
         """Once the walk is done: each repeat points at the hop it repeats (the first of the same layer, name and
@@ -299,135 +269,5 @@ COMPOSITE_CALLEE = "the backward of the composite op that calls it"
 # what a hop's detail says of a call the op's default arguments do not reach (its condition is assumed False)
 NOT_DEFAULT = "not with the default arguments"
 
-TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 
 DEVICE_LAYERS = frozenset({"stub", "registration", "cuda", "library"})  # where a trace has reached the device side
-
-# Libraries of parallel building blocks (sort, scan, select), not of the op's math: PyTorch's own kernels are the
-# fast path next to them (1.4's THCTensor_(sort) runs its bitonic kernel, Thrust only for slices over 2048)
-BUILDING_BLOCKS = ("cub", "thrust")
-# A launch of one block of one thread: bookkeeping beside the work, not the work
-_ONE_THREAD = re.compile(r"<<<\s*1\s*,\s*1\s*[,>]")
-# Library calls that set up (handles, descriptors, workspace sizes, plans) rather than run the work.
-_SETUP_CALL = re.compile(r"(Get|Set|Create|Destroy)[A-Z]|Descriptor|WorkspaceSize|TempSpace|ReserveSize|Handle|"
-                         r"Stream$|Builder$|_plans?$")
-_TEST = re.compile(r"(^|/)(test|tests|benchmarks?)/|(^|/)test_[^/]*$")
-
-
-def query_tokens(query: str) -> set[str]:
-    """The words of a traced name (nn.MultiheadAttention -> multihead, attention; F.layer_norm -> layer, norm)."""
-    last = re.split(r"[.:]", query.strip())[-1]
-    return {w for w in words(last) if len(w) >= 3} or {last.lower()}
-
-
-@lru_cache(maxsize=65536)
-def words(name: str) -> tuple[str, ...]:
-    """Lower-case words of a C++ or Python name, split at separators and camel case (LayerNormForward ->
-    layer, norm, forward)."""
-    return tuple(w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name))
-
-
-def _named(name: str, tokens: set[str] | frozenset[str]) -> bool:
-    return _named_cached(name, frozenset(tokens))
-
-
-@lru_cache(maxsize=65536)
-def _named_cached(name: str, tokens: frozenset[str]) -> bool:
-    """A word of `name` is a word of the traced name, or starts with one (conv2d: convolution)."""
-    return any(w.startswith(t) or t.startswith(w) and len(w) >= 3 for w in words(name) for t in tokens)
-
-
-@lru_cache(maxsize=16384)
-def _is_test(file: str | None) -> bool:
-    return bool(file) and bool(_TEST.search(file))
-
-
-_SCHEMA_TENSOR = re.compile(r"Tensor(\([a-z]!?\))?\??(\[\])?\s")  # `Tensor`, `Tensor(a!)`, `Tensor?`, `Tensor[]`
-
-
-def _tensor_arguments(schema: str) -> list[tuple[str, str]]:
-    """(alias annotation, "[]" for a list) of each Tensor argument of a schema, in order."""
-    return _SCHEMA_TENSOR.findall(schema.split("->")[0].partition("(")[2])
-
-
-def _initializer(schema: str) -> bool:
-    """A schema whose only Tensor argument is the one it writes (fill_.Scalar(Tensor(a!) self, Scalar value))."""
-    tensors = _tensor_arguments(schema)
-    return bool(tensors) and all(t[0].endswith("!)") for t in tensors)
-
-
-# Kernels named for the arity of the functor they run (this MACA fork's vectorized_elementwise_kernel_nullary_opt,
-# _unary_opt): launched only for functors of that many inputs (`if (narity == 0 && ...)`, CUDALoops.cuh)
-_ARITY_WORDS = {"nullary": 0, "unary": 1, "binary": 2, "ternary": 3}
-
-
-def _inputs(schema: str) -> int | None:
-    """The Tensor inputs of a schema (not the ones it writes, `Tensor(a!)`); None with a Tensor list."""
-    tensors = _tensor_arguments(schema)
-    if any(t[1] for t in tensors):
-        return None
-    return sum(1 for t in tensors if not t[0].endswith("!)"))
-
-
-def _other_arity(end: Hop, entries: list[Hop]) -> bool:
-    """Whether `end` is a kernel named for another arity than the Tensor inputs of the last op on its path (add's
-    two inputs never reach the nullary kernel; fill_, which only writes, does)."""
-    arities = {_ARITY_WORDS[w] for w in words(end.name) if w in _ARITY_WORDS}
-    if not arities or not entries:
-        return False
-    inputs = _inputs(entries[-1].schema or "")
-    return inputs is not None and inputs not in arities
-
-
-def computes(end: Hop) -> bool:
-    """An end where work runs: not a library call that only sets up (a descriptor, a handle, a workspace size)."""
-    return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
-
-
-def rank_end(t: Trace, end: Hop, tokens: set[str]) -> tuple:
-    """How likely `end` is where the op's work runs on the device, smaller first:
-    1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then the shared
-       elementwise machinery a TensorIterator launcher leads to (F.interpolate's upsample kernels before the floor
-       of its size computation), then a library call that only sets up (descriptors, handles) or a launch of one
-       thread (`<<<1, 1>>>`);
-    2. whether the path to it holds a guess of the walk (a launch found in the same file, a test's kernel) or an op
-       that only initialises its output (fill_, zero_);
-    3. the share of the path's ops named like the traced name (the op's own work before helpers such as pad, zeros
-       or matmul: _scaled_dot_product_flash_attention for scaled_dot_product_attention);
-    4. a vendor library call before PyTorch's own kernels (cuDNN, cuBLAS are the fast paths; own kernels the
-       fallbacks), not CUB or Thrust (building blocks, BUILDING_BLOCKS);
-    5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
-    6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
-    then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
-    through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
-    branch the op's default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
-    path = t.path(end)
-    if end.layer == "library":
-        kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
-    elif any(_ONE_THREAD.search(h.name) for h in path[-2:]):
-        kind = 2  # `transform_vals<<<1, 1, 0, stream>>>` in cub.cuh's inclusive_scan: one thread carries a value
-        # between chunks; the work is the library call beside it
-    elif any(h.kind == "tensor_iterator" for h in path):
-        kind = 1  # the shared elementwise machinery (gpu_kernel -> vectorized_elementwise_kernel)
-    elif end.kind == "ufunc_inner_loop":
-        kind = 1.5  # a ufunc op's math, which the kernel generated for the device (kind 1 above) runs
-    else:
-        kind = 0
-    # a hop whose place is a guess of the walk (a launch found in the same file) or a test's code
-    guesses = sum(1 for h in path if h.found is Found.SAME_FILE or _is_test(h.file))
-    # an op that only writes its own output (fill_, zero_: no Tensor read) sets up, it is not the op's work
-    guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.schema or ""))
-    entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
-    guesses += _other_arity(end, entries)
-    share = sum(_named(h.name.removeprefix("aten::").split(".")[0], tokens) for h in entries) / (len(entries) or 1)
-    entry_ids = {h.id for h in entries}
-    last = max((i for i, h in enumerate(path) if h.id in entry_ids), default=0)
-    below = sum(1 for h in path[last:] if h.layer in ("cpp", "cuda", "stub", "registration") and _named(
-        h.name.split("::")[-1].split("<")[0], tokens))
-    ops = sum(1 for h in path if h.kind == "calls_op")
-    # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
-    writes = any(h.kind == "writes" for h in path)
-    # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
-    special = sum(1 for h in path if h.not_default)
-    vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    return (writes, special, kind, guesses, -round(share, 3), not vendor, -below, ops)

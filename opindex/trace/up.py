@@ -1,18 +1,24 @@
-"""walk_up: build a Trace bottom-up, from a __global__ kernel, a kernel function or a stub up to the
-registrations, the stub's callers, the native functions whose kernels reach them, and their Python surfaces."""
+"""The upward walk: a Trace built bottom-up, from a __global__ kernel, a kernel function or a stub up to the
+registrations, the stub's callers, the native functions whose kernels reach them, and their Python surfaces. It
+keeps its hops with the same TraceBuilder as the downward walk (trace/builder.py)."""
 from __future__ import annotations
 
 from ..pytorch.devices import literal_device
 from . import facts as q
-from .model import Hop
-from .down import Walker, _cpp_detail
+from .builder import TraceBuilder
+from .model import Hop, Trace
+from .walk.text import cpp_detail
 from .python import bridged_entries
 
 MAX_CALLERS = 6  # the default of Trace.limit (--limit): callers, launches, registrations walked per step
 MAX_BRIDGES = 8
 
 
-class UpWalker(Walker):
+class UpWalker:
+    def __init__(self, con, trace: Trace, backward: bool = False):
+        self.con, self.trace, self.device = con, trace, trace.device
+        self.b = TraceBuilder(trace)
+
     def start(self, targets: list) -> None:
         """Walk up from the looked-up targets (opindex.trace.targets.Target)."""
         for target in targets:
@@ -27,13 +33,13 @@ class UpWalker(Walker):
                 self.function(target.obj)
 
     def global_kernel(self, k: dict, parent: Hop | None = None) -> Hop:
-        hop = self.add(parent, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
-                       _cpp_detail(k), kernel=k["name"])
+        hop = self.b.add(parent, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
+                       cpp_detail(k), kernel=k["name"])
         launches = q.launches_of(self.con, k["name"])
         if not launches:
-            self.add(hop, "cuda", "note", f"no <<<>>> launch of {k['name']} found", absent=True)
+            self.b.add(hop, "cuda", "note", f"no <<<>>> launch of {k['name']} found", absent=True)
         for launch in self.fan_in(launches, hop, "launches", lambda x: (x["file"], x["line"])):
-            lh = self.add(hop, "cuda", "launch", f"{launch['kernel']}<<<{launch['config'] or ''}>>>",
+            lh = self.b.add(hop, "cuda", "launch", f"{launch['kernel']}<<<{launch['config'] or ''}>>>",
                           launch["file"], launch["line"], f"launched in {launch['caller'] or 'file scope'}",
                           kernel=launch["kernel"])
             self.up_function(launch["caller"], launch["file"], lh, budget=4)
@@ -65,7 +71,7 @@ class UpWalker(Walker):
             by_file.setdefault(x["file"], []).append(x)
         for file, group in sorted(by_file.items(), key=lambda fg: (-len(fg[1]), fg[0])):
             names = list(dict.fromkeys(name_of(x) for x in group))
-            self.add(parent, parent.layer if parent.layer in ("cpp", "cuda", "stub") else "cpp", "grouped",
+            self.b.add(parent, parent.layer if parent.layer in ("cpp", "cuda", "stub") else "cpp", "grouped",
                      f"{len(group)} {what} in {file}", file, group[0]["line"],
                      "not walked (--limit): " + ", ".join(names))
 
@@ -81,29 +87,29 @@ class UpWalker(Walker):
         return self.up_function(d["qualified_name"], d["file"], parent, budget=4)
 
     def up_function(self, qualified_name: str, file: str, parent: Hop | None, budget: int) -> Hop | None:
-        if not qualified_name or self.full():
+        if not qualified_name or self.b.full():
             return None
         d = q.enclosing_definition(self.con, qualified_name, file)
         if d is None:
-            return self.add(parent, "cpp", "note", f"{qualified_name} (no definition indexed)", file, None,
+            return self.b.add(parent, "cpp", "note", f"{qualified_name} (no definition indexed)", file, None,
                             absent=True)
         key = (qualified_name, file)
-        hop = self.add(parent, "cpp", d["kind"], qualified_name, d["file"], d["line"], _cpp_detail(d))
-        if key in self.seen_cpp:
-            return self.repeat(hop)
-        self.seen_cpp.add(key)
+        hop = self.b.add(parent, "cpp", d["kind"], qualified_name, d["file"], d["line"], cpp_detail(d))
+        if key in self.b.seen_cpp:
+            return self.b.repeat(hop)
+        self.b.seen_cpp.add(key)
         name = d["name"]
         # a registration names a function of its own file (LayerNormKernelImpl exists once per device)
         regs = [r for r in q.kernels_registered_as(self.con, name) if r["file"] == d["file"]]
         rows = q.dispatch_rows_with_kernel(self.con, name)
         for r in self.fan_in(regs, hop, "registrations", lambda x: x["id"],
                              lambda x: f"{x['device']}: {x['stub']} ({x['macro']})"):
-            rh = self.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
+            rh = self.b.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
                           f"{r['macro']}({r['stub']}, {r['kernel']})")
             self.stub_up(r["stub"], rh, budget - 1, device=r["device"])
         for r in self.fan_in(rows, hop, "dispatch rows", lambda x: x["id"],
                              lambda x: f"{x['dispatch_key']}: {x['kernel']} (aten::{x['full_name']})"):
-            dh = self.add(hop, "dispatch", r["dispatch_key"], f"{r['dispatch_key']}: {r['kernel']}", r["file"],
+            dh = self.b.add(hop, "dispatch", r["dispatch_key"], f"{r['dispatch_key']}: {r['kernel']}", r["file"],
                           r["line"], f"kernel of aten::{r['full_name']}")
             self.native_up(r["native_function_id"], dh)
         if budget > 0:
@@ -121,10 +127,10 @@ class UpWalker(Walker):
         return hop
 
     def stub_up(self, stub: str, parent: Hop | None, budget: int, device: str | None = None) -> Hop:
-        hop = self.add(parent, "stub", "stub", stub)
-        if stub in self.seen_stub:
-            return self.repeat(hop)
-        self.seen_stub.add(stub)
+        hop = self.b.add(parent, "stub", "stub", stub)
+        if stub in self.b.seen_stub:
+            return self.b.repeat(hop)
+        self.b.seen_stub.add(stub)
         decl = q.stub_declarations(self.con, stub)
         if decl:
             hop.file, hop.line = decl[0]["file"], decl[0]["line"]
@@ -132,16 +138,16 @@ class UpWalker(Walker):
                 else f"DEFINE_DISPATCH({stub})"
         if parent is None:  # started from the stub: show where it runs on each device
             for r in q.registrations(self.con, stub, "all"):
-                self.add(hop, "registration", r["macro"], f"{r['device']}: {r['kernel'] or 'no kernel'}",
+                self.b.add(hop, "registration", r["macro"], f"{r['device']}: {r['kernel'] or 'no kernel'}",
                          r["file"], r["line"], f"{r['macro']}({stub}, {r['kernel'] or ''})")
         every = q.stub_callers(self.con, stub)
         callers = [c for c in every if _may_reach(c["device_arg"], device)]
         if not callers:
             why = f" for {device} (called with {', '.join(sorted({c['device_arg'] for c in every}))} only)" \
                 if every else ""
-            self.add(hop, "cpp", "note", f"no call of {stub} found{why}", absent=True)
+            self.b.add(hop, "cpp", "note", f"no call of {stub} found{why}", absent=True)
         for c in self.fan_in(callers, hop, "stub calls", lambda x: (x["caller"], x["file"], x["line"])):
-            ch = self.add(hop, "stub", "stub_call", f"{stub}({c['device_arg'] or ''}, ...)", c["file"], c["line"],
+            ch = self.b.add(hop, "stub", "stub_call", f"{stub}({c['device_arg'] or ''}, ...)", c["file"], c["line"],
                           f"called in {c['caller']}")
             self.up_function(c["caller"], c["file"], ch, budget)
         return hop
@@ -156,31 +162,31 @@ class UpWalker(Walker):
                                    "GROUP BY caller, file ORDER BY file", names)
         for c in self.fan_in(callers, parent, "composite callers", lambda x: (x["caller"], x["file"])):
             d = q.enclosing_definition(self.con, c["caller"], c["file"])
-            if d is None or (d["qualified_name"], d["file"]) in self.seen_cpp:
+            if d is None or (d["qualified_name"], d["file"]) in self.b.seen_cpp:
                 continue
-            self.seen_cpp.add((d["qualified_name"], d["file"]))
+            self.b.seen_cpp.add((d["qualified_name"], d["file"]))
             rows = [r for r in q.dispatch_rows_with_kernel(self.con, d["name"]) if r["dispatch_key"] in
                     q.COMPOSITE_KEYS]
             if not rows:
                 continue
             # one hop per caller, the ops it is the kernel of below it (a caller is never listed twice)
             ops = ", ".join(dict.fromkeys(f"aten::{r['full_name']}" for r in rows))
-            ch = self.add(parent, "cpp", "op_caller", d["qualified_name"], d["file"], d["line"],
+            ch = self.b.add(parent, "cpp", "op_caller", d["qualified_name"], d["file"], d["line"],
                           f"{rows[0]['dispatch_key']} kernel of {ops} calls at::{entry['name']}")
             for r in rows:
                 self.native_up(r["native_function_id"], ch, budget - 1)
 
     def native_up(self, native_function_id: int, parent: Hop, budget: int = 2) -> None:
         entry = q.native_by_id(self.con, native_function_id)
-        hop = self.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
+        hop = self.b.add(parent, "native", "entry", f"aten::{entry['full_name']}", entry["file"], entry["line"],
                        entry["schema"])
-        if entry["id"] in self.seen_native:
-            self.repeat(hop)
+        if entry["id"] in self.b.seen_native:
+            self.b.repeat(hop)
             return
-        self.seen_native.add(entry["id"])
+        self.b.seen_native.add(entry["id"])
         targets = [entry] + q.delegating_entries(self.con, entry["full_name"])
         for e in targets[1:]:
-            self.add(hop, "native", "structured_delegate", f"aten::{e['full_name']}", e["file"], e["line"],
+            self.b.add(hop, "native", "structured_delegate", f"aten::{e['full_name']}", e["file"], e["line"],
                      f"structured_delegate: {entry['full_name']}")
         self.python_surfaces(targets, hop)
         for e in targets:
@@ -194,7 +200,7 @@ class UpWalker(Walker):
             for variant, name in (("function", f"{ns}.{entry['name']}"), ("method", f"Tensor.{entry['name']}")):
                 if variant in entry["variants"] and name not in seen and not entry["is_out"]:
                     seen.add(name)
-                    self.add(parent, "python", "binding", name, entry["file"], entry["line"],
+                    self.b.add(parent, "python", "binding", name, entry["file"], entry["line"],
                              f"bound from variants: {variant} of {entry['full_name']}")
         every = []
         for entry in entries:
@@ -206,7 +212,7 @@ class UpWalker(Walker):
         limit = self.trace.limit and max(self.trace.limit, MAX_BRIDGES)
         for b in self.fan_in(every, parent, "Python callers", lambda b: (b["caller"], b["text"]),
                              lambda b: f"{b['caller'] or b['file']}: {b['text']}", limit=limit):
-            self.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
+            self.b.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
                      b["line"], "Python caller")
 
 

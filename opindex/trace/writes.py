@@ -1,5 +1,5 @@
 """writes: the fill and copy ops a kernel calls besides (or as) its work, each shown by the default path of that op
-down to its kernel, and one hop naming the other device code the op can run (down.py Walker.write_call).
+down to its kernel, and one hop naming the other device code the op can run (walk/sites.py CallSiteWalk.write_call).
 
 A path is walked once per open index (facts.Resident) and kept between processes (cache.py): nll_loss_backward's
 grad_input.zero_() and every `.contiguous()` of a trace share aten::zero_'s and aten::copy_'s (copy_ alone is
@@ -16,7 +16,7 @@ def write_path(con, entries: list[dict], device: str, walk) -> list[tuple[int, H
     """The default path of a fill/copy op on `device` (aten::zero_ -> fill_kernel_cuda -> vectorized_elementwise_
     kernel), below its entry hop: walked once per open index, as the Resident facts are (the index does not change
     under a connection) and kept between processes (cache.py), since many kernels zero or copy a tensor. `walk(con,
-    trace, entries)` walks the op down into a trace (down.py's Walker)."""
+    trace, entries)` walks the op down into a trace (walk.Walker.walk_entries)."""
     cache, walking = q.resident(con).write_paths, q.resident(con).write_walking
     key = (tuple(e["id"] for e in entries), device)
     if key in cache.paths:

@@ -1,0 +1,120 @@
+"""The downward walk: a Trace built top-down (Python -> YAML -> C++ -> stubs -> CUDA -> backward) over the index.
+
+The walk is general: it follows the facts (bridges, dispatch rows, definitions, stub calls, registrations,
+launches, op calls) and knows no op by name. One step per layer, each a small class sharing the TraceBuilder that
+keeps the hops:
+
+    python.py    PythonWalk     modules, classes, defs, what they call, the bridges into C++
+    ops.py       OpWalk         a native function's entry, structured delegate, dispatch rows, kernel definitions
+    bodies.py    BodyWalk       a C++ definition's body and the helpers it calls (leaves: those without device code)
+    sites.py     CallSiteWalk   what one call site leads to: an op, a fill/copy, a functor, a chooser, a helper
+    stubs.py     StubWalk       a stub call, its registrations for the device and the kernels they register
+    launches.py  LaunchWalk     <<<>>> launches, __global__ kernels, TensorIterator launchers, __device__ calls
+    tails.py     TailWalk       backward formulas, decompositions, codegen, Python surfaces
+
+The conditions a call sits under are read by trace/conditions.py; which end is the main chain's, by trace/rank.py.
+Fan-out is capped so a trace on a real tree stays small and fast (each cap says so where it cuts).
+"""
+from __future__ import annotations
+
+from .. import facts as q
+from ..builder import TraceBuilder
+from ..conditions import BodyGuards
+from ..model import Trace
+from .bodies import BodyWalk
+from .launches import LaunchWalk
+from .ops import OpWalk
+from .python import PythonWalk
+from .sites import CallSiteWalk
+from .stubs import StubWalk
+from .tails import TailWalk
+
+
+class Walker:
+    """The composition root of a downward walk: it makes the steps and starts from the looked-up targets."""
+
+    def __init__(self, con, trace: Trace, backward: bool = False):
+        self.con, self.trace = con, trace
+        self.device, self.depth, self.backward = trace.device, trace.depth, backward
+        self.b = TraceBuilder(trace)
+        self.conditions = BodyGuards(con, trace.device, self.b)
+        self.python, self.ops, self.tails = PythonWalk(self), OpWalk(self), TailWalk(self)
+        self.bodies, self.sites = BodyWalk(self), CallSiteWalk(self)
+        self.stubs, self.launches = StubWalk(self), LaunchWalk(self)
+        for step in (self.python, self.ops, self.tails, self.bodies, self.sites, self.stubs, self.launches):
+            step.link(self)
+
+    @staticmethod
+    def walk_entries(con, t: Trace, entries: list[dict]) -> None:
+        """Walk `entries` down into `t` (trace/writes.py walks a fill/copy op's trace with it)."""
+        walker = Walker(con, t)
+        for e in entries:
+            walker.ops.native(e, None)
+
+    def start(self, targets: list, name: str) -> None:
+        """Walk down from the looked-up targets (opindex.trace.targets.Target)."""
+        if all(x.kind == "python_binding" for x in targets):
+            alias = self.alias(targets[0].via)
+            if alias is None:
+                self.binding(name, [x.obj for x in targets])
+            else:
+                self.alias_binding(name, alias)
+        elif all(x.kind == "by_name" for x in targets):
+            hop = self.b.add(None, "python", "by_name", name, detail=f"no Python definition or binding of {name} "
+                           f"found; traced as the op {targets[0].obj['name']} by name")
+            for target in self.b.capped(targets, 4, "ops of that name", hop):
+                self.tails.tail(target.obj, self.ops.native(target.obj, hop))
+        elif len({x.dispatch for x in targets}) == 1 and targets[0].dispatch:
+            self.python.boolean_dispatch(targets)
+        else:
+            for target in targets:
+                self.start_one(target)
+
+    def start_one(self, target) -> None:
+        if target.kind == "native":
+            hop = self.ops.native(target.obj, None)
+            self.tails.tail(target.obj, hop)
+            self.tails.surfaces(target.obj, hop)
+        elif target.kind == "python_class":
+            self.python.python_class(target.obj, None, target.label)
+            self.tails.tails_below()
+        elif target.kind == "python_function":
+            self.python.python_function(target.obj, None, target.label)
+            self.tails.tails_below()
+        elif target.kind in ("cpp", "global_kernel"):
+            hop = self.bodies.cpp(target.obj, None, self.depth)
+            for r in self.b.capped(q.dispatch_rows_with_kernel(self.con, target.obj["name"]), 2, "dispatch rows", hop):
+                entry = q.native_by_id(self.con, r["native_function_id"])
+                self.b.add(hop, "native", "kernel_of", f"aten::{entry['full_name']}", entry["file"], entry["line"],
+                         f"{r['dispatch_key']} kernel of {entry['full_name']}")
+
+    def binding(self, name: str, entries: list[dict]) -> None:
+        """torch.add / Tensor.add_: no Python def; every non-out overload the variants bind is walked."""
+        entries = [e for e in entries if not e["is_out"]] or entries
+        first = entries[0]
+        variants = sorted({v.strip() for e in entries for v in e["variants"].split(",")})
+        hop = self.b.add(None, "python", "binding", name, first["file"], first["line"],
+                       f"no Python wrapper: bound from variants: {', '.join(variants)} of "
+                       f"{', '.join(e['full_name'] for e in entries)}")
+        for e in self.b.capped(entries, 4, "overloads", hop):
+            self.tails.tail(e, self.ops.native(e, hop))
+
+    def alias(self, via: tuple[str, ...]) -> dict | None:
+        """The module-level assignment a Python name resolved through (`linear = _add_docstr(torch._C._nn.linear,
+        ...)` in torch/nn/functional.py): it is the Python hop of a C++ binding, at its line."""
+        for step in via[1:]:
+            module, _, name = step.rpartition(".")
+            found = q.alias_at(self.con, module, name) if module else None
+            if found:
+                return found
+        return None
+
+    def alias_binding(self, name: str, alias: dict) -> None:
+        hop = self.b.add(None, "python", "alias", f"{alias['module']}.{alias['name']}", alias["file"], alias["line"],
+                       f"{alias['name']} = {alias['target']} (a C++ binding given a Python name; no Python def)")
+        bridges = q.module_bridges_at(self.con, alias["file"], alias["line"])
+        for b in bridges:
+            self.python.bridge(b, hop)
+        if not bridges:
+            self.b.add(hop, "bridge", "note", f"no bridge recorded at {alias['file']}:{alias['line']}", absent=True)
+        self.tails.tails_below()

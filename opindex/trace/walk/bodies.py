@@ -1,0 +1,247 @@
+"""The C++ layer of a walk: a definition and its body (AT_DISPATCH, stub calls, launches, library calls, calls), the
+helpers it calls, and those without device code shown as leaves."""
+from __future__ import annotations
+
+from .. import facts as q
+from ...pytorch.devices import op_api_call, runs_on
+from ...pytorch.plumbing import PLUMBING_OPS
+from ..model import DEVICE_LAYERS, Condition, Found, Hop
+from .step import Step
+from .text import cpp_detail
+
+MAX_HELPERS = 6  # helpers without device code shown per body (helper leaves; --limit 0: all)
+_HELPER_FOLDERS = ("aten/src/ATen/", "aten/src/THC", "aten/src/TH/", "aten/src/THCUNN", "aten/src/THNN")
+DEVICE_CODE = ("global_kernel", "device_function")  # definitions whose body runs on the GPU
+
+
+class BodyWalk(Step):
+    def __init__(self, root):
+        super().__init__(root)
+        self.leaves: dict[int, list[tuple[dict, dict, int]]] = {}  # body hop -> (call, target, overloads) of the
+        # helpers it calls that run no device code, shown as leaves after the body's own work (helper_leaves)
+        self.leaf_hops: dict[int, Hop] = {}  # helper id -> the leaf hop showing it (once per trace; see leaf_shown)
+
+    def cpp(self, d: dict, parent: Hop, depth: int, kind: str | None = None,
+            call_site: tuple[str, int] | None = None) -> Hop | None:
+        key = d["id"]  # by definition: the gemm<float> and gemm<double> specialisations are two
+        if q.runs_what_it_is_passed(self.con, key):
+            # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
+            # the backward-input one from :909): what it leads to depends on the caller, so once per caller
+            key = (key, parent.name, parent.file)
+        hop = self.b.add(parent, "cpp", kind or d["kind"], d["qualified_name"], d["file"], d["line"],
+                       cpp_detail(d))
+        if call_site is not None:
+            self.b.call_sites[hop.id] = call_site
+            hop.called_at = f"{call_site[0]}:{call_site[1]}"
+        if key in self.b.seen_cpp:
+            if key in self.b.useful_cpp:  # _embedding_bag's kernel, walked for _embedding_bag_forward_only above: the
+                self.b.live.add(hop.id)   # op leads to device code, shown there
+            return self.b.repeat(hop)
+        self.b.seen_cpp.add(key)
+        if d["kind"] == "global_kernel":
+            hop.layer = "cuda"
+        if d.get("from_macro"):  # foreach_tensor_add_list_kernel_cuda_, written by FOREACH_BINARY_OP_LIST_ALPHA(...)
+            m = q.macro_definition(self.con, d["from_macro"], d["file"])
+            if m is not None:
+                self.b.add(hop, "cpp", "macro", f"#define {m['name']}", m["file"], m["line"],
+                         f"the macro whose use at {d['file']}:{d['line']} writes {d['name']}: its body is the code")
+        mark = len(self.trace.hops)
+        self.body(d, hop, depth)
+        if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
+            self.b.useful_cpp.add(key)
+        return hop
+
+    def body(self, d: dict, hop: Hop, depth: int) -> None:
+        if d.get("kind") in DEVICE_CODE:
+            self.launches.device_calls(d, hop)
+            return
+        caller, file, lines = d["qualified_name"], d["file"], q.span(d)
+        guards = self.conditions.over(d)
+        sites = [t for t in q.in_function(self.con, "type_dispatches", caller, file, lines)
+                 if not guards.at(t["line"]).off]
+        for t in self.b.capped(sites, 2, "AT_DISPATCH sites", hop):
+            self.b.add(hop, "cpp", "AT_DISPATCH", t["macro"], t["file"], t["line"],
+                     f"{t['macro']}(..., \"{t['name'] or ''}\", ...): dtypes {t['dtypes']}")
+        reach = d["reach"] if "reach" in d else q.device_reach_distance(self.con, d["id"])
+        if reach != 0:  # it launches, calls a library or a stub itself only at distance 0 (device_reach)
+            self.calls(d, hop, depth)
+            return
+        for s in q.in_function(self.con, "stub_calls", caller, file, lines):
+            under = guards.at(s["line"])
+            if not under.off:
+                with self.b.noted(hop, under):
+                    self.stubs.stub(s, hop, depth, d)
+        for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
+            under = guards.at(launch["line"])
+            if launch["kernel"] != d["name"] and not under.off:  # gpu_kernel(sub_iter, f) in gpu_kernel: a recursion
+                with self.b.noted(hop, under):
+                    self.launches.launch(launch, hop)
+        wrappers = set()
+        for lib in q.in_function(self.con, "library_calls", caller, file, lines):
+            under = guards.at(lib["line"])
+            if not under.off:
+                with self.b.noted(hop, under):
+                    self.library_call(lib, d, hop, depth, wrappers)
+        self.calls(d, hop, depth, skip=wrappers)
+
+    def body_helpers(self, d: dict, hop: Hop) -> None:
+        """The helpers without device code a body that is not walked calls (a meta function's
+        common_checks_baddbmm_bmm, meta_func_cum_ops), as helper_leaves shows them for walked bodies."""
+        guards = self.conditions.over(d)
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            if call["is_method"] or guards.at(call["line"]).off or \
+                    (call["qualifier"], call["callee"]) not in q.linked_callees(self.con, call["file"]):
+                continue
+            links = q.call_targets(self.con, call["file"], call["qualifier"], call["callee"], call.get("template_args"))
+            self.keep_leaf(call, links, hop)
+        self.helper_leaves(hop)
+
+    def library_call(self, lib: dict, d: dict, hop: Hop, depth: int, wrappers: set) -> None:
+        """A library call; PyTorch's own wrapper of one (at::cuda::blas::gemm<T>) is followed to the vendor call it
+        makes (its line and name go into `wrappers`: the body's calls skip it)."""
+        lh = self.b.add(hop, "library", lib["library"], lib["function"], lib["file"], lib["line"],
+                      f"{lib['library']} call")
+        qualifier, _, name = lib["function"].rpartition("::")
+        if qualifier and q.call_targets(self.con, d["file"], qualifier, name):
+            lh.detail = f"{lib['library']} call through PyTorch's wrapper {lib['function']}"
+            wrappers.add((lib["line"], name))
+            self.local_call({"file": d["file"], "line": lib["line"], "qualifier": qualifier, "callee": name}, d,
+                            lh, depth, kind="wrapper")
+
+    def calls(self, d: dict, hop: Hop, depth: int, skip: set = frozenset()) -> None:
+        # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
+        launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
+        launched = {r["kernel"] for r in launches}
+        seen_ops: set[str] = launched | {d["name"]}
+        seen_helpers: set[tuple[str, str]] = set()
+        walked_ops: dict[str, int] = {}  # op name -> where its first call's hops start
+        writes: list[dict] = []  # calls of plumbing ops that write (zeros, copy_): shown by their default path
+        own = q.device_reach(self.con, d["id"]) if "id" in d else None
+        # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
+        forwards = own is not None and own["distance"] == 0 and own["reaches"] == "op"
+        # the helpers this body calls itself are walked at its own call, not first inside a sibling helper that
+        # calls them too (copy_device_to_device calls conj_kernel_cuda, which calls direct_copy_kernel_cuda, and
+        # direct_copy_kernel_cuda itself: the plain copy's path is the direct call)
+        reserved = [i for i in self.direct_helpers(d) if i not in self.b.reserved and i not in self.b.seen_cpp]
+        self.b.reserved.update((i, d["qualified_name"]) for i in reserved)
+        # the same for ops: cross_entropy_loss_symint's default branch calls at::log_softmax and at::nll_loss_nd
+        # itself; its label-smoothing helper, called first, calls them too (the default path is the direct call)
+        ops = [n for n in self.direct_ops(d, seen_ops) if n not in self.b.reserved_ops]
+        self.b.reserved_ops.update((n, d["qualified_name"]) for n in ops)
+        try:
+            self.sites.walk_calls(d, hop, depth, skip, launched, seen_ops, seen_helpers, walked_ops, writes, forwards)
+        finally:
+            for i in reserved:
+                self.b.reserved.pop(i, None)
+            for n in ops:
+                self.b.reserved_ops.pop(n, None)
+
+    def direct_helpers(self, d: dict) -> list[int]:
+        """Ids of the definitions this body's own helper calls reach (those local_call would walk)."""
+        out = []
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            qual, name = call["qualifier"], call["callee"]
+            if call["is_method"] or qual in ("at", "at::_ops") or qual.startswith(("c10", "std", "TORCH")):
+                continue
+            out += [ln["id"] for ln in q.call_targets(self.con, call["file"], qual, name, call.get("template_args"))
+                    if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
+        return out
+
+    def direct_ops(self, d: dict, skip: set[str]) -> list[str]:
+        """The ops this body calls by their API (at::x(...), not a method: its receiver may not be a Tensor) that
+        the walk has not shown yet."""
+        out = []
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            name = call["callee"]
+            if call["is_method"] or name in skip or name in out or name.removesuffix("_symint") in PLUMBING_OPS:
+                continue
+            if op_api_call(call["qualifier"], d.get("qualified_name") or "",
+                           (call["qualifier"], name) in q.linked_callees(self.con, call["file"])):
+                entries = q.native_for_cpp_api(self.con, name)
+                if entries and not all(e["id"] in self.b.seen_native for e in entries):
+                    out.append(name)
+        return out
+
+    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, kind: str = "calls", leaves: bool = False) -> None:
+        """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of
+        levels when device code or an op is reachable from it (device_reach), and shown only if it leads on. With
+        `leaves`, one that leads to no device code is kept for helper_leaves. A call that may reach several C++
+        overloads walks each, marked."""
+        links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
+                                             call.get("template_args"))
+                 if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
+                 and not ln["device_function"]]  # only device code calls those (device_calls)
+        if leaves:
+            self.keep_leaf(call, links, hop)
+        for target in links:
+            if target["reach"] is not None and target["kind"] in ("struct", "class"):
+                self.launches.functor_body(call, target, hop, len(links))
+                continue
+            seen = target["id"] in self.b.seen_cpp
+            if (seen and target["id"] not in self.b.useful_cpp) or target["reach"] is None:
+                continue  # leads to no launch, library call, stub or op (or did not, above): nothing to walk
+            owner = self.b.reserved.get(target["id"])
+            if not seen and owner is not None and owner != d.get("qualified_name"):
+                below = self.b.add(hop, "cpp", kind, target["qualified_name"], target["file"], target["line"],
+                                 f"(shown below, where {owner} calls it directly)")
+                below.called_at = f"{call['file']}:{call['line']}"
+                self.b.live.add(below.id)
+                continue
+            mark = len(self.trace.hops)
+            self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]))
+            if len(links) > 1:
+                self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
+                self.trace.hops[mark].found = Found.OVERLOADS
+            if target["link_condition"]:
+                self.trace.hops[mark].detail += f" [#if {target['link_condition']}]"
+                self.trace.hops[mark].conditions.append(Condition("#if", target["link_condition"], target["file"]))
+            if seen:
+                self.b.live.add(mark)  # called here too; what it leads to is shown above
+            elif self.b.prune(mark + 1):
+                self.b.useful_cpp.add(target["id"])
+            else:
+                self.b.seen_cpp.discard(target["id"])
+                self.b.truncate(mark)
+
+    def keep_leaf(self, call: dict, links: list[dict], hop: Hop) -> None:
+        """Keep a call for helper_leaves when what it reaches is ATen's, in one file, with no device code below it
+        (the overloads of one name there, meta::make_reduction's two: one leaf at the first, marked)."""
+        if links and len({ln["def_file"] for ln in links}) == 1 and not self.leaf_shown(links[0]["id"]) \
+                and links[0]["def_file"].startswith(_HELPER_FOLDERS) and runs_on(links[0]["def_file"], self.device) \
+                and all(ln["reach"] is None and not ln["device_function"] for ln in links):
+            # (a functor class always reaches: distance 0)
+            self.leaves.setdefault(hop.id, []).append((call, links[0], len(links)))
+
+    def helper_leaves(self, hop: Hop) -> None:
+        """The helpers a body calls that run no device code (expand_size, make_reduction, getSliceSize: shapes,
+        checks, iterator set-up), as leaves after its calls: an expert names them, and they tell what the body
+        does before its kernels. ATen's code only (not c10, torch/csrc or third-party), each once per
+        trace, at most MAX_HELPERS per body (a 'capped' hop says how many more; --limit 0 shows all). Leaves never
+        make a body worth showing (they are no device code: _prune drops a body that leads to nothing else)."""
+        first: dict[int, tuple[dict, dict, int]] = {}
+        for call, target, overloads in self.leaves.pop(hop.id, []):
+            if not self.leaf_shown(target["id"]):
+                first.setdefault(target["id"], (call, target, overloads))  # each once, at its first call
+        # an op's own kernel called directly (the CUDA foreach kernel's fallback foreach_tensor_add_list_kernel_slow_)
+        # is no helper: it runs that op's work, which its calls on list elements hide from device_reach
+        found = [(c, t, n) for c, t, n in first.values() if not q.ops_with_kernel(self.con, c["callee"])]
+        # the body's own file first, then ATen's native code, then the rest of ATen (getSliceSize before ceil_div
+        # and globalContext): the cap keeps what is most the op's own
+        found.sort(key=lambda ct: (ct[1]["def_file"] != ct[0]["file"], "/native/" not in ct[1]["def_file"]))
+        for call, target, overloads in self.b.capped(found, MAX_HELPERS, "helpers without device code", hop):
+            if self.b.full():
+                return
+            d = q.symbol_by_id(self.con, target["id"])
+            h = self.b.add(hop, "cpp", "helper", d["qualified_name"], d["file"], d["line"],
+                         f"a helper it calls at {call['file']}:{call['line']}; no device code below it (opindex finds "
+                         f"no launch, library call, stub or op call there)"
+                         + (f" [the first of {overloads} overloads the call may reach]" if overloads > 1 else ""),
+                         found=Found.HELPER_LEAF)
+            h.called_at = f"{call['file']}:{call['line']}"
+            self.leaf_hops[target["id"]] = h
+
+    def leaf_shown(self, symbol_id: int) -> bool:
+        """Whether a helper is shown as a leaf still: a leaf under a body the walk dropped later (truncate) is
+        gone, and a later body shows it again."""
+        h = self.leaf_hops.get(symbol_id)
+        return h is not None and h.id < len(self.trace.hops) and self.trace.hops[h.id] is h

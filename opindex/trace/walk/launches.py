@@ -1,0 +1,100 @@
+"""The device layer of a walk: a <<<>>> launch and its __global__ kernel, a TensorIterator launcher and the shared
+machinery it goes through, a functor object handed to one, and the __device__ functions device code calls."""
+from __future__ import annotations
+
+from .. import facts as q
+from ..model import Condition, Found, Hop
+from .step import Step
+from .text import cpp_detail
+
+MAX_DEVICE_CALLS = 8  # __device__ functions shown per kernel or device function (device_calls; --limit 0: all)
+
+
+class LaunchWalk(Step):
+    def launch(self, launch: dict, parent: Hop) -> None:
+        if launch["kind"] in ("chevron", "handed"):
+            targs = launch.get("template_args") or ""
+            if launch["kind"] == "chevron":
+                hop = self.b.add(parent, "cuda", "launch", f"{launch['kernel']}{targs}<<<{launch['config'] or ''}>>>",
+                               launch["file"], launch["line"], "kernel launch", kernel=launch["kernel"])
+            else:  # cb(AttentionKernel<...>(), fmha_cutlassF_...): the callee launches what it is handed
+                hop = self.b.add(parent, "cuda", "handed", f"{launch['kernel']} (handed to a launcher)",
+                               launch["file"], launch["line"], "a __global__ kernel passed by name to a call that "
+                               "launches it (kernel_fn<<<...>>>)", kernel=launch["kernel"])
+            target = launch["launch_symbol_id"] if "launch_symbol_id" in launch else q.launched(self.con, launch)
+            if target is not None:
+                k = q.launched_definition(launch) if "launch_qualified_name" in launch else \
+                    q.symbol_by_id(self.con, target)
+                gh = self.b.add(hop, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
+                              cpp_detail(k), kernel=k["name"])
+                if ("kernel", target) not in self.b.seen_cpp:  # what its body calls, under its first launch only
+                    self.b.seen_cpp.add(("kernel", target))
+                    self.device_calls(k, gh)
+        elif launch["kind"] == "tensor_iterator":  # cub/thrust launches are shown as their library calls
+            hop = self.b.add(parent, "cuda", launch["kind"], launch["kernel"], launch["file"], launch["line"],
+                           f"{launch['kind']} launch via {launch['kernel']}: the op's own body is the functor or "
+                           f"lambda passed at {launch['file']}:{launch['line']}")
+            self.launcher(launch, hop)
+
+    def launcher(self, launch: dict, hop: Hop) -> None:
+        """The shared TensorIterator machinery a launcher call goes through (gpu_kernel -> gpu_kernel_impl ->
+        launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>), followed to its launches."""
+        for call in q.calls_at(self.con, launch["file"], launch["line"], launch["kernel"], launch.get("caller")):
+            self.bodies.local_call(call, {}, hop, self.depth, kind="launcher")
+            return
+
+    def device_calls(self, d: dict, hop: Hop) -> None:
+        """What a __global__ kernel or a __device__ function calls of the __device__ functions (call_links): a
+        `device_call` hop each (scatter_add's kernel -> fastAtomicAdd, KernelUtils.cuh), followed through their own
+        calls; each function once per trace, later `(shown above)`; the overloads of one name as one hop at the
+        first; at most MAX_DEVICE_CALLS per body, said where it cuts (--limit 0 lifts both)."""
+        guards, found = self.conditions.over(d), {}
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            if call["is_method"] or guards.at(call["line"]).off:
+                continue
+            for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
+                                     call.get("template_args")):
+                # the overloads and specialisations of one name (TopKTypeConfig<T>::convert, eight of them): one
+                # hop, at the first, which says how many the call may reach (--limit 0: each)
+                if ln["device_function"] and ln["id"] != d.get("id"):
+                    key = (call["qualifier"], call["callee"], ln["id"] if self.trace.limit == 0 else None)
+                    found.setdefault(key, (call, ln))
+        for call, ln in self.b.capped(list(found.values()), MAX_DEVICE_CALLS, "__device__ functions called", hop):
+            if self.b.full():
+                return
+            target = q.symbol_by_id(self.con, ln["id"])
+            many = ""
+            if ln["overloads"] > 1 and self.trace.limit == 0:
+                many = f" [one of {ln['overloads']} overloads the call may reach]"
+            elif ln["overloads"] > 1:
+                many = f" [the first of {ln['overloads']} overloads the call may reach; --limit 0 shows each]"
+            h = self.b.add(hop, "cuda", "device_call", f"__device__ {target['qualified_name']}", target["file"],
+                         target["line"], cpp_detail(target) + many)
+            h.called_at = f"{call['file']}:{call['line']}"
+            key = ("device", target["id"])
+            if key in self.b.seen_cpp:
+                self.b.repeat(h)
+                continue
+            self.b.seen_cpp.add(key)
+            self.device_calls(target, h)
+
+    def functor_body(self, call: dict, target: dict, hop: Hop, overloads: int) -> None:
+        """A call that builds a functor object (`binary_internal::MulFunctor<opmath_t>()`, handed to
+        opmath_symmetric_gpu_kernel_with_scalars; `BinaryOpListAlphaFunctor<...>()`, handed to multi_tensor_apply):
+        the op's own body, whose __device__ operator() the kernel runs (the profiler's kernel name carries it as a
+        template argument). A leaf: the kernel it runs in is reached through the launcher's own hop."""
+        h = self.b.add(hop, "cuda", "op_body", target["qualified_name"], target["file"], target["line"],
+                     f"the op's body: a functor object built at {call['file']}:{call['line']} "
+                     f"(`{call['callee']}{call.get('template_args') or ''}(...)`) and handed on; the kernel runs its "
+                     f"__device__ operator()")
+        h.called_at = f"{call['file']}:{call['line']}"
+        if overloads > 1:
+            h.detail += f" [one of {overloads} definitions the call may build]"
+            h.found = Found.OVERLOADS
+        if target["link_condition"]:
+            h.detail += f" [#if {target['link_condition']}]"
+            h.conditions.append(Condition("#if", target["link_condition"], target["file"]))
+        for op in q.device_operators(self.con, target["qualified_name"], target["file"]):
+            if ("device", op["id"]) not in self.b.seen_cpp:  # what the body calls on the device
+                self.b.seen_cpp.add(("device", op["id"]))
+                self.device_calls(op, h)

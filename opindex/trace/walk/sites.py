@@ -1,0 +1,314 @@
+"""What one C++ call site leads to: an op through the dispatcher, a fill/copy (by its default path), a functor or
+function passed as an argument, a chooser of the path, or a helper (bodies.local_call)."""
+from __future__ import annotations
+
+import re
+
+from .. import facts as q
+from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
+from ...pytorch.operators import TENSOR_OPERATORS
+from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
+from ...pytorch.receivers import may_be_tensor
+from ..model import DEVICE_LAYERS, Condition, Hop
+from ..writes import write_path
+from .step import Step
+from .text import op_call_text
+
+MAX_NEST = 6  # ops followed through ops (composites do not use up --depth, this bounds them)
+COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up --depth
+MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
+
+
+class CallSiteWalk(Step):
+    def __init__(self, root):
+        super().__init__(root)
+        self.nest = 0
+        self.unexpanded: dict[int, int] = {}
+        self.method_choosers: set[str] = set()  # method names shown as choosers (method_chooser)
+        self.seen_writes: set[tuple] = set()  # fill/copy ops whose path is shown (write_call)
+
+    def walk_calls(self, d: dict, hop: Hop, depth: int, skip, launched, seen_ops, seen_helpers, walked_ops, writes,
+               forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
+        st = (skip, launched, seen_ops, seen_helpers, walked_ops, writes, forwards)
+        guards = self.conditions.over(d)  # asked again per body (cheap): calls() is entered without body() for some
+        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+            if self.b.full():
+                return
+            under = guards.at(call["line"])
+            if under.off:
+                continue  # `#ifdef __HIP_PLATFORM_HCC__` on --device cuda: another platform's build compiles it
+            with self.b.noted(hop, under):
+                self.walk_call(call, d, hop, depth, *st)
+        self.bodies.helper_leaves(hop)
+        if writes and not self.b.full():  # after the body's own work: ranked after it too (model.rank_end)
+            for call in self.b.capped(writes, 3, "fill/copy calls", hop):
+                entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
+                           if not call["is_method"] or "method" in e["variants"]]
+                if entries:
+                    # grad_input.zero_() before the op's own kernel, or all select_backward does (at::zeros, then
+                    # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops)
+                    self.write_call(call, entries, hop)
+
+    def walk_call(self, call: dict, d: dict, hop: Hop, depth: int, skip, launched, seen_ops, seen_helpers, walked_ops,
+              writes, forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
+        qual, name = call["qualifier"], call["callee"]
+        if call["is_method"] and name in TENSOR_OPERATORS:
+            if not operand_may_be_tensor(self.con, qual):
+                return  # `at::has_internal_overlap(self) == MemOverlap::Yes`: not a Tensor operand
+            name = TENSOR_OPERATORS[name]  # `(1 - ls) * nllloss` calls nllloss.mul(...): the op aten::mul
+        if (call["line"], name) in skip:
+            return  # a library wrapper, walked from its library hop
+        temporary = name == "operator()" and not call["is_method"] and "::" not in qual  # OpFunctor<T>{}(iter)
+        if "id" in d and (call["is_method"] or not qual or temporary) and (qual, name) not in seen_helpers:
+            # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
+            # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit; OpFunctor<at::Half, float>{}(iter)
+            # where a caller wrote reduce_dispatch<sum_functor>(...)
+            passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
+                q.functors_of(self.con, d["id"], qual if temporary else name, "")
+            if passed:
+                seen_helpers.add((qual, name))
+                self.functor_call(call, passed, hop, depth)
+                return
+        if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
+                                            (qual, name) in q.linked_callees(self.con, call["file"])):
+            # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op; at::cuda::x(...) calls
+            # x's CUDA kernel (torchgen's per-key API); a bare x(...) in namespace at is at::x
+            base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
+            if base in WRITING_PLUMBING and base not in seen_ops:
+                seen_ops.add(base)
+                writes.append(call)
+            if name in walked_ops and walked_ops[name] < len(self.trace.hops) and not self.b.full():
+                # the same op called again in this body (embedding: index_select at two lines): the call is a
+                # hop, what it leads to is shown at the first
+                again = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"])
+                self.b.repeat(again)
+                self.b.live.add(again.id)
+                return
+            if name in seen_ops or base in PLUMBING_OPS:
+                return
+            entries = q.native_for_cpp_api(self.con, name)
+            if call["is_method"]:
+                entries = [e for e in entries if "method" in e["variants"]]
+                if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
+                        self.con, call["file"], call["line"], qual)):
+                    return  # options.device().index(): a method of c10::Device, not the op aten::index
+                if not entries:
+                    self.method_chooser(call, hop)
+                    return
+            seen_ops.add(name)
+            owner = self.b.reserved_ops.get(name)
+            if entries and owner is not None and owner != d.get("qualified_name"):
+                below = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
+                                 f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (shown below, "
+                                 f"where {owner} calls it directly)")
+                self.b.live.add(below.id)
+                return
+            if entries:
+                mark = len(self.trace.hops)
+                self.op_call(call, entries, hop, depth, forwards)
+                if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
+                    walked_ops[name] = mark
+            return
+        if qual.startswith(("c10", "std", "TORCH")):
+            return
+        # gemm_internal_cublas<float>, <double>: two; so are two instantiations of one template written with other
+        # arguments (1.8 cat_out_cuda's parallel_cat<scalar_t, CAT_ARRAY_BATCH_SIZE, 1> and <..., /2, /2>): the
+        # second is a hop, its body shown at the first
+        helper = (qual, name, q.specialization(self.con, call) or call.get("template_args"))
+        # a function calling another of its own name (DistributionExponentialKernel.cu's exponential_kernel calls
+        # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
+        own = name == d.get("name") and name not in launched and not any(
+            t["id"] == d.get("id") for t in q.call_targets(self.con, call["file"], qual, name))
+        if (name not in seen_ops or own) and helper not in seen_helpers:
+            seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
+            if (qual, name) not in q.linked_callees(self.con, call["file"]):
+                if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
+                    self.ops.legacy_kernel(f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
+                return  # no definition this call reaches (std::max, a lambda, a macro-made name)
+            if not qual and self.foreign_kernel(name):
+                # roll_common (TensorTransformations.h), reached from roll_cuda: `roll(flattened, ...)` links to
+                # at::native::roll, the CPU/MPS kernel, which the CUDA file does not declare: there C++ finds
+                # at::roll (ATen/ops/roll.h), the op, back through the dispatcher
+                entries = q.native_for_cpp_api(self.con, name)
+                if entries and name not in seen_ops:
+                    seen_ops.add(name)
+                    self.op_call(call, entries, hop, depth, forwards)
+                return
+            if self.plumbing_kernel(name):
+                if name in WRITING_PLUMBING and name not in seen_ops:  # addmm_out_cuda_impl's
+                    seen_ops.add(name)  # `at::native::copy_(result, *self_)`: a copy kernel the GPU runs
+                    writes.append(call)
+                return  # at::native::empty_cuda(...): the kernel of an allocation op, called directly
+            choice = q.choice_at(self.con, call)
+            if choice is not None:
+                self.chooser(call, choice, hop)
+            self.bodies.local_call(call, d, hop, depth, leaves=choice is None)
+
+    def chooser(self, call: dict, choice: dict, hop: Hop) -> None:
+        """A call whose result the body branches on (`ConvBackend backend = _select_conv_backend(...)`, then
+        `switch (backend)`): the chooser, shown where the choice is made though it runs no device code itself (the
+        paths it picks between are the calls after it). One that reaches device code is walked as any helper."""
+        for target in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
+                                     call.get("template_args")):
+            if target["reach"] is not None or not runs_on(target["def_file"], self.device):
+                continue
+            target = q.symbol_by_id(self.con, target["id"])  # a link to code the walk does not enter: its row
+            if choice["test"] == "if":  # `if (train && is_fused_kernel_acceptable(input, p))`
+                test = Condition("if", f"if (... {call['callee']}(...) ...)", call["file"], call["line"])
+                detail = f"chooses the path: {test.text} at {call['file']}:{call['line']}"
+            else:
+                how = f"switch ({choice['variable']})" if choice["test"] == "switch" else \
+                    f"{choice['variable']} == {choice['declared']}::..."
+                test = Condition("switch" if choice["test"] == "switch" else "if", how, call["file"],
+                                 choice["tested_line"])
+                detail = (f"chooses the path: `{choice['declared']} {choice['variable']} = {call['callee']}(...)` at "
+                          f"{call['file']}:{call['line']}, then {how} at {call['file']}:{choice['tested_line']}")
+            h = self.b.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"], detail,
+                         conditions=[test])
+            h.called_at = f"{call['file']}:{call['line']}"
+
+    def method_chooser(self, call: dict, hop: Hop) -> None:
+        """A method call in an `if (...)` test (`else if (params.use_cudnn(input))` in 1.4's _convolution): when
+        one class of the calling file defines a method of that name (ConvParams::use_cudnn, Convolution.cpp:149),
+        that method is the chooser of the path below (the receiver's type is not read: a method of another file's
+        class is not shown)."""
+        choice = q.choice_at(self.con, call)
+        if choice is None or call["callee"] in self.method_choosers:
+            return
+        defs = [s for s in q.symbols_named(self.con, call["callee"])
+                if s["file"] == call["file"] and s["kind"] == "method"]
+        if len({s["qualified_name"] for s in defs}) != 1:
+            return
+        self.method_choosers.add(call["callee"])
+        target = defs[0]
+        test = Condition("if", f"if (... {call['qualifier']}.{call['callee']}(...) ...)", call["file"], call["line"])
+        h = self.b.add(hop, "cpp", "chooser", target["qualified_name"], target["file"], target["line"],
+                     f"chooses the path: {test.text} at {call['file']}:{call['line']}", conditions=[test])
+        h.called_at = f"{call['file']}:{call['line']}"
+
+    def write_call(self, call: dict, entries: list[dict], hop: Hop) -> None:
+        """A fill or copy a kernel makes besides its own work (nll_loss_backward's grad_input.zero_()): the call, then
+        the default path of that op on the device, down to its kernel; the first time only, later ones point up."""
+        entries = [e for e in entries if self.ops.runs_here(e)]
+        if not entries:
+            return
+        path = write_path(self.con, entries, self.device, self.root.walk_entries)
+        if not path:
+            return  # leads to no device code: nothing to show
+        ops = ", ".join(e["full_name"] for e in entries[:3])
+        when = CONDITIONAL_WRITES.get(entries[0]["name"])
+        how = f"calls the op {ops}" if call["qualifier"] != "at::native" else \
+            f"calls the kernel of {ops} itself (not through the dispatcher)"
+        head = self.b.add(hop, "native", "writes", op_call_text(call), call["file"], call["line"],
+                        f"{how}: a fill/copy{' (' + when + ')' if when else ''}; below, the default path "
+                        f"of aten::{entries[0]['name']} on {self.device.upper()} and the other device code it can run")
+        key = tuple(e["id"] for e in entries)
+        if key in self.seen_writes:
+            self.b.live.add(head.id)
+            self.b.repeat(head)
+            return
+        self.seen_writes.add(key)
+        added: list[Hop] = []
+        for above, h in path:
+            added.append(self.b.add(added[above] if above >= 0 else head, h.layer, h.kind, h.name, h.file, h.line,
+                                  h.detail, absent=h.absent, **h.copied()))
+            added[-1].called_at = h.called_at
+
+    def functor_call(self, call: dict, passed: list[dict], hop: Hop, depth: int) -> None:
+        """A method call on a parameter that callers pass functor objects for: each passed class's method; a call of
+        a parameter that callers pass functions for: each function. When the call that led here passes one, that
+        ones only (Conv_v7.cpp:791, in raw_cudnn_convolution_forward_out_v7, passes the forward worker to
+        split_batch_dim_to_32bit_out; :909 the backward one). The hop stands for every call of it in that body
+        (sortKeyValueInplace passes three sorters to sortCommon, one per size)."""
+        parent = self.trace.hops[hop.parent] if hop.parent is not None else None
+        span = q.definition_span(self.con, parent.name, parent.file, parent.line) if parent and parent.file else None
+        here = [f for f in passed if span and f["file"] == parent.file and span[0] <= f["line"] <= span[1]]
+        if not here and hop.called_at and span:
+            return  # the call that led here passes something else (a lambda): what other callers pass is not it
+        for f in here or passed:
+            if f["symbol_id"] is None:
+                api = f["functor"].rpartition("::")
+                entries = q.native_for_cpp_api(self.con, api[2]) if api[0] in ("at", "at::_ops") else []
+                if entries:  # unary_op_impl(self, at::sigmoid_out) calls out_impl(...): the op sigmoid.out
+                    passed_call = {**call, "qualifier": api[0], "callee": api[2], "is_method": 0}
+                    self.op_call(passed_call, entries, hop, depth)
+                continue
+            target = q.symbol_by_id(self.con, f["symbol_id"])
+            if not runs_on(target["file"], self.device):
+                continue
+            mark, seen = len(self.trace.hops), target["id"] in self.b.seen_cpp
+            self.bodies.cpp(target, hop, depth, kind="functor", call_site=(call["file"], call["line"]))
+            if seen and target["id"] in self.b.useful_cpp:
+                self.b.live.add(mark)  # passed here too (sum_functor, also called at its caller): shown above
+            called = f"{call['qualifier']}.{call['callee']}" if call["is_method"] else call["callee"]
+            self.trace.hops[mark].detail += f" [{called}(...): {f['functor']} passed at {f['file']}:{f['line']}]"
+
+    def foreign_kernel(self, name: str) -> bool:
+        """True when `name` is an op's kernel for other devices only (`roll`: CPU, MPS) on this trace's device."""
+        if self.device == "all":
+            return False
+        rows = q.dispatch_rows_with_kernel(self.con, name)
+        own = set(dispatch_keys(self.device)) | set(q.COMPOSITE_KEYS)
+        return bool(rows) and not any(r["dispatch_key"] in own for r in rows)
+
+    def plumbing_kernel(self, name: str) -> bool:
+        """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""
+        return any(full.split(".")[0] in PLUMBING_OPS for full in q.ops_with_kernel(self.con, name))
+
+    def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int, forwards: bool = False) -> None:
+        """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
+        code; a composite callee does not use up --depth (its work is in the ops it calls), nor does the op a
+        forwarding kernel calls (_scaled_dot_product_flash_attention_cuda -> at::_flash_attention_forward)."""
+        entries = [e for e in entries if self.ops.runs_here(e)]
+        if not entries:
+            return  # `if (self.is_mkldnn()) return at::mkldnn_linear(...)`: no kernel of it runs on this device
+        if forwards:
+            depth = max(depth, 1)
+        if depth <= 0 or self.nest >= MAX_NEST:
+            self.leaf_op_call(hop, call, entries, "(raise --depth to follow)")
+            return
+        mark, saved = len(self.trace.hops), self.b.snapshot()
+        head = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
+                        f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer")
+        self.nest += 1
+        try:
+            through_composite = bool(self.b.implicit) and self.b.implicit[-1]
+            walked = self.b.capped(entries, 2, "overloads the call may reach", head)
+            for e in walked:
+                # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
+                free = (self.ops.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
+                nh = self.ops.native(e, head, depth if free else depth - 1)
+                if through_composite:  # autograd of a CompositeImplicitAutograd op is that of the ops it calls
+                    self.ops.autograd_of(e, nh)
+        finally:
+            self.nest -= 1
+        if self.b.prune(mark, keep_if=DEVICE_LAYERS):
+            self.b.useful_native.update(e["id"] for e in walked)
+        else:
+            self.b.restore(saved)
+            # --depth only adds: an op call a shallower trace lists unexpanded stays, as a leaf, when it leads on
+            # to no device code
+            self.leaf_op_call(hop, call, entries, ": leads to no device code opindex found")
+
+    def leaf_op_call(self, hop: Hop, call: dict, entries: list[dict], note: str) -> None:
+        """An op call listed, not followed: at most MAX_UNEXPANDED per function, the cap said once where it cuts."""
+        count = self.unexpanded.get(hop.id, 0)
+        if count < MAX_UNEXPANDED or self.trace.limit == 0:
+            self.unexpanded[hop.id] = count + 1
+            sep = "" if note.startswith(":") else " "
+            self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
+                     f"calls the op {', '.join(e['full_name'] for e in entries[:3])}{sep}{note}")
+        elif count == MAX_UNEXPANDED:
+            self.unexpanded[hop.id] = count + 1  # said once per function
+            self.b.add(hop, hop.layer, "capped", f"more op calls here not listed (the first {MAX_UNEXPANDED} are; "
+                     "--depth follows them, --limit 0 lists all)", absent=True)
+
+
+_AT_CALL = re.compile(r"^at::(\w+)\s*\(")
+
+
+def operand_may_be_tensor(con, operand: str) -> bool:
+    """An operator's operand recorded as a Tensor by its look (extract/cpp_operators.py): an `at::f(...)` call is
+    one only when f is an op (at::has_internal_overlap returns an enum)."""
+    m = _AT_CALL.match(operand)
+    return m is None or m.group(1).removesuffix("_symint") in q.resident(con).op_names

@@ -1,0 +1,105 @@
+"""The stub layer of a walk: a dispatch stub's call, its declaration, its REGISTER_*DISPATCH registrations for the
+device and the kernels they register."""
+from __future__ import annotations
+
+from .. import facts as q
+from ...pytorch.devices import runs_on
+from ...pytorch.stubs import is_stub_call
+from ..model import Found, Hop
+from .step import Step
+
+
+class StubWalk(Step):
+    def stub(self, s: dict, parent: Hop, depth: int, d: dict | None = None) -> None:
+        passed = self.passed_stub(s, parent)
+        if passed:  # a helper called with the stub as an argument: argmax_argmin_impl(..., argmax_stub)
+            s = {**s, "stub": passed, "device_arg": f"{s['device_arg'] or ''}; {s['stub']} = {passed} at the call"}
+        elif d is not None and not is_stub_call(s["stub"], {r["stub"] for r in q.stub_declarations(
+                self.con, s["stub"])}, d.get("signature")):
+            return  # `Device(kCUDA, current_device())` in check_device: a constructor, not a stub
+        hop = self.b.add(parent, "stub", "stub_call", s["stub"], s["file"], s["line"],
+                       f"{s['stub']}({s['device_arg'] or ''}, ...)")
+        if s["stub"] in self.b.seen_stub:
+            self.b.repeats.add(hop.id)
+            hop.detail += " (shown above)"
+            hop.shown_above = True
+            return
+        self.b.seen_stub.add(s["stub"])
+        decl = [r for r in q.stub_declarations(self.con, s["stub"]) if r["action"] == "declare"]
+        if decl:
+            hop.detail += f"; declared {decl[0]['file']}:{decl[0]['line']}"
+        regs = q.registrations(self.con, s["stub"], self.device)
+        foreign = [r for r in regs if not runs_on(r["file"], self.device)]  # miopen/ registers as CUDA too
+        regs = [r for r in regs if r not in foreign]
+        if not regs and foreign:
+            self.b.add(hop, "registration", "note", f"stub {s['stub']} is registered for {self.device.upper()} only "
+                     f"in another platform's code ({foreign[0]['file']}:{foreign[0]['line']})", absent=True)
+            return
+        loops = q.ufunc_stub_loops(self.con, s["stub"]) if not regs and self.device == "cuda" else []
+        if loops:
+            # sub_out calls add_stub: torchgen's ufunc codegen registers it (REGISTER_DISPATCH(add_stub, &add_kernel)
+            # in the UfuncCUDA_add.cu it writes), with the same kernel as ufunc_add_CUDA: the op's inner loops
+            cg = self.b.add(hop, "registration", "ufunc", f"CUDA: {s['stub']} is registered by torchgen's ufunc "
+                          f"codegen (compute_ufunc_cuda writes REGISTER_DISPATCH({s['stub']}, ...) at build time)",
+                          loops[0]["file"], loops[0]["line"])
+            for loop in loops:
+                self.ops.ufunc_loop(loop, cg)
+            self.ops.ufunc_codegen("cuda", cg)
+            return
+        if not regs:
+            others = sorted({r["device"] for r in q.registrations(self.con, s["stub"], "all")})
+            self.b.add(hop, "registration", "note", f"no {self.device.upper()} registration of stub {s['stub']} found "
+                     f"by opindex" + (f" (registered for: {', '.join(others)})" if others else
+                                      " (a registration written by a macro of another file is not indexed)"),
+                     absent=True)
+            return
+        shown = set()
+        for r in regs:
+            if (r["kernel"], r["cpu_capability"]) in shown:
+                continue
+            shown.add((r["kernel"], r["cpu_capability"]))
+            self.registration(r, hop, depth)
+
+    def passed_stub(self, s: dict, parent: Hop) -> str | None:
+        """The declared stub a helper's stub parameter stands for at the call that reached it (stub_arguments)."""
+        if parent.id not in self.b.call_sites:
+            return None
+        file, line = self.b.call_sites[parent.id]
+        found = q.stub_argument(self.con, file, line, s["stub"])
+        return found["stub"] if found else None
+
+    def registration(self, r: dict, parent: Hop, depth: int) -> None:
+        cap = f" [{r['cpu_capability']}]" if r.get("cpu_capability") else ""
+        macro = f" (expanded from {r['from_macro']})" if r.get("from_macro") else ""
+        if r["kernel"] is None:
+            self.b.add(parent, "registration", r["macro"], f"{r['device']}: no kernel", r["file"], r["line"],
+                     f"{r['macro']}({r['stub']}): no {r['device']} implementation{macro}", absent=True)
+            return
+        hop = self.b.add(parent, "registration", r["macro"], f"{r['device']}{cap}: {r['kernel']}", r["file"],
+                       r["line"], f"{r['macro']}({r['stub']}, {r['kernel']}){macro}")
+        link = q.registration_link(self.con, r["id"])
+        if link is None or link["symbol_id"] is None:
+            self.b.add(hop, "cpp", "note", f"no definition of {r['kernel']} found", absent=True)
+            return
+        d = q.symbol_by_id(self.con, link["symbol_id"])
+        if not runs_on(d["file"], self.device):
+            hop.detail += f" (not run on {self.device.upper()}: {d['file']} is another platform's code)"
+            return
+        mark = len(self.trace.hops)
+        self.bodies.cpp(d, hop, depth, kind="registered_kernel")
+        if r["device"] != "CPU" and not any(h.layer in ("cuda", "library") for h in self.trace.hops[mark:]):
+            self.launches_in_file(d, hop)
+
+    def launches_in_file(self, d: dict, parent: Hop) -> None:
+        """A device kernel that reaches its launch through a functor or lambda (`sum_functor<T>{}(iter)`) has no
+        call the index can follow: point at the launches of its own file, the ones named like it first."""
+        stem = d["name"].split("_kernel")[0].split("_")[0]
+        found = q.rows(self.con, "SELECT * FROM kernel_launches WHERE file = ? AND kind IN ('chevron', "
+                                 "'tensor_iterator') ORDER BY (caller LIKE ?) DESC, line LIMIT 3",
+                       (d["file"], f"%{stem}%"))
+        for launch in found:
+            first = len(self.trace.hops)
+            self.launches.launch(launch, parent)
+            self.trace.hops[first].detail += \
+                f" (in {launch['caller'] or 'file scope'}, same file: reached through a functor or lambda)"
+            self.trace.hops[first].found = Found.SAME_FILE
