@@ -7,6 +7,7 @@ from ...pytorch.devices import op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
+from .sites import BodyCalls
 from .text import cpp_detail
 
 MAX_HELPERS = 6  # helpers without device code shown per body (helper leaves; --limit 0: all)
@@ -112,13 +113,10 @@ class BodyWalk(Step):
         # launchers (gpu_kernel) are walked from their launch hop; their calls are not helpers of this body
         launches = q.in_function(self.con, "kernel_launches", d["qualified_name"], d["file"], q.span(d))
         launched = {r["kernel"] for r in launches}
-        seen_ops: set[str] = launched | {d["name"]}
-        seen_helpers: set[tuple[str, str]] = set()
-        walked_ops: dict[str, int] = {}  # op name -> where its first call's hops start
-        writes: list[dict] = []  # calls of plumbing ops that write (zeros, copy_): shown by their default path
         own = q.device_reach(self.con, d["id"]) if "id" in d else None
         # a kernel whose only device work is the ops it calls forwards to them: they do not use up --depth
         forwards = own is not None and own["distance"] == 0 and own["reaches"] == "op"
+        body = BodyCalls(d, hop, depth, skip, launched, launched | {d["name"]}, forwards)
         # the helpers this body calls itself are walked at its own call, not first inside a sibling helper that
         # calls them too (copy_device_to_device calls conj_kernel_cuda, which calls direct_copy_kernel_cuda, and
         # direct_copy_kernel_cuda itself: the plain copy's path is the direct call)
@@ -126,10 +124,10 @@ class BodyWalk(Step):
         self.b.reserved.update((i, d["qualified_name"]) for i in reserved)
         # the same for ops: cross_entropy_loss_symint's default branch calls at::log_softmax and at::nll_loss_nd
         # itself; its label-smoothing helper, called first, calls them too (the default path is the direct call)
-        ops = [n for n in self.direct_ops(d, seen_ops) if n not in self.b.reserved_ops]
+        ops = [n for n in self.direct_ops(d, body.seen_ops) if n not in self.b.reserved_ops]
         self.b.reserved_ops.update((n, d["qualified_name"]) for n in ops)
         try:
-            self.sites.walk_calls(d, hop, depth, skip, launched, seen_ops, seen_helpers, walked_ops, writes, forwards)
+            self.sites.walk_calls(body)
         finally:
             for i in reserved:
                 self.b.reserved.pop(i, None)

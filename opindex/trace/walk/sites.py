@@ -3,6 +3,7 @@ function passed as an argument, a chooser of the path, or a helper (bodies.local
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from .. import facts as q
 from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
@@ -19,6 +20,22 @@ COMPOSITE_FREE_NEST = 3  # how deep composite ops are followed without using up 
 MAX_UNEXPANDED = 5  # op calls listed per function when --depth is used up
 
 
+@dataclass
+class BodyCalls:
+    """What the walk of one body's calls keeps while it goes (bodies.calls makes it)."""
+    d: dict  # the definition whose body it is
+    hop: Hop  # its hop
+    depth: int
+    skip: set  # (line, name) of calls walked elsewhere (a library wrapper, from its library hop)
+    launched: set[str]  # kernels the body launches (launchers are walked from their launch hop)
+    seen_ops: set[str]  # ops (and helpers named like one) this body's walk has handled
+    forwards: bool  # the body's only device work is the ops it calls: they do not use up --depth
+    seen_helpers: set = field(default_factory=set)  # (qualifier, name[, template arguments]) walked
+    walked_ops: dict[str, int] = field(default_factory=dict)  # op name -> where its first call's hops start
+    writes: list[dict] = field(default_factory=list)  # calls of plumbing ops that write (zeros, copy_), shown
+    # by their default path after the body's own work
+
+
 class CallSiteWalk(Step):
     def __init__(self, root):
         super().__init__(root)
@@ -27,9 +44,10 @@ class CallSiteWalk(Step):
         self.method_choosers: set[str] = set()  # method names shown as choosers (method_chooser)
         self.seen_writes: set[tuple] = set()  # fill/copy ops whose path is shown (write_call)
 
-    def walk_calls(self, d: dict, hop: Hop, depth: int, skip, launched, seen_ops, seen_helpers, walked_ops, writes,
-               forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
-        st = (skip, launched, seen_ops, seen_helpers, walked_ops, writes, forwards)
+    def walk_calls(self, body: BodyCalls) -> None:
+        """The calls of one body in source order (those another platform's build compiles skipped), then the
+        helpers it calls that lead to no device code, then the fills and copies it makes besides its work."""
+        d, hop = body.d, body.hop
         guards = self.conditions.over(d)  # asked again per body (cheap): calls() is entered without body() for some
         for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
             if self.b.full():
@@ -38,10 +56,10 @@ class CallSiteWalk(Step):
             if under.off:
                 continue  # `#ifdef __HIP_PLATFORM_HCC__` on --device cuda: another platform's build compiles it
             with self.b.noted(hop, under):
-                self.walk_call(call, d, hop, depth, *st)
+                self.walk_call(call, body)
         self.bodies.helper_leaves(hop)
-        if writes and not self.b.full():  # after the body's own work: ranked after it too (model.rank_end)
-            for call in self.b.capped(writes, 3, "fill/copy calls", hop):
+        if body.writes and not self.b.full():  # after the body's own work: ranked after it too (rank.rank_end)
+            for call in self.b.capped(body.writes, 3, "fill/copy calls", hop):
                 entries = [e for e in q.native_for_cpp_api(self.con, call["callee"])
                            if not call["is_method"] or "method" in e["variants"]]
                 if entries:
@@ -49,100 +67,111 @@ class CallSiteWalk(Step):
                     # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops)
                     self.write_call(call, entries, hop)
 
-    def walk_call(self, call: dict, d: dict, hop: Hop, depth: int, skip, launched, seen_ops, seen_helpers, walked_ops,
-              writes, forwards) -> None:  # noqa: PLR0913 - the body's state, set up by calls()
-        qual, name = call["qualifier"], call["callee"]
+    def walk_call(self, call: dict, body: BodyCalls) -> None:
+        """One call of a body: a functor or function its callers pass, an op through the dispatcher, or a helper."""
+        d, qual, name = body.d, call["qualifier"], call["callee"]
         if call["is_method"] and name in TENSOR_OPERATORS:
             if not operand_may_be_tensor(self.con, qual):
                 return  # `at::has_internal_overlap(self) == MemOverlap::Yes`: not a Tensor operand
             name = TENSOR_OPERATORS[name]  # `(1 - ls) * nllloss` calls nllloss.mul(...): the op aten::mul
-        if (call["line"], name) in skip:
+        if (call["line"], name) in body.skip:
             return  # a library wrapper, walked from its library hop
         temporary = name == "operator()" and not call["is_method"] and "::" not in qual  # OpFunctor<T>{}(iter)
-        if "id" in d and (call["is_method"] or not qual or temporary) and (qual, name) not in seen_helpers:
+        if "id" in d and (call["is_method"] or not qual or temporary) and (qual, name) not in body.seen_helpers:
             # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
             # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit; OpFunctor<at::Half, float>{}(iter)
             # where a caller wrote reduce_dispatch<sum_functor>(...)
             passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
                 q.functors_of(self.con, d["id"], qual if temporary else name, "")
             if passed:
-                seen_helpers.add((qual, name))
-                self.functor_call(call, passed, hop, depth)
+                body.seen_helpers.add((qual, name))
+                self.functor_call(call, passed, body.hop, body.depth)
                 return
         if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
                                             (qual, name) in q.linked_callees(self.con, call["file"])):
             # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op; at::cuda::x(...) calls
             # x's CUDA kernel (torchgen's per-key API); a bare x(...) in namespace at is at::x
-            base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
-            if base in WRITING_PLUMBING and base not in seen_ops:
-                seen_ops.add(base)
-                writes.append(call)
-            if name in walked_ops and walked_ops[name] < len(self.trace.hops) and not self.b.full():
-                # the same op called again in this body (embedding: index_select at two lines): the call is a
-                # hop, what it leads to is shown at the first
-                again = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"])
-                self.b.repeat(again)
-                self.b.live.add(again.id)
-                return
-            if name in seen_ops or base in PLUMBING_OPS:
-                return
-            entries = q.native_for_cpp_api(self.con, name)
-            if call["is_method"]:
-                entries = [e for e in entries if "method" in e["variants"]]
-                if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
-                        self.con, call["file"], call["line"], qual)):
-                    return  # options.device().index(): a method of c10::Device, not the op aten::index
-                if not entries:
-                    self.method_chooser(call, hop)
-                    return
-            seen_ops.add(name)
-            owner = self.b.reserved_ops.get(name)
-            if entries and owner is not None and owner != d.get("qualified_name"):
-                below = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
-                                 f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (shown below, "
-                                 f"where {owner} calls it directly)")
-                self.b.live.add(below.id)
-                return
-            if entries:
-                mark = len(self.trace.hops)
-                self.op_call(call, entries, hop, depth, forwards)
-                if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
-                    walked_ops[name] = mark
+            self.dispatcher_call(call, name, body)
+        elif not qual.startswith(("c10", "std", "TORCH")):
+            self.helper_call(call, name, body)
+
+    def dispatcher_call(self, call: dict, name: str, body: BodyCalls) -> None:
+        """A call of op `name` through the dispatcher: its op walked (once per body; a fill/copy kept for after the
+        body's work; a repeat where the body called it before or a sibling calls it directly)."""
+        d, hop, qual = body.d, body.hop, call["qualifier"]
+        base = name.removesuffix("_symint")  # at::zeros_symint, select_symint: the op's own name
+        if base in WRITING_PLUMBING and base not in body.seen_ops:
+            body.seen_ops.add(base)
+            body.writes.append(call)
+        if name in body.walked_ops and body.walked_ops[name] < len(self.trace.hops) and not self.b.full():
+            # the same op called again in this body (embedding: index_select at two lines): the call is a
+            # hop, what it leads to is shown at the first
+            again = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"])
+            self.b.repeat(again)
+            self.b.live.add(again.id)
             return
-        if qual.startswith(("c10", "std", "TORCH")):
+        if name in body.seen_ops or base in PLUMBING_OPS:
             return
+        entries = q.native_for_cpp_api(self.con, name)
+        if call["is_method"]:
+            entries = [e for e in entries if "method" in e["variants"]]
+            if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
+                    self.con, call["file"], call["line"], qual)):
+                return  # options.device().index(): a method of c10::Device, not the op aten::index
+            if not entries:
+                self.method_chooser(call, hop)
+                return
+        body.seen_ops.add(name)
+        owner = self.b.reserved_ops.get(name)
+        if entries and owner is not None and owner != d.get("qualified_name"):
+            below = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
+                               f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (shown below, "
+                               f"where {owner} calls it directly)")
+            self.b.live.add(below.id)
+            return
+        if entries:
+            mark = len(self.trace.hops)
+            self.op_call(call, entries, hop, body.depth, body.forwards)
+            if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
+                body.walked_ops[name] = mark
+
+    def helper_call(self, call: dict, name: str, body: BodyCalls) -> None:
+        """A call of a C++ helper (not through the dispatcher): walked once per body and instantiation; a legacy
+        kernel, an op's kernel of another device called by its bare name, or an allocation kernel as they are."""
+        d, hop, qual = body.d, body.hop, call["qualifier"]
         # gemm_internal_cublas<float>, <double>: two; so are two instantiations of one template written with other
         # arguments (1.8 cat_out_cuda's parallel_cat<scalar_t, CAT_ARRAY_BATCH_SIZE, 1> and <..., /2, /2>): the
         # second is a hop, its body shown at the first
         helper = (qual, name, q.specialization(self.con, call) or call.get("template_args"))
         # a function calling another of its own name (DistributionExponentialKernel.cu's exponential_kernel calls
         # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
-        own = name == d.get("name") and name not in launched and not any(
+        own = name == d.get("name") and name not in body.launched and not any(
             t["id"] == d.get("id") for t in q.call_targets(self.con, call["file"], qual, name))
-        if (name not in seen_ops or own) and helper not in seen_helpers:
-            seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
-            if (qual, name) not in q.linked_callees(self.con, call["file"]):
-                if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
-                    self.ops.legacy_kernel(f"{qual}::{name}", hop, depth)  # Declarations.cwrap entry
-                return  # no definition this call reaches (std::max, a lambda, a macro-made name)
-            if not qual and self.foreign_kernel(name):
-                # roll_common (TensorTransformations.h), reached from roll_cuda: `roll(flattened, ...)` links to
-                # at::native::roll, the CPU/MPS kernel, which the CUDA file does not declare: there C++ finds
-                # at::roll (ATen/ops/roll.h), the op, back through the dispatcher
-                entries = q.native_for_cpp_api(self.con, name)
-                if entries and name not in seen_ops:
-                    seen_ops.add(name)
-                    self.op_call(call, entries, hop, depth, forwards)
-                return
-            if self.plumbing_kernel(name):
-                if name in WRITING_PLUMBING and name not in seen_ops:  # addmm_out_cuda_impl's
-                    seen_ops.add(name)  # `at::native::copy_(result, *self_)`: a copy kernel the GPU runs
-                    writes.append(call)
-                return  # at::native::empty_cuda(...): the kernel of an allocation op, called directly
-            choice = q.choice_at(self.con, call)
-            if choice is not None:
-                self.chooser(call, choice, hop)
-            self.bodies.local_call(call, d, hop, depth, leaves=choice is None)
+        if (name in body.seen_ops and not own) or helper in body.seen_helpers:
+            return
+        body.seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
+        if (qual, name) not in q.linked_callees(self.con, call["file"]):
+            if qual.startswith("legacy::"):  # 1.4's bmm_cuda: legacy::cuda::_th_bmm(...), built from a
+                self.ops.legacy_kernel(f"{qual}::{name}", hop, body.depth)  # Declarations.cwrap entry
+            return  # no definition this call reaches (std::max, a lambda, a macro-made name)
+        if not qual and self.foreign_kernel(name):
+            # roll_common (TensorTransformations.h), reached from roll_cuda: `roll(flattened, ...)` links to
+            # at::native::roll, the CPU/MPS kernel, which the CUDA file does not declare: there C++ finds
+            # at::roll (ATen/ops/roll.h), the op, back through the dispatcher
+            entries = q.native_for_cpp_api(self.con, name)
+            if entries and name not in body.seen_ops:
+                body.seen_ops.add(name)
+                self.op_call(call, entries, hop, body.depth, body.forwards)
+            return
+        if self.plumbing_kernel(name):
+            if name in WRITING_PLUMBING and name not in body.seen_ops:  # addmm_out_cuda_impl's
+                body.seen_ops.add(name)  # `at::native::copy_(result, *self_)`: a copy kernel the GPU runs
+                body.writes.append(call)
+            return  # at::native::empty_cuda(...): the kernel of an allocation op, called directly
+        choice = q.choice_at(self.con, call)
+        if choice is not None:
+            self.chooser(call, choice, hop)
+        self.bodies.local_call(call, d, hop, body.depth, leaves=choice is None)
 
     def chooser(self, call: dict, choice: dict, hop: Hop) -> None:
         """A call whose result the body branches on (`ConvBackend backend = _select_conv_backend(...)`, then
