@@ -1,5 +1,6 @@
-"""Where the real PyTorch trees of the `real` test tier are (docs/testing.md): one place that conftest.py and .ci/run
-both read. `python tests/real_trees.py` prints one line per tree: its path, or that it is absent and its tests will skip.
+"""Where the real PyTorch trees of the `real` test tier are (docs/testing.md): one place that conftest.py and
+.ci/run both read. `python tests/real_trees.py` prints one line per tree: its path, or that it is absent and its
+tests will skip.
 
 For each version, the first of these that is set wins:
   1. its own variable (OPINDEX_REAL_CHECKOUT, OPINDEX_REAL_CHECKOUT_1_8, OPINDEX_REAL_CHECKOUT_1_4): that path, or
