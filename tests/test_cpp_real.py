@@ -1,4 +1,4 @@
-"""The C++ extractor on files of a real PyTorch checkout ($OPINDEX_REAL_CHECKOUT); skipped without one.
+"""The C++ extractor on files of a real PyTorch checkout (the 2.4 tree, docs/testing.md); skipped without one.
 
 Only facts PyTorch has kept for many releases are asserted; the accuracy over the whole tree is
 benchmarks/accuracy.py's job."""
@@ -8,10 +8,11 @@ import pytest
 
 from opindex.extract.cpp import extract
 
-from conftest import real_checkout
+from conftest import no_tree, real_checkout
 
 ROOT = real_checkout()
-pytestmark = pytest.mark.skipif(ROOT is None, reason="OPINDEX_REAL_CHECKOUT is not set")
+# ROOT is read at import: the tier is named here (conftest marks a test `real` from what its functions call)
+pytestmark = [pytest.mark.real, pytest.mark.skipif(ROOT is None, reason=no_tree("2.4"))]
 NATIVE = "aten/src/ATen/native/"
 
 

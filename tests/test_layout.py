@@ -3,6 +3,7 @@ a circle (docs/build.md, "How the code is laid out")."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "opindex"
@@ -29,6 +30,7 @@ def step(module: str) -> int:
     raise AssertionError(f"{module} is in no step of the layout")
 
 
+@cache  # read once: imports() asks it for every `from x import y`
 def modules() -> dict[str, Path]:
     out = {}
     for path in PKG.rglob("*.py"):
@@ -38,8 +40,10 @@ def modules() -> dict[str, Path]:
     return out
 
 
-def imports(name: str, path: Path) -> set[str]:
+@cache  # both tests ask for every module's imports: each file is parsed once
+def imports(name: str, path: Path) -> frozenset[str]:
     """opindex modules `name` imports, at the top or inside functions."""
+    known = modules()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -49,10 +53,10 @@ def imports(name: str, path: Path) -> set[str]:
                 base = base.rpartition(".")[0]
             mod = (f"{base}.{node.module}" if node.module else base) if node.level else (node.module or "")
             for alias in node.names:  # `from . import facts` imports the submodule
-                out.add(f"{mod}.{alias.name}" if f"{mod}.{alias.name}" in modules() else mod)
+                out.add(f"{mod}.{alias.name}" if f"{mod}.{alias.name}" in known else mod)
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
-    return {m for m in out if m == "opindex" or m.startswith("opindex.")}
+    return frozenset(m for m in out if m == "opindex" or m.startswith("opindex."))
 
 
 def test_no_module_imports_one_above_its_step():

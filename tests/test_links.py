@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from agreement import disagreements
 from conftest import SAMPLE_ENTRIES
 
@@ -79,6 +81,7 @@ def test_sql_and_trace_agree_on_every_sample_op(ix):
     assert disagreements(ix, names) == []
 
 
+@pytest.mark.slow  # 18 s on 2 cores: 200 traces
 def test_sql_and_trace_agree_on_200_real_ops(real_index):
     names = [r["full_name"] for r in real_index.rows("SELECT full_name FROM native_functions ORDER BY id")]
     sample = random.Random(12).sample(names, 200)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE, real_checkout
+from conftest import SAMPLE
 
 from opindex.api import Index, build
 from opindex.profile import demangle as kname
@@ -472,16 +472,12 @@ def test_dataframe(sample_ix, tmp_path):
 
 # -- the PyTorch 2.4 tree (OPINDEX_REAL_CHECKOUT) ----------------------------------------------------------------
 @pytest.fixture(scope="module")
-def real_ix(tmp_path_factory):
-    root = real_checkout()
-    if root is None:
-        pytest.skip("set OPINDEX_REAL_CHECKOUT to the PyTorch 2.4 source tree")
-    db = tmp_path_factory.mktemp("real") / "real.sqlite"
-    build(str(root), db)
-    with Index(db) as ix:
-        if not (ix.meta.get("pytorch_version") or "").startswith("2.4"):
-            pytest.skip("these answers are for the PyTorch 2.4 tree")
-        yield ix
+def real_ix(real_index):
+    """The 2.4 tree's index, built once per session: conftest's real_index, the same build this module used to make
+    of its own."""
+    if not (real_index.meta.get("pytorch_version") or "").startswith("2.4"):
+        pytest.skip("these answers are for the PyTorch 2.4 tree")
+    return real_index
 
 
 @pytest.fixture(scope="module")

@@ -292,6 +292,7 @@ print(errors)
 """
 
 
+@pytest.mark.slow  # 3.5-5.5 s on 2 cores: 6 rebuilds under 8 reader processes
 def test_readers_during_rebuilds_see_old_or_new(sample_copy, sample_db, tmp_path):
     db = tmp_path / "i.sqlite"
     build(str(sample_copy), db, jobs=1)

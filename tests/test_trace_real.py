@@ -1,10 +1,8 @@
 """Traces on real trees: the installed torch wheel (Python, YAML and backward layers) whenever torch is installed,
-and a PyTorch source tree named by OPINDEX_REAL_CHECKOUT (down to CUDA code or a library call)."""
+and the PyTorch 2.4 source tree (docs/testing.md; down to CUDA code or a library call)."""
 from __future__ import annotations
 
 import pytest
-
-from conftest import real_checkout
 
 from opindex.api import Index, build
 
@@ -85,14 +83,10 @@ REACHES = {
 
 
 @pytest.fixture(scope="module")
-def source_tree(tmp_path_factory):
-    root = real_checkout()
-    if root is None:
-        pytest.skip("set OPINDEX_REAL_CHECKOUT to a PyTorch source tree")
-    db = tmp_path_factory.mktemp("real") / "real.sqlite"
-    build(str(root), db)
-    with Index(db) as ix:
-        yield ix
+def source_tree(real_index):
+    """The 2.4 tree's index, built once per session: conftest's real_index, the same build this module used to make
+    of its own."""
+    return real_index
 
 
 @pytest.mark.parametrize("name", sorted(REACHES))
