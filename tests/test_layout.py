@@ -3,6 +3,7 @@ a circle (docs/build.md, "How the code is laid out")."""
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -90,3 +91,23 @@ def test_no_import_circle():
     for node in sorted(graph):
         visit(node)
     assert cycles == []
+
+
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA)\b\s+[\w*(]")
+
+
+def _sql_literals(path: Path) -> list[str]:
+    """String literals of a module that read like SQL (docstrings and comments are prose: not counted)."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(
+        n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body and isinstance(n.body[0], ast.Expr)}
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in docs and _SQL.search(n.value)]
+
+
+def test_every_select_of_the_query_side_is_in_facts():
+    """The walks' SQL lives in one module (trace/facts.py): a walk reads facts through named functions."""
+    found = {name: _sql_literals(path) for name, path in modules().items()
+             if name.startswith("opindex.trace") and name != "opindex.trace.facts"}
+    assert {name: sql for name, sql in found.items() if sql} == {}
+    assert _sql_literals(modules()["opindex.trace.facts"])  # the test sees SQL where there is some

@@ -48,8 +48,9 @@ def code_fingerprint() -> str:
 class PathCache:
     """The write paths of one index, loaded from and saved to its cache file."""
 
-    def __init__(self, con):
-        self.file, self.key = _locate(con)
+    def __init__(self, db: str, meta: dict | None):
+        """`db`: the index's file; `meta`: its build facts (facts.build_meta), None when it has none."""
+        self.file, self.key = _locate(db, meta)
         self.paths: dict[tuple, list[tuple[int, Hop]]] = {}
         self.others: dict[tuple, list[str]] = {}
         self.dirty = False
@@ -98,14 +99,9 @@ class PathCache:
             pass  # a read-only home: the next process walks them again
 
 
-def _locate(con) -> tuple[Path | None, dict]:
+def _locate(db: str, meta: dict | None) -> tuple[Path | None, dict]:
     where = folder()
-    db = next((r[2] for r in con.execute("PRAGMA database_list") if r[1] == "main"), "")
-    if where is None or not db:
-        return None, {}
-    try:
-        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('built_at', 'extractor_fingerprint')"))
-    except Exception:  # noqa: BLE001 - an index without meta: no cache
+    if where is None or not db or meta is None:  # (an index without meta: no cache)
         return None, {}
     db = str(Path(db).resolve())
     key = {"db": db, **meta, "code": code_fingerprint(), "version": _VERSION}

@@ -69,7 +69,7 @@ class Resident:
     def write_paths(self):
         """The fill/copy paths (trace/writes.py write_path), walked once, kept between processes (trace/cache.py)."""
         from .cache import PathCache
-        return PathCache(self.con)
+        return PathCache(database_file(self.con), build_meta(self.con))
 
     @functools.cached_property
     def module_of_file(self) -> dict[str, str | None]:
@@ -402,6 +402,187 @@ def conditions_over(con, file: str, lines: tuple[int, int] | None) -> list[dict]
     first, last = lines or (0, 1 << 30)
     return [r for r in rows(con, "SELECT line, end_line, kind, condition FROM conditions WHERE file = ? "
                                  "ORDER BY line, -end_line", (file,)) if r["line"] <= last and r["end_line"] >= first]
+
+
+# -- the Python layer and the names people type -----------------------------------------------------------------
+def tuples(con, sql: str, params: tuple) -> list[tuple]:
+    """Rows as tuples, not memoized (name resolution asks each once and keeps its own memo)."""
+    return [tuple(r) for r in con.execute(sql, params).fetchall()]
+
+
+def import_target(con, module: str, name: str) -> dict | None:
+    """Where `name` in `module` comes from (an import, a from-import, an alias; not an __all__ entry)."""
+    found = rows(con, "SELECT target, kind, file, line FROM python_imports WHERE module = ? AND name = ? "
+                      "AND kind != 'all' LIMIT 1", (module, name))
+    return found[0] if found else None
+
+
+def dispatch_assignment(con, module: str, name: str) -> dict | None:
+    """The `name = boolean_dispatch(...)` assignment of a module (F.max_pool2d)."""
+    found = rows(con, "SELECT file, line FROM python_imports WHERE module = ? AND name = ? AND kind = 'dispatch' "
+                      "ORDER BY line LIMIT 1", (module, name))
+    return found[0] if found else None
+
+
+def python_def(con, qualified_name: str) -> dict | None:
+    """The Python def or method of that name that runs (the last in its file; not a .pyi signature)."""
+    found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' AND kind IN "
+                      "('function', 'method') AND file NOT LIKE '%.pyi' ORDER BY line DESC LIMIT 1", (qualified_name,))
+    return found[0] if found else None
+
+
+def python_class(con, qualified_name: str) -> dict | None:
+    found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND kind = 'class' AND language = 'python' "
+                      "LIMIT 1", (qualified_name,))
+    return found[0] if found else None
+
+
+def python_member(con, qualified_name: str) -> dict | None:
+    """A class's member by qualified name: the last definition of it (@overload stubs come first)."""
+    found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
+                      "ORDER BY line DESC LIMIT 1", (qualified_name,))
+    return found[0] if found else None
+
+
+def class_bases(con, class_name: str) -> list[dict]:
+    """A Python class's bases as written, in order, with the file of the class."""
+    return rows(con, "SELECT base, file FROM class_bases WHERE class_name = ? ORDER BY position", (class_name,))
+
+
+def python_classes_named(con, name: str, near_file: str) -> list[dict]:
+    """Python classes of a bare name: the one in `near_file` first, then torch.nn's, then by file."""
+    return rows(con, "SELECT * FROM symbols WHERE name = ? AND kind = 'class' AND language = 'python' "
+                     "ORDER BY file = ? DESC, file LIKE 'torch/nn/%' DESC, file", (name, near_file))
+
+
+def python_toplevel_named(con, name: str) -> list[dict]:
+    """Python classes and functions of a bare name (methods excluded), by qualified name and place."""
+    return rows(con, "SELECT * FROM symbols WHERE name = ? AND language = 'python' AND kind IN ('class', "
+                     "'function') ORDER BY qualified_name, file, line", (name,))
+
+
+def python_compositions_of(con, function: str, file: str) -> list[dict]:
+    return rows(con, "SELECT ops, op_names FROM python_compositions WHERE function = ? AND file = ?",
+                (function, file))
+
+
+def python_bridges_in(con, caller: str, file: str) -> list[dict]:
+    return rows(con, "SELECT * FROM python_bridges WHERE caller = ? AND file = ? ORDER BY line", (caller, file))
+
+
+def python_calls_in(con, caller: str, file: str) -> list[dict]:
+    return rows(con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' ORDER BY line",
+                (caller, file))
+
+
+def symbol_at(con, qualified_name: str, file: str, line: int) -> dict | None:
+    found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? AND line = ? LIMIT 1",
+                 (qualified_name, file, line))
+    return found[0] if found else None
+
+
+def cpp_symbols(con, qualified_name: str) -> list[dict]:
+    """C++/CUDA definitions of a qualified name, a TORCH_IMPL_FUNC first."""
+    return rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language IN ('cpp', 'cuda') "
+                     "ORDER BY kind = 'impl_func' DESC, file, line", (qualified_name,))
+
+
+def suggestion_pool(con) -> set[str]:
+    """The names a "did you mean" draws from: native functions, stubs, torch.nn's classes."""
+    pool = {r["n"] for r in rows(con, "SELECT DISTINCT name AS n FROM native_functions")}
+    pool |= {r["n"] for r in rows(con, "SELECT DISTINCT stub AS n FROM dispatch_stubs")}
+    pool |= {r["n"] for r in rows(con, "SELECT DISTINCT name AS n FROM symbols WHERE language = 'python' "
+                                       "AND kind = 'class' AND file LIKE 'torch/nn/%'")}
+    return pool
+
+
+def native_names_like(con, pattern: str, limit: int) -> list[str]:
+    """Native function names matching a LIKE pattern (escaped with backslash), shortest first."""
+    return [r["n"] for r in rows(con, "SELECT DISTINCT name AS n FROM native_functions WHERE name LIKE ? "
+                                      "ESCAPE '\\' ORDER BY length(name) LIMIT ?", (pattern, limit))]
+
+
+def composite_callers(con, names: tuple[str, str]) -> list[dict]:
+    """C++ functions calling at::name(...) (or its _symint twin), one row per function and file."""
+    return rows(con, "SELECT caller, file, min(line) AS line FROM calls WHERE callee IN (?, ?) AND "
+                     "qualifier = 'at' AND language IN ('cpp', 'cuda') AND caller != '' "
+                     "GROUP BY caller, file ORDER BY file", names)
+
+
+def launches_in_file(con, file: str, named_like: str) -> list[dict]:
+    """Up to three <<<>>> or TensorIterator launches of a file, those whose caller is named like the stem first."""
+    return rows(con, "SELECT * FROM kernel_launches WHERE file = ? AND kind IN ('chevron', 'tensor_iterator') "
+                     "ORDER BY (caller LIKE ?) DESC, line LIMIT 3", (file, f"%{named_like}%"))
+
+
+def build_meta(con) -> dict | None:
+    """The index's build facts the path cache keys on (built_at, extractor_fingerprint); None without a meta
+    table."""
+    try:
+        return dict(con.execute("SELECT key, value FROM meta WHERE key IN ('built_at', 'extractor_fingerprint')"))
+    except Exception:  # noqa: BLE001 - an index without meta: no cache
+        return None
+
+
+def database_file(con) -> str:
+    """The file of the connection's main database ("" in memory)."""
+    return next((r[2] for r in con.execute("PRAGMA database_list") if r[1] == "main"), "")
+
+
+# names.py: what a typed Python name resolves through (tuples: it keeps its own memo)
+def python_symbols_tuples(con, qualified_name: str) -> list[tuple]:
+    # the last def of a name is the one that runs (@overload stubs come first): it leads
+    return tuples(con, "SELECT kind, qualified_name, file, line FROM symbols WHERE qualified_name = ? AND "
+                       "language = 'python' ORDER BY file, line DESC", (qualified_name,))
+
+
+def module_bindings(con, module: str, member: str) -> list[tuple]:
+    """(target, kind, line) of each import, from-import, alias or boolean_dispatch binding `member` in `module`."""
+    return tuples(con, "SELECT target, kind, line FROM python_imports WHERE module = ? AND name = ? "
+                       "AND kind IN ('import', 'from', 'alias', 'dispatch') ORDER BY line", (module, member))
+
+
+def star_imports(con, module: str) -> list[tuple]:
+    """(source module, line) of each `from source import *` in `module`, last first."""
+    return tuples(con, "SELECT target, line FROM python_imports WHERE module = ? AND name = '*' ORDER BY line DESC",
+                  (module,))
+
+
+def all_lists(con, member: str, source: str) -> list[tuple]:
+    """(whether the entry is `member`,) for each __all__ entry of `source` (none: it has no __all__)."""
+    return tuples(con, "SELECT name = ? FROM python_imports WHERE module = ? AND kind = 'all'", (member, source))
+
+
+def class_bases_tuples(con, class_name: str) -> list[tuple]:
+    return tuples(con, "SELECT base, file FROM class_bases WHERE class_name = ? ORDER BY position", (class_name,))
+
+
+def module_of_file(con, file: str) -> str:
+    row = con.execute("SELECT module FROM files WHERE path = ?", (file,)).fetchone()
+    return (row[0] or "") if row else ""
+
+
+def first_import(con, module: str, name: str) -> str | None:
+    """The target of the first import, from-import or alias binding `name` in `module`."""
+    row = con.execute("SELECT target FROM python_imports WHERE module = ? AND name = ? AND kind IN ('import', "
+                      "'from', 'alias') ORDER BY line LIMIT 1", (module, name)).fetchone()
+    return row[0] if row else None
+
+
+_NATIVE_BY = {  # how a Python name binds a native function -> (WHERE clause, whether `extra` is a parameter)
+    "function": ("name = ? AND python_module IS NULL AND variants LIKE '%function%'", False),
+    "method": ("name = ? AND variants LIKE '%method%'", False),
+    "module": ("name = ? AND python_module = ?", True),
+    "packet": ("name = ?", False),  # torch.ops.aten.x: the overload packet, every overload
+    "overload": ("name = ? AND overload = ?", True),
+}
+
+
+def natives_bound(con, how: str, name: str, extra: str | None) -> list[tuple]:
+    """(full_name, file, line) of the native functions a Python binding of `how` reaches."""
+    where, with_extra = _NATIVE_BY[how]
+    return tuples(con, f"SELECT full_name, file, line FROM native_functions WHERE {where} ORDER BY line",
+                  (name, extra) if with_extra else (name,))
 
 
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:

@@ -15,6 +15,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 
 from ..pytorch.python_rules import C_NAMESPACES, normalize
+from . import facts as q
 from .facts import resident
 
 # Conventional spellings (import torch.nn.functional as F; from torch import nn, Tensor; aten = torch.ops.aten).
@@ -58,10 +59,6 @@ def _module_prefixes(dotted: str, modules: frozenset[str], most: int) -> list[in
     return [k + 1 for k in range(len(ends) - 1, -1, -1) if dotted[:ends[k]] in modules]
 
 
-def _rows(con, sql: str, params: tuple) -> list[tuple]:
-    return [tuple(r) for r in con.execute(sql, params).fetchall()]
-
-
 class _Resolver:
     def __init__(self, con: sqlite3.Connection):
         self.con = con
@@ -76,8 +73,7 @@ class _Resolver:
     # -- Python definitions ---------------------------------------------------------------------------------------
     def symbols(self, qn: str) -> list[tuple]:
         # the last def of a name is the one that runs (@overload stubs come first): it leads
-        return _rows(self.con, "SELECT kind, qualified_name, file, line FROM symbols "
-                               "WHERE qualified_name = ? AND language = 'python' ORDER BY file, line DESC", (qn,))
+        return q.python_symbols_tuples(self.con, qn)
 
     def lookup(self, dotted: str, via: tuple[str, ...], depth: int = 0) -> list[Resolution]:
         dotted = normalize(dotted)
@@ -116,13 +112,11 @@ class _Resolver:
 
     def through_module(self, module: str, member: str, rest: list[str], via, depth) -> list[Resolution]:
         tail = "".join(f".{p}" for p in rest)
-        direct = _rows(self.con, "SELECT target, kind, line FROM python_imports WHERE module = ? AND name = ? "
-                                 "AND kind IN ('import', 'from', 'alias', 'dispatch') ORDER BY line", (module, member))
+        direct = q.module_bindings(self.con, module, member)
         # the last binding wins, as when the module runs: torch/__init__.py's `from .functional import *` comes
         # after the ATen bindings "so we can overwrite from Python side" (torch.norm, torch.unique are Python defs)
-        stars = [(line, source) for source, line in _rows(
-            self.con, "SELECT target, line FROM python_imports WHERE module = ? AND name = '*' ORDER BY line DESC",
-            (module,)) if self.star_exports(source, member)]
+        stars = [(line, source) for source, line in q.star_imports(self.con, module)
+                 if self.star_exports(source, member)]
         last = max((line for _, _, line in direct), default=-1)
         for _, source in [s for s in stars if s[0] > last]:
             nxt = f"{source}.{member}{tail}"
@@ -150,8 +144,7 @@ class _Resolver:
 
     def star_exports(self, source: str, member: str) -> bool:
         """Whether `from source import *` binds member: its __all__ when it has one, else any public name."""
-        listed = _rows(self.con, "SELECT name = ? FROM python_imports WHERE module = ? AND kind = 'all'",
-                       (member, source))
+        listed = q.all_lists(self.con, member, source)
         return any(r[0] for r in listed) if listed else not member.startswith("_")
 
     def inherited(self, parts: list[str], via, depth) -> list[Resolution]:
@@ -175,26 +168,22 @@ class _Resolver:
     def bases(self, class_qn: str, depth: int = 0) -> list[str]:
         """Qualified names of a class's direct bases, resolved in the module that defines the class."""
         out = []
-        for base, file in _rows(self.con, "SELECT base, file FROM class_bases WHERE class_name = ? ORDER BY position",
-                                (class_qn,)):
+        for base, file in q.class_bases_tuples(self.con, class_qn):
             for r in self.in_module(self.module_of(file), base, depth + 1):
                 if r.kind == "python_class" and r.qualified_name not in out:
                     out.append(r.qualified_name)
         return out
 
     def module_of(self, file: str) -> str:
-        row = self.con.execute("SELECT module FROM files WHERE path = ?", (file,)).fetchone()
-        return (row[0] or "") if row else ""
+        return q.module_of_file(self.con, file)
 
     def in_module(self, module: str, written: str, depth: int = 0) -> list[Resolution]:
         """What a name written inside a module means: its imports and aliases, its own defs, else absolute."""
         head, _, rest = written.partition(".")
         tail = f".{rest}" if rest else ""
-        row = self.con.execute("SELECT target FROM python_imports WHERE module = ? AND name = ? "
-                               "AND kind IN ('import', 'from', 'alias') ORDER BY line LIMIT 1",
-                               (module, head)).fetchone()
-        if row:
-            nxt = row[0] + tail
+        target = q.first_import(self.con, module, head)
+        if target is not None:
+            nxt = target + tail
             return self.lookup(nxt, (written, nxt), depth)
         local = f"{module}.{written}" if module else written
         out = self.lookup(local, (written, local), depth)
@@ -218,25 +207,11 @@ class _Resolver:
         return []
 
     def native_rows(self, how: str, name: str, extra: str | None, via) -> list[Resolution]:
-        if how == "function":
-            sql = ("SELECT full_name, file, line FROM native_functions WHERE name = ? AND python_module IS NULL "
-                   "AND variants LIKE '%function%' ORDER BY line")
-            params: tuple = (name,)
-        elif how == "method":
-            sql = "SELECT full_name, file, line FROM native_functions WHERE name = ? AND variants LIKE '%method%' " \
-                  "ORDER BY line"
-            params = (name,)
-        elif how == "module":
-            sql = "SELECT full_name, file, line FROM native_functions WHERE name = ? AND python_module = ? ORDER BY line"
-            params = (name, extra)
-        elif extra is None:  # torch.ops.aten.x: the overload packet, every overload
-            sql, params = "SELECT full_name, file, line FROM native_functions WHERE name = ? ORDER BY line", (name,)
-        else:
-            sql = "SELECT full_name, file, line FROM native_functions WHERE name = ? AND overload = ? ORDER BY line"
-            params = (name, extra)
+        rows = q.natives_bound(self.con, how if how in ("function", "method", "module") else
+                               "packet" if extra is None else "overload", name, extra)
         step = f"native_functions ({'variants: ' + how if how in ('function', 'method') else how})"
         return [Resolution("native_function", f"aten::{full}", file, line, via + (step,))
-                for full, file, line in _rows(self.con, sql, params)]
+                for full, file, line in rows]
 
 
 def _start(con: sqlite3.Connection, name: str, modules: frozenset[str]) -> list[str]:

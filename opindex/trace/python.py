@@ -35,9 +35,8 @@ def follow_python(con, module: str | None, qualifier: str, callee: str, limit: i
     if qualifier in ("self", "cls") or module is None:
         return None
     head, _, rest = dotted.partition(".")
-    imp = q.rows(con, "SELECT target FROM python_imports WHERE module = ? AND name = ? AND kind != 'all' LIMIT 1",
-                 (module, head))
-    full = (imp[0]["target"] + ("." + rest if rest else "")) if imp else (
+    imp = q.import_target(con, module, head)
+    full = (imp["target"] + ("." + rest if rest else "")) if imp else (
         dotted if head in ("torch",) else f"{module}.{dotted}")
     via = None  # the last python_imports row followed
     for _ in range(limit):
@@ -46,20 +45,17 @@ def follow_python(con, module: str | None, qualifier: str, callee: str, limit: i
             if via is not None and via["kind"] == "alias":
                 binding = {**binding, "alias_file": via["file"], "alias_line": via["line"]}
             return "bridge", binding
-        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
-                            "AND kind IN ('function', 'method') AND file NOT LIKE '%.pyi' ORDER BY line DESC LIMIT 1",
-                       (full,))
+        found = q.python_def(con, full)
         if found:
-            return "def", found[0]
+            return "def", found
         parent, _, last = full.rpartition(".")
-        alias = q.rows(con, "SELECT target, kind, file, line FROM python_imports WHERE module = ? AND name = ? "
-                            "AND kind != 'all' LIMIT 1", (parent, last))
-        if not alias or alias[0]["target"] == full:
+        alias = q.import_target(con, parent, last)
+        if not alias or alias["target"] == full:
             if parent == "torch" and q.native_by_name(con, last):  # torch.conv2d: bound from the YAML entry
                 return "bridge", {"kind": "torch", "namespace": "torch", "op": last, "overload": None,
                                   "text": full}
             return None
-        full, via = alias[0]["target"], alias[0]
+        full, via = alias["target"], alias
     return None
 
 
@@ -80,11 +76,10 @@ def _c_binding(full: str) -> dict | None:
 
 def self_method(con, fn: dict, name: str):
     """self.x(...) inside a method: x on the method's class or its bases (RNNBase._conv_forward and the like)."""
-    owner = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND kind = 'class' AND language = 'python' "
-                        "LIMIT 1", (fn["qualified_name"].rsplit(".", 1)[0],))
+    owner = q.python_class(con, fn["qualified_name"].rsplit(".", 1)[0])
     if not owner:
         return None
-    method = find_method(con, owner[0], name)
+    method = find_method(con, owner, name)
     return ("def", method) if method else None
 
 
@@ -102,28 +97,23 @@ def find_method(con, cls: dict, name: str, limit: int = 8) -> dict | None:
             continue
         seen.add(c["qualified_name"])
         # the last def of a name is the one that runs: @overload stubs come first, the implementation last
-        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language = 'python' "
-                            "ORDER BY line DESC LIMIT 1",
-                       (f"{c['qualified_name']}.{name}",))
+        found = q.python_member(con, f"{c['qualified_name']}.{name}")
         if found:
-            return found[0]
+            return found
         todo += _base_classes(con, c)
     return None
 
 
 def _base_classes(con, cls: dict) -> list[dict]:
     out = []
-    for b in q.rows(con, "SELECT base FROM class_bases WHERE class_name = ? ORDER BY position",
-                    (cls["qualified_name"],)):
+    for b in q.class_bases(con, cls["qualified_name"]):
         last = b["base"].split("[")[0].split(".")[-1]
-        cands = q.rows(con, "SELECT * FROM symbols WHERE name = ? AND kind = 'class' AND language = 'python' "
-                            "ORDER BY file = ? DESC, file LIKE 'torch/nn/%' DESC, file", (last, cls["file"]))
+        cands = q.python_classes_named(con, last, cls["file"])
         if cands:
             out.append(cands[0])
     return out
 
 
 def bases_text(con, cls: dict) -> str:
-    bases = [b["base"] for b in q.rows(con, "SELECT base FROM class_bases WHERE class_name = ? ORDER BY position",
-                                       (cls["qualified_name"],))]
+    bases = [b["base"] for b in q.class_bases(con, cls["qualified_name"])]
     return f"({', '.join(bases)})" if bases else ""

@@ -53,16 +53,14 @@ def _python(con, name: str) -> list[Target]:
     out: list[Target] = []
     for r in resolve(con, name):
         if r.kind == "native_function":
-            entry = q.rows(con, "SELECT * FROM native_functions WHERE full_name = ? LIMIT 1",
-                           (r.qualified_name.removeprefix("aten::"),))
+            entry = q.native_by_full_name(con, r.qualified_name.removeprefix("aten::"))
             if entry:
                 out.append(Target("python_binding", name, entry[0], r.via))
             continue
-        sym = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? AND line = ? LIMIT 1",
-                     (r.qualified_name, r.file, r.line))
+        sym = q.symbol_at(con, r.qualified_name, r.file, r.line)
         if sym:
-            kind = "python_class" if sym[0]["kind"] == "class" else "python_function"
-            out.append(Target(kind, r.qualified_name, sym[0], r.via, r.dispatch))
+            kind = "python_class" if sym["kind"] == "class" else "python_function"
+            out.append(Target(kind, r.qualified_name, sym, r.via, r.dispatch))
     if any(t.kind == "python_binding" for t in out):  # a .pyi signature is the binding, not a wrapper
         out = [t for t in out if t.kind == "python_binding" or not t.obj["file"].endswith(".pyi")]
     return _dedupe(out)
@@ -70,8 +68,7 @@ def _python(con, name: str) -> list[Target]:
 
 def _python_named(con, name: str) -> list[Target]:
     """Module-level Python classes and defs named `name` (not methods), as targets labelled by qualified name."""
-    syms = q.rows(con, "SELECT * FROM symbols WHERE name = ? AND language = 'python' AND kind IN ('class', "
-                       "'function') ORDER BY qualified_name, file, line", (name,))
+    syms = q.python_toplevel_named(con, name)
     return _dedupe([Target("python_class" if s["kind"] == "class" else "python_function", s["qualified_name"], s)
                     for s in syms if not s["file"].endswith(".pyi")])
 
@@ -88,8 +85,7 @@ def _cpp(con, n: str) -> list[Target]:
     if "::" in n:
         # `::name` is the global namespace's name only
         qn = n[2:] if n.startswith("::") else n
-        syms = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND language IN ('cpp', 'cuda') "
-                           "ORDER BY kind = 'impl_func' DESC, file, line", (qn,))
+        syms = q.cpp_symbols(con, qn)
     else:
         stubs = q.stub_declarations(con, n)
         if stubs:
@@ -133,14 +129,8 @@ def suggestions(con, name: str, limit: int = 8) -> list[str]:
     stem = name.split("::")[-1].split(".")[-1]
     if not stem:
         return []
-    pool = {r["n"] for r in q.rows(con, "SELECT DISTINCT name AS n FROM native_functions")}
-    pool |= {r["n"] for r in q.rows(con, "SELECT DISTINCT stub AS n FROM dispatch_stubs")}
-    pool |= {r["n"] for r in q.rows(con, "SELECT DISTINCT name AS n FROM symbols WHERE language = 'python' "
-                                         "AND kind = 'class' AND file LIKE 'torch/nn/%'")}
-    close = difflib.get_close_matches(stem, sorted(pool), n=limit, cutoff=0.7)
-    like = [r["n"] for r in q.rows(con, "SELECT DISTINCT name AS n FROM native_functions WHERE name LIKE ? "
-                                        "ESCAPE '\\' ORDER BY length(name) LIMIT ?",
-                                   (f"%{like_escape(stem)}%", limit))]
+    close = difflib.get_close_matches(stem, sorted(q.suggestion_pool(con)), n=limit, cutoff=0.7)
+    like = q.native_names_like(con, f"%{like_escape(stem)}%", limit)
     prefix = name[: len(name) - len(stem)] if name.endswith(stem) else ""
     if prefix.count(".") + prefix.count("::") > 4:  # no real name has a longer prefix: skip resolving it per guess
         prefix = ""

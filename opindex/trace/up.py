@@ -157,9 +157,7 @@ class UpWalker:
         if budget <= 0:
             return
         names = (entry["name"], f"{entry['name']}_symint")
-        callers = q.rows(self.con, "SELECT caller, file, min(line) AS line FROM calls WHERE callee IN (?, ?) AND "
-                                   "qualifier = 'at' AND language IN ('cpp', 'cuda') AND caller != '' "
-                                   "GROUP BY caller, file ORDER BY file", names)
+        callers = q.composite_callers(self.con, names)
         for c in self.fan_in(callers, parent, "composite callers", lambda x: (x["caller"], x["file"])):
             d = q.enclosing_definition(self.con, c["caller"], c["file"])
             if d is None or (d["qualified_name"], d["file"]) in self.b.seen_cpp:

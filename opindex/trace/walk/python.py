@@ -18,9 +18,7 @@ class PythonWalk(Step):
         """F.max_pool2d = boolean_dispatch(..., if_true=max_pool2d_with_indices, if_false=_max_pool2d): the object,
         at its assignment, then each branch def (the argument's value picks one at run time)."""
         module, _, name = targets[0].dispatch.rpartition(".")
-        found = q.rows(self.con, "SELECT file, line FROM python_imports WHERE module = ? AND name = ? AND "
-                                 "kind = 'dispatch' ORDER BY line LIMIT 1", (module, name))
-        where = found[0] if found else {"file": None, "line": None}
+        where = q.dispatch_assignment(self.con, module, name) or {"file": None, "line": None}
         hop = self.b.add(None, "python", "boolean_dispatch", targets[0].dispatch, where["file"], where["line"],
                        "boolean_dispatch: calls one of the defs below by the value of an argument (return_indices "
                        "for the max pools)")
@@ -45,8 +43,7 @@ class PythonWalk(Step):
     def python_function(self, fn: dict, parent: Hop | None = None, label: str | None = None) -> Hop:
         hop = self.b.add(parent, "python", "function", label or fn["qualified_name"], fn["file"], fn["line"],
                        f"def {fn['name']}{fn.get('signature') or '(...)'}")
-        composed = q.rows(self.con, "SELECT ops, op_names FROM python_compositions WHERE function = ? AND file = ?",
-                          (fn["qualified_name"], fn["file"]))
+        composed = q.python_compositions_of(self.con, fn["qualified_name"], fn["file"])
         if composed:
             hop.detail += f"; composed in Python of {composed[0]['ops']} ops: {composed[0]['op_names']}"
         self.python_body(fn, hop, python_depth=2)
@@ -56,8 +53,7 @@ class PythonWalk(Step):
         """A Python def's bridges into C++ and the defs and bindings it calls, in source order (the first call of
         an op is walked in full, later ones point up: torch.norm's default `torch.linalg.vector_norm(...)` at
         functional.py:1616 comes before its `_VF.norm(...)` at :1645, whichever way each is found)."""
-        bridges = q.rows(self.con, "SELECT * FROM python_bridges WHERE caller = ? AND file = ? ORDER BY line",
-                         (fn["qualified_name"], fn["file"]))
+        bridges = q.python_bridges_in(self.con, fn["qualified_name"], fn["file"])
         # F.embedding's `if max_norm is not None:` (max_norm=None): the renorm under it is not the default path
         guards = self.conditions.python(fn)
         seen: set[tuple[int, str]] = set()
@@ -67,9 +63,8 @@ class PythonWalk(Step):
                 seen.add((b["line"], b["op"]))
                 steps.append((b["line"], 0, b))
         if python_depth > 0:
-            steps += [(call["line"], 1, call) for call in q.rows(
-                self.con, "SELECT * FROM calls WHERE caller = ? AND file = ? AND language = 'python' ORDER BY line",
-                (fn["qualified_name"], fn["file"])) if (call["line"], call["callee"]) not in seen]  # not bridges
+            steps += [(call["line"], 1, call) for call in q.python_calls_in(self.con, fn["qualified_name"], fn["file"])
+                      if (call["line"], call["callee"]) not in seen]  # not bridges
         steps.sort(key=lambda step: step[:2])
         for _, is_call, row in steps:
             if self.b.full():

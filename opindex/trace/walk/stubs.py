@@ -94,9 +94,7 @@ class StubWalk(Step):
         """A device kernel that reaches its launch through a functor or lambda (`sum_functor<T>{}(iter)`) has no
         call the index can follow: point at the launches of its own file, the ones named like it first."""
         stem = d["name"].split("_kernel")[0].split("_")[0]
-        found = q.rows(self.con, "SELECT * FROM kernel_launches WHERE file = ? AND kind IN ('chevron', "
-                                 "'tensor_iterator') ORDER BY (caller LIKE ?) DESC, line LIMIT 3",
-                       (d["file"], f"%{stem}%"))
+        found = q.launches_in_file(self.con, d["file"], stem)
         for launch in found:
             first = len(self.trace.hops)
             self.launches.launch(launch, parent)
