@@ -27,6 +27,7 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_cuda
 
+from ..pytorch.syntax import function_defines
 from ..records import (BackendChoiceRow, CallRow, ConditionRow, DispatchRegistrationRow, DispatchStubRow,
                        KernelLaunchRow, LibraryCallRow, MacroRow, StubCallRow, SymbolRow, TypeDispatchRow)
 from . import FileFacts, columns
@@ -44,25 +45,6 @@ _IDENT = re.compile(r"^[A-Za-z_][\w:]*$")
 _SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
 _MAX_RECEIVER = 120
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
-# `#define NAME(params) body`, continuation lines included (the body ends at the first line without a backslash)
-# (the parameter list may be continued too: 1.4's `#define LARGE_INDEX(TENSOR_TYPE, TYPE, \` + `DST_DIM, ...)`)
-_DEFINE = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)\(((?:[^)\n\\]|\\\r?\n|\\)*)\)"
-                     rb"((?:[^\n]*\\\r?\n)*[^\n]*)")
-
-
-def _defines(data: bytes):
-    """_DEFINE's matches that start their line (only blanks before the `#`): searched from the literal `#`, as a
-    pattern led by `^` under re.M is tried at every byte (7x slower)."""
-    m = _DEFINE.search(data)
-    while m is not None:
-        start = m.start()
-        if data[data.rfind(b"\n", 0, start) + 1:start].strip(b" \t"):
-            m = _DEFINE.search(data, start + 1)  # inside a line (a comment's text): not a directive
-            continue
-        yield m
-        m = _DEFINE.search(data, m.end())
-
-
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
 # symbols row (_File._definition) and a calls row (_File.calls) are tuple literals in these orders.
 _TABLES = ("symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls", "kernel_launches",
@@ -639,7 +621,7 @@ class _File:
         """Function-like #defines the grammar lost inside an ERROR node, read from the text: the preprocessor is
         line-based, so the lines say what the macro is (FOREACH_POINTWISE_OP_SCALAR defines two kernels)."""
         found = []
-        for m in _defines(u.data):
+        for m in function_defines(u.data):
             start = u.data.index(b"#", m.start())
             if start in known:
                 continue
@@ -829,7 +811,7 @@ def _blank_define_comments(data: bytes) -> bytes:
     if b"/*" not in data or (b"\\\n" not in data and b"\\\r\n" not in data):  # no comment or no continued line
         return data
     buf = None
-    for m in _defines(data):
+    for m in function_defines(data):
         if b"/*" not in m.group(3) or b"\\" not in m.group(3):
             continue
         buf = buf or bytearray(data)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 
+from ..pytorch.syntax import define_at
+
 # a directive, continuation lines included; searched from its literal '#' (a pattern that starts at the line would
 # be tried at every line), only blanks may come before it on its line (checked per hit)
 _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\n|\\)*)")
-_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
 # `if (label_smoothing > 0.0)`, `if (!weight.defined())`, `if (max_norm.has_value())`, `if (train)`,
 # `if (reduction == Reduction::Mean)`: one name, a literal (a number or an enum's constant) or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
 # would keep the engine from skipping to each "if"), the character before is checked per hit
@@ -98,8 +99,8 @@ def _clean(text: bytes) -> str:
 
 def _guard_of_file(data: bytes, after: int, name: str) -> bool:
     """`#ifndef X` whose next non-blank line is `#define X`."""
-    m = _DEFINE.match(data, after + 1 if data[after:after + 1] == b"\n" else after)
-    while m is None and data[after:after + 1] == b"\n" and data[after + 1:after + 2] == b"\n":
+    defined = define_at(data, after + 1 if data[after:after + 1] == b"\n" else after)
+    while defined is None and data[after:after + 1] == b"\n" and data[after + 1:after + 2] == b"\n":
         after += 1
-        m = _DEFINE.match(data, after + 1)
-    return m is not None and m.group(1).decode() == name
+        defined = define_at(data, after + 1)
+    return defined == name

@@ -11,6 +11,7 @@ import functools
 import re
 
 from ..pytorch.devices import DEVICE_TYPES, EXTENSION_DEVICE, FOLDER_DEVICE, MACRO_DEVICE
+from ..pytorch.launchers import is_launcher
 from .objc import LIBRARY_CALLS
 
 # DECLARE_DISPATCH(fn_type, stub), DEFINE_DISPATCH(stub), every (ALSO_)?REGISTER_<X>_DISPATCH form, AT_DISPATCH_*.
@@ -80,14 +81,6 @@ def _kernel(arg: str | None) -> str | None:
     return arg.lstrip("&").strip() if arg else None
 
 
-# TensorIterator and friends: launch a GPU kernel from a lambda, no <<<>>> at the call site.
-TENSOR_ITERATOR_LAUNCHERS = frozenset({
-    "gpu_kernel", "gpu_kernel_nocast", "gpu_kernel_with_scalars", "opmath_gpu_kernel_with_scalars",
-    "opmath_symmetric_gpu_kernel_with_scalars", "symmetric_gpu_kernel_with_scalars", "gpu_kernel_multiple_outputs",
-    "jitted_gpu_kernel", "opmath_jitted_gpu_kernel_with_scalars", "gpu_reduce_kernel", "launch_kernel",
-    "launch_vectorized_kernel", "launch_unrolled_kernel", "launch_legacy_kernel", "launch_jitted_unrolled_kernel",
-    "launch_jitted_vectorized_kernel", "launch_reduce_kernel", "gpu_index_kernel", "_launch_kernel",
-})
 # thrust:: algorithms (iterators, pointers and tuples are not launches).
 THRUST_ALGORITHMS = frozenset({
     "sort", "sort_by_key", "stable_sort", "stable_sort_by_key", "reduce", "reduce_by_key", "transform",
@@ -133,15 +126,10 @@ def library(callee: str, qualifier: str) -> str | None:
     return LIBRARY_CALLS.get(callee)  # runMPSGraph: mpsgraph
 
 
-# Vendor and arity variants of the launchers (gpu_kernel_maca_arity1 in a MACA fork, gpu_kernel_impl upstream).
-_LAUNCHER_VARIANT = re.compile(r"^(?:%s)(?:_(?:maca|hip|rocm|nv|arity\d+|impl|nocast))+$"
-                               % "|".join(sorted(TENSOR_ITERATOR_LAUNCHERS, key=len, reverse=True)))
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def launch_kind(callee: str, qualifier: str) -> str | None:
     """tensor_iterator, cub or thrust for a call that launches GPU work without <<<>>>, else None."""
-    if callee in TENSOR_ITERATOR_LAUNCHERS or ("kernel" in callee and _LAUNCHER_VARIANT.match(callee)):
+    if is_launcher(callee):  # TensorIterator and friends: launch a GPU kernel from a lambda (pytorch/launchers.py)
         return "tensor_iterator"
     if not qualifier or ("cub" not in qualifier and "thrust" not in qualifier):
         return None

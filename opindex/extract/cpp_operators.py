@@ -4,7 +4,7 @@
 operands is a Tensor by what the function itself says: a parameter or local declared `Tensor` (`const Tensor&
 target`, `Tensor weight_`), a local `auto` initialised from such an expression (`auto input = at::log_softmax(...)`,
 `auto ignore_mask = target == ignore_index`), an `at::op(...)` call, or a Tensor method's result (`input.sum(1)`;
-not `.size(0)`, `.numel()`: pytorch/operators.py NON_TENSOR_RESULTS). The call row's receiver (`qualifier`) is
+not `.size(0)`, `.numel()`: pytorch/tensor_methods.py NON_TENSOR_RESULTS). The call row's receiver (`qualifier`) is
 that operand's text, so the trace's receiver checks apply as for `x.mul(y)`.
 
 Only functions that declare a Tensor, and use one of those names (or an `auto` made from them) next to an operator,
@@ -17,7 +17,8 @@ import re
 
 import tree_sitter as ts
 
-from ..pytorch.operators import NON_TENSOR_RESULTS, TENSOR_OPERATORS
+from ..pytorch.operators import TENSOR_OPERATORS
+from ..pytorch.tensor_methods import NON_TENSOR_RESULTS
 from .cpp_macros import collapse
 from .cpp_names import WORD_BYTES
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..model import DispatchRow, Location, NativeFunction, UfuncLoop
+from ..pytorch.syntax import split_top_level
 from . import yaml_lines
 from .yaml_lines import KEY_LINES, LINE
 
@@ -26,23 +27,6 @@ def split_func_name(schema: str) -> tuple[str, str]:
     head = schema.split("(", 1)[0].strip()
     name, _, overload = head.partition(".")
     return name, overload
-
-
-def split_top_level(text: str, sep: str = ",") -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        if ch == sep and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur).strip())
-    return parts
 
 
 def arguments_text(schema: str) -> str:
@@ -61,7 +45,7 @@ def arguments_text(schema: str) -> str:
 def is_out_fn(schema: str) -> bool:
     """An out= overload: a kwarg-only argument annotated as written-to, e.g. `*, Tensor(a!) out`."""
     kwarg_only = False
-    for arg in split_top_level(arguments_text(schema)):
+    for arg in (part.strip() for part in split_top_level(arguments_text(schema))):
         if arg == "*":
             kwarg_only = True
         elif kwarg_only and "!" in arg.split(" ")[0]:

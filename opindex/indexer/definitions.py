@@ -11,6 +11,7 @@ import sqlite3
 from collections import defaultdict
 
 from ..paths import safe_path
+from ..pytorch.syntax import split_top_level
 from ..pytorch.stubs import PARAMETER  # noqa: F401 - the link step's name for it
 
 HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
@@ -204,16 +205,7 @@ def _off(condition: str) -> bool:
 
 def _disjuncts(condition: str) -> list[str]:
     """The top-level `||` terms of a condition (parentheses respected)."""
-    terms, depth, start = [], 0, 0
-    for i, c in enumerate(condition):
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0 and condition.startswith("||", i) and i >= start:
-            terms.append(condition[start:i])
-            start = i + 2
-    return terms + [condition[start:]]
+    return split_top_level(condition, "||", brackets="(")
 
 
 class Lines:

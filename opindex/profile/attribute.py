@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..pytorch.syntax import split_top_level
 from .chrome import KernelGroup
 from .index import (ANON, CLASS_KINDS, DISPATCH_KEY_ORDER, FANOUT, FUNCTION_KINDS, UP_DEPTH, _HOST_DEVICE,
                     _UFUNC_FUNCTOR, IndexFacts, _dedupe, _host_only, _hop, _last, _loc, _norm_op, _op_base,
@@ -425,7 +426,7 @@ def _targs_agree(launch_targs: str | None, profile_targs: list[str]) -> bool:
     is an integer literal on both sides differs (`max_threads / 4` is not a literal; its 4 is not compared)."""
     if not launch_targs:
         return True
-    parts = [p.strip() for p in _split_top(launch_targs.strip().lstrip("<").rstrip(">"))]
+    parts = [p.strip() for p in split_top_level(launch_targs.strip().lstrip("<").rstrip(">"), brackets="<([")]
     for a, b in zip(parts, profile_targs):
         ai, bi = _int_literal(a), _int_literal(b)
         if ai is not None and bi is not None and ai != bi:
@@ -437,21 +438,6 @@ def _int_literal(s: str) -> int | None:
     m = re.fullmatch(r"(\d+)[uUlL]*", s.strip())
     return int(m.group(1)) if m else None
 
-
-def _split_top(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
 
 
 def short_name(kn: KernelName, width: int = 90) -> str:

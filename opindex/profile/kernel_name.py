@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..pytorch.launchers import is_launcher
 from .demangle import demangle, demangle_many, is_mangled, itanium_demangle  # noqa: F401  (re-exported)
 
 ANON = "(anonymous namespace)"
@@ -185,10 +186,10 @@ class _Parser:
 
 
 # -- what a kernel name tells ----------------------------------------------------------------------------------------
-# Names whose template arguments carry the op, and plumbing types: never an op body themselves.
+# Names whose template arguments carry the op, and plumbing types: never an op body themselves. The launchers
+# (gpu_kernel, launch_vectorized_kernel, their variants) are pytorch/launchers.py's: is_infra asks both.
 INFRA = {
-    "gpu_kernel_impl_nocast", "gpu_kernel_impl", "gpu_kernel", "gpu_kernel_with_scalars", "launch_legacy_kernel",
-    "launch_vectorized_kernel", "launch_unrolled_kernel", "AUnaryFunctor", "BUnaryFunctor", "BinaryFunctor",
+    "AUnaryFunctor", "BUnaryFunctor", "BinaryFunctor",
     "func_wrapper_t", "ReduceOp", "TensorListMetadata", "TensorListScalarListMetadata",
     "FusedOptimizerTensorListMetadata", "array", "TrivialOffsetCalculator", "OffsetCalculator", "LoadWithCast",
     "StoreWithCast", "LoadWithoutCast", "StoreWithoutCast", "TensorInfo", "PhiloxCudaState", "TensorIteratorBase",
@@ -200,6 +201,11 @@ INFRA = {
     "TensorAccessor", "GenericTensorAccessor", "Array", "OpMathType", "opmath_type", "acc_type", "Float8_e4m3fn",
     "Float8_e5m2", "ScalarType", "Layout", "Device", "Generator", "CUDAGeneratorImpl", "TensorListScalarListMetadata",
 }
+
+
+def is_infra(name: str) -> bool:
+    """A launcher or a plumbing type (INFRA): its template arguments may carry the op, it is never the op's body."""
+    return name in INFRA or is_launcher(name)
 # std:: function objects that foreach/multi_tensor_apply kernels take as their op.
 STD_OPS = {"plus", "minus", "multiplies", "divides", "modulus", "negate", "equal_to", "not_equal_to", "greater",
            "less", "greater_equal", "less_equal", "logical_and", "logical_or", "logical_not", "bit_and", "bit_or",
@@ -346,12 +352,12 @@ def _collect_hints(kernel: Comp, kn: KernelName) -> None:
                     # a lambda inside a functor's operator(): the functor is the op body (sum_functor)
                     cls = comps[:j]
                     _add(kn.functors, seen_f, _qual(cls))
-                elif enc.name not in INFRA:
+                elif not is_infra(enc.name):
                     _add(kn.lambdas, seen_l, _qual(comps[:j + 1]))
         else:
             cls = comps[-1]
             ns = [c.name for c in comps[:-1]]
-            if cls.name not in INFRA and not cls.is_lambda and (
+            if not is_infra(cls.name) and not cls.is_lambda and (
                     (ns == ["std"] and cls.name in STD_OPS) or
                     (ns and ns[0] in _OP_NAMESPACES and (cls.targs is not None or _FUNCTOR_NAME.search(cls.name)))
                     or _FUNCTOR_NAME.search(cls.name) and ns and ns[0] != "std"):

@@ -8,13 +8,12 @@ import os
 import re
 from pathlib import Path
 
+from ..pytorch.syntax import define_body, function_defines
 from .index import FANOUT, _dedupe, _host_only, _last
 
 
 class SourceText:
     """Mixin for IndexFacts: the checkout's files, cached per profile."""
-
-    _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
 
     def _read_bytes(self, path: str) -> bytes | None:
         """A checkout file's bytes; cached (a profile asks for the same files). Only relative paths without `..`
@@ -127,11 +126,12 @@ class SourceText:
             return self._cache[key]
         out = {r[0]: r for r in self._q("SELECT name, line, parameters, body FROM macros WHERE file = ? "
                                         "AND parameters IS NOT NULL", (file,))}
-        text = self._read(file) if self.root else None
-        for m in self._DEFINE.finditer(text or ""):
-            if m.group(1) not in out:
-                out[m.group(1)] = (m.group(1), text.count("\n", 0, m.start()) + 1, m.group(2),
-                                   m.group(3).replace("\\\n", " "))
+        data = self._read_bytes(file) if self.root and self._read(file) is not None else None
+        for m in function_defines(data or b""):
+            name = m.group(1).decode()
+            if name not in out:
+                out[name] = (name, data.count(b"\n", 0, m.start()) + 1, m.group(2).decode("utf-8", "replace"),
+                             define_body(m.group(3).decode("utf-8", "replace")))
         self._cache[key] = list(out.values())
         return self._cache[key]
 

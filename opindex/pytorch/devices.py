@@ -5,6 +5,7 @@ REGISTER_*DISPATCH sites record (dispatch_registrations.device), the word of its
 (REGISTER_CUDA_DISPATCH), the folders whose plain REGISTER_DISPATCH registers it (a device comes from where a file
 is compiled, not from the macro), the file extensions compiled only for it, the C++ dialects its sources are written
 in (Objective-C++ .mm: indexed with the C++ grammar), and whether `--device` offers it.
+Vendor platforms that build a backend from its sources (ROCm, MACA) are rows of VENDOR_PLATFORMS beside it.
 Adding a backend is one row here (plus, if its code needs other patterns, a query file in extract/queries/).
 
 Words: a *device* is what code runs on (CPU, CUDA); a *language* is what a file is written in (cpp, cuda); a
@@ -28,31 +29,49 @@ class Backend:
     # C++ dialects of its sources, read with the C++ grammar (language cpp); a plain REGISTER_DISPATCH in one takes its
     # device from the folder (an .mm file under mps/ registers MPS), as in .cpp
     dialect_extensions: tuple[str, ...] = ()
+    # folders of libraries whose code runs on this device only, though a REGISTER_DISPATCH there does not take its
+    # device from them (oneDNN/MKL/XNNPACK are CPU libraries; mkldnn/ also holds CPU registrations by folder default)
+    library_folders: tuple[str, ...] = ()
+    macros: tuple[str, ...] = ()  # preprocessor macros only this device's build defines (USE_MPS)
+    # name parts of this vendor's variants of a TensorIterator launcher (gpu_kernel_nv: see pytorch/launchers.py)
+    launcher_suffixes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VendorPlatform:
+    """A vendor's platform that builds one of the BACKENDS from the same sources: its kernels register as that
+    backend's device (a ROCm build hipifies cuda/ and registers CUDA), but some folders and macros are its build's
+    alone, and its launchers may carry its name (gpu_kernel_maca_arity1)."""
+    name: str  # the platform a folder or macro names (ROCm)
+    device: str  # the backend its kernels register as (CUDA)
+    folders: tuple[str, ...] = ()  # code only this platform's build compiles (miopen/: MIOpen is ROCm's library)
+    macros: tuple[str, ...] = ()  # preprocessor macros only this platform's build defines
+    launcher_suffixes: tuple[str, ...] = ()  # name parts of its launcher variants
 
 
 BACKENDS: tuple[Backend, ...] = (
-    Backend("CPU", "cpu", ("CPU",), "CPU", folders=("cpu",)),
+    Backend("CPU", "cpu", ("CPU",), "CPU", folders=("cpu",), library_folders=("mkldnn", "mkl", "xnnpack")),
     # a ROCm build hipifies cuda/, cudnn/ and miopen/ and still registers them as CUDA
     Backend("CUDA", "cuda", ("CUDA",), "CUDA", folders=("cuda", "cudnn", "miopen", "hip"), extensions=(".cu", ".cuh"),
-            device_code_folders=("cuda", "cudnn", "miopen", "hip")),
+            device_code_folders=("cuda", "cudnn", "miopen", "hip"), launcher_suffixes=("nv",)),
     Backend("HIP", None, ("HIP",), "HIP"),
     # Apple's backends are written in Objective-C++ (.mm: MPSGraph and Metal are Objective-C APIs)
-    Backend("MPS", "mps", ("MPS",), "MPS", folders=("mps",), dialect_extensions=(".mm",)),
+    Backend("MPS", "mps", ("MPS",), "MPS", folders=("mps",), dialect_extensions=(".mm",), macros=("USE_MPS",)),
     Backend("XPU", "xpu", ("XPU",), "XPU", folders=("xpu",)),
     Backend("PrivateUse1", None, ("PrivateUse1",), "PRIVATEUSE1"),
     Backend("Vulkan", None, ("Vulkan",), None, folders=("vulkan",)),
     Backend("Metal", None, ("Metal",), None, folders=("metal",), dialect_extensions=(".mm",)),
 )
-# Folders whose code runs on one platform only, whatever dispatch key reaches it: MIOpen is the ROCm build's
-# (hipified code registers as CUDA, but an NVIDIA build never compiles it), oneDNN/MKL/XNNPACK are CPU libraries.
-PLATFORM_FOLDERS = {"miopen": "ROCm", "hip": "ROCm", "mkldnn": "CPU", "mkl": "CPU", "xnnpack": "CPU", "cpu": "CPU",
-                    "mps": "MPS", "vulkan": "Vulkan", "metal": "Metal", "cudnn": "CUDA", "cuda": "CUDA"}
-# Preprocessor macros only one platform's build defines: code under `#ifdef __HIP_PLATFORM_HCC__` (1.8's
-# hip_parallel_cat) is the ROCm build's, whatever folder it sits in.
-PLATFORM_MACROS = {"USE_ROCM": "ROCm", "__HIP_PLATFORM_HCC__": "ROCm", "__HIP_PLATFORM_AMD__": "ROCm",
-                   "USE_MPS": "MPS"}
-# The platforms a --device trace may walk into (a folder of another platform is not this device's code).
-OPTION_PLATFORMS = {"cpu": ("CPU",), "cuda": ("CUDA",), "mps": ("MPS",), "xpu": ("XPU",)}
+# Vendor platforms that build a backend above from its sources. A ROCm build hipifies cuda/ (registered as CUDA,
+# BACKENDS' CUDA row) but compiles miopen/ and hip/ and the code under `#ifdef __HIP_PLATFORM_HCC__` (1.8's
+# hip_parallel_cat) only for itself. MetaX's MACA fork (mcPytorch, the 2.4 tree) *is* its --device cuda build:
+# its USE_MACA code is not another platform's, so no folder or macro of it takes code out of a cuda trace; only its
+# launchers carry its name.
+VENDOR_PLATFORMS: tuple[VendorPlatform, ...] = (
+    VendorPlatform("ROCm", "CUDA", folders=("miopen", "hip"),
+                   macros=("USE_ROCM", "__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_AMD__"), launcher_suffixes=("hip", "rocm")),
+    VendorPlatform("MACA", "CUDA", launcher_suffixes=("maca",)),
+)
 
 # Devices a stub call may name literally (kCUDA, DeviceType::MPS) besides the backends above.
 OTHER_DEVICE_TYPES = ("Meta", "IPU", "HPU", "Lazy", "MTIA")
@@ -76,6 +95,19 @@ DEVICE_CODE_FOLDERS = frozenset(f for b in BACKENDS for f in b.device_code_folde
 DIALECT_EXTENSIONS = tuple(dict.fromkeys(ext for b in BACKENDS for ext in b.dialect_extensions))  # (".mm",)
 DIALECT_FOLDERS = frozenset(f for b in BACKENDS if b.dialect_extensions for f in b.folders)  # mps, metal
 HEADER_EXTENSIONS = (".h", ".hpp")
+# Folders whose code runs on one platform only, whatever dispatch key reaches it: a backend's folders and library
+# folders, except those a vendor platform's build alone compiles (miopen/ and hip/ are ROCm's, though registered as
+# CUDA: an NVIDIA build never compiles them)
+PLATFORM_FOLDERS = {**{f: b.device for b in BACKENDS for f in (*b.folders, *b.library_folders)},
+                    **{f: p.name for p in VENDOR_PLATFORMS for f in p.folders}}
+# Preprocessor macros only one platform's build defines
+PLATFORM_MACROS = {**{m: b.device for b in BACKENDS for m in b.macros},
+                   **{m: p.name for p in VENDOR_PLATFORMS for m in p.macros}}
+# The platforms a --device trace may walk into (a folder of another platform is not this device's code)
+OPTION_PLATFORMS = {b.option: (b.device,) for b in BACKENDS if b.option}
+# Name parts of vendor variants of the TensorIterator launchers (gpu_kernel_maca_arity1, gpu_kernel_hip)
+LAUNCHER_VENDOR_SUFFIXES = tuple(dict.fromkeys(s for row in (*BACKENDS, *VENDOR_PLATFORMS)
+                                               for s in row.launcher_suffixes))
 DEVICE_TYPES = tuple(b.device for b in BACKENDS) + OTHER_DEVICE_TYPES
 # torchgen's per-dispatch-key op APIs (`at::cuda::sort(...)`, `at::cpu::add(...)`, `at::compositeexplicitautograd::
 # zeros(...)`): a call of an op's kernel for that key, not through the dispatcher's choice of key

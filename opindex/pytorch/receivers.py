@@ -9,13 +9,10 @@ from __future__ import annotations
 import functools
 import re
 
-# Tensor/TensorIterator accessors whose results are not Tensors (Device, TensorOptions, IntArrayRef, ScalarType ...)
-NON_TENSOR_ACCESSORS = frozenset({
-    "device", "options", "sizes", "strides", "sym_sizes", "sym_strides", "dtype", "scalar_type", "layout",
-    "storage", "key_set", "suggest_memory_format", "device_type", "type", "shape", "common_dtype", "input_dtype",
-    "dims", "get_device", "data_ptr", "const_data_ptr", "mutable_data_ptr", "itemsize", "element_size",
-    "nbytes", "numel", "dim", "ndimension", "size", "stride", "begin", "end",
-})
+from .syntax import split_top_level
+from .tensor_methods import METADATA_ACCESSORS
+
+NON_TENSOR_ACCESSORS = METADATA_ACCESSORS  # never a Tensor, and no kernel runs (tensor_methods.py)
 _LAST_CALL = re.compile(r"(\w+)\s*(?:<[^<>()]*>)?\s*\([^()]*\)\s*$")
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 _TENSOR_TYPE = re.compile(r"(?<![\w])(?:at::|c10::)?Tensor(?![\w])")
@@ -68,14 +65,4 @@ def split_parameters(signature: str) -> list[str]:
     inner = signature.strip()
     if inner.startswith("(") and inner.endswith(")"):
         inner = inner[1:-1]
-    depth, start, parts = 0, 0, []
-    for i, ch in enumerate(inner):
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(inner[start:i])
-            start = i + 1
-    parts.append(inner[start:])
-    return [p for p in parts if p.strip()]
+    return [p for p in split_top_level(inner, brackets="<([{") if p.strip()]

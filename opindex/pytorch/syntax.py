@@ -1,0 +1,59 @@
+"""C++ and schema text read without a parser, one reader per thing: the top-level parts of a list (parameters,
+arguments, template arguments, schema arguments, `||` terms) and the #define directives of a file. Shared by the
+extractors, the link step, the profile and the pytorch/ rules (receivers.py): the bottom of the import graph."""
+from __future__ import annotations
+
+import re
+
+_CLOSING = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def split_top_level(text: str, sep: str = ",", brackets: str = "([{<") -> list[str]:
+    """`text` split at each `sep` outside the `brackets` (opening ones; each closes with its pair): `a<b, c>, f(d,
+    e)` -> [`a<b, c>`, ` f(d, e)`]. Parts as written (not stripped), empty ones kept; a separator of several
+    characters (`||`) is not matched again inside one just found. Which brackets count is the caller's: a `>` of
+    `->` closes `<` when `<` is one of them."""
+    closing = "".join(_CLOSING[b] for b in brackets)
+    first, parts, depth, start = sep[0], [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in brackets:
+            depth += 1
+        elif ch in closing:
+            depth -= 1
+        elif ch == first and depth == 0 and i >= start and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+    parts.append(text[start:])
+    return parts
+
+
+# `#define NAME(params) body`, continuation lines included (the body ends at the first line without a backslash)
+# (the parameter list may be continued too: 1.4's `#define LARGE_INDEX(TENSOR_TYPE, TYPE, \` + `DST_DIM, ...)`)
+FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)\(((?:[^)\n\\]|\\\r?\n|\\)*)\)"
+                             rb"((?:[^\n]*\\\r?\n)*[^\n]*)")
+_DEFINE_NAME = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
+
+
+def function_defines(data: bytes):
+    """The function-like #defines of a file, as FUNCTION_DEFINE matches (name, parameters, body; start at the `#`)
+    that start their line (only blanks before the `#`): searched from the literal `#`, as a pattern led by `^` under
+    re.M is tried at every byte (7x slower)."""
+    m = FUNCTION_DEFINE.search(data)
+    while m is not None:
+        start = m.start()
+        if data[data.rfind(b"\n", 0, start) + 1:start].strip(b" \t"):
+            m = FUNCTION_DEFINE.search(data, start + 1)  # inside a line (a comment's text): not a directive
+            continue
+        yield m
+        m = FUNCTION_DEFINE.search(data, m.end())
+
+
+def define_at(data: bytes, pos: int) -> str | None:
+    """The name of the #define (object- or function-like) whose line starts at data[pos], else None."""
+    m = _DEFINE_NAME.match(data, pos)
+    return m.group(1).decode() if m else None
+
+
+def define_body(raw: str) -> str:
+    """A #define's body as one line: continuation backslash-newlines become spaces."""
+    return raw.replace("\\\r\n", " ").replace("\\\n", " ")
