@@ -12,7 +12,10 @@ from ..trace.model import Trace
 class TraceView(Trace):
     @classmethod
     def of(cls, t: Trace) -> "TraceView":
-        return cls(**{f.name: getattr(t, f.name) for f in fields(t)})
+        view = cls(**{f.name: getattr(t, f.name) for f in fields(t)})
+        if "_main" in t.__dict__:  # the main chain chosen when the walk ended (Trace.main_chain keeps it)
+            view.__dict__["_main"] = t.__dict__["_main"]
+        return view
 
     def to_text(self, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
                 color: bool = False, width: int | None = None) -> str:

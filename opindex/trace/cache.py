@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 from .model import Condition, Hop
@@ -84,7 +85,7 @@ class PathCache:
         self.dirty = False
         data = {"key": self.key,
                 "paths": [{"ops": list(ops), "device": device,
-                           "hops": [[parent, [getattr(h, f) for f in _FIELDS], [vars(c) for c in h.conditions]]
+                           "hops": [[parent, [getattr(h, f) for f in _FIELDS], [asdict(c) for c in h.conditions]]
                                     for parent, h in path]}
                           for (ops, device), path in self.paths.items()],
                 "others": [{"op": op, "device": device, "kernels": kernels}

@@ -115,12 +115,19 @@ _FIXED_IN_OPEN = frozenset({Kind.NOTE, Kind.CAPPED, Kind.UFUNC})
 def typed(layer: str, kind: str) -> tuple[Layer, Kind | str]:
     """(Layer, Kind) of a hop; a kind outside Kind is refused, but in the layers that name hops by a PyTorch value
     (OPEN_KINDS). A typo in a walk fails here, not as a hop no renderer knows."""
-    layer = Layer(layer)
-    if kind in Kind.__members__.values() and (layer not in OPEN_KINDS or kind in _FIXED_IN_OPEN):
-        return layer, Kind(kind)
-    if layer in OPEN_KINDS:
-        return layer, kind
-    raise ValueError(f"unknown hop kind {kind!r} in layer {layer.value!r}")
+    typed_layer = _LAYER_OF.get(layer)
+    if typed_layer is None:
+        raise ValueError(f"unknown hop layer {layer!r}")
+    typed_kind = _KIND_OF.get(kind)
+    if typed_kind is not None and (typed_layer not in OPEN_KINDS or typed_kind in _FIXED_IN_OPEN):
+        return typed_layer, typed_kind
+    if typed_layer in OPEN_KINDS:
+        return typed_layer, kind
+    raise ValueError(f"unknown hop kind {kind!r} in layer {layer!r}")
+
+
+_LAYER_OF = {layer.value: layer for layer in Layer}  # (a dict: a hop is typed ~25,000 times in a large trace)
+_KIND_OF = {kind.value: kind for kind in Kind}
 
 
 class Found(StrEnum):
@@ -132,7 +139,7 @@ class Found(StrEnum):
     COMPOSITE_CALLEE = "composite_callee"  # the backward of an op a composite kernel calls (its autograd is theirs)
 
 
-@dataclass
+@dataclass(slots=True)
 class Condition:
     """A condition the code of a hop runs under, where the source states it."""
     kind: str  # "#if" | "if" | "switch"
@@ -143,7 +150,7 @@ class Condition:
     # (not evaluated: the trace shows both sides)
 
 
-@dataclass
+@dataclass(slots=True)
 class Hop:
     id: int
     parent: int | None  # the hop this one was reached from (None for a root)
@@ -176,7 +183,7 @@ class Hop:
     @property
     def not_default(self) -> bool:
         """Under a condition the default arguments make false (`if (label_smoothing > 0.0)`)."""
-        return any(c.assumed is False for c in self.conditions)
+        return bool(self.conditions) and any(c.assumed is False for c in self.conditions)
 
 
 @dataclass
@@ -226,8 +233,13 @@ class Trace:
 
     def main_chain(self) -> list[Hop]:
         """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
-        start to the first Python surface (trace/rank.py chooses it)."""
-        return main_chain(self)
+        start to the first Python surface (trace/rank.py chooses it). Kept while the hops stay the same (the
+        renderers ask several times)."""
+        key = (len(self.hops), id(self.hops[-1]) if self.hops else None)
+        cached = self.__dict__.get("_main")
+        if cached is None or cached[0] != key:
+            cached = self.__dict__["_main"] = (key, main_chain(self))
+        return list(cached[1])
 
     def finish(self) -> None:
         """Once the walk is done: each repeat points at the hop it repeats (the first of the same layer, name and
