@@ -87,21 +87,3 @@ def test_one_define_reader():
     assert syntax.define_at(b"#define D 1\n", 0) == "D" and syntax.define_at(b"int x;\n", 0) is None
     # the include guard test reads #defines with it
     assert preprocessor(b"#ifndef X_H\n#define X_H\nint a;\n#endif\n") == []
-
-
-def test_the_schema_says_which_ops_are_views():
-    import sqlite3
-
-    from opindex.pytorch.plumbing import PLUMBING_OPS, plumbing_ops, schema_views
-    rows = [("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"),
-            ("split", "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"),
-            ("_unpack_dual", "_unpack_dual(Tensor(a) dual, int level) -> (Tensor(a) primal, Tensor tangent)"),
-            ("add_", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"),
-            ("reshape", "reshape(Tensor self, int[] shape) -> Tensor"),  # 1.4: not annotated, named instead
-            ("randn", "randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor")]
-    assert schema_views(rows) == {"view", "split", "_unpack_dual"}
-    con = sqlite3.connect(":memory:")
-    con.execute("CREATE TABLE native_functions (name TEXT, schema TEXT)")
-    con.executemany("INSERT INTO native_functions VALUES (?, ?)", rows)
-    assert plumbing_ops(con) == frozenset(PLUMBING_OPS) | {"_unpack_dual"}
-    assert "reshape" in PLUMBING_OPS and "randn" not in plumbing_ops(con)

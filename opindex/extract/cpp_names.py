@@ -168,7 +168,7 @@ _DECORATOR_KEYWORD = {b"HOST_DEVICE": b"__device__", b"DEVICE": b"__device__", b
 
 # Legacy TH/THC/THNN generic code names its functions through token-pasting macros, `THCTensor_(sort)(state, ...)`
 # (`#define THCTensor_(NAME) TH_CONCAT_4(TH,CReal,Tensor_,NAME)`): the grammar reads that as a call, not a name.
-# `THCTensor_(sort)` becomes `THCTensor_sort  `, the generic name build/link.py ties THCudaDoubleTensor_sort to.
+# `THCTensor_(sort)` becomes `THCTensor_sort  `, the generic name indexer/link.py ties THCudaDoubleTensor_sort to.
 # (no leading \b: a pattern that starts with a literal is searched for fast; a match inside a longer word, as in
 # WIDTH_(, is skipped below)
 _GENERIC_NAME = re.compile(rb"(TH\w*_)\(\s*([A-Za-z_]\w*)\s*\)")

@@ -1,4 +1,4 @@
-"""build: discover -> parse/extract (worker processes) -> store -> link, into a file that replaces the index only
+"""pipeline: discover -> parse/extract (worker processes) -> store -> link, into a file that replaces the index only
 when complete. Rebuilds re-extract only files whose content changed (size+mtime, then SHA-1)."""
 from __future__ import annotations
 

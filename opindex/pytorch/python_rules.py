@@ -1,6 +1,6 @@
 """The Python layer's naming rules: which dotted callee crosses into C++, and how imports name things.
 
-Pure functions on strings, shared by the extractor (python.py) and name resolution (opindex/resolve.py).
+Pure functions on strings, shared by the extractor (python.py) and name resolution (opindex/trace/names.py).
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ PER_FILE_TABLES = [
     "decompositions",
 ]
 # Registry tables are filled from the two YAML files; rows of the formulas/dispatch tables point at their entry.
-# Link tables are derived from the others by build/link.py, all of them again on every build.
+# Link tables are derived from the others by indexer/link.py, all of them again on every build.
 REGISTRY_TABLES = ["native_functions", "native_dispatch", "native_ufunc_loops", "derivatives", "derivative_formulas"]
 
 SCHEMA_VERSION = "0007"  # the alembic head revision this code writes

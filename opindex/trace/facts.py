@@ -1,4 +1,4 @@
-"""facts: every lookup the walks make, small and indexed: the per-file facts and the links build/link.py derives.
+"""facts: every lookup the walks make, small and indexed: the per-file facts and the links indexer/link.py derives.
 
 Every function takes an sqlite3 connection and bound parameters; none formats user text into SQL. Results are
 plain dicts (column -> value).
@@ -244,7 +244,7 @@ def symbol_by_id(con, symbol_id: int) -> dict:
     return rows(con, "SELECT * FROM symbols WHERE id = ?", (symbol_id,))[0]
 
 
-# -- derived links (build/link.py) -----------------------------------------------------------------------------
+# -- derived links (indexer/link.py) ---------------------------------------------------------------------------
 def kernel_links(con, dispatch_id: int) -> list[dict]:
     """The definitions a dispatch row's kernel name may denote, best first; `chosen` ones are walked."""
     return rows(con, "SELECT * FROM op_kernel_links WHERE dispatch_id = ? ORDER BY rank", (dispatch_id,))

@@ -1,8 +1,11 @@
-"""trace: the cross-layer chain of one operation, as a tree of hops with file and line.
+"""The cross-layer chain of one operation, as a tree of typed hops with file and line.
 
-A Trace is plain data (to_dict / to_json are the stable, documented shape). The walks that build it live beside
-this module (down.py, up.py); opindex.render turns it into text, Markdown, Graphviz dot and Mermaid
-(render.TraceView adds those methods for notebooks). Nothing here imports a renderer.
+A Trace is plain data (to_dict / to_json are the stable shape, docs/json.md). A Hop's layer and kind are enums,
+and what a program needs of it (how it was found, the conditions it runs under, what it repeats, whether it is on
+the main chain) is a field: its detail is prose for a reader. The walks that build a Trace live beside this module
+(walk/, up.py, kept by builder.py); which end is the main chain's is rank.py's; opindex.render turns a Trace into
+text, Markdown, Graphviz dot and Mermaid (render.TraceView adds those methods for notebooks). Nothing here imports
+a renderer.
 """
 from __future__ import annotations
 

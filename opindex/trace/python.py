@@ -1,4 +1,4 @@
-"""walk_python: how the walk follows Python code: calls through a module's imports and aliases, self.x()
+"""How a walk follows Python code: calls through a module's imports and aliases, self.x()
 through a class's bases, and which native_functions.yaml entries a bridge reaches."""
 from __future__ import annotations
 
