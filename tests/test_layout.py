@@ -3,6 +3,7 @@ a circle (docs/build.md, "How the code is laid out")."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "opindex"
@@ -86,3 +87,41 @@ def test_no_import_circle():
     for node in sorted(graph):
         visit(node)
     assert cycles == []
+
+
+SQL = re.compile(r"\bSELECT\b.*?\bFROM\b|\bSELECT\s+(count\(|\*|\d)|\b(INSERT|REPLACE)\s+(OR\s+\w+\s+)?INTO\b|"
+                 r"\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|\b(CREATE|DROP)\s+(TEMP\s+)?(TABLE|INDEX|VIEW|TRIGGER)\b|"
+                 r"\bPRAGMA\s+\w|\bWITH\s+\w+\s+AS\b", re.S)
+
+
+def string_texts(tree: ast.AST) -> list[str]:
+    """The text of every string literal of a module; an f-string also as a whole, each {field} read as x."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append(node.value)
+        elif isinstance(node, ast.JoinedStr):
+            out.append("".join(v.value if isinstance(v, ast.Constant) else "x" for v in node.values))
+    return out
+
+
+def test_profile_holds_no_sql():
+    """The query side's SELECTs are opindex/trace/facts.py's: the profile asks those functions (docs/build.md) and
+    never runs SQL of its own."""
+    wrong = []
+    for name, path in modules().items():
+        if not name.startswith("opindex.profile"):
+            continue
+        tree = ast.parse(path.read_text())
+        wrong += [f"{name}: {text[:60]!r}" for text in string_texts(tree) if SQL.search(text)]
+        wrong += [f"{name}: .{node.func.attr}() at line {node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("execute", "executemany", "executescript")]
+    assert wrong == []
+
+
+def test_sql_finder_finds_sql():
+    texts = string_texts(ast.parse('x = f"SELECT {cols} FROM t WHERE b IN ({marks})"\ny = "INSERT INTO t VALUES (?)"\n'
+                                   'z = "Every SELECT is a function of facts.py"\nw = "SELECT count(*) AS n"'))
+    assert {t for t in texts if SQL.search(t)} == {"SELECT x FROM t WHERE b IN (x)", "INSERT INTO t VALUES (?)",
+                                                    "SELECT count(*) AS n"}

@@ -1,8 +1,8 @@
-"""The index side of profile attribution: cached plain-SQL lookups over the opindex tables (symbols, calls,
-native_dispatch, dispatch_registrations, stub_calls, stub_arguments ...), and the small rules shared by the walks.
+"""The index side of profile attribution: the lookups over the opindex tables (symbols, calls, native_dispatch,
+dispatch_registrations, stub_calls, stub_arguments ...), cached per profile, and the small rules shared by the walks.
 
-Nothing here imports the trace package: the profile answers are read straight from the tables, so they do not move
-when the trace walkers change."""
+Every query is a function of opindex/trace/facts.py, the one module of the query side that holds SQL (the trace's
+walks ask the same functions); this module asks them and keeps the answers for one profile."""
 from __future__ import annotations
 
 import functools
@@ -10,9 +10,12 @@ import re
 import sqlite3
 from pathlib import Path
 
+from ..pytorch.devices import registration_devices
+from ..trace import facts
 from .chrome import KernelGroup
 from .kernel_name import ANON
 
+DEVICE = "cuda"          # the --device a profiled GPU kernel runs on
 FUNCTION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function")
 CLASS_KINDS = ("struct", "class")
 # Folders whose code never runs on a GPU: a GPU kernel's lambda or functor is never defined there.
@@ -93,32 +96,34 @@ class IndexFacts:
         self._cache: dict = {}
         self._text_pass = False      # the second, text-assisted walk (see _up)
 
-    # -- cached lookups ------------------------------------------------------------------------------------------
+    # -- cached lookups (the SELECTs are opindex.trace.facts's) ---------------------------------------------------
 
-    def _q(self, sql: str, params: tuple = ()) -> list[tuple]:
-        key = (sql, params)
+    def _ask(self, fn, *args):
+        """facts.fn(con, *args), asked once per profile."""
+        key = (fn, args)
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._cache[key] = self.con.execute(sql, params).fetchall()
+            hit = self._cache[key] = fn(self.con, *args)
+        return hit
+
+    def _kept(self, key, make):
+        """A result derived from lookups, made once per profile."""
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = make()
         return hit
 
     def defs(self, name: str, kinds: tuple) -> list[tuple]:
-        """(qualified_name, file, line, kind, language) of definitions named `name`."""
-        marks = ",".join("?" * len(kinds))
-        return self._q(f"SELECT s.qualified_name, s.file, s.line, s.kind, s.language FROM symbols s "
-                       f"WHERE s.name = ? AND s.kind IN ({marks}) AND s.language != 'python' "
-                       f"ORDER BY s.file, s.line", (name, *kinds))
+        """(qualified_name, file, line, kind, language) of C++/CUDA definitions named `name`, by file and line."""
+        return self._kept(("defs", name, kinds), lambda: [
+            (s["qualified_name"], s["file"], s["line"], s["kind"], s["language"])
+            for s in self._ask(facts.symbols_named, name) if s["kind"] in kinds])
 
     def _gpu_defs(self, name: str) -> list[tuple]:
         """Function definitions of a callee outside host-only folders; a name with many definitions (size, get) is
         too generic to follow and gives none."""
-        key = ("gpudefs", name)
-        if key not in self._cache:
-            n = self._q("SELECT count(*) FROM symbols WHERE name = ?", (name,))[0][0]
-            rows = [] if n > 12 else [d for d in self.defs(name, ("function", "method", "impl_func"))
-                                      if not _host_only(d[1])]
-            self._cache[key] = rows
-        return self._cache[key]
+        return self._kept(("gpudefs", name), lambda: [] if self._ask(facts.symbol_count, name) > 12 else [
+            d for d in self.defs(name, ("function", "method", "impl_func")) if not _host_only(d[1])])
 
     def pick(self, name: str, namespace: list[str], kinds: tuple, gpu_context: bool = True):
         """The definitions of `name` in `namespace`: (primary, alternates, note). Same name AND a compatible
@@ -148,27 +153,23 @@ class IndexFacts:
         """The names a function is known by in dispatch rows and registrations: its symbol name (TORCH_IMPL_FUNC(x)
         is named x though qualified structured_x), its last component, its qualified name."""
         names = {qualified, _last(qualified)}
-        for (n,) in self._q("SELECT DISTINCT name FROM symbols WHERE qualified_name = ?", (qualified,)):
-            names.add(n)
+        names.update(s["name"] for s in self._ask(facts.symbols_qualified, qualified))
         return sorted(names)
 
     def _by_last(self, table: str) -> dict:
         """A table's rows keyed by the last component of the kernel name as written (`binary_internal::f` and
         `at::native::f` are f): dispatch rows and registrations are small, one read beats a LIKE scan per name."""
-        key = ("bylast", table)
-        if key not in self._cache:
+        def make():
             m: dict = {}
             if table == "native_dispatch":
-                rows = self.con.execute("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch")
-                for r in rows:
-                    m.setdefault(_last(r[2] or ""), []).append(tuple(r))
+                for r in facts.all_dispatch_rows(self.con):
+                    m.setdefault(_last(r["kernel"] or ""), []).append(
+                        (r["function"], r["dispatch_key"], r["kernel"], r["file"], r["line"]))
             else:
-                rows = self.con.execute("SELECT stub, file, line, kernel FROM dispatch_registrations "
-                                        "WHERE device = 'CUDA' AND kernel IS NOT NULL")
-                for r in rows:
-                    m.setdefault(_last(r[3].lstrip("&")), []).append(tuple(r[:3]))
-            self._cache[key] = m
-        return self._cache[key]
+                for r in facts.registrations_on(self.con, registration_devices(DEVICE)):
+                    m.setdefault(_last(r["kernel"].lstrip("&")), []).append((r["stub"], r["file"], r["line"]))
+            return m
+        return self._kept(("bylast", table), make)
 
     def dispatch_rows(self, qualified: str) -> list[tuple]:
         """native_dispatch rows (function, key, kernel, file, line) naming this function (CUDA-capable keys)."""
@@ -191,34 +192,25 @@ class IndexFacts:
 
     def callers(self, name: str) -> list[tuple]:
         """(caller, file, line) of calls of `name`, C++/CUDA only."""
-        return self._q("SELECT caller, file, line FROM calls WHERE callee = ? AND language != 'python' "
-                       "AND caller != '' ORDER BY file, line", (_last(name),))
+        return self._kept(("callers", _last(name)), lambda: [
+            (r["caller"], r["file"], r["line"]) for r in self._ask(facts.callers_of, _last(name))
+            if r["language"] != "python" and r["caller"]])
 
     # -- the answer for one kernel ---------------------------------------------------------------------------
-
-    def _optional(self, sql: str, params: tuple) -> list[tuple]:
-        """A query on a table that older indexes lack (stub_arguments comes with the link step): none there."""
-        try:
-            return self._q(sql, params)
-        except sqlite3.OperationalError:
-            return []
 
     def _stub_passed_by(self, stub: str) -> list[tuple]:
         """(caller, file, line) of calls that pass `stub` to a helper (`impl_func_cum_ops(..., cumsum_stub)`,
         `unary_op_impl_with_complex_to_float_out(result, self, abs_stub, ...)`): the helper calls the stub, so the
         caller of that call reaches the stub's registrations as a direct stub call would."""
         out = []
-        for helper, file, line in self._optional("SELECT helper, file, line FROM stub_arguments WHERE stub = ?",
-                                                 (stub,)):
-            out += self._q("SELECT caller, file, line FROM calls WHERE callee = ? AND file = ? AND line = ? "
-                           "AND caller != ''", (_last(helper), file, line))
+        for a in self._ask(facts.stub_arguments_of, stub):
+            out += [(c["caller"], c["file"], c["line"]) for c in self._ask(facts.calls_at, a["file"], a["line"],
+                                                                              _last(a["helper"])) if c["caller"]]
         return out
 
     def _stubs_passed_in(self, f: str) -> list[str]:
         """The stubs the function f passes to helpers (the downward twin of _stub_passed_by)."""
-        return [stub for stub, callee, helper in self._optional(
-            "SELECT sa.stub, c.callee, sa.helper FROM calls c JOIN stub_arguments sa ON sa.file = c.file "
-            "AND sa.line = c.line WHERE c.caller = ?", (f,)) if callee == _last(helper)]
+        return [r["stub"] for r in self._ask(facts.stub_arguments_in, f) if r["callee"] == _last(r["helper"])]
 
     def _op_kernels(self, op: str) -> list[tuple]:
         """(function, key, kernel, file, line) of an op's CUDA-capable dispatch rows, every overload; a
@@ -227,24 +219,23 @@ class IndexFacts:
         key = ("opk", base)
         if key in self._cache:
             return self._cache[key]
-        entries = self._q("SELECT id, full_name, structured_delegate FROM native_functions WHERE name = ?", (base,))
         out = []
-        for eid, full, delegate in entries:
-            rows = self._q("SELECT function, dispatch_key, kernel, file, line FROM native_dispatch "
-                           "WHERE native_function_id = ?", (eid,))
-            if not rows and delegate:
-                rows = self._q("SELECT d.function, d.dispatch_key, d.kernel, d.file, d.line FROM native_dispatch d "
-                               "JOIN native_functions n ON n.id = d.native_function_id WHERE n.full_name = ?",
-                               (delegate,))
-            out += [r for r in rows if r[1] in DISPATCH_KEY_ORDER]
+        for entry in self._ask(facts.native_by_name, base):
+            rows = self._ask(facts.dispatch_rows, entry["id"])
+            if not rows and entry["structured_delegate"]:
+                rows = [d for n in self._ask(facts.native_by_full_name, entry["structured_delegate"])
+                        for d in self._ask(facts.dispatch_rows, n["id"])]
+            out += [(d["function"], d["dispatch_key"], d["kernel"], d["file"], d["line"]) for d in rows
+                    if d["dispatch_key"] in DISPATCH_KEY_ORDER]
         out.sort(key=lambda r: DISPATCH_KEY_ORDER.index(r[1]))
         self._cache[key] = out
         return out
 
     def _kernel_defs(self, kernel: str) -> list[tuple]:
         """Definitions of a dispatch row's kernel name: at::native ones first, never in a host-only folder."""
-        rows = self._q("SELECT qualified_name, file, line, kind FROM symbols WHERE (name = ? OR qualified_name = ?) "
-                       "AND kind IN ('function','impl_func','method') AND language != 'python'", (_last(kernel), kernel))
-        rows = [r for r in rows if not _host_only(r[1])]
+        found = {s["id"]: s for s in self._ask(facts.symbols_named, _last(kernel))}
+        found.update((s["id"], s) for s in self._ask(facts.symbols_qualified, kernel) if s["language"] != "python")
+        rows = [(s["qualified_name"], s["file"], s["line"], s["kind"]) for s in found.values()
+                if s["kind"] in ("function", "impl_func", "method") and not _host_only(s["file"])]
         rows.sort(key=lambda r: (not r[0].startswith("at::native::"), r[3] == "method", r[1]))
         return [(r[0], r[1], r[2]) for r in rows]
