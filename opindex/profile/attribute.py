@@ -21,7 +21,7 @@ import re
 
 from ..trace import facts
 from .chrome import KernelGroup
-from .index import (ANON, CLASS_KINDS, DISPATCH_KEY_ORDER, FANOUT, FUNCTION_KINDS, UP_DEPTH, _HOST_DEVICE,
+from .index import (ANON, CLASS_KINDS, DISPATCH_KEY_ORDER, FANOUT, FUNCTION_KINDS, UP_DEPTH, _other_device,
                     _UFUNC_FUNCTOR, IndexFacts, _dedupe, _host_only, _hop, _last, _loc, _norm_op, _op_base,
                     _profile_op_list, _profile_ops, _scope)
 from .kernel_name import KernelName, parse_kernel_name
@@ -290,7 +290,7 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
                     for caller, cf, cl, dev in [(s["caller"], s["file"], s["line"], s["device_arg"])
                                                 for s in self._ask(facts.stub_callers, stub) if s["caller"]] + [
                             (c, cf_, cl_, "") for c, cf_, cl_ in self._stub_passed_by(stub)]:
-                        if _HOST_DEVICE.search(dev or ""):
+                        if _other_device(dev):
                             continue    # stub(kCPU, ...) never reaches the CUDA registration
                         key = (caller, cf)
                         if key not in parent:

@@ -10,7 +10,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from ..pytorch.devices import registration_devices
+from ..pytorch.devices import literal_device, registration_devices, runs_on
 from ..trace import facts
 from .chrome import KernelGroup
 from .kernel_name import ANON
@@ -18,13 +18,10 @@ from .kernel_name import ANON
 DEVICE = "cuda"          # the --device a profiled GPU kernel runs on
 FUNCTION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function")
 CLASS_KINDS = ("struct", "class")
-# Folders whose code never runs on a GPU: a GPU kernel's lambda or functor is never defined there.
-HOST_ONLY_DIRS = {"cpu", "mps", "vulkan", "metal", "mkldnn", "xnnpack", "qnnpack", "mkl", "sparse/cpu"}
 DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "DefaultBackend",
                       "CompositeImplicitAutograd", "Math")
 _UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
 UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
-_HOST_DEVICE = re.compile(r"^(at::|c10::)?(k(CPU|MPS|XPU|Meta)|DeviceType::(CPU|MPS|XPU|Meta))$")
 
 
 def _loc(file, line) -> str | None:
@@ -41,8 +38,17 @@ def _last(name: str) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _host_only(path: str) -> bool:
-    parts = path.split("/")[:-1]
-    return any(p in HOST_ONLY_DIRS for p in parts)
+    """Code a CUDA build never runs on the GPU: the file's folder names another platform (cpu/, mkldnn/, mps/,
+    miopen/ ...: pytorch/devices.py runs_on, as the trace's --device cuda walk reads it). A GPU kernel's lambda or
+    functor is never defined there."""
+    return not runs_on(path, DEVICE)
+
+
+def _other_device(device_arg: str | None) -> bool:
+    """A stub call with a literal device of another backend (`stub(kCPU, ...)`) never reaches the CUDA registration
+    (the trace's up walk reads it the same way: trace/up.py _may_reach)."""
+    literal = literal_device(device_arg) if device_arg else None
+    return literal is not None and literal not in registration_devices(DEVICE)
 
 
 def _op_base(op: str) -> str:

@@ -7,7 +7,7 @@ import re
 
 from ..trace import facts
 from .chrome import KernelGroup
-from .index import CLASS_KINDS, DEVICE, DOWN_DEPTH, _HOST_DEVICE, _hop, _last, _loc, _profile_op_list
+from .index import CLASS_KINDS, DEVICE, DOWN_DEPTH, _other_device, _hop, _last, _loc, _profile_op_list
 from .kernel_name import KernelName
 
 _SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set|Create|Destroy)|Descriptor|"
@@ -110,7 +110,7 @@ class LibraryWalk:
                 stubs = [(s["stub"], s["device_arg"]) for s in self._ask(facts.stub_calls_by, f)]
                 stubs += [(st, "") for st in self._stubs_passed_in(f)]
                 for stub, dev in stubs:
-                    if _HOST_DEVICE.search(dev or ""):
+                    if _other_device(dev):
                         continue
                     for kern, rf, rl in [(r["kernel"], r["file"], r["line"]) for r in self._ask(
                             facts.registrations, stub, DEVICE) if r["kernel"] is not None]:
