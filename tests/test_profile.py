@@ -419,7 +419,7 @@ def test_sample_global_kernel_bottom_up(sample_rows):
                                  "(at::native::LayerNormKernelImplInternal)"]
     assert r["dispatch"] == "native_layer_norm CUDA: layer_norm_cuda"
     assert r["registration"] is None     # the LayerNormKernel stub is only called with kCPU: not a CUDA path
-    chain = [(h["kind"], h["name"], f"{h['file']}:{h['line']}") for h in r["chain"]]
+    chain = [(h.kind, h.name, f"{h.file}:{h.line}") for h in r["chain"]]
     assert chain[:3] == [
         ("global_kernel", "at::native::RowwiseMomentsCUDAKernel", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:11"),
         ("launch", "at::native::LayerNormKernelImplInternal", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:35"),

@@ -21,9 +21,9 @@ import re
 
 from ..trace import facts
 from .chrome import KernelGroup
-from .index import (ANON, CLASS_KINDS, DISPATCH_KEY_ORDER, FANOUT, FUNCTION_KINDS, UP_DEPTH, _other_device,
-                    _UFUNC_FUNCTOR, IndexFacts, _dedupe, _host_only, _hop, _last, _loc, _norm_op, _op_base,
-                    _profile_op_list, _profile_ops, _scope)
+from .index import (ANON, CLASS_KINDS, DISPATCH_KEY_ORDER, FANOUT, FUNCTION_KINDS, UP_DEPTH, _UFUNC_FUNCTOR,
+                    IndexFacts, _dedupe, _hop, _host_only, _last, _loc, _norm_op, _op_base, _other_device,
+                    _profile_op_list, _profile_ops, _scope, number_chain)
 from .kernel_name import KernelName, parse_kernel_name
 from .library import LibraryWalk
 from .source import SourceText, _pasted_patterns
@@ -58,6 +58,7 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
             self._library(g, kn, row)
         else:
             self._global(g, kn, row)
+        number_chain(row["chain"])
         return row
 
     # -- __global__ kernels ---------------------------------------------------------------------------------------
@@ -354,7 +355,7 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
             chain.append(extra)
         else:
             kdef = sorted(self._ask(facts.symbols_qualified, node[0]), key=lambda s: s["file"] != node[1])[:1]
-            if kdef and not any(h["name"] == node[0] for h in chain):
+            if kdef and not any(h.name == node[0] for h in chain):
                 chain.append(_hop("cpp", "op kernel", node[0], kdef[0]["file"], kdef[0]["line"], ""))
         # equally good rows (masked_fill_.Scalar and .Tensor share masked_fill__cuda) are all named: never a guess
         best = [r for r in rs if score(r) == score(rs[0])]
@@ -407,7 +408,7 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
                 longest = max(len(overloads[r]) for r in named)
                 chosen = [r for r in named if len(overloads[r]) == longest]
         hop = hits[chosen[0]]
-        return (hop["name"], hop["file"]), chosen, hop
+        return (hop.name, hop.file), chosen, hop
 
     def _op_down_context(self, g: KernelGroup, row: dict, chain: list) -> None:
         """A kernel launched through a function pointer: the op kernel of the profile's op is its context."""
