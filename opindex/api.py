@@ -95,13 +95,11 @@ class Index:
         from .profile.attribute import Attributor
         from .profile.chrome import KernelGroup
         from .profile.kernel_name import demangle_many, is_mangled, parse_kernel_name
-        from .trace.model import Hop
         demangled = demangle_many([name]).get(name) if is_mangled(name) else None
         row = Attributor(self.con, self.meta.get("checkout_root")).attribute(
             KernelGroup(name=name), parse_kernel_name(name, demangled))
         t.direction, t.candidates = "up", []
-        t.hops = [Hop(i, i - 1 if i else None, h["layer"], h["kind"], h["name"], h.get("file"), h.get("line"),
-                      h.get("detail") or "") for i, h in enumerate(row.get("chain") or [])]
+        t.hops = list(row["chain"])  # trace.model.Hop already, numbered bottom-up
         t.finish()
         what = row.get("short") or name
         t.message = (f"{what}: {row['status']}" + (f" ({row['note']})" if row.get("note") else "")

@@ -377,6 +377,41 @@ def sample_rows(sample_ix, tmp_path_factory):
     return {r["kernel"]: r for r in sample_ix.profile(trace)}
 
 
+@pytest.mark.parametrize("path, host_only", [
+    ("aten/src/ATen/native/cpu/Activation.cpp", True),
+    ("aten/src/ATen/native/mkldnn/Conv.cpp", True),
+    ("aten/src/ATen/native/quantized/cpu/qnnpack/src/conv-run.cc", True),
+    ("aten/src/ATen/native/miopen/Conv_miopen.cpp", True),      # the ROCm build's, never a CUDA build's
+    ("aten/src/ATen/native/mps/operations/Activation.mm", True),
+    # what the old folder list's "sparse/cpu" entry meant: a sparse cpu/ folder (none in 1.4 to 2.4) is host-only;
+    # written as one entry of path parts it could never match, the folder is matched part by part now
+    ("aten/src/ATen/native/sparse/cpu/SparseKernels.cpp", True),
+    ("aten/src/ATen/native/ao_sparse/quantized/cpu/fbgemm_utils.cpp", True),
+    # the sparse folder itself holds the code both devices share (SparseBinaryOpIntersectionCommon.h)
+    ("aten/src/ATen/native/sparse/SparseBinaryOpIntersectionCommon.h", False),
+    ("aten/src/ATen/native/sparse/cuda/SparseCUDATensorMath.cu", False),
+    ("aten/src/ATen/native/cuda/Activation.cu", False),
+    ("aten/src/ATen/native/cudnn/Conv_v8.cpp", False),
+    ("aten/src/ATen/native/Activation.cpp", False),
+])
+def test_host_only_folders_are_the_devices_table(path, host_only):
+    """The profile's GPU context reads folders as the trace's --device cuda walk does (pytorch/devices.py)."""
+    from opindex.profile.index import _host_only
+    from opindex.pytorch.devices import runs_on
+    assert _host_only(path) is host_only
+    assert runs_on(path, "cuda") is not host_only
+
+
+@pytest.mark.parametrize("device_arg, other", [
+    ("kCPU", True), ("at::kCPU", True), ("c10::DeviceType::MPS", True), ("kXPU", True), ("kMeta", True),
+    ("kCUDA", False), ("DeviceType::CUDA", False), ("device_type", False), ("", False), (None, False),
+])
+def test_stub_call_device_literal(device_arg, other):
+    """stub(kCPU, ...) never reaches a CUDA registration; a device the code passes on (device_type) may."""
+    from opindex.profile.index import _other_device
+    assert _other_device(device_arg) is other
+
+
 def test_sample_global_kernel_bottom_up(sample_rows):
     r = sample_rows[ROWWISE]
     assert (r["status"], r["definition"]) == ("attributed", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:11")
@@ -384,7 +419,7 @@ def test_sample_global_kernel_bottom_up(sample_rows):
                                  "(at::native::LayerNormKernelImplInternal)"]
     assert r["dispatch"] == "native_layer_norm CUDA: layer_norm_cuda"
     assert r["registration"] is None     # the LayerNormKernel stub is only called with kCPU: not a CUDA path
-    chain = [(h["kind"], h["name"], f"{h['file']}:{h['line']}") for h in r["chain"]]
+    chain = [(h.kind, h.name, f"{h.file}:{h.line}") for h in r["chain"]]
     assert chain[:3] == [
         ("global_kernel", "at::native::RowwiseMomentsCUDAKernel", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:11"),
         ("launch", "at::native::LayerNormKernelImplInternal", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:35"),

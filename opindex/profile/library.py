@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
+from ..trace import facts
 from .chrome import KernelGroup
-from .index import DOWN_DEPTH, _HOST_DEVICE, _hop, _last, _loc, _profile_op_list
+from .index import CLASS_KINDS, DEVICE, DOWN_DEPTH, _other_device, _hop, _last, _loc, _profile_op_list
 from .kernel_name import KernelName
 
 _SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set|Create|Destroy)|Descriptor|"
@@ -48,9 +49,10 @@ class LibraryWalk:
                     d = disp[0]
                     row["dispatch"] = f"{d[2]} {d[5]}"
                     row["native_function"] = d[2]
-                    nf = self._q("SELECT full_name, file, line FROM native_functions WHERE full_name = ?", (d[2],))
+                    nf = self._ask(facts.native_by_full_name, d[2])
                     if nf:
-                        chain.append(_hop("native", "native function", f"aten::{nf[0][0]}", nf[0][1], nf[0][2], ""))
+                        chain.append(_hop("native", "native function", f"aten::{nf[0]['full_name']}", nf[0]["file"],
+                                          nf[0]["line"], ""))
                 same = [h for h in lib_rows if h[0] == c]
                 if setup_only:
                     row["note"] = (f"a {lib} kernel, reached from {op}; the index records only handle/descriptor "
@@ -70,7 +72,6 @@ class LibraryWalk:
         key = ("down", op, tuple(sorted(libs)))
         if key in self._cache:
             return self._cache[key]
-        marks = ",".join("?" * len(libs))
         parent: dict[str, tuple | None] = {}
         frontier = []
         for fn, dkey, kernel, file, line in self._op_kernels(op):
@@ -83,15 +84,15 @@ class LibraryWalk:
         for depth in range(DOWN_DEPTH):
             hits = []
             for f in frontier:
-                hits += self._q(f"SELECT caller, file, line, library, function FROM library_calls "
-                                f"WHERE caller = ? AND library IN ({marks}) ORDER BY file, line", (f, *sorted(libs)))
+                hits += [(h["caller"], h["file"], h["line"], h["library"], h["function"])
+                         for h in self._ask(facts.library_calls_of, f, tuple(sorted(libs)))]
                 if "cudnn" in libs:
                     # cuDNN's graph API runs its kernels from a method of the graph object (mha_graph->execute(...)
                     # in cudnn/MHA.cpp), a call the library_calls table does not classify
-                    hits += [(c, fl, ln, "cudnn", f"cudnn_frontend graph {q}->execute")
-                             for c, fl, ln, q in self._q(
-                                 "SELECT caller, file, line, qualifier FROM calls WHERE caller = ? AND callee = 'execute' "
-                                 "AND is_method AND file LIKE '%cudnn/%' ORDER BY line", (f,))]
+                    hits += [(c["caller"], c["file"], c["line"], "cudnn",
+                              f"cudnn_frontend graph {c['qualifier']}->execute")
+                             for c in sorted(self._ask(facts.calls_in, f), key=lambda c: c["line"])
+                             if c["callee"] == "execute" and c["is_method"] and "cudnn/" in c["file"]]
             # a handle/descriptor/workspace call (cudnnSetStream in getCudnnHandle) is not where the kernel runs:
             # keep looking below for the compute call, and fall back to the setup call only if none is found
             compute = [h for h in hits if not _SETUP_CALL.search(_last(h[4]))]
@@ -106,20 +107,19 @@ class LibraryWalk:
                 fallback = (hits, self._path(parent, hits[0][0]))
             nxt = []
             for f in frontier:
-                stubs = self._q("SELECT stub, device_arg FROM stub_calls WHERE caller = ?", (f,))
-                stubs = list(stubs) + [(st, "") for st in self._stubs_passed_in(f)]
+                stubs = [(s["stub"], s["device_arg"]) for s in self._ask(facts.stub_calls_by, f)]
+                stubs += [(st, "") for st in self._stubs_passed_in(f)]
                 for stub, dev in stubs:
-                    if _HOST_DEVICE.search(dev or ""):
+                    if _other_device(dev):
                         continue
-                    for kern, rf, rl in self._q("SELECT kernel, file, line FROM dispatch_registrations "
-                                                "WHERE stub = ? AND device = 'CUDA' AND kernel IS NOT NULL", (stub,)):
+                    for kern, rf, rl in [(r["kernel"], r["file"], r["line"]) for r in self._ask(
+                            facts.registrations, stub, DEVICE) if r["kernel"] is not None]:
                         for qn, kf, kl in self._kernel_defs(kern)[:1]:
                             if qn not in parent:
                                 parent[qn] = (f, [("registration", "REGISTER_DISPATCH", stub, rf, rl, "CUDA"),
                                                   ("cpp", "registered kernel", qn, kf, kl, "")])
                                 nxt.append(qn)
-                for callee, qual, cf, cl in self._q("SELECT callee, qualifier, file, line FROM calls WHERE caller = ?",
-                                                    (f,)):
+                for callee, qual in [(c["callee"], c["qualifier"]) for c in self._ask(facts.calls_in, f)]:
                     if qual == "at" and self._op_kernels(callee):
                         for fn, dkey, kernel, file, line in self._op_kernels(callee)[:1]:
                             for qn, kf, kl in self._kernel_defs(kernel)[:1]:
@@ -131,10 +131,10 @@ class LibraryWalk:
                     targets = self._gpu_defs(callee)
                     if not targets:
                         # a functor built and called in one go (`UniqueCub<scalar_t>{}(...)`): its operator()
-                        targets = [r for cls in self._q("SELECT qualified_name FROM symbols WHERE name = ? AND kind IN "
-                                                        "('struct', 'class') LIMIT 3", (callee,))
-                                   for r in self._q("SELECT qualified_name, file, line FROM symbols "
-                                                    "WHERE qualified_name = ?", (cls[0] + "::operator()",))]
+                        classes = [s["qualified_name"] for s in self._ask(facts.symbols_named, callee)
+                                   if s["kind"] in CLASS_KINDS][:3]
+                        targets = [(r["qualified_name"], r["file"], r["line"]) for cls in classes
+                                   for r in self._ask(facts.symbols_qualified, cls + "::operator()")]
                     if not targets or len(targets) > 3:
                         continue               # unknown, or too generic a name to follow
                     for qn, kf, kl, *_ in targets:

@@ -8,7 +8,7 @@ import io
 import json
 from pathlib import Path
 
-from .report import ProfileRows
+from .report import ProfileRows, row_dict
 
 CSV_COLUMNS = ["rank", "share", "gpu_us", "calls", "kind", "status", "short", "op", "definition", "launch_site",
                "body", "body_definition", "registration", "stub", "dispatch", "native_function", "library",
@@ -73,7 +73,8 @@ def to_csv(rows: ProfileRows) -> str:
 
 
 def to_json(rows: ProfileRows) -> str:
-    return json.dumps({"summary": rows.summary(), "kernels": list(rows)}, indent=2, default=str) + "\n"
+    return json.dumps({"summary": rows.summary(), "kernels": [row_dict(r) for r in rows]}, indent=2,
+                      default=str) + "\n"
 
 
 def to_markdown(rows: ProfileRows) -> str:
@@ -107,9 +108,8 @@ def to_markdown(rows: ProfileRows) -> str:
         if r["chain"]:
             out.append("- chain (bottom-up):")
             for h in r["chain"]:
-                loc = f"{h['file']}:{h['line']}" if h.get("file") else ""
-                out.append(f"  - {h['kind']}: `{_md(h['name'])}` {loc}" + (f" - {_md(h['detail'])}" if h.get("detail")
-                                                                         else ""))
+                loc = f"{h.file}:{h.line}" if h.file else ""
+                out.append(f"  - {h.kind}: `{_md(h.name)}` {loc}" + (f" - {_md(h.detail)}" if h.detail else ""))
         for extra in (r.get("library_calls") or [])[1:]:
             out.append(f"  - also: {_md(extra)}")
         out.append("")
@@ -143,11 +143,11 @@ def to_html(rows: ProfileRows) -> str:
             parts.append(f"<p class=note>{html.escape(r['note'])}</p>")
         parts.append("<ol class=chain>")
         for h in r["chain"]:
-            loc = f"{h['file']}:{h['line']}" if h.get("file") else ""
-            parts.append(f"<li><b>{html.escape(h['kind'])}</b> <code>{html.escape(h['name'])}</code> "
-                         f"<span class=loc>{html.escape(loc)}</span> {html.escape(h.get('detail') or '')}")
-            if root and i < SNIPPET_KERNELS and h.get("file"):
-                snip = _snippet(root, h["file"], h["line"])
+            loc = f"{h.file}:{h.line}" if h.file else ""
+            parts.append(f"<li><b>{html.escape(str(h.kind))}</b> <code>{html.escape(h.name)}</code> "
+                         f"<span class=loc>{html.escape(loc)}</span> {html.escape(h.detail or '')}")
+            if root and i < SNIPPET_KERNELS and h.file:
+                snip = _snippet(root, h.file, h.line)
                 if snip:
                     parts.append(f"<pre>{html.escape(snip)}</pre>")
             parts.append("</li>")

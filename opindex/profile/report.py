@@ -8,6 +8,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+from ..trace.model import Hop
 from .attribute import Attributor
 from .chrome import read_profile
 from .kernel_name import demangle_many, is_mangled, parse_kernel_name
@@ -15,8 +16,23 @@ from .kernel_name import demangle_many, is_mangled, parse_kernel_name
 CHAIN_CAP = 16          # hops kept per kernel (the chain of one kernel is rarely longer than 10)
 
 
+CHAIN_KEYS = ("layer", "kind", "name", "file", "line", "detail")   # a chain entry of the JSON (docs/profile.md)
+
+
+def chain_entry(h: Hop) -> dict:
+    """A hop of a kernel's chain as JSON has it: the trace's layer and kind (docs/json.md), name, file, line, detail."""
+    return {"layer": str(h.layer), "kind": str(h.kind), "name": h.name, "file": h.file, "line": h.line,
+            "detail": h.detail}
+
+
+def row_dict(row: dict) -> dict:
+    """A row with its chain as plain dicts (what to_json writes)."""
+    return {**row, "chain": [chain_entry(h) for h in row["chain"]]}
+
+
 class ProfileRows(list):
-    """Rows of an annotated profile (dicts), largest GPU time first, with the profile's facts as attributes."""
+    """Rows of an annotated profile (dicts), largest GPU time first, with the profile's facts as attributes. A row's
+    `chain` is a list of trace.model.Hop, bottom-up (row_dict: the same row with plain-dict hops)."""
     profile: str = ""
     format: str = "chrome"
     total_us: float = 0.0

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from ..pytorch.syntax import define_body, function_defines
+from ..trace import facts
 from .index import FANOUT, _dedupe, _host_only, _last
 
 
@@ -60,9 +61,8 @@ class SourceText:
         (symbols has no index on file; one query per file instead of one scan per line)."""
         key = ("ranges", file)
         if key not in self._cache:
-            self._cache[key] = self.con.execute(
-                "SELECT line, end_line, qualified_name FROM symbols WHERE file = ? AND kind IN "
-                "('function','method','impl_func') ORDER BY line", (file,)).fetchall()
+            self._cache[key] = [(r["line"], r["end_line"], r["qualified_name"]) for r in facts.definitions_in_file(
+                self.con, file, ("function", "method", "impl_func"))]
         best = None
         for start, end, qn in self._cache[key]:
             if start > line:
@@ -74,11 +74,11 @@ class SourceText:
     def _text_users(self, name: str) -> list[tuple]:
         if self.root is None:
             return []
-        files = self._q("SELECT path FROM files WHERE language = 'cuda'")
+        files = self._ask(facts.files_in_language, "cuda")
         pat = re.compile(r"\b" + re.escape(name) + r"\s*<[^;{]*>\s*[({]|\b" + re.escape(name) + r"\s*[({]")
         needle = name.encode()
         out = []
-        for (path,) in files:
+        for path in files:
             if _host_only(path):
                 continue
             raw = self._read_bytes(path)
@@ -124,8 +124,8 @@ class SourceText:
         key = ("macros", file)
         if key in self._cache:
             return self._cache[key]
-        out = {r[0]: r for r in self._q("SELECT name, line, parameters, body FROM macros WHERE file = ? "
-                                        "AND parameters IS NOT NULL", (file,))}
+        out = {r["name"]: (r["name"], r["line"], r["parameters"], r["body"])
+               for r in self._ask(facts.function_macros, file)}
         data = self._read_bytes(file) if self.root and self._read(file) is not None else None
         for m in function_defines(data or b""):
             name = m.group(1).decode()

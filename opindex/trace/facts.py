@@ -742,3 +742,92 @@ def codegen_files(con, names: tuple[str, ...]) -> list[dict]:
     wanted = set(names)
     return [{"path": path, "layer": layer} for path, layer in resident(con).codegen_files
             if path.rsplit("/", 1)[-1] in wanted]
+
+
+# -- profile: what opindex/profile asks of the index, by name (a profiled kernel names functions, not symbol ids) --
+# The profile's attribution (profile/attribute.py, library.py, source.py) asks these besides the ones above
+# (symbols_named, callers_of, calls_at, calls_in, launches_of, stub_callers, stub_declarations, registrations,
+# native_by_name, native_by_full_name, dispatch_rows, python_defs_named). Where the table has no natural order the
+# rows come in id order, as they were written.
+def symbol_count(con, name: str) -> int:
+    """How many symbols (of any language) are named `name`: a name with many is too generic to follow."""
+    return rows(con, "SELECT count(*) AS n FROM symbols WHERE name = ?", (name,))[0]["n"]
+
+
+def symbols_qualified(con, qualified_name: str) -> list[dict]:
+    """The symbols (of any language) of a qualified name."""
+    return rows(con, "SELECT * FROM symbols WHERE qualified_name = ? ORDER BY file, line", (qualified_name,))
+
+
+def definitions_in_file(con, file: str, kinds: tuple[str, ...]) -> list[dict]:
+    """(line, end_line, qualified_name) of a file's definitions of `kinds`, by line."""
+    return rows(con, f"SELECT line, end_line, qualified_name FROM symbols WHERE file = ? AND kind IN "
+                     f"({','.join('?' * len(kinds))}) ORDER BY line", (file, *kinds))
+
+
+def all_dispatch_rows(con) -> list[dict]:
+    """Every native_dispatch row (function, dispatch_key, kernel, file, line): a few thousand, read once."""
+    return rows(con, "SELECT function, dispatch_key, kernel, file, line FROM native_dispatch ORDER BY id")
+
+
+def registrations_on(con, devices: tuple[str, ...]) -> list[dict]:
+    """Every registration (stub, file, line, kernel) of one of `devices` that names a kernel."""
+    return rows(con, f"SELECT stub, file, line, kernel FROM dispatch_registrations WHERE device IN "
+                     f"({','.join('?' * len(devices))}) AND kernel IS NOT NULL ORDER BY id", devices)
+
+
+def stub_arguments_of(con, stub: str) -> list[dict]:
+    """The calls that pass `stub` to a helper (stub_arguments: helper, file, line); [] on an index without the
+    table (it comes with the link step)."""
+    try:
+        return rows(con, "SELECT helper, file, line FROM stub_arguments WHERE stub = ? ORDER BY id", (stub,))
+    except sqlite3.OperationalError:
+        return []
+
+
+def stub_arguments_in(con, caller: str) -> list[dict]:
+    """(stub, callee, helper) of the calls in `caller` at a line where a stub is passed to a helper; [] on an index
+    without stub_arguments."""
+    try:
+        return rows(con, "SELECT sa.stub, c.callee, sa.helper FROM calls c JOIN stub_arguments sa ON sa.file = c.file "
+                         "AND sa.line = c.line WHERE c.caller = ? ORDER BY c.id, sa.id", (caller,))
+    except sqlite3.OperationalError:
+        return []
+
+
+def stub_calls_by(con, caller: str) -> list[dict]:
+    """The stub calls (stub, device_arg) of a function, by qualified name in any file."""
+    return rows(con, "SELECT stub, device_arg FROM stub_calls WHERE caller = ? ORDER BY id", (caller,))
+
+
+def call_count(con, callee: str) -> int:
+    """How many calls of `callee` the index holds (every language)."""
+    return rows(con, "SELECT count(*) AS n FROM calls WHERE callee = ?", (callee,))[0]["n"]
+
+
+def calls_of_in_file(con, callee: str, file: str) -> list[dict]:
+    """The calls of `callee` inside functions of one file, by line (a name called all over the tree is read in its
+    own file only)."""
+    return rows(con, "SELECT caller, file, line, qualifier, is_method FROM calls WHERE callee = ? AND file = ? "
+                     "AND caller != '' ORDER BY line", (callee, file))
+
+
+def library_calls_of(con, caller: str, libraries: tuple[str, ...]) -> list[dict]:
+    """The calls into one of `libraries` a function (by qualified name, any file) makes, by file and line."""
+    return rows(con, f"SELECT caller, file, line, library, function FROM library_calls WHERE caller = ? AND library "
+                     f"IN ({','.join('?' * len(libraries))}) ORDER BY file, line", (caller, *libraries))
+
+
+def files_in_language(con, language: str) -> list[str]:
+    return [r["path"] for r in rows(con, "SELECT path FROM files WHERE language = ? ORDER BY id", (language,))]
+
+
+def function_macros(con, file: str) -> list[dict]:
+    """The function-like #defines of a file (name, line, parameters, body)."""
+    return rows(con, "SELECT name, line, parameters, body FROM macros WHERE file = ? AND parameters IS NOT NULL "
+                     "ORDER BY id", (file,))
+
+
+def ufunc_loops_named(con, loop: str) -> list[dict]:
+    """The ufunc_inner_loop rows whose loop is `loop` (add: the entries torchgen writes CUDAFunctor_add for)."""
+    return rows(con, "SELECT * FROM native_ufunc_loops WHERE loop = ? ORDER BY line", (loop,))
