@@ -76,14 +76,23 @@ class Index:
 
     # -- cross-layer ----------------------------------------------------------------------------------------------
     def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
-              backward: bool = False, max_hops: int = 5000, limit: int = 6):
+              backward: bool = False, max_hops: int = 5000, limit: int = 6, defines=(), undefines=(),
+              config: str | dict | None = None):
         """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel).
         A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message); bottom-up,
-        more than `limit` callers of one function (0: no limit) are grouped by file, and Trace.truncated says so."""
+        more than `limit` callers of one function (0: no limit) are grouped by file, and Trace.truncated says so.
+        The build traced: `defines` ("NAME" or "NAME=VALUE", as -D), `undefines` (as -U), `config` (a YAML file's
+        path, or a mapping, of NAME: value, null for undefined); Trace.build says which values decided an #if and
+        where each came from (docs/trace.md, "The build a trace is for")."""
+        from .pytorch.build_config import settings_from
         from .render.trace_view import TraceView
         from .trace import trace
+        try:
+            build = settings_from(defines, undefines, *_config_mapping(config))
+        except ValueError as e:
+            raise OpindexError(str(e)) from None
         t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
-                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit)
+                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build)
         if not t.hops and _profiler_kernel_name(name):
             t = self._kernel_trace(name, t)
         return TraceView.of(t)
@@ -272,3 +281,24 @@ def _call(r: dict) -> CallSite:
 
 def _last(name: str) -> str:
     return name.replace("::", ".").split(".")[-1]
+
+
+def _config_mapping(config) -> tuple[dict | None, str]:
+    """(the mapping, its source's name) of a build config: a dict, or a YAML file of NAME: value (null or false for
+    undefined), optionally under a `defines:` key."""
+    if config is None or isinstance(config, dict):
+        return config, "config"
+    import yaml
+    try:
+        data = yaml.safe_load(open(config, encoding="utf-8")) or {}
+    except OSError as e:
+        raise ValueError(f"cannot read the build config {config}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{config}:{mark.line + 1}" if mark is not None else str(config)
+        raise ValueError(f"{where}: not YAML ({getattr(e, 'problem', e)})") from None
+    if isinstance(data, dict) and isinstance(data.get("defines"), dict):
+        data = data["defines"]
+    if not isinstance(data, dict):
+        raise ValueError(f"{config}: a build config is a mapping of NAME: value (null for undefined)")
+    return data, f"config {config}"

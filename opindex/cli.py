@@ -338,10 +338,19 @@ def _flat(records) -> list[dict]:
               help="Colour the text (default: on a terminal, unless NO_COLOR is set).")
 @click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
                                               "$OPINDEX_PAGER, else $PAGER, else less -FRX).")
+@click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="The build traced defines NAME (as a compiler's -D; repeatable): `-D CUDNN_VERSION=8600`, "
+                   "`-D USE_ROCM`, `-D 'AT_CUDNN_ENABLED()=0'`.")
+@click.option("-U", "--undefine", "undefines", multiple=True, metavar="NAME",
+              help="The build traced does not define NAME (repeatable): `-U USE_MACA` for a fork's stock CUDA path.")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+              help="A YAML file of NAME: value (null for undefined) for the build traced; -D and -U win over it. "
+                   "Without any, the build is what the checkout requires, then a current upstream CUDA build; the "
+                   "text's Build line and the JSON's `build` say which value decided and where it came from.")
 @db_option
 @_fail_cleanly
 def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, no_pager,
-          db):
+          defines, undefines, config, db):
     """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
     registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
 
@@ -359,7 +368,8 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     from .api import Index
     from .render import terminal
     with Index(db) as ix:
-        t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops, limit=limit)
+        t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops, limit=limit,
+                     defines=defines, undefines=undefines, config=config)
     if t.truncated:
         click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:

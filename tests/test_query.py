@@ -19,8 +19,9 @@ def test_trace_json_shape(sample_db):
     result = cli(sample_db, "trace", "nn.LSTM", "--json")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert set(data) == {"version", "query", "direction", "device", "depth", "main_chain", "hops", "candidates",
-                         "message", "truncated"}
+    assert set(data) == {"version", "query", "direction", "device", "depth", "build", "build_conflicts",
+                         "main_chain", "hops", "candidates", "message", "truncated"}
+    assert (data["build"], data["build_conflicts"]) == ([], [])  # the sample's walk reads no #if
     assert data["version"] == 2
     assert data["truncated"] == {}
     assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)

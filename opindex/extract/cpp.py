@@ -906,7 +906,8 @@ def extract(path: str, data: bytes, language: str) -> FileFacts:
 
 def _preprocessor_conditions(facts: FileFacts, path: str, data: bytes) -> None:
     facts.rows["conditions"][:0] = [(path, first, last, "#if", cond, "")  # _CONDITION
-                                    for first, last, cond in conditions.preprocessor(data)]
+                                    for first, last, cond in conditions.preprocessor(data)] + [
+        (path, line, line, "#error", text, "") for line, text in conditions.requirements(data)]
 
 
 # the caller column of the C++ fact tables that have one (records.py field order)

@@ -19,8 +19,10 @@ _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]
 # `if (reduction == Reduction::Mean)`: one name, a literal (a number or an enum's constant) or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
 # would keep the engine from skipping to each "if"), the character before is checked per hit
 # (or a global setting: `if (globalContext().deterministicAlgorithms())`, whose default PyTorch documents)
-_GUARD = re.compile(rb"if\s*\(\s*(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*|[A-Za-z_]\w*\s*(?:(?:==|!=|>=|"
-                    rb"<=|>|<)\s*-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)\)")
+_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*|[A-Za-z_]\w*\s*(?:(?:==|!=|>=|<=|>|<)\s*"
+             rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
+# ... and such tests joined by && or || (`reduction == Reduction::None && n_dims == 2`: a default decides it)
+_GUARD = re.compile(rb"if\s*\(\s*" + _ONE_TEST + rb"(?:(?:&&|\|\|)\s*" + _ONE_TEST + rb")*\)")
 
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -62,6 +64,25 @@ def preprocessor(data: bytes) -> list[tuple[int, int, str]]:
                 out.append((first, line - 1, cond))
         line, pos = last, m.end()
     return [(a + 1, b, c) for a, b, c in out if b > a]  # the lines inside the branch, the directive's own not
+
+
+# code that cannot compile: an `#error` directive, a `static_assert(0, ...)` / `static_assert(false)`; the #if
+# branch around one is never built (a fork's `#else static_assert(0, "Must use -DUSE_MACA")`)
+_ERROR = re.compile(rb"#[ \t]*error\b[^\n]*|static_assert\s*\(\s*(?:0|false)\s*[,)]")
+
+
+def requirements(data: bytes) -> list[tuple[int, str]]:
+    """(line, text) of each `#error` and `static_assert(0/false ...)` (conditions rows of kind #error)."""
+    if b"error" not in data and b"static_assert" not in data:
+        return []
+    out = []
+    for m in _ERROR.finditer(data):
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        if m.group(0).startswith(b"#") and data[start:m.start()].strip(b" \t"):
+            continue  # a '#' inside a line: not a directive
+        line = data.count(b"\n", 0, m.start()) + 1
+        out.append((line, m.group(0).decode("utf-8", "replace").strip()[:200]))
+    return out
 
 
 def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:

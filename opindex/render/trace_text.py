@@ -43,6 +43,8 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     direction = "bottom-up" if t.direction == "up" else "top-down"
     out = [paint(f"opindex trace {t.query}", "1") + f"   ({direction}, device {t.device}, depth {t.depth}; "
            f"{len(t.hops)} hops)", ""]
+    if t.build or t.build_conflicts:
+        out += _build_lines(t, paint, width) + [""]
     if t.message and not t.truncated:  # e.g. how a kernel name was read
         out += [f"note: {t.message}", ""]
     chain = main_chain(t, hidden)
@@ -64,6 +66,25 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     if not tree:
         out += ["", _expand_hint(t)]
     return "\n".join(out) + "\n"
+
+
+# -- the build traced -------------------------------------------------------------------------------------------------
+def _build_lines(t: Trace, paint, width: int | None) -> list[str]:
+    """One line: each setting an #if of the walk read, grouped by where its value came from (what the user said
+    and what the checkout requires first, upstream defaults last); a line per setting the checkout cannot build
+    with."""
+    groups: dict[str, list[str]] = {}
+    for s in t.build:
+        value = "undefined" if s["value"] is None else "defined" if s["value"] == "" else f"={s['value']}"
+        text = f"{s['name']} {value}" if not value.startswith("=") else f"{s['name']}{value}"
+        key = "upstream default" if s["source"].startswith("upstream default") else s["source"]
+        groups.setdefault(key, []).append(text)
+    order = sorted(groups, key=lambda k: (k == "upstream default", k.startswith("#define"), k))
+    parts = [f"{', '.join(groups[k])} ({k})" for k in order]
+    line = "Build: " + "; ".join(parts)
+    if width and len(line) > width:
+        line = _cut(line, width - 12) + " (--json: all)"
+    return [line] + [paint(f"WARNING: {c}", "31;1") for c in t.build_conflicts]
 
 
 # -- the main chain ---------------------------------------------------------------------------------------------------

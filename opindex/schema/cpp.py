@@ -120,13 +120,16 @@ conditions = Table(
     Column("end_line", Integer, nullable=False, comment="the last line the condition holds for"),
     Column("kind", String(8), nullable=False,
            comment="#if (one branch of a preprocessor group: `#if`, `#ifdef`, `#ifndef`, `#elif` or `#else` up to "
-                   "the group's next directive; include guards are left out) or if (the block of an `if` on one "
-                   "name a default argument can decide, or on a global setting, or its else block; C++ and Python)"),
+                   "the group's next directive; include guards are left out), if (the block of an `if` on one "
+                   "name a default argument can decide, or on a global setting, or its else block; C++ and Python) "
+                   "or #error (one line that cannot compile: an `#error` directive or `static_assert(0/false, ...)`"
+                   "; the #if branch around it is never built)"),
     Column("condition", Text, nullable=False,
            comment="as written, continuation lines joined: `CUDNN_VERSION >= 7400`; `#ifdef X` reads "
                    "`defined(X)`, `#ifndef X` `!defined(X)`, an #else `not (A || B)` of the branches before it; "
                    "for if: `label_smoothing > 0.0`, `weight.defined()`, `!train`, `max_norm is not None`, "
-                   "`globalContext().deterministicAlgorithms()`, an else block `not (...)`"),
+                   "`globalContext().deterministicAlgorithms()`, an else block `not (...)`; for #error: the "
+                   "line as written"),
     _caller(),
     Index("ix_conditions_file", "file"),
     comment=("Conditions code runs under: each branch of every #if group of the C++/CUDA sources (USE_ROCM, "

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from ..model import OpindexError
 from . import facts as q
+from ..pytorch.build_config import UNDEFINED
 from .builder import MAX_HOPS
+from .conditions import BuildContext
 from .walk import Walker
 from .model import LAYERS, Hop, Trace
 from .targets import Target, ambiguous, lookup, suggestions
@@ -28,18 +30,19 @@ __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
 
 
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
-          root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6) -> Trace:
+          root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None) -> Trace:
     """The trace of `name`; a walk larger than `max_hops` hops (0: no limit) stops there and says so in
-    Trace.truncated."""
+    Trace.truncated. `build`: the user's settings (pytorch.build_config.settings_from: -D, -U, a config file);
+    Trace.build then lists every setting a test of the walk read, with where its value came from."""
     with q.memoized(con):  # about half of a large trace's lookups repeat
-        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit)
+        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build)
     if "write_paths" in vars(q.resident(con)):  # fill/copy paths walked: kept for the next process
         q.resident(con).write_paths.save()
     return t
 
 
 def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None,
-           max_hops: int, limit: int) -> Trace:
+           max_hops: int, limit: int, build: dict | None = None) -> Trace:
     if device not in q.DEVICES:
         raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
     targets = lookup(con, name)
@@ -65,9 +68,13 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     if bottom_up:
         UpWalker(con, t, backward=backward).start(targets)
     else:
-        walker = Walker(con, t, backward=backward)
+        context = BuildContext(con, device, build)
+        walker = Walker(con, t, backward=backward, build=context)
         walker.start(targets, name)
         walker.b.state_caps()
+        t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
+                   for s in sorted(context.used.values(), key=lambda s: s.name)]
+        t.build_conflicts = context.conflicts()
     if max_hops and len(t.hops) > max_hops:  # the walk checks its size between steps: cut to the cap exactly
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
         t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "

@@ -87,7 +87,7 @@ class PathCache:
                 "paths": [{"ops": list(ops), "device": device,
                            "hops": [[parent, [getattr(h, f) for f in _FIELDS], [asdict(c) for c in h.conditions]]
                                     for parent, h in path]}
-                          for (ops, device), path in self.paths.items()],
+                          for (ops, device, *build), path in self.paths.items() if not build],
                 "others": [{"op": op, "device": device, "kernels": kernels}
                            for (op, device), kernels in self.others.items()]}
         try:

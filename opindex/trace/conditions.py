@@ -13,8 +13,10 @@ import operator
 import re
 from dataclasses import dataclass, field
 
+from ..pytorch.build_config import UNDEFINED, UPSTREAM_CUDA, Setting, as_number, evaluate
 from ..pytorch.devices import platform_off
 from ..pytorch.receivers import split_parameters
+from ..pytorch.syntax import split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
 from .model import NOT_DEFAULT, Condition
@@ -47,15 +49,21 @@ class Guards:
     """The conditions rows over one body, each read once (off for the device, a note, or nothing), asked per call
     line."""
 
-    def __init__(self, rows: list[dict], device: str, defaults: dict[str, object], file: str | None = None):
+    def __init__(self, rows: list[dict], device: str, defaults: dict[str, object], file: str | None = None,
+                 build: "BuildContext | None" = None):
         # (first, last, off, note, condition)
         self.spans: list[tuple[int, int, bool, str | None, Condition | None]] = []
         for r in rows:
             if r["kind"] == "#if":
-                off = _platform_off(r["condition"], device)
-                self.spans.append((r["line"], r["end_line"], off, None if off else
-                                   f"called under #if {r['condition']}",
-                                   None if off else Condition("#if", r["condition"], file, r["line"])))
+                value = build.holds(r["condition"]) if build is not None else \
+                    (False if _platform_off(r["condition"], device) else None)
+                if value is False:  # not compiled in the build traced: not walked
+                    self.spans.append((r["line"], r["end_line"], True, None, None))
+                elif value is None:  # the build does not say: shown, and said
+                    self.spans.append((r["line"], r["end_line"], False, f"called under #if {r['condition']}",
+                                       Condition("#if", r["condition"], file, r["line"])))
+            elif r["kind"] == "#error":
+                continue  # a line that cannot compile: the build context reads these (requirements)
             elif holds(r["condition"], defaults) is False:
                 self.spans.append((r["line"], r["end_line"], False, f"called when {r['condition']}: {NOT_DEFAULT}",
                                    Condition("if", r["condition"], file, r["line"], assumed=False)))
@@ -119,9 +127,32 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     the names have their default values; None when that cannot be said. A test of several parts is read as Python
     (py_holds): and/or/not, parentheses, isinstance()."""
     found = _holds(condition, defaults)
+    if found is None and ("&&" in condition or "||" in condition):
+        return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
         return py_holds(condition, defaults)
     return found
+
+
+def cpp_holds(condition: str, defaults: dict[str, object]) -> bool | None:
+    """A C++ test of parts joined by && and || (each a one-name test), read with three values: `reduction ==
+    Reduction::None && n_dims == 2` with reduction=Mean is false, whatever n_dims is."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1] if negate else condition
+    for op, join in (("||", _any3), ("&&", _all3)):
+        parts = split_top_level(test, op, "(")
+        if len(parts) > 1:
+            value = join([holds(p.strip(), defaults) for p in parts])
+            return None if value is None else value != negate
+    return None
+
+
+def _all3(values: list) -> bool | None:
+    return False if False in values else None if None in values else True
+
+
+def _any3(values: list) -> bool | None:
+    return True if True in values else None if None in values else False
 
 
 def py_holds(condition: str, defaults: dict[str, object]) -> bool | None:
@@ -237,24 +268,131 @@ class BodyGuards:
     """The Guards of each body a walk enters, read once per body and op: a C++ body with the default arguments of
     the op being walked (the builder's innermost entry), a Python def with its own parameters' defaults."""
 
-    def __init__(self, con, device: str, builder):
-        self.con, self.device, self.builder = con, device, builder
+    def __init__(self, con, device: str, builder, build: "BuildContext"):
+        self.con, self.device, self.builder, self.build = con, device, builder, build
         self.cache: dict[tuple, Guards] = {}
 
     def over(self, d: dict) -> Guards:
-        """The #if branches and if blocks over a C++ body (body(), calls() and device_calls() ask in turn)."""
-        schema = self.builder.defaults[-1]["schema"] if self.builder.defaults else None
-        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schema)
+        """The #if branches and if blocks over a C++ body (body(), calls() and device_calls() ask in turn), read
+        with the values the ops being walked pass down: each op's schema defaults, an inner op's over an outer's;
+        a parameter an inner schema has no default for keeps the value an outer op gave it by that name
+        (nll_loss's reduction=Mean reaches nll_loss_forward's `int reduction` and the CUDA kernel's test of it)."""
+        schemas = tuple(e["schema"] for e in self.builder.defaults)
+        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas)
         found = self.cache.get(key)
         if found is None:
-            defaults = schema_defaults(schema, d.get("signature")) if schema else {}
+            defaults: dict[str, object] = {}
+            for schema in schemas:
+                defaults.update(schema_defaults(schema, d.get("signature")))
             found = self.cache[key] = Guards(
                 q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults,
-                d.get("file"))
+                d.get("file"), self.build)
         return found
 
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not
         None:`, max_norm=None: the renorm under it is not the default path)."""
         return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device,
-                      python_defaults(fn.get("signature")), fn["file"])
+                      python_defaults(fn.get("signature")), fn["file"], self.build)
+
+
+class BuildContext:
+    """The build a trace is for (pytorch/build_config.py): each macro's value, asked in order from the user's
+    settings, what the checkout requires, the upstream defaults of the traced device's build, and the checkout's own
+    #defines; `used` keeps every setting a test of this trace read, for the trace's header."""
+
+    def __init__(self, con, device: str, user: dict[str, Setting] | None = None):
+        self.con, self.device, self.user = con, device, user or {}
+        self.defaults = {k: Setting(k, v, f"upstream default ({_BUILD_OF.get(device, device)})")
+                         for k, v in _DEFAULTS.get(device, {}).items()}
+        self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)
+        self.used: dict[str, Setting] = {}
+        self.active: set[str] = set()  # names being resolved (a #define under a test of itself)
+        self._required: dict[str, Setting] | None = None
+        self.cache: dict[str, bool | None] = {}
+
+    def holds(self, test: str) -> bool | None:
+        found = self.cache.get(test, _UNSET)
+        if found is _UNSET:
+            found = self.cache[test] = evaluate(test, self.value_of)
+        return found
+
+    def value_of(self, name: str):
+        if name not in self.values:
+            if name in self.active:
+                return None
+            self.active.add(name)
+            try:
+                setting = self.setting(name)
+            finally:
+                self.active.discard(name)
+            self.values[name] = None if setting is None else as_number(setting.value)
+            if setting is not None:
+                self.used[name] = setting
+        return self.values[name]
+
+    def setting(self, name: str) -> Setting | None:
+        for where in (self.user, self.required(), self.defaults):
+            if name in where:
+                return where[name]
+        return self.defined_here(name)
+
+    def defined_here(self, name: str) -> Setting | None:
+        """A macro the checkout #defines: defined where a site's own #if tests hold (the first such site); unknown
+        when a site's tests cannot be settled, or when no site holds (the build system may still define it)."""
+        function_like = name.endswith("()")
+        for site in q.macro_sites(self.con, name.removesuffix("()"), function_like):
+            tests = [self.holds(c["condition"]) for c in site["around"]]
+            if None in tests:
+                return None
+            if all(tests):
+                where = f"{site['file']}:{site['line']}"
+                return Setting(name, site["body"].strip() or "", f"#define at {where}")
+        return None
+
+    def required(self) -> dict[str, Setting]:
+        """What the checkout requires: the #if branch around an `#error` or `static_assert(0)` is never built, so
+        a plain `defined(X)` / `!defined(X)` test of it must be false. Only for macros the checkout never
+        #defines itself (those a build sets, -DUSE_MACA), and not from tests' code."""
+        if self._required is None:
+            found: dict[str, list[Setting]] = {}
+            for site in q.requirement_sites(self.con):
+                if _TEST_FILE.search(site["file"]) or not site["around"]:
+                    continue
+                m = _PLAIN_TEST.match(site["around"][-1]["condition"])
+                if m is None:
+                    continue
+                name = m.group("name")
+                negated = (m.group("neg1") is not None) != (m.group("neg2") is not None)
+                # the branch `defined(X)` cannot be built: X is not defined; `!defined(X)`: X is
+                value = UNDEFINED if not negated else ""
+                where = f"required by {site['file']}:{site['line']} ({site['condition'][:60]})"
+                found.setdefault(name, []).append(Setting(name, value, where))
+            self._required = {}
+            for name, settings in found.items():
+                if len({s.value is UNDEFINED for s in settings}) == 1 and not q.macro_sites(self.con, name, False):
+                    self._required[name] = settings[0]
+        return self._required
+
+    def key(self) -> str:
+        """The user's settings as one string ("" for the default build): what a path walked under them is kept by."""
+        return "; ".join(sorted(s.text() for s in self.user.values()))
+
+    def conflicts(self) -> list[str]:
+        """The user's settings that contradict what the checkout requires (that build cannot compile)."""
+        out = []
+        for name, s in self.user.items():
+            req = self.required().get(name)
+            if req is not None and (req.value is UNDEFINED) != (s.value is UNDEFINED):
+                out.append(f"{s.text()} ({s.source}): this checkout cannot build so, {req.source}")
+        return out
+
+
+_UNSET = object()
+_TEST_FILE = re.compile(r"(^|/)(test|tests|benchmarks?)/|(^|/)test_[^/]*$|verify_api_visibility")
+# `defined(X)`, `!defined(X)`, `not (defined(X))`, `not (!defined(X))`: one macro's presence
+_PLAIN_TEST = re.compile(r"^(?P<neg1>not \()?\s*(?P<neg2>!\s*)?defined\s*\(?\s*(?P<name>\w+)\s*\)?\s*\)?$")
+_BUILD_OF = {"cuda": "a current CUDA build", "cpu": "a current CUDA build", "mps": "a macOS MPS build"}
+_MPS_BUILD = {**{k: v for k, v in UPSTREAM_CUDA.items() if v is UNDEFINED and k != "__APPLE__"},
+              "USE_MPS": "1", "__APPLE__": "1", "USE_CUDA": UNDEFINED, "AT_CUDNN_ENABLED()": "0"}
+_DEFAULTS = {"cuda": UPSTREAM_CUDA, "cpu": UPSTREAM_CUDA, "mps": _MPS_BUILD}

@@ -585,6 +585,25 @@ def natives_bound(con, how: str, name: str, extra: str | None) -> list[tuple]:
                   (name, extra) if with_extra else (name,))
 
 
+# -- the build a trace is for (conditions.BuildContext) ------------------------------------------------------------
+def requirement_sites(con) -> list[dict]:
+    """Lines that cannot compile (`#error`, `static_assert(0, ...)`: conditions rows of kind #error), with the
+    #if branches around each, innermost last."""
+    out = []
+    for r in rows(con, "SELECT file, line, condition FROM conditions WHERE kind = '#error' ORDER BY file, line"):
+        around = [c for c in conditions_over(con, r["file"], (r["line"], r["line"])) if c["kind"] == "#if"]
+        out.append({**r, "around": around})
+    return out
+
+
+def macro_sites(con, name: str, function_like: bool) -> list[dict]:
+    """The checkout's `#define name` (or `#define name()`) sites, with the #if branches around each."""
+    found = rows(con, "SELECT file, line, body FROM macros WHERE name = ? AND " +
+                 ("parameters = '()'" if function_like else "parameters IS NULL") + " ORDER BY file, line", (name,))
+    return [{**r, "around": [c for c in conditions_over(con, r["file"], (r["line"], r["line"]))
+                             if c["kind"] == "#if"]} for r in found]
+
+
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:
     """Facts of `table` inside a function; with `lines`, only those of the one definition spanning them (C++
     overloads share a qualified name and a file, not a body)."""

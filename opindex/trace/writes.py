@@ -12,13 +12,14 @@ from .model import DEVICE_LAYERS, Hop, Trace
 MAX_OTHER_KERNELS = 20  # kernels named on a fill/copy path's "other device code" hop (the count is always said)
 
 
-def write_path(con, entries: list[dict], device: str, walk) -> list[tuple[int, Hop]]:
+def write_path(con, entries: list[dict], device: str, walk, build_key: str = "") -> list[tuple[int, Hop]]:
     """The default path of a fill/copy op on `device` (aten::zero_ -> fill_kernel_cuda -> vectorized_elementwise_
     kernel), below its entry hop: walked once per open index, as the Resident facts are (the index does not change
     under a connection) and kept between processes (cache.py), since many kernels zero or copy a tensor. `walk(con,
-    trace, entries)` walks the op down into a trace (walk.Walker.walk_entries)."""
+    trace, entries)` walks the op down into a trace (walk.Walker.walk_entries). A build the user stated
+    (`build_key`, its settings) keeps its paths in this process only: the cache file holds the default build's."""
     cache, walking = q.resident(con).write_paths, q.resident(con).write_walking
-    key = (tuple(e["id"] for e in entries), device)
+    key = (tuple(e["id"] for e in entries), device) + ((build_key,) if build_key else ())
     if key in cache.paths:
         return cache.paths[key]
     if key in walking:  # a write inside its own path (copy_ -> ... -> copy_): nothing more to show there; what
@@ -30,7 +31,9 @@ def write_path(con, entries: list[dict], device: str, walk) -> list[tuple[int, H
         path, others = _write_path(con, entries, device, walk)
     finally:
         keep = walking.pop(key)
-    if keep:
+    if keep and build_key:
+        cache.paths[key] = path
+    elif keep:
         cache.put(key, path, (entries[0]["name"], device), others)
     return path
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .. import facts as q
 from ..builder import TraceBuilder
-from ..conditions import BodyGuards
+from ..conditions import BodyGuards, BuildContext
 from ..model import Trace
 from .bodies import BodyWalk
 from .launches import LaunchWalk
@@ -33,11 +33,12 @@ from .tails import TailWalk
 class Walker:
     """The composition root of a downward walk: it makes the steps and starts from the looked-up targets."""
 
-    def __init__(self, con, trace: Trace, backward: bool = False):
+    def __init__(self, con, trace: Trace, backward: bool = False, build: BuildContext | None = None):
         self.con, self.trace = con, trace
         self.device, self.depth, self.backward = trace.device, trace.depth, backward
         self.b = TraceBuilder(trace)
-        self.conditions = BodyGuards(con, trace.device, self.b)
+        self.build = build or BuildContext(con, trace.device)
+        self.conditions = BodyGuards(con, trace.device, self.b, self.build)
         self.python, self.ops, self.tails = PythonWalk(self), OpWalk(self), TailWalk(self)
         self.bodies, self.sites = BodyWalk(self), CallSiteWalk(self)
         self.stubs, self.launches = StubWalk(self), LaunchWalk(self)
@@ -45,9 +46,10 @@ class Walker:
             step.link(self)
 
     @staticmethod
-    def walk_entries(con, t: Trace, entries: list[dict]) -> None:
-        """Walk `entries` down into `t` (trace/writes.py walks a fill/copy op's trace with it)."""
-        walker = Walker(con, t)
+    def walk_entries(con, t: Trace, entries: list[dict], user: dict | None = None) -> None:
+        """Walk `entries` down into `t` for the build `user` states (trace/writes.py walks a fill/copy op's trace
+        with it)."""
+        walker = Walker(con, t, build=BuildContext(con, t.device, user))
         for e in entries:
             walker.ops.native(e, None)
 

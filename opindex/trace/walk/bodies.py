@@ -168,7 +168,9 @@ class BodyWalk(Step):
         links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
                                              call.get("template_args"))
                  if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
-                 and not ln["device_function"]]  # only device code calls those (device_calls)
+                 and not ln["device_function"]  # only device code calls those (device_calls)
+                 # a definition under an #if the build traced does not compile (the ROCm gemm<BFloat16>)
+                 and not (ln["link_condition"] and self.build.holds(ln["link_condition"]) is False)]
         if leaves:
             self.keep_leaf(call, links, hop)
         for target in links:
@@ -190,7 +192,7 @@ class BodyWalk(Step):
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
                 self.trace.hops[mark].found = Found.OVERLOADS
-            if target["link_condition"]:
+            if target["link_condition"] and self.build.holds(target["link_condition"]) is None:
                 self.trace.hops[mark].detail += f" [#if {target['link_condition']}]"
                 self.trace.hops[mark].conditions.append(Condition("#if", target["link_condition"], target["file"]))
             if seen:

@@ -91,7 +91,7 @@ class LaunchWalk(Step):
         if overloads > 1:
             h.detail += f" [one of {overloads} definitions the call may build]"
             h.found = Found.OVERLOADS
-        if target["link_condition"]:
+        if target["link_condition"] and self.build.holds(target["link_condition"]) is None:
             h.detail += f" [#if {target['link_condition']}]"
             h.conditions.append(Condition("#if", target["link_condition"], target["file"]))
         for op in q.device_operators(self.con, target["qualified_name"], target["file"]):

@@ -110,6 +110,14 @@ class OpWalk(Step):
                      f"run on {self.device.upper()}", absent=True)
             return
         chosen = [ln for ln in chosen if ln not in elsewhere]
+        # a definition under an #if the build traced does not compile (`#if !AT_CUDNN_ENABLED()` placeholders)
+        unbuilt = [ln for ln in chosen if ln["condition"] and self.build.holds(ln["condition"]) is False]
+        if unbuilt and len(unbuilt) == len(chosen):
+            ln = unbuilt[0]
+            self.b.add(parent, "cpp", "note", f"{kernel} is defined only under #if {ln['condition']} "
+                       f"({ln['def_file']}:{ln['def_line']}), which this build does not compile", absent=True)
+            return
+        chosen = [ln for ln in chosen if ln not in unbuilt]
         if not chosen:
             if self.legacy_kernel(kernel, parent, depth):
                 return
@@ -130,7 +138,7 @@ class OpWalk(Step):
             if len(chosen) > 1:
                 hop.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
                 hop.found = Found.OVERLOADS
-            if ln["condition"]:
+            if ln["condition"] and self.build.holds(ln["condition"]) is None:
                 hop.detail += f" [#if {ln['condition']}]"
                 hop.conditions.append(Condition("#if", ln["condition"], d["file"]))
         if rest and hop is not None:

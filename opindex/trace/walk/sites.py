@@ -2,6 +2,7 @@
 function passed as an argument, a chooser of the path, or a helper (bodies.local_call)."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -221,7 +222,8 @@ class CallSiteWalk(Step):
         entries = [e for e in entries if self.ops.runs_here(e)]
         if not entries:
             return
-        path = write_path(self.con, entries, self.device, self.root.walk_entries)
+        path = write_path(self.con, entries, self.device, functools.partial(
+            self.root.walk_entries, user=self.build.user), self.build.key())
         if not path:
             return  # leads to no device code: nothing to show
         ops = ", ".join(e["full_name"] for e in entries[:3])

@@ -9,6 +9,7 @@ class Step:
         self.con, self.trace = root.con, root.trace
         self.device, self.depth, self.backward = root.device, root.depth, root.backward
         self.conditions = root.conditions
+        self.build = root.build  # the build traced: build.holds(test) reads an #if under it (True/False/None)
 
     def link(self, root) -> None:
         """The other steps, once all exist: a C++ body hands a stub call to `stubs`, a launch to `launches` ..."""

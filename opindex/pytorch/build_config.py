@@ -1,0 +1,182 @@
+"""The build a trace is for: preprocessor macros and library versions, and how `#if` tests read under them.
+
+A checkout compiles differently per build: `#if defined(USE_ROCM)`, `#if !AT_CUDNN_ENABLED()` placeholders,
+`#if CUDNN_VERSION >= 8907` gates, a vendor's `#ifdef USE_MACA`. A trace names the build it is for, and each value
+says where it came from (its `source`), in this order (trace/conditions.py BuildContext asks them):
+1. what the user states: `-D NAME[=VALUE]`, `-U NAME` (as a compiler takes them), a YAML config file;
+2. what the checkout itself requires: a branch holding `#error` or `static_assert(0/false, ...)` can never be
+   compiled, so its test is false (DeviceUtils.cuh's `#else static_assert(0, "Must use -DUSE_MACA")` makes a fork
+   need USE_MACA);
+3. UPSTREAM_CUDA below: a current upstream CUDA build on Linux;
+4. the checkout's own `#define`s, read under their own `#if`s (Descriptors.h defines USE_CUDNN_RNN_V8_API when
+   CUDNN_VERSION >= 8907);
+5. otherwise unknown: the trace shows both sides and says so.
+
+`evaluate` reads a test with three values: True, False, None (unknown).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .devices import PLATFORM_MACROS
+
+UNDEFINED = object()  # a macro known not to be defined (-U, or a default)
+DEFINED = object()  # a macro known to be defined, with no number for its value (`#define USE_CUDNN_RNN_V8_API`)
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    value: object  # a string (`1`, `90100`, `` for a bare define) or UNDEFINED
+    source: str  # where it came from: "-D", "-U", "config FILE", "required by FILE:LINE", "upstream default", ...
+
+    def text(self) -> str:
+        return f"{self.name} undefined" if self.value is UNDEFINED else \
+            f"{self.name}={self.value}" if self.value != "" else f"{self.name} defined"
+
+
+# A current upstream build of the CUDA backend on Linux (PyTorch 2.4's CUDA 12.4 wheels ship cuDNN 9.1): what a
+# user who states nothing most likely runs. Function-like config macros (ATen/cuda/CUDAConfig.h, written by CMake)
+# are given as `NAME()`.
+UPSTREAM_CUDA = {
+    "USE_CUDA": "1",
+    "CUDA_VERSION": "12040",
+    "CUDNN_VERSION": "90100",
+    "AT_CUDNN_ENABLED()": "1",
+    "AT_ROCM_ENABLED()": "0",
+    "AT_MAGMA_ENABLED()": "1",
+    "AT_CUSPARSELT_ENABLED()": "1",
+    "_WIN32": UNDEFINED,
+    "_MSC_VER": UNDEFINED,
+    "__APPLE__": UNDEFINED,
+    "C10_MOBILE": UNDEFINED,
+    "FBCODE_CAFFE2": UNDEFINED,
+    "USE_MACA": UNDEFINED,  # a vendor's build macro: off upstream (a fork that requires it says so, rule 2)
+    # other platforms' macros (ROCm/HIP ...): a CUDA build never defines them
+    **{name: UNDEFINED for name, platform in PLATFORM_MACROS.items() if platform != "CUDA"},
+}
+
+
+def parse_define(text: str, source: str) -> Setting:
+    """`NAME`, `NAME=VALUE` (-D), as a compiler takes it (`-D NAME` defines it as 1)."""
+    name, eq, value = text.partition("=")
+    name = name.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*(\(\))?", name):
+        raise ValueError(f"not a macro name: {name!r} (give NAME, NAME=VALUE or NAME()=VALUE)")
+    return Setting(name, value.strip() if eq else "1", source)
+
+
+def settings_from(defines=(), undefines=(), config: dict | None = None, config_source: str = "config") \
+        -> dict[str, Setting]:
+    """The user's settings: a config mapping first ({NAME: value, or None/false for undefined}), then -D, then -U
+    (the later wins, as on a compiler's command line)."""
+    out: dict[str, Setting] = {}
+    for name, value in (config or {}).items():
+        if value is None or value is False:
+            out[name] = Setting(name, UNDEFINED, config_source)
+        else:
+            out[name] = parse_define(f"{name}={'1' if value is True else value}", config_source)
+    for d in defines:
+        s = parse_define(d, "-D")
+        out[s.name] = s
+    for u in undefines:
+        name = u.strip()
+        if not re.fullmatch(r"[A-Za-z_]\w*(\(\))?", name):
+            raise ValueError(f"not a macro name: {name!r}")
+        out[name] = Setting(name, UNDEFINED, "-U")
+    return out
+
+
+# -- three-valued evaluation of a preprocessor test ---------------------------------------------------------------
+_TOKEN = re.compile(r"\s*(defined\s*\(\s*\w+\s*\)|defined\s+\w+|\bnot\b|&&|\|\||==|!=|<=|>=|<<|>>|[<>!+\-*/%()]|"
+                    r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*(?:\s*\(\s*\))?)")
+_BINARY = [("||",), ("&&",), ("==", "!="), ("<", ">", "<=", ">="), ("+", "-"), ("*", "/", "%")]
+
+
+def tokens(test: str) -> list[str]:
+    out, pos = [], 0
+    while pos < len(test):
+        m = _TOKEN.match(test, pos)
+        if m is None:
+            if test[pos:].strip():
+                raise ValueError(f"cannot read {test[pos:]!r}")
+            break
+        out.append(re.sub(r"\s+", "", m.group(1)) if not m.group(1).startswith("defined ") else m.group(1))
+        pos = m.end()
+    return out
+
+
+def evaluate(test: str, value_of) -> bool | None:
+    """Whether a preprocessor test holds: True, False, or None when a name it needs is unknown. `value_of(name)`
+    gives a macro's value: an int, UNDEFINED, or None (unknown); `defined(X)` and `X()` ask it too."""
+    try:
+        toks = tokens(test)
+        result, rest = _expr(toks, 0, value_of)
+    except (ValueError, IndexError, ZeroDivisionError):
+        return None
+    if rest:
+        return None
+    return None if result is None else bool(result)
+
+
+def _expr(toks: list[str], level: int, value_of):
+    if level == len(_BINARY):
+        return _unary(toks, value_of)
+    left, toks = _expr(toks, level + 1, value_of)
+    while toks and toks[0] in _BINARY[level]:
+        op = toks[0]
+        right, toks = _expr(toks[1:], level + 1, value_of)
+        left = _apply(op, left, right)
+    return left, toks
+
+
+def _apply(op: str, a, b):
+    if op == "&&":  # false when either side is, whatever the other: three values
+        return 0 if 0 in (a, b) else None if None in (a, b) else 1
+    if op == "||":
+        return 1 if any(x is not None and x != 0 for x in (a, b)) else None if None in (a, b) else 0
+    if a is None or b is None:
+        return None
+    return int({"==": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]) \
+        if op in ("==", "!=", "<", ">", "<=", ">=") else {"+": a + b, "-": a - b, "*": a * b, "/": a // b,
+                                                          "%": a % b}[op]
+
+
+def _unary(toks: list[str], value_of):
+    head = toks[0]
+    if head in ("!", "not"):
+        value, rest = _unary(toks[1:], value_of)
+        return (None if value is None else int(not value)), rest
+    if head == "-":
+        value, rest = _unary(toks[1:], value_of)
+        return (None if value is None else -value), rest
+    if head == "(":
+        value, rest = _expr(toks[1:], 0, value_of)
+        if not rest or rest[0] != ")":
+            raise ValueError("unbalanced")
+        return value, rest[1:]
+    if head.startswith("defined"):
+        name = re.sub(r"^defined\s*\(?\s*(\w+)\s*\)?$", r"\1", head)
+        value = value_of(name)
+        return (None if value is None else int(value is not UNDEFINED)), toks[1:]
+    if head[0].isdigit():
+        return int(head.rstrip("uUlL"), 0), toks[1:]
+    value = value_of(head)
+    if value is UNDEFINED:
+        return 0, toks[1:]  # an undefined name reads as 0 in #if
+    return (None if value is DEFINED else value), toks[1:]
+
+
+def as_number(value: object):
+    """A setting's value as #if reads it: an int, UNDEFINED, or DEFINED when it is no number (`true`/`false` read
+    as 1/0, as in C++ after the preprocessor; an empty define is no number)."""
+    if value is UNDEFINED or value is None:
+        return value
+    text = str(value).strip().rstrip("uUlL")
+    if text in ("true", "false"):
+        return int(text == "true")
+    try:
+        return int(text, 0)
+    except ValueError:
+        return DEFINED

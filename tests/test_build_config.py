@@ -1,0 +1,111 @@
+"""The build a trace is for (pytorch/build_config.py, trace/conditions.py BuildContext): #if tests read with three
+values under the user's settings, what the checkout requires, upstream defaults and the checkout's own #defines."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from opindex.pytorch.build_config import DEFINED, UNDEFINED, Setting, evaluate, settings_from
+from opindex.trace.conditions import BuildContext, holds, Constant
+
+
+def _values(**kw):
+    return lambda name: kw.get(name.replace("()", "_fn"))
+
+
+@pytest.mark.parametrize("test, expected", [
+    ("defined(CUDNN_VERSION) && CUDNN_VERSION >= 8907", True),
+    ("defined(CUDNN_VERSION) && CUDNN_VERSION >= 91000", False),
+    ("not (defined(USE_MACA))", True),
+    ("defined(USE_ROCM) || defined(USE_MACA)", False),
+    ("defined(USE_ROCM) || UNKNOWN_FLAG", None),  # an unknown side and a false one: unknown
+    ("UNKNOWN_FLAG && 0", False),  # false whatever the unknown side is
+    ("UNKNOWN_FLAG || 1", True),
+    ("!AT_CUDNN_ENABLED()", False),
+    ("USE_ROCM", False),  # an undefined name reads as 0
+    ("V8_API", None),  # defined, but not a number: its value is unknown
+    ("defined(V8_API)", True),
+    ("(CUDA_VERSION >= 11000) && (CUDA_VERSION < 12000)", False),
+    ("__CUDA_ARCH__ >= 800", None),
+    ("a b", None),  # unreadable: unknown, never an error
+])
+def test_a_preprocessor_test_is_read_with_three_values(test, expected):
+    value_of = _values(CUDNN_VERSION=90100, USE_MACA=UNDEFINED, USE_ROCM=UNDEFINED, AT_CUDNN_ENABLED_fn=1,
+                       V8_API=DEFINED, CUDA_VERSION=12040)
+    assert evaluate(test, value_of) is expected
+
+
+def test_settings_are_read_as_a_compiler_reads_flags():
+    s = settings_from(["CUDNN_VERSION=8600", "USE_ROCM", "AT_CUDNN_ENABLED()=0"], ["USE_MACA"],
+                      {"CUDA_VERSION": 11080, "USE_MACA": True, "USE_MPS": None}, "config build.yaml")
+    assert {k: (v.value if v.value is not UNDEFINED else None, v.source) for k, v in s.items()} == {
+        "CUDNN_VERSION": ("8600", "-D"), "USE_ROCM": ("1", "-D"), "AT_CUDNN_ENABLED()": ("0", "-D"),
+        "USE_MACA": (None, "-U"),  # -U after the config's value: the later wins
+        "CUDA_VERSION": ("11080", "config build.yaml"), "USE_MPS": (None, "config build.yaml")}
+    with pytest.raises(ValueError, match="not a macro name"):
+        settings_from(["3X=1"])
+
+
+def _index(conditions: list[tuple], macros: list[tuple]) -> sqlite3.Connection:
+    con = sqlite3.connect(":memory:")
+    con.row_factory = sqlite3.Row
+    con.execute("CREATE TABLE conditions (file TEXT, line INT, end_line INT, kind TEXT, condition TEXT)")
+    con.execute("CREATE TABLE macros (file TEXT, line INT, name TEXT, parameters TEXT, body TEXT)")
+    con.executemany("INSERT INTO conditions VALUES (?, ?, ?, ?, ?)", conditions)
+    con.executemany("INSERT INTO macros VALUES (?, ?, ?, ?, ?)", macros)
+    return con
+
+
+def _fork() -> sqlite3.Connection:
+    """A fork whose DeviceUtils.cuh static_asserts without USE_MACA, whose Descriptors.h defines the v8 RNN API for
+    new cuDNN, and a test file that requires the opposite of a build flag (not a requirement of the build)."""
+    return _index(
+        [("DeviceUtils.cuh", 10, 13, "#if", "not (defined(USE_MACA))"),
+         ("DeviceUtils.cuh", 13, 13, "#error", 'static_assert(0, "Must use -DUSE_MACA")'),
+         ("Descriptors.h", 22, 22, "#if", "defined(CUDNN_VERSION) && CUDNN_VERSION >= 8907"),
+         ("aten/src/ATen/test/verify.cpp", 4, 4, "#if", "defined(USE_ROCM)"),
+         ("aten/src/ATen/test/verify.cpp", 4, 4, "#error", "#error no ROCm here")],
+        [("Descriptors.h", 22, "USE_CUDNN_RNN_V8_API", None, ""),
+         ("jit_macros.h", 7, "AT_USE_JITERATOR", "()", "false"), ("jit_macros.h", 9, "AT_USE_JITERATOR", "()", "true")]
+)
+
+
+def test_the_build_is_what_the_checkout_requires_then_upstream_then_its_own_defines():
+    con = _fork()
+    con.executemany("INSERT INTO conditions VALUES (?, ?, ?, ?, ?)", [
+        ("jit_macros.h", 7, 7, "#if", "defined(USE_ROCM)"), ("jit_macros.h", 9, 9, "#if", "not (defined(USE_ROCM))")])
+    b = BuildContext(con, "cuda")
+    assert b.holds("defined(USE_MACA)") is True  # required: the other side cannot compile
+    assert b.holds("!defined(USE_CUDNN_RNN_V8_API)") is False  # Descriptors.h:22 under CUDNN_VERSION >= 8907
+    assert b.holds("AT_USE_JITERATOR()") is True  # jit_macros.h:9, the #else of USE_ROCM
+    assert b.holds("!AT_CUDNN_ENABLED()") is False and b.holds("defined(USE_ROCM)") is False
+    assert b.holds("AT_PER_OPERATOR_HEADERS") is None  # nothing says: both sides shown
+    used = {name: s.source for name, s in b.used.items()}
+    assert used["USE_MACA"] == 'required by DeviceUtils.cuh:13 (static_assert(0, "Must use -DUSE_MACA"))'
+    assert used["USE_CUDNN_RNN_V8_API"] == "#define at Descriptors.h:22"
+    assert used["CUDNN_VERSION"] == used["USE_ROCM"] == "upstream default (a current CUDA build)"
+    assert b.conflicts() == []
+
+
+def test_the_user_s_settings_win_and_a_build_the_checkout_cannot_make_is_said():
+    b = BuildContext(_fork(), "cuda", settings_from(["CUDNN_VERSION=8600"], ["USE_MACA"]))
+    assert b.holds("defined(USE_CUDNN_RNN_V8_API)") is None  # old cuDNN: Descriptors.h:22 not compiled, and
+    # the build system may define it itself: unknown, not false
+    assert b.holds("defined(USE_MACA)") is False
+    assert b.conflicts() == ['USE_MACA undefined (-U): this checkout cannot build so, required by '
+                             'DeviceUtils.cuh:13 (static_assert(0, "Must use -DUSE_MACA"))']
+    assert b.key() == "CUDNN_VERSION=8600; USE_MACA undefined"
+
+
+def test_a_default_argument_decides_a_c_plus_plus_test_of_several_parts():
+    mean = {"reduction": Constant("Mean")}
+    assert holds("reduction == Reduction::None && n_dims == 2", mean) is False  # whatever n_dims is
+    assert holds("not (reduction == Reduction::None && n_dims == 2)", mean) is True
+    assert holds("reduction == Reduction::Mean || n_dims == 2", mean) is True
+    assert holds("reduction == Reduction::Sum || n_dims == 2", mean) is None
+
+
+def test_a_setting_states_itself():
+    assert [Setting("A", UNDEFINED, "-U").text(), Setting("B", "", "x").text(), Setting("C", "3", "x").text()] == [
+        "A undefined", "B defined", "C=3"]

@@ -1,0 +1,44 @@
+"""The build a trace is for, on the PyTorch 2.4 tree (MetaX-MACA/mcPytorch): the main chain's end read under the
+stated build and the op's default arguments (hops checked by reading the source)."""
+from __future__ import annotations
+
+RNN = "aten/src/ATen/native/cudnn/RNN.cpp"
+
+
+def _end(t):
+    h = t.main_chain()[-1]
+    return h.name, h.file, h.line
+
+
+def test_lstm_runs_the_cudnn_v8_rnn_api_of_a_current_build(real_index):
+    """cudnn/Descriptors.h:22 defines USE_CUDNN_RNN_V8_API under `CUDNN_VERSION >= 8907`; _cudnn_rnn then calls
+    cudnnRNNForward (RNN.cpp:1596, the #else of `#ifndef USE_CUDNN_RNN_V8_API` at :1572). A stated older cuDNN
+    takes cudnnRNNForwardTraining (:1573)."""
+    t = real_index.trace("nn.LSTM")
+    assert _end(t) == ("cudnnRNNForward", RNN, 1596)
+    build = {s["name"]: s for s in t.build}
+    assert build["USE_CUDNN_RNN_V8_API"]["source"] == "#define at aten/src/ATen/cudnn/Descriptors.h:22"
+    assert build["CUDNN_VERSION"] == {"name": "CUDNN_VERSION", "value": "90100",
+                                      "source": "upstream default (a current CUDA build)"}
+    # this fork cannot build without USE_MACA: a static_assert(0) in the #else of an #ifdef USE_MACA says so
+    assert build["USE_MACA"]["value"] == "" and build["USE_MACA"]["source"].startswith("required by ")
+    old = real_index.trace("nn.LSTM", defines=["CUDNN_VERSION=8600"])
+    assert _end(old) == ("cudnnRNNForwardTraining", RNN, 1573)
+    assert {s["name"]: s["source"] for s in old.build}["CUDNN_VERSION"] == "-D"
+
+
+def test_a_stock_build_of_the_fork_is_said_to_be_impossible(real_index):
+    t = real_index.trace("nn.LSTM", undefines=["USE_MACA"])
+    assert len(t.build_conflicts) == 1 and t.build_conflicts[0].startswith(
+        "USE_MACA undefined (-U): this checkout cannot build so, required by ")
+    assert "WARNING: USE_MACA undefined (-U)" in t.to_text(context=0)
+
+
+def test_nll_loss_default_reduction_reaches_the_cuda_kernel(real_index):
+    """F.nll_loss(reduction='mean'): the schema's `int reduction=Mean` flows by name into nll_loss_forward's `int
+    reduction` and nll_loss_forward_out_cuda_template's `if (reduction == Reduction::None && n_dims == 2)`
+    (Loss.cu:293), false: the launch at :385 of nll_loss_forward_reduce_cuda_kernel_2d (:230), not the no-reduce
+    kernel of :313."""
+    name, file, line = _end(real_index.trace("F.nll_loss"))
+    assert (name, file, line) == ("__global__ at::native::nll_loss_forward_reduce_cuda_kernel_2d",
+                                  "aten/src/ATen/native/cuda/Loss.cu", 230)
