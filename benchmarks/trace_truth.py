@@ -24,9 +24,16 @@ usage:
   python benchmarks/trace_truth.py --db /tmp/pt24.sqlite --depth 5 --json /tmp/truth.json -v
   python benchmarks/trace_truth.py --db IDX --opindex-src /tmp/opindex-head   # a snapshot of opindex (git archive)
   python benchmarks/trace_truth.py --db IDX --cli                             # `opindex trace --json`, subprocess
+  python benchmarks/trace_truth.py --db IDX --tier expert --config default     # 2.4 fork: its USE_MACA expectations
 
 The traces come from opindex's library (`opindex.Index(db).trace(...)`); when that API cannot be imported or
 called (the query side is being refactored) the script falls back to `opindex trace NAME --json` in a subprocess.
+Main-chain ends (issue 28), with the expert tier: each expert trace's `main_end` lists where the call really ends
+(device code, for default arguments and float32; several only where the inputs cannot settle it).  The trace's
+`main_chain` (hop ids root-first) scores a hit when its last hop is at one of them (same file and line within +-2, or
+same file and the same bare name, the hop's name or the kernel it launches).  --config default scores the 2.4 fork
+against `main_end_default` (USE_MACA defined) where a trace gives one.  Target: >= 95% per expert set.
+
 Only the stable trace JSON shape is used: {hops: [{id, parent, layer, kind, name, file, line, detail, absent,
 called_at}]} (called_at: where a helper hop was called from, also a location).
 """
@@ -324,6 +331,70 @@ def run_expert(tracer: Tracer, experts: dict, depth: int, verbose: bool) -> dict
 
 
 # ------------------------------------------------------------------------------------------------------------------
+# Main-chain tier (issue 28): does the main chain end at the expert's device code?
+# ------------------------------------------------------------------------------------------------------------------
+
+def expected_ends(t: dict, config: str = "stock") -> list[dict] | None:
+    """The `main_end` locations of an expert trace; with config 'default', the fork's own configuration
+    (`main_end_default`, USE_MACA defined) where the trace gives one.  None when the trace has no main_end."""
+    if config == "default" and t.get("main_end_default"):
+        return t["main_end_default"]
+    return t.get("main_end")
+
+
+def end_matches(hop: dict, end: dict) -> bool:
+    """A hop is at an expected end: same file and line within LINE_SLACK, or same file and the same bare name
+    (the hop's name or, for a launch or launcher hop, the kernel it names)."""
+    if not hop or hop.get("absent") or hop.get("file") != end["file"]:
+        return False
+    if hop.get("line") is not None and abs(hop["line"] - end["line"]) <= LINE_SLACK:
+        return True
+    want = norm_name(end["name"])
+    return bool(want) and want in {norm_name(hop.get("name") or ""), norm_name(hop.get("kernel") or "")}
+
+
+def main_chain_end(tr: dict) -> dict | None:
+    """The last hop of the trace's main chain (hop ids root-first), None when the trace has no main chain."""
+    chain = tr.get("main_chain") or []
+    by_id = {h.get("id"): h for h in tr.get("hops", [])}
+    return by_id.get(chain[-1]) if chain else None
+
+
+def score_main_end(tr: dict, ends: list[dict]) -> dict:
+    """{'hit': bool, 'end': the chain's last hop (name, file, line) or None, 'matched': the end it matched}."""
+    last = main_chain_end(tr)
+    matched = next((e for e in ends if end_matches(last, e)), None) if last else None
+    end = None if last is None else {"name": last.get("name"), "file": last.get("file"), "line": last.get("line")}
+    return {"hit": matched is not None, "end": end, "matched": matched}
+
+
+def run_main_chain(tracer: Tracer, experts: dict, depth: int, config: str, verbose: bool) -> dict:
+    rows, hits, scored = [], 0, 0
+    for t in experts["traces"]:
+        ends = expected_ends(t, config)
+        if not ends:
+            continue
+        tr = tracer.trace(t["query"], t.get("device", "cuda"), depth)
+        r = score_main_end(tr, ends)
+        scored += 1
+        hits += r["hit"]
+        rows.append({"query": t["query"], "device": t.get("device", "cuda"), "hit": r["hit"], "end": r["end"],
+                     "expected": [{k: e[k] for k in ("name", "file", "line")} for e in ends],
+                     "open": t.get("open_default" if config == "default" and t.get("main_end_default") else "open"),
+                     "error": tr.get("error")})
+    pct = 100.0 * hits / scored if scored else 0.0
+    print(f"\n== Main chain ends ({config} configuration): {hits}/{scored} = {pct:.1f}%  (target >= 95%) ==")
+    for r in rows:
+        if r["hit"] and not verbose:
+            continue
+        got = (f"{r['end']['name']} {r['end']['file']}:{r['end']['line']}" if r["end"] else
+               f"no main chain{' (' + r['error'][:60] + ')' if r['error'] else ''}")
+        want = " | ".join(f"{e['name']} {e['file']}:{e['line']}" for e in r["expected"])
+        print(f"  {'hit ' if r['hit'] else 'MISS'} {r['query']:<40} ended at {got}\n       expected {want}")
+    return {"config": config, "hits": hits, "traces": scored, "percent": round(pct, 2), "rows": rows}
+
+
+# ------------------------------------------------------------------------------------------------------------------
 # Runtime tier
 # ------------------------------------------------------------------------------------------------------------------
 
@@ -585,6 +656,9 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=int, default=None, help="trace depth (default: the CLI's default)")
     ap.add_argument("--device", default="cuda", help="device for the runtime tier's traces")
     ap.add_argument("--tier", choices=["expert", "runtime", "both"], default="both")
+    ap.add_argument("--config", choices=["stock", "default"], default="stock",
+                    help="2.4 fork: score the main chain against main_end (stock CUDA, USE_MACA undefined) or "
+                         "main_end_default (the fork's USE_MACA configuration); the trace itself is the same")
     ap.add_argument("--cli", action="store_true", help="run `opindex trace --json` in a subprocess")
     ap.add_argument("--opindex-src", type=Path, help="import opindex from this folder (e.g. a `git archive` of HEAD)")
     ap.add_argument("--json", type=Path, help="write all results here")
@@ -602,7 +676,9 @@ def main(argv=None) -> int:
           + f"; index {a.db}; depth {depth}" + ("" if a.depth is not None else " (the CLI default)"))
     result = {"db": a.db, "depth": depth, "mode": tracer.mode}
     if a.tier in ("expert", "both"):
-        result["expert"] = run_expert(tracer, json.loads(a.experts.read_text()), depth, a.verbose)
+        experts = json.loads(a.experts.read_text())
+        result["expert"] = run_expert(tracer, experts, depth, a.verbose)
+        result["main_chain"] = run_main_chain(tracer, experts, depth, a.config, a.verbose)
     if a.tier in ("runtime", "both"):
         if a.profile.exists():
             result["runtime"] = run_runtime(tracer, a.profile, a.db, a.device, depth, a.verbose)
