@@ -66,8 +66,9 @@ CLI_DEPTH_FALLBACK = 1  # what `opindex trace --depth` defaults to when the CLI 
 class Tracer:
     """Runs opindex traces through the library, else through the CLI; caches by (query, device, depth)."""
 
-    def __init__(self, db: str, force_cli: bool = False):
+    def __init__(self, db: str, force_cli: bool = False, build: dict | None = None):
         self.db = db
+        self.build = {k: v for k, v in (build or {}).items() if v}  # -D/-U of the build traced
         self.cache: dict[tuple, dict] = {}
         self.ix = None
         self.mode = "cli"
@@ -91,7 +92,7 @@ class Tracer:
         t0 = time.perf_counter()
         if self.ix is not None:
             try:
-                d = self.ix.trace(query, device=device, depth=depth).to_dict()
+                d = self.ix.trace(query, device=device, depth=depth, **self.build).to_dict()
             except Exception as e:  # noqa: BLE001 - an unknown name is a result, not a crash
                 d = {"hops": [], "error": f"{type(e).__name__}: {e}"}
         else:
@@ -102,7 +103,9 @@ class Tracer:
     def _cli(self, query: str, device: str, depth: int) -> dict:
         exe = shutil.which("opindex")
         cmd = ([exe] if exe else [sys.executable, "-m", "opindex.cli"]) + [
-            "trace", query, "--device", device, "--depth", str(depth), "--json", "--db", self.db]
+            "trace", query, "--device", device, "--depth", str(depth), "--json", "--db", self.db] + [
+            f for d in self.build.get("defines", []) for f in ("-D", d)] + [
+            f for u in self.build.get("undefines", []) for f in ("-U", u)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         try:
             d = json.loads(p.stdout)
@@ -658,7 +661,11 @@ def main(argv=None) -> int:
     ap.add_argument("--tier", choices=["expert", "runtime", "both"], default="both")
     ap.add_argument("--config", choices=["stock", "default"], default="stock",
                     help="2.4 fork: score the main chain against main_end (stock CUDA, USE_MACA undefined) or "
-                         "main_end_default (the fork's USE_MACA configuration); the trace itself is the same")
+                         "main_end_default (the fork's USE_MACA configuration)")
+    ap.add_argument("-U", "--undefine", action="append", default=[],
+                    help="trace for a build without this macro (as `opindex trace -U`; e.g. -U USE_MACA with "
+                         "--config stock on the 2.4 fork); repeatable")
+    ap.add_argument("-D", "--define", action="append", default=[], help="as `opindex trace -D`; repeatable")
     ap.add_argument("--cli", action="store_true", help="run `opindex trace --json` in a subprocess")
     ap.add_argument("--opindex-src", type=Path, help="import opindex from this folder (e.g. a `git archive` of HEAD)")
     ap.add_argument("--json", type=Path, help="write all results here")
@@ -670,7 +677,7 @@ def main(argv=None) -> int:
         sys.path.insert(0, str(a.opindex_src.resolve()))
         os.environ["PYTHONPATH"] = str(a.opindex_src.resolve()) + os.pathsep + os.environ.get("PYTHONPATH", "")
     t0 = time.perf_counter()
-    tracer = Tracer(a.db, force_cli=a.cli)
+    tracer = Tracer(a.db, force_cli=a.cli, build={"defines": a.define, "undefines": a.undefine})
     depth = a.depth if a.depth is not None else cli_default_depth()
     print(f"opindex traces via {tracer.mode}" + (f" ({tracer.why_cli})" if tracer.mode == "cli" else "")
           + f"; index {a.db}; depth {depth}" + ("" if a.depth is not None else " (the CLI default)"))

@@ -55,10 +55,13 @@ class Guards:
         self.spans: list[tuple[int, int, bool, str | None, Condition | None]] = []
         for r in rows:
             if r["kind"] == "#if":
-                value = build.holds(r["condition"]) if build is not None else \
-                    (False if _platform_off(r["condition"], device) else None)
-                if value is False:  # not compiled in the build traced: not walked
+                if _platform_off(r["condition"], device):  # another platform's code: not walked
                     self.spans.append((r["line"], r["end_line"], True, None, None))
+                    continue
+                value = build.holds(r["condition"]) if build is not None else None
+                if value is False:  # not compiled in the build traced: shown, never the main chain
+                    self.spans.append((r["line"], r["end_line"], False, f"not in this build: #if {r['condition']}",
+                                       Condition("#if", r["condition"], file, r["line"], assumed=False)))
                 elif value is None:  # the build does not say: shown, and said
                     self.spans.append((r["line"], r["end_line"], False, f"called under #if {r['condition']}",
                                        Condition("#if", r["condition"], file, r["line"])))

@@ -168,9 +168,7 @@ class BodyWalk(Step):
         links = [ln for ln in q.call_targets(self.con, call["file"], call["qualifier"], call["callee"],
                                              call.get("template_args"))
                  if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
-                 and not ln["device_function"]  # only device code calls those (device_calls)
-                 # a definition under an #if the build traced does not compile (the ROCm gemm<BFloat16>)
-                 and not (ln["link_condition"] and self.build.holds(ln["link_condition"]) is False)]
+                 and not ln["device_function"]]  # only device code calls those (device_calls)
         if leaves:
             self.keep_leaf(call, links, hop)
         for target in links:
@@ -192,9 +190,8 @@ class BodyWalk(Step):
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
                 self.trace.hops[mark].found = Found.OVERLOADS
-            if target["link_condition"] and self.build.holds(target["link_condition"]) is None:
-                self.trace.hops[mark].detail += f" [#if {target['link_condition']}]"
-                self.trace.hops[mark].conditions.append(Condition("#if", target["link_condition"], target["file"]))
+            if target["link_condition"]:
+                self.link_condition(self.trace.hops[mark], target["link_condition"], target["file"])
             if seen:
                 self.b.live.add(mark)  # called here too; what it leads to is shown above
             elif self.b.prune(mark + 1):
@@ -202,6 +199,14 @@ class BodyWalk(Step):
             else:
                 self.b.seen_cpp.discard(target["id"])
                 self.b.truncate(mark)
+
+    def link_condition(self, hop: Hop, test: str, file: str | None) -> None:
+        """A definition a call or kernel name reaches under an #if (one of several same-named ones): said, and read
+        under the build traced (false: not in this build, ranked after the rest; true: nothing to say)."""
+        value = self.build.holds(test)
+        if value is not True:
+            hop.detail += f" [#if {test}]" if value is None else f" [not in this build: #if {test}]"
+            hop.conditions.append(Condition("#if", test, file, assumed=value))
 
     def keep_leaf(self, call: dict, links: list[dict], hop: Hop) -> None:
         """Keep a call for helper_leaves when what it reaches is ATen's, in one file, with no device code below it

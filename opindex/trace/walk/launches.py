@@ -3,7 +3,7 @@ machinery it goes through, a functor object handed to one, and the __device__ fu
 from __future__ import annotations
 
 from .. import facts as q
-from ..model import Condition, Found, Hop
+from ..model import Found, Hop
 from .step import Step
 from .text import cpp_detail
 
@@ -91,9 +91,8 @@ class LaunchWalk(Step):
         if overloads > 1:
             h.detail += f" [one of {overloads} definitions the call may build]"
             h.found = Found.OVERLOADS
-        if target["link_condition"] and self.build.holds(target["link_condition"]) is None:
-            h.detail += f" [#if {target['link_condition']}]"
-            h.conditions.append(Condition("#if", target["link_condition"], target["file"]))
+        if target["link_condition"]:
+            self.bodies.link_condition(h, target["link_condition"], target["file"])
         for op in q.device_operators(self.con, target["qualified_name"], target["file"]):
             if ("device", op["id"]) not in self.b.seen_cpp:  # what the body calls on the device
                 self.b.seen_cpp.add(("device", op["id"]))

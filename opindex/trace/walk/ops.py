@@ -7,7 +7,7 @@ import re
 
 from .. import facts as q
 from ...pytorch.devices import IMPLICIT_KEYS, runs_on
-from ..model import COMPOSITE_CALLEE, Condition, Found, Hop
+from ..model import COMPOSITE_CALLEE, Found, Hop
 from .step import Step
 
 # calls that make a kernel a declared-but-unimplemented stand-in (NamedTensor.cpp's Dimname overloads)
@@ -110,14 +110,6 @@ class OpWalk(Step):
                      f"run on {self.device.upper()}", absent=True)
             return
         chosen = [ln for ln in chosen if ln not in elsewhere]
-        # a definition under an #if the build traced does not compile (`#if !AT_CUDNN_ENABLED()` placeholders)
-        unbuilt = [ln for ln in chosen if ln["condition"] and self.build.holds(ln["condition"]) is False]
-        if unbuilt and len(unbuilt) == len(chosen):
-            ln = unbuilt[0]
-            self.b.add(parent, "cpp", "note", f"{kernel} is defined only under #if {ln['condition']} "
-                       f"({ln['def_file']}:{ln['def_line']}), which this build does not compile", absent=True)
-            return
-        chosen = [ln for ln in chosen if ln not in unbuilt]
         if not chosen:
             if self.legacy_kernel(kernel, parent, depth):
                 return
@@ -138,9 +130,8 @@ class OpWalk(Step):
             if len(chosen) > 1:
                 hop.detail += f" [one of {len(chosen)} C++ overloads of {kernel} in this file]"
                 hop.found = Found.OVERLOADS
-            if ln["condition"] and self.build.holds(ln["condition"]) is None:
-                hop.detail += f" [#if {ln['condition']}]"
-                hop.conditions.append(Condition("#if", ln["condition"], d["file"]))
+            if ln["condition"]:  # `#if !AT_CUDNN_ENABLED()` placeholders beside the real definition
+                self.bodies.link_condition(hop, ln["condition"], d["file"])
         if rest and hop is not None:
             others = ", ".join(f"{ln['def_file']}:{ln['def_line']}" for ln in rest[:3])
             hop.detail += f" (other definitions of {kernel}: {others}{', ...' if len(rest) > 3 else ''})"
