@@ -575,3 +575,50 @@ def test_a_ufunc_op_runs_the_kernel_generated_for_the_device(ix):
     loops = [(h.name, h.file, h.line) for h in t.hops if h.kind == "ufunc_inner_loop"]
     assert loops == [("Generic: at::native::ufunc::mul", "aten/src/ATen/native/ufunc/mul.h", 7),
                      ("ScalarOnly: at::native::ufunc::mul", "aten/src/ATen/native/ufunc/mul.h", 7)]
+
+
+def test_the_link_step_opens_no_checkout_file(sample_copy, tmp_path, monkeypatch):
+    """Links come from facts alone: with the checkout moved away and every open of a path under it refused, the link
+    step derives the very rows the build derived (call arguments, #includes, template parameters, receiver types and
+    torchgen's launcher calls are facts since schema 0008)."""
+    import builtins
+    import io
+    import os
+    import sqlite3
+
+    from opindex.api import build
+    from opindex.indexer import link
+    from opindex.sqlite_ddl import LINK_TABLES
+    db = tmp_path / "moved.sqlite"
+    build(str(sample_copy), db, jobs=1)
+
+    def rows(con):
+        return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}"))) for t in LINK_TABLES}
+
+    con = sqlite3.connect(db, isolation_level=None)
+    built = rows(con)
+    assert built["functor_links"] and built["stub_arguments"] and built["receiver_types"] and \
+        built["generated_launches"]  # the sample has each kind the text once gave
+    root = str(sample_copy)
+    os.rename(sample_copy, tmp_path / "elsewhere")
+    opened = []
+    real_open, real_io_open, real_os_open = builtins.open, io.open, os.open
+
+    def refuse(real):
+        def guarded(path, *args, **kwargs):
+            if isinstance(path, (str, bytes, os.PathLike)) and os.fsdecode(path).startswith(root):
+                opened.append(os.fsdecode(path))
+                raise OSError(f"the link step opened {path}")
+            return real(path, *args, **kwargs)
+        return guarded
+
+    monkeypatch.setattr(builtins, "open", refuse(real_open))
+    monkeypatch.setattr(io, "open", refuse(real_io_open))
+    monkeypatch.setattr(os, "open", refuse(real_os_open))
+    con.execute("BEGIN")
+    link.derive(con, root)
+    con.execute("COMMIT")
+    monkeypatch.undo()
+    assert opened == []
+    assert rows(con) == built
+    con.close()
