@@ -45,6 +45,7 @@ _IDENT = re.compile(r"^[A-Za-z_][\w:]*$")
 _SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
 _MAX_RECEIVER = 120
 _MAX_ARGUMENT = 120
+_NESTED = re.compile(rb"[(\"'/]")  # what only cpp_macros.arguments splits right
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
 # `#define NAME(params) body`, continuation lines included (the body ends at the first line without a backslash)
 # (the parameter list may be continued too: 1.4's `#define LARGE_INDEX(TENSOR_TYPE, TYPE, \` + `DST_DIM, ...)`)
@@ -672,7 +673,14 @@ def argument_texts(data: bytes, at: int) -> str | None:
         at += 1
     if at >= n or data[at] != 40:  # `(`; an initializer list `T x{...}` has none
         return None
-    args = arguments(data, at)[0]
+    close = data.find(b")", at + 1)
+    inner = data[at + 1:close] if close > 0 else b"("
+    if not _NESTED.search(inner):  # most calls: no nested parentheses, literal or comment up to the `)`: split here
+        if not inner.strip():
+            return "[]"
+        args = [" ".join(a.decode("utf-8", "replace").split()) for a in inner.split(b",")]
+    else:
+        args = arguments(data, at)[0]
     return json.dumps([a if len(a) <= _MAX_ARGUMENT else a[:_MAX_ARGUMENT] + "..." for a in args])
 
 
