@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .model import OpindexError
 
-SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")  # oldest first; the last is what this code writes (schema.SCHEMA_VERSION)
+SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008")  # oldest first; the last is what this code writes (schema.SCHEMA_VERSION)
 
 
 class UsageError(OpindexError):

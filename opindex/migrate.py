@@ -18,15 +18,13 @@ def alembic_config(url: str):
 
 def _migrations_folder() -> Path:
     """An installed opindex carries migrations/ as opindex._migrations; code run from a clone (python -m pytest in
-    it, no editable install) reads the clone's own migrations/ beside opindex/."""
-    try:
-        import opindex._migrations as pkg
-        return Path(pkg.__file__).parent
-    except ImportError:
-        clone = Path(__file__).resolve().parent.parent / "migrations"
-        if (clone / "env.py").is_file():
-            return clone
-        raise
+    it) reads the clone's own migrations/ beside opindex/, first: an editable install of another clone maps
+    opindex._migrations to that clone's folder, whose revisions need not be this code's."""
+    clone = Path(__file__).resolve().parent.parent / "migrations"
+    if (clone / "env.py").is_file():
+        return clone
+    import opindex._migrations as pkg
+    return Path(pkg.__file__).parent
 
 
 def run(db_path: Path, revision: str = "head", downgrade: bool = False) -> None:

@@ -33,6 +33,10 @@ class SymbolRow(NamedTuple):
     # C++: the template arguments of an explicit specialization, as written, whitespace collapsed (`<float>` for
     # `template <> void gemm<float>(...)`); NULL for any other definition
     template_args: str | None
+    # C++ template: the names of its template parameters in order, a JSON array (`["exponential_kernel", "RNG"]` for
+    # `template<template<typename> class exponential_kernel, typename RNG>`; '' for an unnamed one; `[]` when its head
+    # was not read); NULL for any other definition
+    template_parameters: str | None
 
 
 class CallRow(NamedTuple):
@@ -51,6 +55,14 @@ class CallRow(NamedTuple):
     # C++: the explicit template arguments of a call that is not a method call, as written, whitespace collapsed
     # (`<float>` for `gemm_internal<float>(...)`); NULL when none are written
     template_args: str | None
+    # C++: the call's arguments as written, split at top level, a JSON array of strings (comments dropped, whitespace
+    # collapsed; one longer than 120 characters is cut and ends in '...'): `["iter", "SmallBitonicSort{}"]`; NULL for
+    # Python calls and for calls of a temporary object
+    arguments: str | None
+    # C++ method call on a plainly named local variable (not a parameter, `self` or `this`): the type its last
+    # declaration above the call in the same function declares, as written (c10::Device), or for `auto x = e;` the text
+    # `auto = e`; else NULL
+    receiver_type: str | None
 
 
 class MacroRow(NamedTuple):
@@ -254,6 +266,23 @@ class DecompositionRow(NamedTuple):
     function: str  # qualified name of the Python def implementing it; line is that def's line
 
 
+class IncludeRow(NamedTuple):
+    """includes: #include lines of the C++/CUDA sources, any line that starts with one (inside #if branches and block
+    comments too): the link step reads a header's calls in the files that include it."""
+    file: str  # path relative to the checkout root
+    line: int  # 1-based line
+    path: str  # the included path as written between <> or "" (ATen/ATen.h)
+
+
+class GeneratedLaunchSiteRow(NamedTuple):
+    """generated_launch_sites: TensorIterator launcher calls (`gpu_kernel(`, `launch_...(`) written in the text of
+    torchgen's Python defs (the C++ they generate); generated_launches links them to the def."""
+    file: str  # path relative to the checkout root
+    line: int  # 1-based line
+    launcher: str  # the TensorIterator launcher named in the text (gpu_kernel)
+    caller: str  # qualified name of the innermost def around that line
+
+
 class NativeFunctionRow(NamedTuple):
     """native_functions: One row per native_functions.yaml entry."""
     name: str  # operator base name, with a trailing _ for in-place (add_)
@@ -344,6 +373,8 @@ FACT_ROWS = {
     'python_imports': PythonImportRow,
     'python_bridges': PythonBridgeRow,
     'decompositions': DecompositionRow,
+    'includes': IncludeRow,
+    'generated_launch_sites': GeneratedLaunchSiteRow,
 }
 REGISTRY_ROWS = {
     'native_functions': NativeFunctionRow,

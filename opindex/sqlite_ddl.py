@@ -3,8 +3,8 @@
 The SQLite DDL and column lists a build uses, so that a build does not import SQLAlchemy.
 """
 
-SCHEMA_VERSION = '0007'
-PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'backend_choices', 'conditions', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions']
+SCHEMA_VERSION = '0008'
+PER_FILE_TABLES = ['symbols', 'calls', 'macros', 'dispatch_stubs', 'dispatch_registrations', 'stub_calls', 'kernel_launches', 'library_calls', 'type_dispatches', 'backend_choices', 'conditions', 'class_bases', 'module_state', 'python_imports', 'python_bridges', 'decompositions', 'includes', 'generated_launch_sites']
 REGISTRY_TABLES = ['native_functions', 'native_dispatch', 'native_ufunc_loops', 'derivatives', 'derivative_formulas']
 LINK_TABLES = ['op_kernel_links', 'registration_links', 'launch_links', 'call_links', 'stub_arguments', 'device_reach', 'receiver_types', 'generated_launches', 'functor_links', 'legacy_kernel_links']
 # table -> (columns, CREATE TABLE, CREATE INDEX ...), in dependency order
@@ -26,8 +26,8 @@ TABLES = {
         'CREATE TABLE call_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\toverloads INTEGER NOT NULL, \n\tcondition TEXT, \n\ttemplate_args TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_call_links_site ON call_links (file, callee)',)),
     'calls': (
-        ('id', 'checkout_id', 'file', 'line', 'language', 'caller', 'callee', 'qualifier', 'is_method', 'template_args'),
-        'CREATE TABLE calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tcaller TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tis_method BOOLEAN NOT NULL, \n\ttemplate_args TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('id', 'checkout_id', 'file', 'line', 'language', 'caller', 'callee', 'qualifier', 'is_method', 'template_args', 'arguments', 'receiver_type'),
+        'CREATE TABLE calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tcaller TEXT NOT NULL, \n\tcallee TEXT NOT NULL, \n\tqualifier TEXT NOT NULL, \n\tis_method BOOLEAN NOT NULL, \n\ttemplate_args TEXT, \n\targuments TEXT, \n\treceiver_type TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_calls_callee ON calls (callee)', 'CREATE INDEX ix_calls_caller ON calls (caller)')),
     'class_bases': (
         ('id', 'checkout_id', 'file', 'line', 'class_name', 'base', 'position'),
@@ -65,10 +65,18 @@ TABLES = {
         ('id', 'checkout_id', 'function_id', 'parameter', 'method', 'functor', 'file', 'line', 'symbol_id', 'definition', 'def_file', 'def_line'),
         'CREATE TABLE functor_links (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfunction_id INTEGER NOT NULL, \n\tparameter TEXT NOT NULL, \n\tmethod TEXT NOT NULL, \n\tfunctor TEXT NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tsymbol_id INTEGER, \n\tdefinition TEXT, \n\tdef_file TEXT, \n\tdef_line INTEGER, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_functor_links_function ON functor_links (function_id)',)),
+    'generated_launch_sites': (
+        ('id', 'checkout_id', 'file', 'line', 'launcher', 'caller'),
+        'CREATE TABLE generated_launch_sites (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlauncher TEXT NOT NULL, \n\tcaller TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ()),
     'generated_launches': (
         ('id', 'checkout_id', 'symbol_id', 'function', 'file', 'line', 'launcher'),
         'CREATE TABLE generated_launches (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tsymbol_id INTEGER NOT NULL, \n\tfunction TEXT NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tlauncher TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_generated_launches_symbol ON generated_launches (symbol_id)',)),
+    'includes': (
+        ('id', 'checkout_id', 'file', 'line', 'path'),
+        'CREATE TABLE includes (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tpath TEXT NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('CREATE INDEX ix_includes_file ON includes (file)',)),
     'kernel_launches': (
         ('id', 'checkout_id', 'file', 'line', 'kernel', 'kind', 'template_args', 'config', 'caller', 'from_macro'),
         'CREATE TABLE kernel_launches (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tkernel TEXT NOT NULL, \n\tkind VARCHAR(16) NOT NULL, \n\ttemplate_args TEXT, \n\tconfig TEXT, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
@@ -126,8 +134,8 @@ TABLES = {
         'CREATE TABLE stub_calls (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tstub TEXT NOT NULL, \n\tdevice_arg TEXT, \n\tcaller TEXT NOT NULL, \n\tfrom_macro TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_stub_calls_caller ON stub_calls (caller)', 'CREATE INDEX ix_stub_calls_stub ON stub_calls (stub)')),
     'symbols': (
-        ('id', 'checkout_id', 'file', 'line', 'end_line', 'language', 'kind', 'name', 'qualified_name', 'scope', 'signature', 'is_template', 'from_macro', 'template_args'),
-        'CREATE TABLE symbols (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tend_line INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tkind VARCHAR(24) NOT NULL, \n\tname TEXT NOT NULL, \n\tqualified_name TEXT NOT NULL, \n\tscope TEXT NOT NULL, \n\tsignature TEXT, \n\tis_template BOOLEAN NOT NULL, \n\tfrom_macro TEXT, \n\ttemplate_args TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
+        ('id', 'checkout_id', 'file', 'line', 'end_line', 'language', 'kind', 'name', 'qualified_name', 'scope', 'signature', 'is_template', 'from_macro', 'template_args', 'template_parameters'),
+        'CREATE TABLE symbols (\n\tid INTEGER NOT NULL, \n\tcheckout_id INTEGER NOT NULL, \n\tfile TEXT NOT NULL, \n\tline INTEGER NOT NULL, \n\tend_line INTEGER NOT NULL, \n\tlanguage VARCHAR(16) NOT NULL, \n\tkind VARCHAR(24) NOT NULL, \n\tname TEXT NOT NULL, \n\tqualified_name TEXT NOT NULL, \n\tscope TEXT NOT NULL, \n\tsignature TEXT, \n\tis_template BOOLEAN NOT NULL, \n\tfrom_macro TEXT, \n\ttemplate_args TEXT, \n\ttemplate_parameters TEXT, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(checkout_id) REFERENCES checkouts (id)\n)',
         ('CREATE INDEX ix_symbols_name ON symbols (name)', 'CREATE INDEX ix_symbols_qualified_name ON symbols (qualified_name)')),
     'type_dispatches': (
         ('id', 'checkout_id', 'file', 'line', 'macro', 'dtypes', 'name', 'caller', 'from_macro'),

@@ -40,7 +40,7 @@ def test_meta_records_the_build(ix):
     meta = ix.meta
     assert meta["checkout_root"] == str(SAMPLE)
     assert meta["pytorch_version"] == (SAMPLE / "version.txt").read_text().strip()
-    assert meta["schema_version"] == "0007"
+    assert meta["schema_version"] == "0008"
     assert meta["checkout_kind"] == "source"
     assert meta["scope"] == "include=torch,aten,c10,tools,torchgen,functorch; " \
                             "exclude=torch/include,torch/lib,torch/share,torch/bin"

@@ -67,8 +67,8 @@ def test_structured_kernels_use_the_yaml_name():
         (8, "impl_func", "add_out", "at::native::structured_add_out"),
     ]
     assert [r[1:] for r in facts.rows["calls"]] == [
-        (3, "cpp", "at::meta::structured_mm", "check", "", False, None),
-        (5, "cpp", "at::meta::structured_max_pool2d", "precompute", "", False, None)]
+        (3, "cpp", "at::meta::structured_mm", "check", "", False, None, '["self"]', None),
+        (5, "cpp", "at::meta::structured_max_pool2d", "precompute", "", False, None, '[]', None)]
 
 
 def test_cuda_kernels_and_launches():
@@ -167,7 +167,7 @@ def test_calls_qualifier_receiver_and_macros_skipped():
           return at::native::empty_like(out);
         }
         """)
-    assert [r[3:] for r in facts.rows["calls"]] == [
+    assert [r[3:8] for r in facts.rows["calls"]] == [
         ("linear", "dim", "input", True, None),
         ("linear", "mm", "at", False, None),
         ("linear", "t", "weight", True, None),
@@ -596,7 +596,8 @@ def test_a_local_object_of_a_class_template_built_with_arguments_is_a_constructo
         }}
         """, path="aten/src/ATen/native/cuda/BinaryAddSubKernel.cu", language="cuda")
     assert [r[1:] for r in facts.rows["calls"] if r[4] in ("AddFunctor", "vector")] == [
-        (4, "cuda", "at::native::add_kernel_cuda", "AddFunctor", "", 0, "<scalar_t>")]
+        (4, "cuda", "at::native::add_kernel_cuda", "AddFunctor", "", 0, "<scalar_t>", '["alpha_scalar.to<scalar_t>()"]',
+         None)]
 
 
 def test_a_directive_inside_an_argument_list_keeps_its_first_branch():

@@ -435,22 +435,35 @@ def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():
     assert by_parameters([a, b], "f.out(Scalar self, *, Tensor(a!) out) -> Tensor(a!)") == [a, b]
 
 
-def test_template_parameters_are_read_from_the_outermost_template_head(tmp_path):
-    from opindex.indexer.callgraph import _template_parameters
-    from opindex.indexer.definitions import Lines
-    (tmp_path / "D.h").write_text(
-        "// =====\n\ntemplate<template<typename> class exponential_kernel, typename RNG>\n"
-        "Tensor& exponential_impl_(Tensor& self) {\n  exponential_kernel<RNG>()(iter);\n}\n"
-        "template <typename T, int N = 4, typename F = std::plus<T>>\nvoid f(T x) {}\nvoid g() {}\n")
-    lines = Lines(str(tmp_path))
-    assert _template_parameters(lines, "D.h", 4) == ["exponential_kernel", "RNG"]
-    assert _template_parameters(lines, "D.h", 8) == ["T", "N", "F"]
-    assert _template_parameters(lines, "D.h", 2) == []
-    assert _template_parameters(lines, "D.h", 9) == []  # g follows f's template head, and is not a template
+def _template_parameters(text: str, line: int) -> list[str]:
+    """symbols.template_parameters, as extraction reads them, of the definition on `line` of a C++ text."""
+    from opindex.extract.source_text import template_parameters
+    lines = text.splitlines()
+    got = lines[max(1, line - 11) - 1:max(1, line - 11) - 1 + min(line, 12)]
+    return template_parameters(got)
+
+
+def test_template_parameters_are_read_from_the_outermost_template_head():
+    text = ("// =====\n\ntemplate<template<typename> class exponential_kernel, typename RNG>\n"
+            "Tensor& exponential_impl_(Tensor& self) {\n  exponential_kernel<RNG>()(iter);\n}\n"
+            "template <typename T, int N = 4, typename F = std::plus<T>>\nvoid f(T x) {}\nvoid g() {}\n")
+    assert _template_parameters(text, 4) == ["exponential_kernel", "RNG"]
+    assert _template_parameters(text, 8) == ["T", "N", "F"]
+    assert _template_parameters(text, 2) == []
+    assert _template_parameters(text, 9) == []  # g follows f's template head, and is not a template
+
+
+def test_template_parameters_are_a_fact_of_the_template():
+    import json
+
+    from opindex.extract import extract
+    facts = extract("D.h", b"template<template<typename> class exponential_kernel, typename RNG>\n"
+                           b"Tensor& exponential_impl_(Tensor& self) {\n  return self;\n}\nvoid g() {}\n", "cpp", None)
+    got = {s.name: s.template_parameters for s in facts.records("symbols")}
+    assert json.loads(got["exponential_impl_"]) == ["exponential_kernel", "RNG"] and got["g"] is None
 
 
 def test_legacy_declarations_are_read_from_declarations_cwrap_and_nn_yaml(tmp_path):
-    from opindex.indexer.definitions import Lines
     from opindex.indexer.legacy import declarations
     aten = tmp_path / "aten/src/ATen"
     aten.mkdir(parents=True)
@@ -460,23 +473,19 @@ def test_legacy_declarations_are_read_from_declarations_cwrap_and_nn_yaml(tmp_pa
         "        - THTensor* self\n]]\n[[\n  name: [not, a, name]\n]]\n")
     (aten / "nn.yaml").write_text("# comment\n- name: _thnn_nll_loss(Tensor self, LongTensor target)\n"
                                   "  cname: ClassNLLCriterion\n  buffers: [total_weight]\n")
-    assert declarations(Lines(str(tmp_path))) == {
+    assert declarations(str(tmp_path)) == {
         "_th_sort": ("aten/src/ATen/Declarations.cwrap", 2, ["sort"]),
         "_th_mm": ("aten/src/ATen/Declarations.cwrap", 8, ["addmm"]),
         "_thnn_nll_loss": ("aten/src/ATen/nn.yaml", 2, ["ClassNLLCriterion"])}
-    assert declarations(Lines(str(tmp_path / "none"))) == {}  # newer trees have neither file
 
 
-def test_a_template_template_parameter_with_defaults_over_many_lines_is_one_parameter(tmp_path):
+def test_a_template_template_parameter_with_defaults_over_many_lines_is_one_parameter():
     # 1.8 ReduceSumProdKernel.cu:57-64: reduce_dispatch's head takes eight lines
-    from opindex.indexer.callgraph import _template_parameters
-    from opindex.indexer.definitions import Lines
-    (tmp_path / "R.cu").write_text(
-        "// ok.\ntemplate <\n    template <\n        typename scalar_t,\n        typename acc_t = scalar_t,\n"
-        "        typename out_t = scalar_t>\n    typename OpFunctor,\n    typename GeneralDispatcher>\n"
-        "static void reduce_dispatch(TensorIterator& iter, GeneralDispatcher op) {\n"
-        "  return OpFunctor<at::Half, float>{}(iter);\n}\n")
-    assert _template_parameters(Lines(str(tmp_path)), "R.cu", 9) == ["OpFunctor", "GeneralDispatcher"]
+    text = ("// ok.\ntemplate <\n    template <\n        typename scalar_t,\n        typename acc_t = scalar_t,\n"
+            "        typename out_t = scalar_t>\n    typename OpFunctor,\n    typename GeneralDispatcher>\n"
+            "static void reduce_dispatch(TensorIterator& iter, GeneralDispatcher op) {\n"
+            "  return OpFunctor<at::Half, float>{}(iter);\n}\n")
+    assert _template_parameters(text, 9) == ["OpFunctor", "GeneralDispatcher"]
 
 
 def test_incremental_device_reach_reads_the_links_a_cold_build_walks(sample_copy, tmp_path):
@@ -578,3 +587,50 @@ def test_a_ufunc_op_runs_the_kernel_generated_for_the_device(ix):
     loops = [(h.name, h.file, h.line) for h in t.hops if h.kind == "ufunc_inner_loop"]
     assert loops == [("Generic: at::native::ufunc::mul", "aten/src/ATen/native/ufunc/mul.h", 7),
                      ("ScalarOnly: at::native::ufunc::mul", "aten/src/ATen/native/ufunc/mul.h", 7)]
+
+
+def test_the_link_step_opens_no_checkout_file(sample_copy, tmp_path, monkeypatch):
+    """Links come from facts alone: with the checkout moved away and every open of a path under it refused, the link
+    step derives the very rows the build derived (call arguments, #includes, template parameters, receiver types and
+    torchgen's launcher calls are facts since schema 0008)."""
+    import builtins
+    import io
+    import os
+    import sqlite3
+
+    from opindex.api import build
+    from opindex.indexer import link
+    from opindex.sqlite_ddl import LINK_TABLES
+    db = tmp_path / "moved.sqlite"
+    build(str(sample_copy), db, jobs=1)
+
+    def rows(con):
+        return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}"))) for t in LINK_TABLES}
+
+    con = sqlite3.connect(db, isolation_level=None)
+    built = rows(con)
+    # the kinds the text once gave, as far as the sample has them
+    assert built["stub_arguments"] and built["receiver_types"] and built["generated_launches"] and built["call_links"]
+    root = str(sample_copy)
+    os.rename(sample_copy, tmp_path / "elsewhere")
+    opened = []
+    real_open, real_io_open, real_os_open = builtins.open, io.open, os.open
+
+    def refuse(real):
+        def guarded(path, *args, **kwargs):
+            if isinstance(path, (str, bytes, os.PathLike)) and os.fsdecode(path).startswith(root):
+                opened.append(os.fsdecode(path))
+                raise OSError(f"the link step opened {path}")
+            return real(path, *args, **kwargs)
+        return guarded
+
+    monkeypatch.setattr(builtins, "open", refuse(real_open))
+    monkeypatch.setattr(io, "open", refuse(real_io_open))
+    monkeypatch.setattr(os, "open", refuse(real_os_open))
+    con.execute("BEGIN")
+    link.derive(con, root)
+    con.execute("COMMIT")
+    monkeypatch.undo()
+    assert opened == []
+    assert rows(con) == built
+    con.close()

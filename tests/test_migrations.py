@@ -77,6 +77,7 @@ def test_oldest_schema_upgrades_in_place_with_its_data(sample_db, tmp_path):
     con.close()
     result = CliRunner().invoke(main, ["migrate", "--db", str(old)])
     assert result.exit_code == 0, result.output
+    assert "run `opindex build` (it re-extracts every file)" in result.output
     assert dump(old) == dump(_unknown_to_the_oldest(sample_db, tmp_path / "expected.sqlite"))
     assert shape(old) == shape(sample_db)
 
@@ -84,19 +85,36 @@ def test_oldest_schema_upgrades_in_place_with_its_data(sample_db, tmp_path):
 def _unknown_to_the_oldest(db, path):
     """The fresh build less the facts an index of the oldest revision never held: the template arguments of calls and
     definitions and the backend choices (0005), the conditions (0007; a migration cannot read the source again:
-    `opindex build` fills them), and so the call links that hold only for template arguments."""
+    `opindex build` fills them), the call arguments, includes, template parameters, receiver types and generated
+    launch sites (0008), and so the links that read them."""
     from opindex.indexer import link
     path.write_bytes(db.read_bytes())
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("BEGIN")
     con.execute("UPDATE calls SET template_args = NULL")
     con.execute("UPDATE symbols SET template_args = NULL")
+    con.execute("UPDATE calls SET arguments = NULL, receiver_type = NULL")  # 0008: read from the source
+    con.execute("UPDATE symbols SET template_parameters = NULL")
+    con.execute("DELETE FROM includes")
+    con.execute("DELETE FROM generated_launch_sites")
+    # and the index says so: its next build re-extracts every file, and `opindex migrate` prints why
+    con.execute("UPDATE meta SET value = '' WHERE key = 'extractor_fingerprint'")
+    con.execute("INSERT INTO meta VALUES ('rebuild_needed', ?)", (_rebuild_note(),))
     con.execute("DELETE FROM backend_choices")
     con.execute("DELETE FROM conditions")
     link.derive(con, con.execute("SELECT root FROM checkouts").fetchone()[0])
     con.execute("COMMIT")
     con.close()
     return path
+
+
+def _rebuild_note() -> str:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "m0008", Path(__file__).resolve().parent.parent / "migrations" / "versions" / "0008_call_arguments.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.REBUILD
 
 
 def test_older_schema_names_the_command_to_run(sample_db, tmp_path, monkeypatch):

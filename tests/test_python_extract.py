@@ -43,14 +43,14 @@ def test_symbols_kinds_scopes_and_signatures():
     '''
     got = rows(src, "symbols")
     assert got == sorted([
-        (F, 1, 8, "python", "class", "RNNBase", f"{M}.RNNBase", "", None, False, None, None),
+        (F, 1, 8, "python", "class", "RNNBase", f"{M}.RNNBase", "", None, False, None, None, None),
         (F, 2, 5, "python", "method", "__init__", f"{M}.RNNBase.__init__", "RNNBase",
-         "(self, mode: str, input_size)", False, None, None),
+         "(self, mode: str, input_size)", False, None, None, None),
         (F, 4, 5, "python", "function", "helper", f"{M}.RNNBase.__init__.helper", "RNNBase.__init__", "(x)", False,
-         None, None),
-        (F, 8, 8, "python", "method", "flat", f"{M}.RNNBase.flat", "RNNBase", "(self)", False, None, None),
-        (F, 10, 12, "python", "function", "top", f"{M}.top", "", "(a, *args, **kw)", False, None, None),
-        (F, 11, 12, "python", "class", "Local", f"{M}.top.Local", "top", None, False, None, None),
+         None, None, None),
+        (F, 8, 8, "python", "method", "flat", f"{M}.RNNBase.flat", "RNNBase", "(self)", False, None, None, None),
+        (F, 10, 12, "python", "function", "top", f"{M}.top", "", "(a, *args, **kw)", False, None, None, None),
+        (F, 11, 12, "python", "class", "Local", f"{M}.top.Local", "top", None, False, None, None, None),
     ], key=lambda r: tuple(str(x) for x in r))
 
 

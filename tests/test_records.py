@@ -39,23 +39,23 @@ def test_a_hot_loop_order_that_left_the_schema_fails_naming_table_and_column():
     assert columns(CallRow, *CallRow._fields) == CallRow._fields
     with pytest.raises(ColumnError, match=r"calls: column 4 is 'caller' in the schema, the extractor writes 'callee'"):
         columns(CallRow, "file", "line", "language", "callee", "caller", "qualifier", "is_method", "template_args")
-    with pytest.raises(ColumnError, match=r"symbols: the extractor writes no 'template_args' column"):
+    with pytest.raises(ColumnError, match=r"symbols: the extractor writes no 'template_parameters' column"):
         columns(SymbolRow, *SymbolRow._fields[:-1])
     with pytest.raises(ColumnError, match=r"calls: the extractor writes 'receiver', a column the schema lacks"):
         columns(CallRow, *CallRow._fields, "receiver")
 
 
 def test_check_rows_names_file_table_and_column():
-    good = ("a.cpp", 3, "cpp", "at::native::f", "g", "", 0, "<float>")
+    good = ("a.cpp", 3, "cpp", "at::native::f", "g", "", 0, "<float>", '["x"]', None)
     check_rows({"calls": [good, good]}, "a.cpp")
     with pytest.raises(ColumnError, match=r"a.cpp: calls: a row of 6 values lacks column 'is_method'"):
-        check_rows({"calls": [good, good[:-2]]}, "a.cpp")
-    with pytest.raises(ColumnError, match=r"a.cpp: calls: a row of 9 values has one past its last column"):
+        check_rows({"calls": [good, good[:-4]]}, "a.cpp")
+    with pytest.raises(ColumnError, match=r"a.cpp: calls: a row of 11 values has one past its last column"):
         check_rows({"calls": [good + (None,)]}, "a.cpp")
     with pytest.raises(ColumnError, match=r"a.cpp: calls: column 'line' holds str '3' \(the schema has int\)"):
-        check_rows({"calls": [("a.cpp", "3", "cpp", "f", "g", "", 0, None)]}, "a.cpp")
+        check_rows({"calls": [("a.cpp", "3", "cpp", "f", "g", "", 0, None, None, None)]}, "a.cpp")
     with pytest.raises(ColumnError, match=r"column 'caller' holds NoneType"):  # NOT NULL
-        check_rows({"calls": [("a.cpp", 3, "cpp", None, "g", "", 0, None)]}, "a.cpp")
+        check_rows({"calls": [("a.cpp", 3, "cpp", None, "g", "", 0, None, None, None)]}, "a.cpp")
     with pytest.raises(ColumnError, match=r"callz: no such fact table"):
         check_rows({"callz": [good]}, "a.cpp")
 
@@ -66,7 +66,7 @@ def test_every_extractor_is_checked_and_a_broken_row_is_caught(monkeypatch):
 
     def drop_is_method(self, matches):  # an extractor bug: a calls row loses its last column
         real_calls(self, matches)
-        self.rows["calls"] = [r[:-2] for r in self.rows["calls"]]
+        self.rows["calls"] = [r[:-4] for r in self.rows["calls"]]
 
     monkeypatch.setattr(python._FileExtraction, "_calls", drop_is_method)
     with pytest.raises(ColumnError, match=r"m.py: calls: a row of 6 values lacks column 'is_method'"):

@@ -104,15 +104,19 @@ def fingerprint() -> str:
 
 
 def extract(path: str, data: bytes, language: str, module: str | None) -> FileFacts:
+    from .source_text import cpp_text_facts, generated_launch_sites
     if language in ("cpp", "cuda"):
         from . import cpp
+        written = data
         if in_dialect(path):  # Objective-C++ (.mm, mps/ headers): its Objective-C is rewritten as C++ first
             from .objc import prepare
             data = prepare(data)
         facts = cpp.extract(path, data, language)
+        cpp_text_facts(path, written, facts.rows)  # what the link step reads of the text as written
     elif language == "python":
         from . import python
         facts = python.extract(path, data, module)
+        generated_launch_sites(path, data, facts.rows)
     else:
         return FileFacts()
     check_rows(facts.rows, path)

@@ -19,6 +19,7 @@ Rules that decide rows (docs/indexing.md repeats them):
 """
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_right
 from collections import defaultdict
@@ -44,15 +45,18 @@ _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 _IDENT = re.compile(r"^[A-Za-z_][\w:]*$")
 _SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
 _MAX_RECEIVER = 120
+_MAX_ARGUMENT = 120
+_NESTED = re.compile(rb"[(\"'/]")  # what only cpp_macros.arguments splits right
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
 # symbols row (_File._definition) and a calls row (_File.calls) are tuple literals in these orders.
 _TABLES = ("symbols", "calls", "macros", "dispatch_stubs", "dispatch_registrations", "stub_calls", "kernel_launches",
            "library_calls", "type_dispatches", "backend_choices", "conditions")
 _SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
-                  "signature", "is_template", "from_macro", "template_args")
+                  "signature", "is_template", "from_macro", "template_args", "template_parameters")
 _CONDITION = columns(ConditionRow, "file", "line", "end_line", "kind", "condition", "caller")
-_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args")
+_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args",
+                "arguments", "receiver_type")
 
 
 def _engine():
@@ -343,7 +347,7 @@ class _File:
         qualified = "::".join(p for p in qual_parts if p)
         is_template = 1 if node.parent is not None and node.parent.type == "template_declaration" else 0
         return (self.path, u.line_of(node), u.end_line or node.end_point[0] + 1, self.language, kind, name,  # _SYMBOL
-                qualified, qualified.rpartition("::")[0], signature, is_template, u.from_macro, targs)
+                qualified, qualified.rpartition("::")[0], signature, is_template, u.from_macro, targs, None)
 
     # -- macro sites ----------------------------------------------------------------------------------------
     def macro_sites(self, u: _Unit) -> None:
@@ -447,7 +451,11 @@ class _File:
                 # `gemm(&params)` after `static GemmTunableOp<...> gemm{};`: operator() of a local object
                 is_method, qualifier, callee = 1, callee, "operator()"
             line = fixed_line or start.start_point[0] + 1
-            calls.append((path, line, language, caller, callee, qualifier, is_method, call_args))  # _CALL
+            # where the argument list opens: after the method's name, the qualified name, or the captured list
+            at = caps["call.name"][0].end_byte if is_method else (caps["call.args"][0].start_byte if "call.args" in caps
+                                                                  else start.end_byte)
+            calls.append((path, line, language, caller, callee, qualifier, is_method, call_args,  # _CALL
+                          None if role == "call.object" else argument_texts(u.data, at), None))
             if fixed_line and not is_method and (line, callee) not in self.chosen and _in_if_condition(start):
                 self.chosen.add((line, callee))
                 # a macro's `if (should_use_multiblock(...))` (TensorTopK.cu's RUN_MB): its line is the macro's use,
@@ -492,7 +500,7 @@ class _File:
             call_args = template_args_of(written) if written.endswith(">") else None
             line = u.line_of(node)
             self.rows["calls"].append((self.path, line, self.language, caller, callee, qualifier, 0,  # _CALL
-                                       call_args))
+                                       call_args, None, None))
             kind = names.launch_kind(callee, qualifier)
             if kind:
                 self.rows["kernel_launches"].append(KernelLaunchRow(
@@ -535,7 +543,7 @@ class _File:
         lines = data.split(b"\n")
         tests = None  # variable -> [(byte position, switch/compare, constant's type)], read when first needed
         seen = self.chosen  # a macro's, found by calls()
-        for _, line, _, caller, callee, qualifier, is_method, _ in calls:
+        for _, line, _, caller, callee, qualifier, is_method, *_ in calls:
             if line > len(lines):
                 continue
             text = lines[line - 1]
@@ -637,6 +645,25 @@ class _File:
             plist = _parameters(params)
             found.append(Macro(name, plist, True, body_text, start))
         return found
+
+
+def argument_texts(data: bytes, at: int) -> str | None:
+    """The arguments of the call whose argument list opens at data[at] (after blanks): a JSON array of their texts,
+    split at top level (cpp_macros.arguments), each cut at 120 characters; None when no `(` opens there."""
+    n = len(data)
+    while at < n and data[at] in b" \t\r\n":
+        at += 1
+    if at >= n or data[at] != 40:  # `(`; an initializer list `T x{...}` has none
+        return None
+    close = data.find(b")", at + 1)
+    inner = data[at + 1:close] if close > 0 else b"("
+    if not _NESTED.search(inner):  # most calls: no nested parentheses, literal or comment up to the `)`: split here
+        if not inner.strip():
+            return "[]"
+        args = [" ".join(a.decode("utf-8", "replace").split()) for a in inner.split(b",")]
+    else:
+        args = arguments(data, at)[0]
+    return json.dumps([a if len(a) <= _MAX_ARGUMENT else a[:_MAX_ARGUMENT] + "..." for a in args])
 
 
 def _parameters(text: str) -> tuple[str, ...]:
@@ -1022,5 +1049,5 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
         functions = [r for r in main.ranges if within is None or within[0] <= r[0] < within[1]]
         for line, caller, callee, receiver in operator_calls(main.root, main.data, parser.language, functions,
                                                              main.line_of):
-            f.rows["calls"].append((path, line, language, caller, callee, receiver, 1, None))  # _CALL
+            f.rows["calls"].append((path, line, language, caller, callee, receiver, 1, None, None, None))  # _CALL
     return FileFacts(rows=f.rows, parse_errors=parse_errors), macros

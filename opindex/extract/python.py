@@ -31,8 +31,9 @@ LANGUAGE = "python"
 _TABLES = ("symbols", "calls", "class_bases", "module_state", "python_imports", "python_bridges", "decompositions",
            "conditions")
 _SYMBOL = columns(SymbolRow, "file", "line", "end_line", "language", "kind", "name", "qualified_name", "scope",
-                  "signature", "is_template", "from_macro", "template_args")
-_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args")
+                  "signature", "is_template", "from_macro", "template_args", "template_parameters")
+_CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualifier", "is_method", "template_args",
+                "arguments", "receiver_type")
 _IMPORT = columns(PythonImportRow, "file", "line", "module", "name", "target", "kind")
 _BRIDGE = columns(PythonBridgeRow, "file", "line", "caller", "kind", "namespace", "op", "overload", "text")
 
@@ -303,7 +304,7 @@ class _FileExtraction:
                 signature = collapse(_text(params))
             line = _line(node)
             symbols.append((self.path, line, node.end_point[0] + 1, LANGUAGE, kind, name, qn,  # _SYMBOL
-                            outer.path if outer else "", signature, 0, None, None))
+                            outer.path if outer else "", signature, 0, None, None, None))
             scope = _Scope(body.start_byte, body.end_byte, qn, path, kind, name, line, parent, params)
             self.scopes.append(scope)
             self.starts.append(body.start_byte)
@@ -450,7 +451,7 @@ class _FileExtraction:
             callee = name_node.text.decode("utf-8", "replace")
             line = first.start_point[0] + 1
             if obj is None:
-                calls.append((path, line, LANGUAGE, caller, callee, "", 0, None))  # _CALL
+                calls.append((path, line, LANGUAGE, caller, callee, "", 0, None, None, None))  # _CALL
                 if held and (i, callee) in held:
                     self._held_calls(line, caller, held[(i, callee)])
                 target = self._resolve(callee, local=False) if callee in names or callee in local_names else None
@@ -464,7 +465,7 @@ class _FileExtraction:
             dotted = is_dotted(qualifier)
             head = qualifier.partition(".")[0] if dotted else ""
             bound = dotted and (head in names or head in local_names or head == "torch")
-            calls.append((path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1, None))  # _CALL
+            calls.append((path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1, None, None, None))  # _CALL
             if bound:
                 text = f"{qualifier}.{callee}"
                 target = self._resolve(text, local=False)
@@ -481,7 +482,8 @@ class _FileExtraction:
         for value in dict.fromkeys(values):
             qualifier, _, callee = value.rpartition(".")
             bound = not qualifier or qualifier.partition(".")[0] in self.names or qualifier.startswith("torch")
-            self.rows["calls"].append((self.path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1, None))
+            self.rows["calls"].append((self.path, line, LANGUAGE, caller, callee, qualifier, 0 if bound else 1, None,
+                                       None, None))  # _CALL
             target = self._resolve(value, local=False)
             bridge = classify(target) if target else None
             if bridge is not None:

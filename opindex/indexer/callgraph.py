@@ -5,6 +5,7 @@ creates the indexes and derives the other links (link.py)."""
 from __future__ import annotations
 
 import gc
+import json
 import re
 import sqlite3
 import threading
@@ -16,7 +17,7 @@ from ..pytorch.receivers import metadata_query, tensor_parameter
 from ..pytorch.stubs import is_stub_call
 from ..pytorch.plumbing import PLUMBING_OPS
 from .definitions import (HEADER_EXTENSIONS, IDENTIFIER, PARAMETER, S_FILE, S_ID, S_KIND, S_LINE, S_QUAL, S_SCOPE,
-                          S_SIG, S_TARGS, Conditions, Lines, Symbols, definition_columns)
+                          S_SIG, S_TARGS, Conditions, Includes, Symbols, definition_columns)
 
 CHECKOUT_ID = 1
 # Qualifiers of calls that are not helpers of the kernel: the standard library, c10 utilities, macros.
@@ -86,27 +87,27 @@ class CallSites:
         return {key: sorted(found) for key, found in at.items()}
 
 
-def call_graph(con, symbols: "Symbols", lines: "Lines | None", conditions: "Conditions",
+def call_graph(con, symbols: "Symbols", includes: "Includes", conditions: "Conditions",
                functors: bool = True) -> dict[str, list[tuple]]:
     """Every call link, and the functor links and device reach that walk them: rows per table, not inserted."""
-    return {table: rows for part in call_graph_parts(con, symbols, lines, conditions, functors)
+    return {table: rows for part in call_graph_parts(con, symbols, includes, conditions, functors)
             for table, rows in part.items()}
 
 
-def call_graph_parts(con, symbols: "Symbols", lines: "Lines | None", conditions: "Conditions",
+def call_graph_parts(con, symbols: "Symbols", includes: "Includes", conditions: "Conditions",
                      functors: bool = True):
     """call_graph's rows in two parts, as they are derived: call_links, then functor_links and device_reach (the
     walks over them). A forked process sends the first ahead (Beside)."""
     calls = CallSites(con)
     rows, links = _calls(symbols, calls.keys, conditions, calls.specialized)
     yield {"call_links": rows}
-    yield walks(con, symbols, lines, calls, links, functors)
+    yield walks(con, symbols, includes, calls, links, functors)
 
 
-def walks(con, symbols: Symbols, lines, calls: CallSites, links: dict, functors: bool) -> dict[str, list[tuple]]:
+def walks(con, symbols: Symbols, includes: Includes, calls: CallSites, links: dict, functors: bool) -> dict[str, list[tuple]]:
     out, extra = {}, []
     if functors:
-        out["functor_links"], extra = _functors(con, symbols, lines, links, calls)
+        out["functor_links"], extra = _functors(con, symbols, includes, links, calls)
     # a functor class is device code itself (its operator() is __device__): distance 0, and no caller reaches
     # device code through building one (it does through the launcher it hands the object to)
     out["device_reach"] = _device_reach(con, symbols, calls.keys, links, extra, calls.op_methods) + [
@@ -180,8 +181,8 @@ def _beside(conn, db: str, root: str | None) -> None:
     try:
         con = sqlite3.connect(readonly_uri(db), uri=True)
         try:
-            lines = Lines(root) if root else None
-            parts = call_graph_parts(con, Symbols(con), lines, Conditions(lines, con))
+            includes = Includes(con)
+            parts = call_graph_parts(con, Symbols(con), includes, Conditions(includes, con))
             # sent by a thread: a send waits until the writing process reads (a pipe holds 64 KiB), and it reads
             # once its own indexes and links are done; the walks go on meanwhile
             ahead = threading.Thread(target=conn.send, args=((False, next(parts)),), daemon=True)
@@ -226,9 +227,9 @@ def relink_calls(con, symbols: "Symbols", keys: "Keys", conditions: "Conditions"
 
 # -- call -> helper definition -------------------------------------------------------------------------------------
 def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
-                   lines: Lines | None = None, among: dict[str, list[tuple]] | None = None) -> list[tuple]:
+                   includes: Includes | None = None, among: dict[str, list[tuple]] | None = None) -> list[tuple]:
     """The definition(s) a C++ call of `qualifier::callee` in `file` reaches, by the rule in call_links' comment.
-    With `lines` (the checkout's text), a header's call of a name it does not define reaches the definitions in
+    With `includes` (the #include facts), a header's call of a name it does not define reaches the definitions in
     the files that #include that header, when some do. `among`: other definitions by name (symbols.functors)."""
     defs = (symbols.helpers if among is None else among).get(callee)
     if not defs and among is None and callee.startswith("TH"):  # THCudaTensor_sort: the generic THCTensor_(sort)
@@ -242,7 +243,7 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     if len(defs) <= 1:
         return defs
     same_file = [s for s in defs if s[S_FILE] == file]
-    if not same_file and len(defs) > 3 and not qualifier and not _included_header(defs, file, lines):
+    if not same_file and len(defs) > 3 and not qualifier and not _included_header(defs, file, includes):
         if len({s[S_QUAL] for s in defs}) == 1:  # one template's specialisations, one per file (run_mha_fwd_<T, 32>
             return defs                          # in flash_fwd_hdim32_fp16_sm80.cu ...): the call may reach each
         return []  # a common name with many definitions: not a helper of this file
@@ -250,10 +251,10 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
         first = same_file[0]
     else:
         files = {s[S_FILE] for s in defs}
-        if len(files) > 1 and lines is not None and file.endswith(HEADER_EXTENSIONS):
+        if len(files) > 1 and includes is not None and file.endswith(HEADER_EXTENSIONS):
             # a header is read inside the files that include it: maca_kernels/CUDALoops_maca_arity3.cuh calls
             # launch_vectorized_kernel, which CUDALoops.cuh and CUDALoops_copy.cuh define before including it
-            includers = lines.includers(file, files)
+            includers = includes.includers(file, files)
             if includers:
                 return [s for s in defs if s[S_FILE] in includers]
         folder = file.rsplit("/", 1)[0]
@@ -264,14 +265,14 @@ def helper_targets(symbols: Symbols, file: str, qualifier: str, callee: str,
     return [s for s in defs if s[S_QUAL] == first[S_QUAL] and s[S_FILE] == first[S_FILE]]
 
 
-def _included_header(defs: list[tuple], file: str, lines: Lines | None) -> bool:
+def _included_header(defs: list[tuple], file: str, includes: Includes | None) -> bool:
     """Whether all of `defs` are in one header that `file` #includes itself: the overloads of a helper there
     (ReduceOpsUtils.h's four make_reduction, which ReduceOps.cpp includes), not a common name."""
     files = {s[S_FILE] for s in defs}
-    if len(files) != 1 or lines is None:
+    if len(files) != 1 or includes is None:
         return False
     header = next(iter(files))
-    return header.endswith(HEADER_EXTENSIONS) and bool(lines.includers(header, {file}))
+    return header.endswith(HEADER_EXTENSIONS) and bool(includes.includers(header, {file}))
 
 
 def _calls(symbols: Symbols, keys: "Keys", conditions: "Conditions",
@@ -283,7 +284,7 @@ def _calls(symbols: Symbols, keys: "Keys", conditions: "Conditions",
     for file, qualifier, callee in sorted(k for k in keys if k[2] in helpers or (legacy and k[2].startswith("TH"))):
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
-        targets = helper_targets(symbols, file, qualifier, callee, conditions.lines)
+        targets = helper_targets(symbols, file, qualifier, callee, conditions.includes)
         if len(targets) > 1:
             targets = conditions.real(targets)
         if targets:
@@ -335,7 +336,7 @@ def _link_rows(symbols: Symbols, file: str, qualifier: str, callee: str, conditi
                among: dict[str, list[tuple]]) -> list[tuple]:
     """call_links rows of one call among other definitions than the helpers (functor classes, __device__
     functions), by the helpers' rule."""
-    targets = helper_targets(symbols, file, qualifier, callee, conditions.lines, among=among)
+    targets = helper_targets(symbols, file, qualifier, callee, conditions.includes, among=among)
     if len(targets) > 1:
         targets = conditions.real(targets)
     return [(file, qualifier, callee, *definition_columns(s), len(targets),
@@ -358,7 +359,7 @@ def _specialized(file: str, qualifier: str, callee: str, targets: list[tuple], w
 
 
 # -- which definitions reach device code ----------------------------------------------------------------------------
-def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: CallSites) -> tuple[
+def _functors(con, symbols: Symbols, includes: "Includes", links: dict, sites: CallSites) -> tuple[
         list[tuple], list[tuple[int, int]]]:
     """functor_links: a function that calls a method of one of its parameters (sortCommon's `sorter.sort<A>(...)`)
     and a call that passes a temporary object for that parameter (`sortCommon(SmallBitonicSort{}, ...)`): the
@@ -366,15 +367,14 @@ def _functors(con, symbols: Symbols, lines: "Lines | None", links: dict, sites: 
     `func_32bit(...)`, method '') and a call that passes a function by name for it (Conv_v7.cpp:791 passes
     raw_cudnn_convolution_forward_out_32bit): that function. Returns its rows, and the edges (function id, method
     or function id) device_reach adds."""
-    if lines is None:
-        return [], []
     methods = _Methods(con)
-    rows, edges = _template_functors(con, methods, symbols, lines, links, sites)
-    more, more_edges = _argument_functors(methods, symbols, lines, links, sites)
+    rows, edges = _template_functors(con, methods, symbols, links, sites)
+    more, more_edges = _argument_functors(con, methods, symbols, includes, links, sites)
     return sorted(set(rows + more), key=_safe), sorted(set(edges + more_edges), key=_safe)
 
 
-def _argument_functors(known: "_Methods", symbols: Symbols, lines: "Lines", links: dict, sites: CallSites) -> tuple[
+def _argument_functors(con, known: "_Methods", symbols: Symbols, includes: "Includes", links: dict,
+                       sites: CallSites) -> tuple[
         list[tuple], list[tuple[int, int]]]:
     """functor_links of objects and functions passed as call arguments (see _functors)."""
     calls = sorted(r for r in sites.methods if IDENTIFIER.match(r[2]))  # (caller, file, receiver, method)
@@ -408,16 +408,16 @@ def _argument_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
     passing = {key: [t for t in targets if t in uses] for key, targets in links.items()}
     passing = {key: wanted for key, wanted in passing.items() if wanted}
     at = sites.lines(set(passing))
+    written = _call_arguments(con, {key[2] for key in passing})
     named = []  # (file, line, callee, caller's parameter, argument, target): a name passed for a called parameter
     for (file, qualifier, callee), wanted in passing.items():
-        upto = 1 + max(position for target in wanted for position, _, _ in uses[target])
         for line in at.get((file, qualifier, callee), ()):
-            args = _call_arguments(lines, file, line, callee, upto)
+            args = written.get((file, line, callee, qualifier)) or written.get((file, line, callee), [])
             for target in wanted:
                 for position, parameter, method in uses[target]:
                     arg = args[position] if position < len(args) else ""
                     if method:
-                        for functor, d in _passed(symbols, lines, file, arg, method, methods):
+                        for functor, d in _passed(symbols, includes, file, arg, method, methods):
                             rows.append((target, parameter, method, functor, file, line, d[0], d[2], d[4], d[5]))
                             edges.append((target, d[0]))
                     elif _FUNCTION_NAME.match(arg):
@@ -426,7 +426,7 @@ def _argument_functors(known: "_Methods", symbols: Symbols, lines: "Lines", link
     for file, line, callee, parameter, arg, target in named:
         if _FUNCTION_NAME.match(arg).group(1) in own.get((file, line, callee), ()):
             continue  # uniform_and_transform passes its own parameter `transform` on: not a function's name
-        for functor, d in _passed(symbols, lines, file, arg, "", methods):
+        for functor, d in _passed(symbols, includes, file, arg, "", methods):
             rows.append((target, parameter, "", functor, file, line, d[0], d[2], d[4], d[5]))
             edges.append((target, d[0]))  # None for an op passed by its API name: the function reaches an op
     return sorted(set(rows), key=_safe), sorted(set(edges), key=_safe)
@@ -455,7 +455,7 @@ class _Methods:
         return self.found
 
 
-def _template_functors(con, known: "_Methods", symbols: Symbols, lines: "Lines", links: dict,
+def _template_functors(con, known: "_Methods", symbols: Symbols, links: dict,
                        sites: CallSites) -> tuple[list[tuple], list[tuple[int, int]]]:
     """functor_links of classes passed as template arguments for a template parameter the template calls:
     `template<template<typename> class exponential_kernel, typename RNG> Tensor& exponential_impl_(...)` runs
@@ -478,13 +478,13 @@ def _template_functors(con, known: "_Methods", symbols: Symbols, lines: "Lines",
         return [], []
     uses: dict[int, list[tuple[int, str]]] = {}  # template definition id -> (position, template parameter)
     # only templates have template parameters: the others' lines are not read (seven in eight definitions)
-    templates = {r[0] for r in con.execute("SELECT id FROM symbols WHERE is_template = 1")}
+    templates = dict(con.execute("SELECT id, template_parameters FROM symbols WHERE is_template = 1"))
     for defs in symbols.by_name.values():
         for d in defs:
             names = called.get((d[S_QUAL], d[S_FILE]))
             if names is None or d[S_ID] not in templates:
                 continue
-            params = _template_parameters(lines, d[S_FILE], d[S_LINE])
+            params = json.loads(templates[d[S_ID]] or "[]")  # symbols.template_parameters
             found = [(params.index(n), n) for n in names if n in params]
             if found:
                 uses[d[S_ID]] = found
@@ -510,46 +510,6 @@ def _template_functors(con, known: "_Methods", symbols: Symbols, lines: "Lines",
     return rows, edges
 
 
-_TEMPLATE = re.compile(r"\btemplate\s*<")
-
-
-def _template_parameters(lines: "Lines", file: str, line: int) -> list[str]:
-    """The template parameter names of the definition at `line` (its `template <...>` on that line or the
-    eleven before: a template template parameter's own head may take a line per parameter, 1.8's reduce_dispatch),
-    in order; [] when it is not a template."""
-    got = lines.get(file, max(1, line - 11), min(line, 12))
-    text = " ".join(got)
-    def_start = len(text) - len(got[-1]) if got else 0
-    # the outermost `template <`: not one inside a parameter list (`template<template<typename> class k, ...>`)
-    heads = [m.end() - 1 for m in _TEMPLATE.finditer(text) if text[:m.start()].rstrip()[-1:] not in ("<", ",")]
-    if not heads:
-        return []
-    open_at = heads[-1]
-    depth, start, parts = 0, open_at + 1, []
-    for i in range(open_at, len(text)):
-        ch = text[i]
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-            if depth == 0:
-                parts.append(text[start:i])
-                if any(c in text[i:def_start] for c in ";{}"):
-                    return []  # the head of an earlier definition (`template <...> void f(T x) {}`)
-                break
-        elif ch == "," and depth == 1:
-            parts.append(text[start:i])
-            start = i + 1
-    out = []
-    for part in parts:  # `template<typename> class exponential_kernel`, `typename RNG`, `int N = 4`
-        while "<" in part and part != (part := re.sub(r"<[^<>]*>", "", part)):
-            pass  # a template template parameter's own head, defaults and all (`template <typename T, typename
-            # acc_t = T> typename OpFunctor`)
-        m = re.search(r"([A-Za-z_]\w*)\s*$", part.split("=", 1)[0])
-        out.append(m.group(1) if m else "")
-    return out
-
-
 def _own_parameters(symbols: Symbols, sites: CallSites, named: list[tuple]) -> dict[tuple[str, int, str], set[str]]:
     """(file, line, callee) of the calls in `named` -> the parameter names of the function each is made in."""
     if not named:
@@ -564,7 +524,7 @@ def _own_parameters(symbols: Symbols, sites: CallSites, named: list[tuple]) -> d
     return out
 
 
-def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, methods: dict) -> list[tuple]:
+def _passed(symbols: Symbols, includes: "Includes", file: str, arg: str, method: str, methods: dict) -> list[tuple]:
     """(as written, definition row) of what an argument passes: for a method call on the parameter, the method of
     a temporary object's class (`SmallBitonicSort{}`); for a call of the parameter itself, the function an
     argument names (`raw_cudnn_convolution_forward_out_32bit`, `&f`), linked as a call of that name from `file`."""
@@ -579,7 +539,7 @@ def _passed(symbols: Symbols, lines: "Lines", file: str, arg: str, method: str, 
     if qualifier in ("at", "at::_ops"):  # `unary_op_impl(self, at::sigmoid_out)`: the op's API, through the
         return [(m.group(1), (None,) * 6)]  # dispatcher (no definition: the trace follows the op)
     return [(m.group(1), (s[S_ID], s[1], s[S_QUAL], s[3], s[S_FILE], s[S_LINE]))
-            for s in helper_targets(symbols, file, qualifier, name, lines)]
+            for s in helper_targets(symbols, file, qualifier, name, includes)]
 
 
 # a function passed by name: `raw_cudnn_convolution_forward_out_32bit`, `&at::native::f`, and through a cast to a
@@ -592,23 +552,22 @@ _TEMPORARY = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:<[^;]*>)?\s*(?:\{(?:[^{}]|\{
                         r"\s*$")
 
 
-def _call_arguments(lines: "Lines", file: str, line: int, callee: str, upto: int | None = None) -> list[str]:
-    """The arguments of the call of `callee` that starts on `line` (it may run over a few lines); with `upto`,
-    the first `upto` of them only (a lambda after them is not read)."""
-    text = "\n".join(lines.get(file, line, 24))  # a call of twelve arguments, one per line (Conv_v7.cpp:791)
-    i = text.find(callee)
-    while i >= 0:  # `callee (` or `callee<T>(`, not a longer name that ends in it
-        j = i + len(callee)
-        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
-            rest = text[j:].lstrip()
-            if rest.startswith("<"):
-                close = rest.find(">")
-                rest = rest[close + 1:].lstrip() if close >= 0 else ""
-            if rest.startswith("("):
-                args, _ = arguments(rest.encode(), 0, upto)
-                return args
-        i = text.find(callee, j)
-    return []
+def _call_arguments(con, callees: set[str]) -> dict[tuple, list[str]]:
+    """calls.arguments of the calls of `callees`: (file, line, callee, qualifier) and (file, line, callee) -> the
+    argument texts of the first such call on that line."""
+    out: dict[tuple, list[str]] = {}
+    if not callees:
+        return out
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS _passing (callee TEXT PRIMARY KEY)")
+    con.execute("DELETE FROM _passing")
+    con.executemany("INSERT INTO _passing VALUES (?)", [(c,) for c in sorted(callees)])
+    for file, line, callee, qualifier, written in con.execute(
+            "SELECT file, line, callee, qualifier, arguments FROM calls WHERE callee IN _passing AND arguments IS "
+            "NOT NULL ORDER BY id"):
+        args = json.loads(written)
+        out.setdefault((file, line, callee, qualifier), args)
+        out.setdefault((file, line, callee), args)
+    return out
 
 
 def _device_reach(con, symbols: Symbols, keys: "Keys", links: dict, extra: list[tuple[int, int]] = (),

@@ -1,21 +1,17 @@
-"""The definitions and the source text the link step reads: C++/CUDA definitions by name (Symbols, with the
-legacy TH generic forms), the #if conditions around a definition (Conditions), and checkout files read once, with
-their #include lines (Lines). Shared by link.py (the small links) and callgraph.py (call_links, functor_links,
+"""What the link step reads, all of it facts of the index (it opens no checkout file): C++/CUDA definitions by name
+(Symbols, with the legacy TH generic forms), the #if conditions around a definition (Conditions), and the #include
+lines of the files (Includes). Shared by link.py (the small links) and callgraph.py (call_links, functor_links,
 device_reach)."""
 from __future__ import annotations
 
-import bisect
 import posixpath
 import re
-import sqlite3
 from collections import defaultdict
 
-from ..paths import safe_path
 from ..pytorch.syntax import split_top_level
 from ..pytorch.stubs import PARAMETER  # noqa: F401 - the link step's name for it
 
 HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 
 
@@ -102,30 +98,18 @@ def definition_columns(s: tuple | None) -> tuple:
 
 
 # -- preprocessor conditions of same-named definitions --------------------------------------------------------------
-_NEGATED_TEST = re.compile(r"^[ \t]*#[ \t]*(?:if[ \t]*!|ifndef\b|else\b)", re.M)
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)", re.M)
-
-
 class Conditions:
     """The #if conditions around a definition (only asked for C++ overloads that share a qualified name in one file:
     `#if !AT_CUDNN_ENABLED()` stand-ins that only raise, next to the real one): the #if rows of the conditions
-    table; read from the file where the index has none (one migrated from before 0007, not yet rebuilt)."""
+    table. `includes`: the #include facts, for the call graph (helper_targets)."""
 
-    def __init__(self, lines: "Lines | None", con=None):
-        self.lines = lines
-        self.cache: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        self.groups: dict[str, list[tuple[int, int, str]]] | None = None  # file -> (first, last, condition)
+    def __init__(self, includes: "Includes", con):
+        self.includes = includes
+        self.groups: dict[str, list[tuple[int, int, str]]] = {}  # file -> (first, last, condition)
         self.stacks: dict[tuple[str, int], tuple[str, ...]] = {}  # (file, line) -> its conditions (_stack)
-        if con is not None:
-            try:
-                found = con.execute("SELECT file, line, end_line, condition FROM conditions WHERE kind = '#if' "
-                                    "ORDER BY file, line, end_line DESC").fetchall()
-            except sqlite3.OperationalError:  # no such table: an index being migrated
-                found = []
-            if found:
-                self.groups = {}
-                for file, first, last, cond in found:
-                    self.groups.setdefault(file, []).append((first, last, cond))
+        for file, first, last, cond in con.execute("SELECT file, line, end_line, condition FROM conditions WHERE "
+                                                   "kind = '#if' ORDER BY file, line, end_line DESC"):
+            self.groups.setdefault(file, []).append((first, last, cond))
 
     def of(self, s: tuple) -> str | None:
         """The innermost condition around the definition, as written (`!AT_CUDNN_ENABLED()`; an #else branch
@@ -136,7 +120,7 @@ class Conditions:
     def real(self, group: list[tuple]) -> list[tuple]:
         """Drop the stand-ins of a group: definitions under a negated feature test (`#if !X`, `#ifndef X`) when
         a sibling is not under one."""
-        if len(group) < 2 or self.lines is None:
+        if len(group) < 2:
             return group
         negated = [s for s in group if _negated(self.of(s))]
         return [s for s in group if s not in negated] if negated and len(negated) < len(group) else group
@@ -144,7 +128,7 @@ class Conditions:
     def demote(self, ranked: list[tuple]) -> list[tuple]:
         """Stand-ins last: of several candidates in one file, those under a negated feature test (the `#if
         !AT_CUDNN_ENABLED()` half of a file whose namespace the parser may have read differently)."""
-        if self.lines is None or len(ranked) < 2:
+        if len(ranked) < 2:
             return ranked
         files = [s[S_FILE] for s in ranked]
         shared = {f for f in files if files.count(f) > 1}
@@ -154,37 +138,11 @@ class Conditions:
         return sorted(ranked, key=lambda s: s[S_ID] in standin)  # stable: the rank order otherwise
 
     def _stack(self, file: str, line: int) -> tuple[str, ...]:
-        if self.groups is not None:  # outermost first: the rows are ordered by first line
-            key = (file, line)
-            found = self.stacks.get(key)
-            if found is None:  # asked again for each call of an overloaded name: kept
-                found = self.stacks[key] = tuple(c for first, last, c in self.groups.get(file, ())
-                                                 if first <= line <= last)
-            return found
-        if file not in self.cache:
-            self.cache[file] = self._scan(file)
-        marks = self.cache[file]
-        return marks[bisect.bisect_right(marks, (line, (chr(0x10FFFF),))) - 1][1]
-
-    def _scan(self, file: str) -> list[tuple[int, tuple[str, ...]]]:
-        """(line, the condition stack from that line on) at every directive of the file."""
-        out, stack = [(0, ())], []
-        text = self.lines.text(file) if self.lines else ""
-        if not _NEGATED_TEST.search(text):
-            return out  # no `#if !X`, `#ifndef X` or `#else` in the file: no stand-in to tell apart
-        line, pos = 1, 0
-        for m in _DIRECTIVE.finditer(text):  # the few directive lines, found in C by one search of the text
-            line += text.count("\n", pos, m.start())
-            pos = m.start()
-            word, rest = m.group(1), " ".join(m.group(2).split("//")[0].split())
-            if word in ("if", "ifdef", "ifndef"):
-                stack.append(f"!{rest}" if word == "ifndef" else (f"defined({rest})" if word == "ifdef" else rest))
-            elif word in ("elif", "else") and stack:
-                stack[-1] = rest if word == "elif" else f"not ({stack[-1]})"
-            elif word == "endif" and stack:
-                stack.pop()
-            out.append((line, tuple(stack)))
-        return out
+        key = (file, line)  # outermost first: the rows are ordered by first line
+        found = self.stacks.get(key)
+        if found is None:  # asked again for each call of an overloaded name: kept
+            found = self.stacks[key] = tuple(c for first, last, c in self.groups.get(file, ()) if first <= line <= last)
+        return found
 
 
 def _negated(condition: str | None) -> bool:
@@ -208,26 +166,13 @@ def _disjuncts(condition: str) -> list[str]:
     return split_top_level(condition, "||", brackets="(")
 
 
-class Lines:
-    """Checkout files, each read once (only files under the root)."""
+class Includes:
+    """The #include lines of the C++/CUDA files (the includes table), by file."""
 
-    def __init__(self, root: str):
-        self.root = root
-        self.texts: dict[str, str] = {}
-        self.split: dict[str, list[str]] = {}
+    def __init__(self, con):
         self.includes: dict[str, dict[str, list[str]]] = {}  # file -> its #include paths by their last part
-
-    def text(self, rel: str) -> str:
-        if rel not in self.texts:
-            path = safe_path(self.root, rel)
-            try:
-                if path is None:
-                    raise OSError("not a file inside the checkout")
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    self.texts[rel] = f.read()
-            except OSError:
-                self.texts[rel] = ""
-        return self.texts[rel]
+        for file, spec in con.execute("SELECT file, path FROM includes ORDER BY id"):
+            self.includes.setdefault(file, {}).setdefault(spec.rsplit("/", 1)[-1], []).append(spec)
 
     def includers(self, header: str, files: set[str]) -> set[str]:
         """Those of `files` that #include `header` (by a path the header's path ends with, or one relative to the
@@ -235,25 +180,9 @@ class Lines:
         name = header.rsplit("/", 1)[-1]
         out = set()
         for rel in files:
-            for spec in self._included(rel).get(name, ()):
+            for spec in self.includes.get(rel, {}).get(name, ()):
                 folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
                 if header.endswith("/" + spec) or header == spec or posixpath.normpath(f"{folder}/{spec}") == header:
                     out.add(rel)
                     break
         return out
-
-    def _included(self, rel: str) -> dict[str, list[str]]:
-        """The #include paths of a file by their last part, read once."""
-        found = self.includes.get(rel)
-        if found is None:
-            found = self.includes[rel] = {}
-            text = self.text(rel)
-            if "include" in text:
-                for spec in _INCLUDE.findall(text):
-                    found.setdefault(spec.rsplit("/", 1)[-1], []).append(spec)
-        return found
-
-    def get(self, rel: str, line: int, count: int) -> list[str]:
-        if rel not in self.split:
-            self.split[rel] = self.text(rel).splitlines()
-        return self.split[rel][line - 1:line - 1 + count]

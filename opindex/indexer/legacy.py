@@ -10,7 +10,8 @@ import re
 
 import yaml
 
-from .definitions import S_FILE, Lines, Symbols, definition_columns
+from ..paths import safe_path
+from .definitions import S_FILE, Symbols, definition_columns
 
 CWRAP = "aten/src/ATen/Declarations.cwrap"
 NN_YAML = "aten/src/ATen/nn.yaml"
@@ -26,11 +27,24 @@ _BACKENDS = {"cuda": ("THCTensor_", "aten/src/THC/", "aten/src/THCUNN/"),
              "cpu": ("THTensor_", "aten/src/TH/", "aten/src/THNN/")}
 
 
-def declarations(lines: Lines) -> dict[str, tuple[str, int, list[str]]]:
+def _read(root: str, rel: str) -> str:
+    """One of the two declaration files (not source code the index holds facts of: the one text the link step
+    still reads, and only in a tree that has them, PyTorch 1.4 and earlier)."""
+    path = safe_path(root, rel)
+    try:
+        if path is None:
+            return ""
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def declarations(root: str) -> dict[str, tuple[str, int, list[str]]]:
     """declaration name -> (file, line of its name, cnames), from Declarations.cwrap and nn.yaml (empty when
     the checkout has neither: PyTorch 1.8 and later keep the generated file in the source, or none)."""
     out: dict[str, tuple[str, int, list[str]]] = {}
-    text = lines.text(CWRAP)
+    text = _read(root, CWRAP)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     for m in _BLOCK.finditer(text):
         try:
@@ -43,7 +57,7 @@ def declarations(lines: Lines) -> dict[str, tuple[str, int, list[str]]]:
         cnames += [o["cname"] for o in d.get("options") or () if isinstance(o, dict) and isinstance(o.get("cname"), str)]
         at = text.find("name:", m.start(1))
         out[d["name"]] = (CWRAP, text.count("\n", 0, at) + 1, list(dict.fromkeys(cnames)))
-    text = lines.text(NN_YAML)
+    text = _read(root, NN_YAML)
     names = list(_NN_NAME.finditer(text))
     for i, m in enumerate(names):
         end = names[i + 1].start() if i + 1 < len(names) else len(text)
@@ -53,11 +67,11 @@ def declarations(lines: Lines) -> dict[str, tuple[str, int, list[str]]]:
     return out
 
 
-def legacy_links(con, symbols: Symbols, lines: Lines | None) -> list[tuple]:
+def legacy_links(con, symbols: Symbols, root: str | None) -> list[tuple]:
     """legacy_kernel_links rows: (dispatch_id, kernel, declaration, decl_file, decl_line, cname, definition
     columns...) for the dispatch rows naming a legacy::<backend>:: function the source does not define, and (with
     dispatch_id None) for such functions C++ code calls."""
-    decls = declarations(lines) if lines is not None else {}
+    decls = declarations(root) if root else {}
     if not decls:  # PyTorch 1.5 and later: nothing is generated this way (and no scan of the calls table)
         return []
     unlinked = con.execute("SELECT dispatch_id, kernel FROM op_kernel_links WHERE symbol_id IS NULL AND kernel LIKE "

@@ -11,19 +11,18 @@ definitions.py's.
 from __future__ import annotations
 
 import gc
+import json
 import re
 import sqlite3
-from collections import defaultdict
 
-from ..extract.cpp_names import launch_kind
 from ..pytorch.plumbing import PLUMBING_OPS
 from ..pytorch.receivers import split_parameters
 from ..pytorch.stubs import is_stub_call
 from ..sqlite_ddl import LINK_TABLES
 from .legacy import legacy_links
 from .callgraph import CALL_GRAPH_INSERTS, Beside, CallSites, call_graph, relink_calls, walks
-from .definitions import IDENTIFIER, PARAMETER, S_FILE, S_KIND, S_LAYER, S_LINE, S_QUAL, S_SCOPE, S_SIG, \
-    Conditions, Lines, Symbols, definition_columns
+from .definitions import S_FILE, S_KIND, S_LAYER, S_LINE, S_QUAL, S_SCOPE, S_SIG, \
+    Conditions, Includes, Symbols, definition_columns
 
 CHECKOUT_ID = 1
 _KERNEL_KINDS = ("function", "impl_func")  # what a dispatch row can name: free functions, TORCH_IMPL_FUNC
@@ -63,16 +62,16 @@ def _derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None,
         if any(p.startswith("torchgen/") for p in changed) and con.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'generated_launches'").fetchone():
             con.execute("DELETE FROM generated_launches")  # read from torchgen's Python: anew
-            _generated_launches(con, Lines(root) if root else None)
+            _generated_launches(con)
         return _counts(con)
     full = changed is None or any(p.endswith(".yaml") for p in native)
-    if "template_args" not in {r[1] for r in con.execute("PRAGMA table_info(call_links)")}:
-        # an index being migrated, at a revision before 0005: the facts the link step reads are not all there yet;
-        # the last migration (0005) derives the links
+    if "arguments" not in {r[1] for r in con.execute("PRAGMA table_info(calls)")}:
+        # an index being migrated, at a revision before 0008: the facts the link step reads are not all there yet;
+        # the last migration (0008) derives the links
         return _counts(con)
     symbols = Symbols(con)
-    lines = Lines(root) if root else None
-    conditions = Conditions(lines, con)
+    includes = Includes(con)
+    conditions = Conditions(includes, con)
     present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table in ("op_kernel_links", "registration_links", "launch_links", "stub_arguments", "device_reach",
                   "generated_launches", "functor_links", "legacy_kernel_links"):
@@ -82,14 +81,14 @@ def _derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None,
     if "legacy_kernel_links" in present:
         con.executemany(f"INSERT INTO legacy_kernel_links (dispatch_id, kernel, declaration, decl_file, decl_line, "
                         f"cname, symbol_id, definition, def_file, def_line, checkout_id) VALUES "
-                        f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", legacy_links(con, symbols, lines))
+                        f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", legacy_links(con, symbols, root))
     _registrations(con, symbols)
     _launches(con, symbols)
     if full:
         con.execute("DELETE FROM receiver_types")
-    _receiver_types(con, lines, files=None if full else native)
-    _stub_arguments(con, symbols, lines)
-    _generated_launches(con, lines)
+    _receiver_types(con, files=None if full else native)
+    _stub_arguments(con, symbols)
+    _generated_launches(con)
     # the call graph: call_links, then functor_links and device_reach, which walk them
     if full:
         con.execute("DELETE FROM call_links")
@@ -98,11 +97,11 @@ def _derive(con: sqlite3.Connection, root: str | None, changed: set[str] | None,
             for table in CALL_GRAPH_INSERTS:
                 if table in present:
                     con.execute(f"DELETE FROM {table}")  # our own table names: a part that came before it failed
-            _insert(con, call_graph(con, symbols, lines, conditions, "functor_links" in present))
+            _insert(con, call_graph(con, symbols, includes, conditions, "functor_links" in present))
     else:
         calls = CallSites(con)
         links = relink_calls(con, symbols, calls.keys, conditions, native, calls.specialized)
-        _insert(con, walks(con, symbols, lines, calls, links, "functor_links" in present))
+        _insert(con, walks(con, symbols, includes, calls, links, "functor_links" in present))
     return _counts(con)
 
 
@@ -253,49 +252,38 @@ def _shared_prefix(a: list[str], b: list[str]) -> int:
 
 
 # -- launcher calls written by codegen ------------------------------------------------------------------------------
-_GENERATED_CALL = re.compile(r"\b(\w*gpu_kernel\w*|launch_\w+)\s*\(")
-
-
-def _generated_launches(con, lines: "Lines | None") -> None:
-    """The TensorIterator launcher calls in the text of torchgen's Python defs (the C++ they write)."""
-    if lines is None:
-        return
+def _generated_launches(con) -> None:
+    """The TensorIterator launcher calls in the text of torchgen's Python defs (generated_launch_sites, read at
+    extraction), each linked to its def: the innermost one around the line of that name."""
     rows = []
-    for file, in con.execute("SELECT path FROM files WHERE language = 'python' AND path LIKE 'torchgen/%'"):
-        text = lines.text(file)
-        if "gpu_kernel" not in text:
-            continue
-        defs = con.execute("SELECT id, qualified_name, line, end_line FROM symbols WHERE file = ? AND "
-                           "kind IN ('function', 'method') ORDER BY line", (file,)).fetchall()
-        for i, raw in enumerate(text.splitlines(), 1):
-            for m in _GENERATED_CALL.finditer(raw):
-                if launch_kind(m.group(1), "") != "tensor_iterator":
-                    continue
-                inner = [d for d in defs if d[2] <= i <= d[3]]
-                if inner:
-                    sid, qual = inner[-1][0], inner[-1][1]  # the innermost def
-                    rows.append((sid, qual, file, i, m.group(1)))
+    for file, line, launcher, caller in con.execute("SELECT file, line, launcher, caller FROM generated_launch_sites "
+                                                    "ORDER BY id"):
+        found = con.execute("SELECT id, qualified_name FROM symbols WHERE file = ? AND qualified_name = ? AND kind IN "
+                            "('function', 'method') AND line <= ? AND end_line >= ? ORDER BY line DESC, id DESC "
+                            "LIMIT 1", (file, caller, line, line)).fetchone()
+        if found:
+            rows.append((found[0], found[1], file, line, launcher))
     con.executemany(f"INSERT INTO generated_launches (symbol_id, function, file, line, launcher, checkout_id) "
                     f"VALUES (?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
 
 
 # -- stub passed as an argument ------------------------------------------------------------------------------------
-def _stub_arguments(con, symbols: Symbols, lines: "Lines | None") -> None:
+def _stub_arguments(con, symbols: Symbols) -> None:
     """A stub call whose stub is not declared anywhere is a helper's parameter (argmax_argmin_impl(..., Stub& stub)):
-    the declared stub it stands for is on each line that calls the helper. Those few lines are read here, once."""
+    the declared stub it stands for is an argument of each call of the helper (calls.arguments)."""
     declared = {r[0] for r in con.execute("SELECT DISTINCT stub FROM dispatch_stubs")}
     helpers = [r for r in con.execute("SELECT DISTINCT s.caller, s.file, s.stub FROM stub_calls s WHERE s.caller != ''")
                if r[2] not in declared and any(is_stub_call(r[2], declared, d[S_SIG]) for d in symbols.named(
                    r[0].rpartition("::")[2], ("function", "method", "impl_func")) if d[S_QUAL] == r[0])]
-    if not helpers or lines is None:
-        return
     rows = []
     for helper, helper_file, parameter in helpers:
         bare = helper.split("::")[-1]
-        for file, line in con.execute("SELECT DISTINCT file, line FROM calls WHERE callee = ? AND language IN "
-                                      "('cpp', 'cuda') ORDER BY file, line", (bare,)):
-            text = " ".join(lines.get(file, line, 3))
-            for stub in dict.fromkeys(_STUB_WORD.findall(text)):
+        at: dict[tuple[str, int], list[str]] = {}  # (file, line) -> the arguments of the calls there, in order
+        for file, line, written in con.execute("SELECT file, line, arguments FROM calls WHERE callee = ? AND "
+                                               "language IN ('cpp', 'cuda') ORDER BY file, line, id", (bare,)):
+            at.setdefault((file, line), []).extend(json.loads(written) if written else ())
+        for (file, line), args in at.items():
+            for stub in dict.fromkeys(_STUB_WORD.findall(" ".join(args))):
                 if stub in declared:
                     rows.append((file, line, helper, parameter, stub))
                     break
@@ -304,88 +292,17 @@ def _stub_arguments(con, symbols: Symbols, lines: "Lines | None") -> None:
 
 
 # -- the declared type of a method call's receiver -----------------------------------------------------------------
-
-
-def _receiver_types(con, lines: "Lines | None", files: set[str] | None = None) -> None:
-    """For `x.f(...)` where f names a Tensor-method op the walk would follow (not a plumbing op) and x is not a
-    parameter: x's declaration above the call in the same function. Each function's text is scanned once. With
+def _receiver_types(con, files: set[str] | None = None) -> None:
+    """For `x.f(...)` where f names a Tensor-method op the walk would follow (not a plumbing op) and x is a local
+    variable: its declaration above the call in the same function (calls.receiver_type, read at extraction). With
     `files`, only the calls of those files (their old rows are replaced)."""
-    if lines is None:
-        return
     if files is not None:
         con.executemany("DELETE FROM receiver_types WHERE file = ?", [(f,) for f in sorted(files)])
     methods = {r[0] for r in con.execute("SELECT DISTINCT name FROM native_functions WHERE variants LIKE "
                                          "'%method%'")} - PLUMBING_OPS
-    sites: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
     marks = ",".join("?" * len(methods))
-    for file, line, caller, receiver in con.execute(
-            f"SELECT file, line, caller, qualifier FROM calls WHERE callee IN ({marks}) AND is_method = 1 AND "
-            f"language != 'python'", sorted(methods)):
-        if IDENTIFIER.match(receiver) and receiver not in ("self", "this") and (files is None or file in files):
-            sites[(caller, file)].append((line, receiver))
-    if not sites:
-        return
-    spans: dict[tuple[str, str], list[tuple[int, int, str]]] = defaultdict(list)
-    con.execute("CREATE TEMP TABLE IF NOT EXISTS _receiving (qual TEXT, file TEXT)")
-    con.execute("DELETE FROM _receiving")
-    con.executemany("INSERT INTO _receiving VALUES (?, ?)", sorted(sites))
-    for qual, file, line, end, sig in con.execute(  # the definitions of those callers, by their indexed name
-            "SELECT s.qualified_name, s.file, s.line, s.end_line, coalesce(s.signature, '') FROM _receiving k "
-            "JOIN symbols s ON s.qualified_name = k.qual AND s.file = k.file WHERE s.language != 'python' AND "
-            "s.kind IN ('function', 'method', 'impl_func', 'global_kernel') ORDER BY s.id"):
-        spans[(qual, file)].append((line, end, sig))
-    rows = []
-    for (caller, file), calls in sites.items():
-        for start, end, sig in spans.get((caller, file), ()):
-            inside = [(ln, r) for ln, r in calls if start <= ln <= end]
-            if not inside:
-                continue
-            decls = _declarations(lines.get(file, start, end - start + 1), start, {r for _, r in inside})
-            parameters = set(PARAMETER.findall(sig))
-            for line, receiver in inside:
-                if receiver in parameters:
-                    continue  # a parameter: the walk reads its type from the signature
-                found = [d for ln, name, d in decls if name == receiver and ln <= line]
-                if found:
-                    rows.append((file, line, receiver, found[-1]))
+    rows = [r for r in con.execute(
+        f"SELECT file, line, qualifier, receiver_type FROM calls WHERE callee IN ({marks}) AND is_method = 1 AND "
+        f"receiver_type IS NOT NULL ORDER BY id", sorted(methods)) if files is None or r[0] in files]
     con.executemany(f"INSERT INTO receiver_types (file, line, receiver, declared, checkout_id) VALUES "
                     f"(?, ?, ?, ?, {CHECKOUT_ID})", rows)
-
-
-_DECLARATION = re.compile(r"(?<![\w:.>-])((?:const\s+)?[A-Za-z_][\w:]*(?:<[^;(){}]*>)?)\s*[&*]*\s+"
-                          r"([A-Za-z_]\w*)\s*(?:=\s*([^;]*)|[;({\[,])")
-_NOT_TYPES = frozenset({"return", "else", "case", "new", "delete", "throw", "co_return", "goto", "typedef",
-                        "using", "namespace", "struct", "class", "enum", "if", "while", "for", "switch"})
-
-
-def _declarations(body: list[str], first_line: int, names: set[str]) -> list[tuple[int, str, str]]:
-    """(line, name, declared type) of the declarations of `names` in a function's lines; `auto x = e` gives
-    `auto = e`."""
-    out = []
-    for i in _declaring_lines(body, names):
-        for m in _DECLARATION.finditer(body[i]):
-            kind = m.group(1)
-            if kind in _NOT_TYPES or m.group(2) not in names:
-                continue
-            if kind.removeprefix("const ").strip() == "auto" and m.group(3) is not None:
-                kind = f"auto = {m.group(3).strip()}"
-            out.append((first_line + i, m.group(2), kind))
-    return out
-
-
-_AFTER_DECLARED = re.compile(r"\s*[=;({\[,]")
-
-
-def _declaring_lines(body: list[str], names: set[str]) -> list[int]:
-    """The lines (0-based) where _DECLARATION may declare one of `names`: the name after a blank and before `=`,
-    `;`, `(`, `{`, `[` or `,`. Found by str.find over the function's text, so the regex runs on those few lines
-    only (a few lines may be found that it then does not match)."""
-    text = "\n".join(body)
-    found = set()
-    for name in names:
-        i = text.find(name)
-        while i >= 0:
-            if i > 0 and text[i - 1].isspace() and _AFTER_DECLARED.match(text, i + len(name)):
-                found.add(text.count("\n", 0, i))
-            i = text.find(name, i + len(name))
-    return sorted(found)

@@ -29,6 +29,10 @@ symbols = Table(
     Column("template_args", Text,
            comment="C++: the template arguments of an explicit specialization, as written, whitespace collapsed "
                    "(`<float>` for `template <> void gemm<float>(...)`); NULL for any other definition"),
+    Column("template_parameters", Text,
+           comment="C++ template: the names of its template parameters in order, a JSON array (`[\"exponential_kernel\", "
+                   "\"RNG\"]` for `template<template<typename> class exponential_kernel, typename RNG>`; '' for an "
+                   "unnamed one; `[]` when its head was not read); NULL for any other definition"),
     Index("ix_symbols_name", "name"),
     Index("ix_symbols_qualified_name", "qualified_name"),
     comment="Definitions: C++/CUDA functions, methods, kernels, structured kernels, classes; Python classes and defs.",
@@ -50,6 +54,14 @@ calls = Table(
     Column("template_args", Text,
            comment="C++: the explicit template arguments of a call that is not a method call, as written, "
                    "whitespace collapsed (`<float>` for `gemm_internal<float>(...)`); NULL when none are written"),
+    Column("arguments", Text,
+           comment="C++: the call's arguments as written, split at top level, a JSON array of strings (comments "
+                   "dropped, whitespace collapsed; one longer than 120 characters is cut and ends in '...'): "
+                   "`[\"iter\", \"SmallBitonicSort{}\"]`; NULL for Python calls and for calls of a temporary object"),
+    Column("receiver_type", Text,
+           comment="C++ method call on a plainly named local variable (not a parameter, `self` or `this`): the type "
+                   "its last declaration above the call in the same function declares, as written (c10::Device), "
+                   "or for `auto x = e;` the text `auto = e`; else NULL"),
     Index("ix_calls_callee", "callee"),
     Index("ix_calls_caller", "caller"),
     comment="Call sites. In C++ only calls inside function bodies are recorded, and neither callees in ALL_CAPS "

@@ -144,6 +144,16 @@ conditions = Table(
              "label_smoothing=0.0; F.embedding's `max_norm is not None`) after the default one."),
 )
 
+includes = Table(
+    "includes", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("path", Text, nullable=False, comment="the included path as written between <> or \"\" (ATen/ATen.h)"),
+    Index("ix_includes_file", "file"),
+    comment="#include lines of the C++/CUDA sources, any line that starts with one (inside #if branches and block "
+            "comments too): the link step reads a header's calls in the files that include it.",
+)
+
 library_calls = Table(
     "library_calls", metadata,
     Column("id", Integer, primary_key=True, comment="row id"),

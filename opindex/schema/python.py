@@ -91,3 +91,13 @@ decompositions = Table(
     Index("ix_decompositions_op", "op"),
     comment="Python decompositions, references and meta functions, with the ops they cover.",
 )
+
+generated_launch_sites = Table(
+    "generated_launch_sites", metadata,
+    Column("id", Integer, primary_key=True, comment="row id"),
+    checkout_fk(), *file_line(),
+    Column("launcher", Text, nullable=False, comment="the TensorIterator launcher named in the text (gpu_kernel)"),
+    Column("caller", Text, nullable=False, comment="qualified name of the innermost def around that line"),
+    comment="TensorIterator launcher calls (`gpu_kernel(`, `launch_...(`) written in the text of torchgen's Python "
+            "defs (the C++ they generate); generated_launches links them to the def.",
+)
