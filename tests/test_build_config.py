@@ -109,3 +109,31 @@ def test_a_default_argument_decides_a_c_plus_plus_test_of_several_parts():
 def test_a_setting_states_itself():
     assert [Setting("A", UNDEFINED, "-U").text(), Setting("B", "", "x").text(), Setting("C", "3", "x").text()] == [
         "A undefined", "B defined", "C=3"]
+
+
+def test_the_cli_takes_the_build_and_refuses_a_bad_one_clearly(sample_db, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from opindex.cli import main
+
+    def run(*args):
+        return CliRunner().invoke(main, ["trace", "nn.LSTM", *args, "--db", str(sample_db)])
+
+    config = tmp_path / "build.yaml"
+    config.write_text("defines:\n  CUDNN_VERSION: 8600\n  USE_ROCM: null\n")
+    ok = run("-D", "USE_FOO=2", "-U", "USE_BAR", "--config", str(config), "--json")
+    assert ok.exit_code == 0 and json.loads(ok.output)["build_conflicts"] == []
+    bad_name = run("-D", "3X=1")
+    assert (bad_name.exit_code, bad_name.output.strip()) == (2, "Error: not a macro name: '3X' (give NAME, "
+                                                                "NAME=VALUE or NAME()=VALUE)")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("defines:\n  A: 1\n  B: [unclosed\n")
+    refused = run("--config", str(broken))
+    assert refused.exit_code == 2 and refused.output.startswith(f"Error: {broken}:")
+    assert "not YAML" in refused.output
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- A\n")
+    assert run("--config", str(listed)).output.strip() == (
+        f"Error: {listed}: a build config is a mapping of NAME: value (null for undefined)")
