@@ -46,6 +46,7 @@ _IDENT = re.compile(r"^[A-Za-z_][\w:]*$")
 _SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
 _MAX_RECEIVER = 120
 _MAX_ARGUMENT = 120
+_JSON = json.JSONEncoder().encode  # json.dumps' own encoder, without its per-call set-up
 _NESTED = re.compile(rb"[(\"'/]")  # what only cpp_macros.arguments splits right
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
@@ -658,12 +659,14 @@ def argument_texts(data: bytes, at: int) -> str | None:
     close = data.find(b")", at + 1)
     inner = data[at + 1:close] if close > 0 else b"("
     if not _NESTED.search(inner):  # most calls: no nested parentheses, literal or comment up to the `)`: split here
-        if not inner.strip():
+        text = inner.decode("utf-8", "replace")
+        if not text.strip():
             return "[]"
-        args = [" ".join(a.decode("utf-8", "replace").split()) for a in inner.split(b",")]
+        # (blanks collapsed only where a run or a line break is: most arguments have none)
+        args = [" ".join(a.split()) if "  " in a or "\n" in a or "\t" in a else a.strip() for a in text.split(",")]
     else:
         args = arguments(data, at)[0]
-    return json.dumps([a if len(a) <= _MAX_ARGUMENT else a[:_MAX_ARGUMENT] + "..." for a in args])
+    return _JSON([a if len(a) <= _MAX_ARGUMENT else a[:_MAX_ARGUMENT] + "..." for a in args])
 
 
 def _parameters(text: str) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ def cpp_text_facts(path: str, data: bytes, rows: dict[str, list[tuple]]) -> None
     text = None
     if b"include" in data:
         text = data.decode("utf-8", "replace")
-        rows["includes"] = [(path, text.count("\n", 0, m.start()) + 1, m.group(1)) for m in _INCLUDE.finditer(text)]
+        rows["includes"] = _includes(path, text)
     templates = [i for i, s in enumerate(symbols) if s[9]]  # is_template
     sites: dict[str, list[int]] = defaultdict(list)  # caller -> the method calls on a plainly named local
     for i, c in enumerate(calls):
@@ -61,6 +61,16 @@ def cpp_text_facts(path: str, data: bytes, rows: dict[str, list[tuple]]) -> None
                 found = [d for ln, name, d in decls if name == c[5] and ln <= c[1]]
                 if found:
                     calls[i] = c[:-1] + (found[-1],)
+
+
+def _includes(path: str, text: str) -> list[tuple[str, int, str]]:
+    """(file, line, path) of each #include, lines counted on from the one before (not from the top each time)."""
+    out, line, pos = [], 1, 0
+    for m in _INCLUDE.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        out.append((path, line, m.group(1)))
+    return out
 
 
 _GENERATED_CALL = re.compile(r"\b(\w*gpu_kernel\w*|launch_\w+)\s*\(")
