@@ -77,13 +77,14 @@ class Index:
     # -- cross-layer ----------------------------------------------------------------------------------------------
     def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
               backward: bool = False, max_hops: int = 5000, limit: int = 6, defines=(), undefines=(),
-              config: str | dict | None = None):
+              config: str | dict | None = None, dtype: str = "float32"):
         """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel).
         A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message); bottom-up,
         more than `limit` callers of one function (0: no limit) are grouped by file, and Trace.truncated says so.
         The build traced: `defines` ("NAME" or "NAME=VALUE", as -D), `undefines` (as -U), `config` (a YAML file's
         path, or a mapping, of NAME: value, null for undefined); Trace.build says which values decided an #if and
-        where each came from (docs/trace.md, "The build a trace is for")."""
+        where each came from (docs/trace.md, "The build a trace is for"). `dtype`: the input's (float32, bfloat16,
+        complex64, ...), which decides the C++ tests of a dtype."""
         from .pytorch.build_config import settings_from
         from .render.trace_view import TraceView
         from .trace import trace
@@ -92,7 +93,7 @@ class Index:
         except ValueError as e:
             raise OpindexError(str(e)) from None
         t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
-                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build)
+                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build, dtype=dtype)
         if not t.hops and _profiler_kernel_name(name):
             t = self._kernel_trace(name, t)
         return TraceView.of(t)

@@ -305,6 +305,9 @@ def _flat(records) -> list[dict]:
     return out
 
 
+from .trace.conditions import DTYPES  # noqa: E402 - the trace command's --dtype choices
+
+
 @main.command()
 @click.argument("name")
 @click.option("--device", type=click.Choice(DEVICE_OPTIONS), default="cuda", show_default=True,
@@ -338,6 +341,9 @@ def _flat(records) -> list[dict]:
               help="Colour the text (default: on a terminal, unless NO_COLOR is set).")
 @click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
                                               "$OPINDEX_PAGER, else $PAGER, else less -FRX).")
+@click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True,
+              help="The input's dtype: it decides the C++ tests of a dtype (`if (at::isComplexType(common_dtype))` "
+                   "is false for float32: the complex-only jiterator path is not the main chain).")
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
               help="The build traced defines NAME (as a compiler's -D; repeatable): `-D CUDNN_VERSION=8600`, "
                    "`-D USE_ROCM`, `-D 'AT_CUDNN_ENABLED()=0'`.")
@@ -350,7 +356,7 @@ def _flat(records) -> list[dict]:
 @db_option
 @_fail_cleanly
 def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, no_pager,
-          defines, undefines, config, db):
+          dtype, defines, undefines, config, db):
     """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
     registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
 
@@ -369,7 +375,7 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     from .render import terminal
     with Index(db) as ix:
         t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops, limit=limit,
-                     defines=defines, undefines=undefines, config=config)
+                     defines=defines, undefines=undefines, config=config, dtype=dtype)
     if t.truncated:
         click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:

@@ -137,3 +137,39 @@ def test_the_cli_takes_the_build_and_refuses_a_bad_one_clearly(sample_db, tmp_pa
     listed.write_text("- A\n")
     assert run("--config", str(listed)).output.strip() == (
         f"Error: {listed}: a build config is a mapping of NAME: value (null for undefined)")
+
+
+@pytest.mark.parametrize("test, float32, bfloat16, complex64", [
+    ("at::isComplexType(common_dtype)", False, False, True),
+    ("not (at::isComplexType(common_dtype))", True, True, False),
+    ("dtype == ScalarType::Half", False, False, False),
+    ("arg_t == at::ScalarType::BFloat16", False, True, False),
+    ("!isFloatingType(iter.common_dtype())", False, False, True),
+    ("self.is_complex()", False, False, True),
+    ("at::isReducedFloatingType(dtype)", False, True, False),
+    ("isIntegralType(dtype, /*includeBool*/ false)", False, False, False),
+    ("weight.defined()", None, None, None),  # no dtype test: the dtype says nothing
+])
+def test_the_input_dtype_decides_a_dtype_test(test, float32, bfloat16, complex64):
+    from opindex.trace.conditions import DTYPE
+    assert [holds(test, {DTYPE: d}) for d in ("float32", "bfloat16", "complex64")] == [float32, bfloat16, complex64]
+
+
+def test_a_main_chain_goes_on_below_the_machinery_shown_above():
+    """exp_kernel_cuda: the complex-only branch's gpu_kernel is walked first (its machinery shown there); the
+    float32 branch's gpu_kernel ends in a repeat. The main chain takes the float32 launch, then goes on below the
+    hop it repeats, to the kernel."""
+    from opindex.trace.model import Condition, Hop, Trace
+    complex_only = Condition("if", "at::isComplexType(common_dtype)", "U.cu", 40, assumed=False)
+    hops = [Hop(0, None, "native", "entry", "aten::exp", "n.yaml", 1, schema="exp(Tensor self) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::exp_kernel_cuda", "U.cu", 38),
+            Hop(2, 1, "cuda", "tensor_iterator", "gpu_kernel", "U.cu", 56, conditions=[complex_only]),
+            Hop(3, 2, "cpp", "launcher", "at::native::gpu_kernel", "Loops.cuh", 80),
+            Hop(4, 3, "cuda", "global_kernel", "__global__ at::native::vectorized_elementwise_kernel", "C.cuh", 63,
+                kernel="vectorized_elementwise_kernel"),
+            Hop(5, 1, "cuda", "tensor_iterator", "gpu_kernel", "U.cu", 64),
+            Hop(6, 5, "cpp", "launcher", "at::native::gpu_kernel", "Loops.cuh", 80, "(shown above)",
+                shown_above=True)]
+    t = Trace(query="torch.exp", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 1, 5, 3, 4]

@@ -19,9 +19,9 @@ def test_trace_json_shape(sample_db):
     result = cli(sample_db, "trace", "nn.LSTM", "--json")
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert set(data) == {"version", "query", "direction", "device", "depth", "build", "build_conflicts",
+    assert set(data) == {"version", "query", "direction", "device", "depth", "dtype", "build", "build_conflicts",
                          "main_chain", "hops", "candidates", "message", "truncated"}
-    assert (data["build"], data["build_conflicts"]) == ([], [])  # the sample's walk reads no #if
+    assert (data["dtype"], data["build"], data["build_conflicts"]) == ("float32", [], [])  # no #if read
     assert data["version"] == 2
     assert data["truncated"] == {}
     assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)
@@ -56,7 +56,7 @@ def test_trace_json_shape(sample_db):
 def test_trace_text_is_the_main_chain_with_folded_branches(sample_db):
     out = cli(sample_db, "trace", "relu").output
     lines = out.splitlines()
-    assert lines[0] == "opindex trace relu   (top-down, device cuda, depth 1; 31 hops)"
+    assert lines[0] == "opindex trace relu   (top-down, device cuda, dtype float32, depth 1; 31 hops)"
     chain = lines[lines.index("Main chain: the default path on CUDA, to the device code it ends in") + 2:]
     assert [line.split()[:3] for line in chain[:12]] == [
         ["1", "native", "aten::relu"], ["2", "dispatch", "CUDA:"], ["3", "cpp", "at::native::relu"],

@@ -42,3 +42,15 @@ def test_nll_loss_default_reduction_reaches_the_cuda_kernel(real_index):
     name, file, line = _end(real_index.trace("F.nll_loss"))
     assert (name, file, line) == ("__global__ at::native::nll_loss_forward_reduce_cuda_kernel_2d",
                                   "aten/src/ATen/native/cuda/Loss.cu", 230)
+
+
+def test_the_input_dtype_chooses_exp_s_path(real_index):
+    """exp_kernel_cuda (UnaryOpsKernel.cu:38): `if (at::isComplexType(common_dtype))` holds the jiterator path
+    (under `#if AT_USE_JITERATOR()`, which this fork turns off with USE_MACA); float32 takes the else branch's
+    gpu_kernel (:64), whose machinery ends in vectorized_elementwise_kernel (CUDALoops.cuh:63). complex64 on a
+    stock CUDA build (-U USE_MACA) launches the jitted kernel (CUDAJitLoops.cuh:209)."""
+    loops = "aten/src/ATen/native/cuda/CUDALoops.cuh"
+    assert _end(real_index.trace("torch.exp")) == ("__global__ at::native::vectorized_elementwise_kernel", loops, 63)
+    jitted = real_index.trace("torch.exp", dtype="complex64", undefines=["USE_MACA"])
+    assert jitted.dtype == "complex64"
+    assert _end(jitted)[1:] == ("aten/src/ATen/native/cuda/CUDAJitLoops.cuh", 209)

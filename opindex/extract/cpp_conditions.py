@@ -23,6 +23,12 @@ _ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*|[A-Za-
              rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
 # ... and such tests joined by && or || (`reduction == Reduction::None && n_dims == 2`: a default decides it)
 _GUARD = re.compile(rb"if\s*\(\s*" + _ONE_TEST + rb"(?:(?:&&|\|\|)\s*" + _ONE_TEST + rb")*\)")
+# a test of a dtype, which the input's dtype decides: `if (at::isComplexType(common_dtype))`, `if (dtype ==
+# ScalarType::Half)`, `if (self.is_complex())` (the whole condition is kept, read from the tree)
+_DTYPE_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:(?:at::|c10::)?(?:isComplexType|isFloatingType|isReducedFloatingType|"
+                          rb"isIntegralType)\s*\(|[\w.]+(?:\(\))?\s*[!=]=\s*(?:at::|c10::)?(?:ScalarType::|k)(?:Half|"
+                          rb"BFloat16|Float|Double|ComplexHalf|ComplexFloat|ComplexDouble)\b|[\w.]+\.is_(?:complex|"
+                          rb"floating_point)\(\s*\))")
 
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -86,14 +92,16 @@ def requirements(data: bytes) -> list[tuple[int, str]]:
 
 
 def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
-    """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD), the
-    else block as `not (...)`; only inside functions. The then block's rows start at the `if` line."""
+    """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD) and of
+    dtype tests (_DTYPE_GUARD), the else block as `not (...)`; only inside functions. The then block's rows start
+    at the `if` line."""
     if b"if" not in data:
         return []
-    out = []
-    for m in _GUARD.finditer(data):
-        if m.start() and data[m.start() - 1] in _WORD:
-            continue  # `elif (`, `verify_if(`: not the keyword
+    out, seen = [], set()
+    for m in sorted([*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data)], key=lambda m: m.start()):
+        if m.start() and data[m.start() - 1] in _WORD or m.start() in seen:
+            continue  # `elif (`, `verify_if(`: not the keyword; an `if` both patterns find
+        seen.add(m.start())
         node = root.descendant_for_byte_range(m.start(), m.start() + 2)
         statement = node.parent if node is not None else None
         if statement is None or statement.type != "if_statement":

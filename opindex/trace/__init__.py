@@ -20,7 +20,7 @@ from ..model import OpindexError
 from . import facts as q
 from ..pytorch.build_config import UNDEFINED
 from .builder import MAX_HOPS
-from .conditions import BuildContext
+from .conditions import DTYPES, BuildContext
 from .walk import Walker
 from .model import LAYERS, Hop, Trace
 from .targets import Target, ambiguous, lookup, suggestions
@@ -30,26 +30,30 @@ __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
 
 
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
-          root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None) -> Trace:
+          root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None,
+          dtype: str = "float32") -> Trace:
     """The trace of `name`; a walk larger than `max_hops` hops (0: no limit) stops there and says so in
     Trace.truncated. `build`: the user's settings (pytorch.build_config.settings_from: -D, -U, a config file);
-    Trace.build then lists every setting a test of the walk read, with where its value came from."""
+    Trace.build then lists every setting a test of the walk read, with where its value came from. `dtype`: the
+    input's (float32 unless stated), which decides the C++ tests of a dtype (`at::isComplexType(common_dtype)`)."""
+    if dtype not in DTYPES:
+        raise OpindexError(f"unknown dtype {dtype!r}: choose from {', '.join(DTYPES)}")
     with q.memoized(con):  # about half of a large trace's lookups repeat
-        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build)
+        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build, dtype)
     if "write_paths" in vars(q.resident(con)):  # fill/copy paths walked: kept for the next process
         q.resident(con).write_paths.save()
     return t
 
 
 def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None,
-           max_hops: int, limit: int, build: dict | None = None) -> Trace:
+           max_hops: int, limit: int, build: dict | None = None, dtype: str = "float32") -> Trace:
     if device not in q.DEVICES:
         raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
     targets = lookup(con, name)
     bottom_up = up if up is not None else bool(targets) and all(t.kind in ("stub", "global_kernel") or (
         t.kind == "cpp" and _is_registered_kernel(con, t.obj)) for t in targets)
     t = Trace(query=name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
-              max_hops=max_hops, limit=limit)
+              max_hops=max_hops, limit=limit, dtype=dtype)
     if not targets:
         t.unknown = True
         t.candidates = suggestions(con, name)
@@ -68,7 +72,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     if bottom_up:
         UpWalker(con, t, backward=backward).start(targets)
     else:
-        context = BuildContext(con, device, build)
+        context = BuildContext(con, device, build, dtype)
         walker = Walker(con, t, backward=backward, build=context)
         walker.start(targets, name)
         walker.b.state_caps()

@@ -130,11 +130,50 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     the names have their default values; None when that cannot be said. A test of several parts is read as Python
     (py_holds): and/or/not, parentheses, isinstance()."""
     found = _holds(condition, defaults)
+    if found is None and DTYPE in defaults:
+        found = dtype_holds(condition, defaults[DTYPE])
     if found is None and ("&&" in condition or "||" in condition):
         return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
         return py_holds(condition, defaults)
     return found
+
+
+# The dtype of a trace's input (defaults[DTYPE]: float32 unless stated), and what C++ tests of a dtype say of it
+DTYPE = "(dtype)"
+DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128", "complex32", "int64", "int32",
+          "int16", "int8", "uint8", "bool")
+_SCALAR_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
+                 "ComplexFloat": "complex64", "ComplexDouble": "complex128", "ComplexHalf": "complex32"}
+_DTYPE_CLASSES = {"isComplexType": ("complex64", "complex128", "complex32"),
+                  "is_complex": ("complex64", "complex128", "complex32"),
+                  "isFloatingType": ("float32", "float64", "float16", "bfloat16"),
+                  "is_floating_point": ("float32", "float64", "float16", "bfloat16"),
+                  "isReducedFloatingType": ("float16", "bfloat16"),
+                  "isIntegralType": ("int64", "int32", "int16", "int8", "uint8")}
+_DTYPE_CALL = re.compile(r"^(!\s*)?(?:at::|c10::)?(isComplexType|isFloatingType|isReducedFloatingType|isIntegralType)"
+                         r"\s*\((.*)\)$|^(!\s*)?[\w.]+\.(is_complex|is_floating_point)\(\s*\)$")
+_DTYPE_COMPARE = re.compile(r"^[\w.]+(?:\(\))?\s*([!=]=)\s*(?:at::|c10::)?(?:ScalarType::|k)(\w+)$")
+
+
+def dtype_holds(condition: str, dtype: str) -> bool | None:
+    """A test of a dtype read as the input's (`at::isComplexType(common_dtype)` is false for float32, `dtype ==
+    ScalarType::Half` true for float16); None for any other test."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    m = _DTYPE_CALL.match(test)
+    if m is not None:
+        bang, name = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(5))
+        members = _DTYPE_CLASSES[name]
+        if name == "isIntegralType" and re.search(r",\s*(?:/\*.*?\*/\s*)?true\s*$", m.group(3) or ""):
+            members += ("bool",)  # isIntegralType(t, /*includeBool=*/true)
+        result = (dtype in members) != bool(bang)
+        return result != negate
+    m = _DTYPE_COMPARE.match(test)
+    if m is not None and m.group(2) in _SCALAR_TYPES:
+        result = (_SCALAR_TYPES[m.group(2)] == dtype) == (m.group(1) == "==")
+        return result != negate
+    return None
 
 
 def cpp_holds(condition: str, defaults: dict[str, object]) -> bool | None:
@@ -284,7 +323,7 @@ class BodyGuards:
         key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas)
         found = self.cache.get(key)
         if found is None:
-            defaults: dict[str, object] = {}
+            defaults: dict[str, object] = {DTYPE: self.build.dtype}  # the input's dtype decides dtype tests
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
             found = self.cache[key] = Guards(
@@ -304,8 +343,8 @@ class BuildContext:
     settings, what the checkout requires, the upstream defaults of the traced device's build, and the checkout's own
     #defines; `used` keeps every setting a test of this trace read, for the trace's header."""
 
-    def __init__(self, con, device: str, user: dict[str, Setting] | None = None):
-        self.con, self.device, self.user = con, device, user or {}
+    def __init__(self, con, device: str, user: dict[str, Setting] | None = None, dtype: str = "float32"):
+        self.con, self.device, self.user, self.dtype = con, device, user or {}, dtype
         self.defaults = {k: Setting(k, v, f"upstream default ({_BUILD_OF.get(device, device)})")
                          for k, v in _DEFAULTS.get(device, {}).items()}
         self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)
@@ -379,7 +418,8 @@ class BuildContext:
 
     def key(self) -> str:
         """The user's settings as one string ("" for the default build): what a path walked under them is kept by."""
-        return "; ".join(sorted(s.text() for s in self.user.values()))
+        return "; ".join(sorted(s.text() for s in self.user.values())
+                         + ([f"dtype {self.dtype}"] if self.dtype != "float32" else []))
 
     def conflicts(self) -> list[str]:
         """The user's settings that contradict what the checkout requires (that build cannot compile)."""

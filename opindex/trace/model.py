@@ -203,6 +203,7 @@ class Trace:
     max_hops: int = 5000  # the walk stops here (0: no limit); `truncated` then says so
     limit: int = 6  # fan-in per step of a bottom-up walk (callers, launches, registrations); 0: no limit
     truncated: dict = field(default_factory=dict)  # {"hops": N, "callers": N, "reason": ...} when a cap cut it
+    dtype: str = "float32"  # the input's dtype the walk read dtype tests with
     # the build traced: each setting a test of the walk read, {name, value (None: undefined), source}
     build: list[dict] = field(default_factory=list)
     build_conflicts: list[str] = field(default_factory=list)  # settings the checkout cannot build with
@@ -264,13 +265,14 @@ class Trace:
 
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth,
+        """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
         build[{name, value, source}], build_conflicts, main_chain (hop ids, root first), hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
         op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
         walk, and how to lift them)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
-                "depth": self.depth, "build": self.build, "build_conflicts": self.build_conflicts,
+                "depth": self.depth, "dtype": self.dtype, "build": self.build,
+                "build_conflicts": self.build_conflicts,
                 "main_chain": [h.id for h in self.main_chain()],
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
                 "truncated": self.truncated}

@@ -17,7 +17,9 @@ TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op
 def main_chain(t) -> list:
     """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
     start to the first Python surface. Of the ends (Trace.ends), the best by `rank_end`; without one, the
-    deepest hop of the forward path (backward, decomposition and codegen hops are side branches)."""
+    deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A path that ends
+    at a launch whose machinery is shown above goes on below the hop it repeats (_through_repeat): then one step
+    of the chain is no parent-child link but a repeat and what it repeats."""
     if not t.hops:
         return []
     if t.direction == "down":
@@ -29,7 +31,7 @@ def main_chain(t) -> list:
         if ends:
             tokens = query_tokens(t.query)
             best = min(enumerate(ends), key=lambda ie: (*rank_end(t, ie[1], tokens), ie[0]))[1]
-            return t.path(best)
+            return t.path(best) + _through_repeat(t, best, ends, tokens)
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
         if ends:
@@ -37,6 +39,24 @@ def main_chain(t) -> list:
     pool = [h for h in t.hops if not h.absent and h.layer not in TAIL_LAYERS and not _in_tail(t, h)
             and h.kind != "helper"] or t.hops  # (a helper leaf leads nowhere: never the path's end)
     return t.path(max(pool, key=lambda h: (len(t.path(h)), -h.id)))
+
+
+def _through_repeat(t, end, ends: list, tokens: set[str]) -> list:
+    """Where the chosen end is a launch whose machinery the walk showed once, above (a float32 `gpu_kernel(...)`
+    call after the complex-only branch's: its launcher hop repeats the first one), the chain goes on below the hop
+    it repeats, to the best end there (the kernel the launch really runs). [] otherwise."""
+    repeat = next((h for h in t.hops if h.parent == end.id and h.shown_above and h.repeats is not None), None)
+    if repeat is None:
+        return []
+    below = [h for h in ends if repeat.repeats in {a.id for a in t.path(h)}]
+    # what was walked there was walked for another op: the arity of this path's op decides its kernels
+    entries = [h for h in t.path(end) if h.layer == "native" and h.kind == "entry"]
+    below = [h for h in below if not _other_arity(h, entries)] or below
+    if not below:
+        return []
+    best = min(enumerate(below), key=lambda ie: (*rank_end(t, ie[1], tokens), ie[0]))[1]
+    path = t.path(best)
+    return path[[h.id for h in path].index(repeat.repeats):]
 
 
 def _in_tail(t, hop) -> bool:

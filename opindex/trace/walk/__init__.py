@@ -46,10 +46,10 @@ class Walker:
             step.link(self)
 
     @staticmethod
-    def walk_entries(con, t: Trace, entries: list[dict], user: dict | None = None) -> None:
-        """Walk `entries` down into `t` for the build `user` states (trace/writes.py walks a fill/copy op's trace
-        with it)."""
-        walker = Walker(con, t, build=BuildContext(con, t.device, user))
+    def walk_entries(con, t: Trace, entries: list[dict], user: dict | None = None, dtype: str = "float32") -> None:
+        """Walk `entries` down into `t` for the build `user` states and the input `dtype` (trace/writes.py walks a
+        fill/copy op's trace with it)."""
+        walker = Walker(con, t, build=BuildContext(con, t.device, user, dtype))
         for e in entries:
             walker.ops.native(e, None)
 

@@ -223,7 +223,7 @@ class CallSiteWalk(Step):
         if not entries:
             return
         path = write_path(self.con, entries, self.device, functools.partial(
-            self.root.walk_entries, user=self.build.user), self.build.key())
+            self.root.walk_entries, user=self.build.user, dtype=self.build.dtype), self.build.key())
         if not path:
             return  # leads to no device code: nothing to show
         ops = ", ".join(e["full_name"] for e in entries[:3])
