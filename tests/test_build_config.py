@@ -173,3 +173,18 @@ def test_a_main_chain_goes_on_below_the_machinery_shown_above():
     t = Trace(query="torch.exp", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
     assert [h.id for h in t.main_chain()] == [0, 1, 5, 3, 4]
+
+
+def test_the_traced_device_and_a_setting_decide_index_put_s_sort_path():
+    """index_put_'s `if (self.device().type() == DeviceType::CUDA && (accumulate ||
+    globalContext().deterministicAlgorithms()))`: with accumulate=False and deterministic algorithms off by
+    default, the sorting (backward) kernel is not the default path on CUDA, nor on the CPU."""
+    from opindex.extract.cpp_conditions import _GUARD
+    from opindex.trace.conditions import DEVICE, DTYPE
+    test = "self.device().type() == DeviceType::CUDA && (accumulate || globalContext().deterministicAlgorithms())"
+    assert _GUARD.fullmatch(f"if ({test})".encode())
+    assert holds(test, {DEVICE: "cuda", DTYPE: "float32", "accumulate": False}) is False
+    assert holds(test, {DEVICE: "cuda", DTYPE: "float32", "accumulate": True}) is True
+    assert holds(f"not ({test})", {DEVICE: "cpu", DTYPE: "float32"}) is True  # not on CUDA: whatever accumulate is
+    assert holds("result.is_cuda() && x > 1", {DEVICE: "cpu"}) is False
+    assert holds("((accumulate))", {"accumulate": True}) is True

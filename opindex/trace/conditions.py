@@ -129,9 +129,12 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     """Whether `condition` (names tested, as conditions rows keep it; `not (...)` for an else block) holds when
     the names have their default values; None when that cannot be said. A test of several parts is read as Python
     (py_holds): and/or/not, parentheses, isinstance()."""
+    condition = _unwrap(condition)
     found = _holds(condition, defaults)
     if found is None and DTYPE in defaults:
         found = dtype_holds(condition, defaults[DTYPE])
+    if found is None and DEVICE in defaults:
+        found = device_holds(condition, defaults[DEVICE])
     if found is None and ("&&" in condition or "||" in condition):
         return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
@@ -154,6 +157,35 @@ _DTYPE_CLASSES = {"isComplexType": ("complex64", "complex128", "complex32"),
 _DTYPE_CALL = re.compile(r"^(!\s*)?(?:at::|c10::)?(isComplexType|isFloatingType|isReducedFloatingType|isIntegralType)"
                          r"\s*\((.*)\)$|^(!\s*)?[\w.]+\.(is_complex|is_floating_point)\(\s*\)$")
 _DTYPE_COMPARE = re.compile(r"^[\w.]+(?:\(\))?\s*([!=]=)\s*(?:at::|c10::)?(?:ScalarType::|k)(\w+)$")
+
+
+DEVICE = "(device)"  # the traced device: the tensors a kernel tests are on it
+_DEVICE_TEST = re.compile(r"^(!\s*)?[\w.]+(?:\.device\(\)\.type\(\)\s*([!=]=)\s*(?:c10::|at::)?(?:DeviceType::|k)(\w+)|"
+                          r"\.(is_cuda)\(\))$")
+
+
+def device_holds(condition: str, device: str) -> bool | None:
+    """A test of the device a tensor is on, read as the traced device (`self.device().type() == DeviceType::CUDA`
+    holds on --device cuda); None for any other test."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    m = _DEVICE_TEST.match(test)
+    if m is None or device == "all":
+        return None
+    bang, op, name, is_cuda = m.groups()
+    result = device == "cuda" if is_cuda else (name.lower() == device) == (op == "==")
+    result = result != bool(bang)
+    return result != negate
+
+
+def _unwrap(condition: str) -> str:
+    """A test without parentheses around it all: `(a || b)` -> `a || b`; `not ((a))` -> `not (a)`."""
+    text = condition.strip()
+    negate = text.startswith("not (") and text.endswith(")")
+    inner = text[5:-1].strip() if negate else text
+    while inner.startswith("(") and inner.endswith(")") and len(split_top_level(inner[1:-1], ")", "(")) == 1:
+        inner = inner[1:-1].strip()
+    return f"not ({inner})" if negate else inner
 
 
 def dtype_holds(condition: str, dtype: str) -> bool | None:
@@ -323,7 +355,8 @@ class BodyGuards:
         key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas)
         found = self.cache.get(key)
         if found is None:
-            defaults: dict[str, object] = {DTYPE: self.build.dtype}  # the input's dtype decides dtype tests
+            # the input's dtype decides dtype tests, the traced device device tests
+            defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device}
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
             found = self.cache[key] = Guards(
