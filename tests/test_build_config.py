@@ -188,3 +188,4 @@ def test_the_traced_device_and_a_setting_decide_index_put_s_sort_path():
     assert holds(f"not ({test})", {DEVICE: "cpu", DTYPE: "float32"}) is True  # not on CUDA: whatever accumulate is
     assert holds("result.is_cuda() && x > 1", {DEVICE: "cpu"}) is False
     assert holds("((accumulate))", {"accumulate": True}) is True
+    assert holds("accumulate && self.type().device_type() == kCUDA", {DEVICE: "cuda", "accumulate": False}) is False

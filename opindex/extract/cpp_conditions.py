@@ -21,8 +21,9 @@ _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]
 # (or a global setting: `if (globalContext().deterministicAlgorithms())`, whose default PyTorch documents)
 _ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*|[A-Za-z_]\w*\s*(?:(?:==|!=|>=|<=|>|<)\s*"
              rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
-# the device a tensor is on (the traced device decides it): `self.device().type() == DeviceType::CUDA`, `x.is_cuda()`
-_DEVICE_TEST = rb"(?:!\s*)?[\w.]+(?:\.device\(\)\.type\(\)\s*[!=]=\s*(?:c10::|at::)?(?:DeviceType::|k)\w+|\.is_cuda\(\))\s*"
+# the device a tensor is on (the traced device decides it): `self.device().type() == DeviceType::CUDA`, 1.4's
+# `self.type().device_type() == kCUDA`, `x.is_cuda()`
+_DEVICE_TEST = rb"(?:!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*[!=]=\s*(?:c10::|at::)?(?:DeviceType::|k)\w+|\.is_cuda\(\))\s*"
 # ... and such tests joined by && or ||, one level of parentheses too (`reduction == Reduction::None && n_dims ==
 # 2`, `self.device().type() == DeviceType::CUDA && (accumulate || globalContext().deterministicAlgorithms())`:
 # the defaults, the device and the settings decide them)

@@ -160,7 +160,7 @@ _DTYPE_COMPARE = re.compile(r"^[\w.]+(?:\(\))?\s*([!=]=)\s*(?:at::|c10::)?(?:Sca
 
 
 DEVICE = "(device)"  # the traced device: the tensors a kernel tests are on it
-_DEVICE_TEST = re.compile(r"^(!\s*)?[\w.]+(?:\.device\(\)\.type\(\)\s*([!=]=)\s*(?:c10::|at::)?(?:DeviceType::|k)(\w+)|"
+_DEVICE_TEST = re.compile(r"^(!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*([!=]=)\s*(?:c10::|at::)?(?:DeviceType::|k)(\w+)|"
                           r"\.(is_cuda)\(\))$")
 
 
