@@ -50,6 +50,15 @@ class Resident:
         self.con = con
 
     @functools.cached_property
+    def macro_sites(self) -> dict[tuple[str, bool], list[dict]]:
+        return {}  # (name, function-like) -> macro_sites(...), filled as asked
+
+    @functools.cached_property
+    def requirement_sites(self) -> list[dict]:
+        """requirement_sites, read once per open index (every trace's build asks)."""
+        return _requirement_sites(self.con)
+
+    @functools.cached_property
     def fact_holders(self) -> dict[str, frozenset[tuple[str, str]]]:
         """(caller, file) of the functions that hold facts of each table."""
         return {t: frozenset((caller, file) for caller, file in self.con.execute(
@@ -589,6 +598,10 @@ def natives_bound(con, how: str, name: str, extra: str | None) -> list[tuple]:
 def requirement_sites(con) -> list[dict]:
     """Lines that cannot compile (`#error`, `static_assert(0, ...)`: conditions rows of kind #error), with the
     #if branches around each, innermost last."""
+    return resident(con).requirement_sites
+
+
+def _requirement_sites(con) -> list[dict]:
     out = []
     for r in rows(con, "SELECT file, line, condition FROM conditions WHERE kind = '#error' ORDER BY file, line"):
         around = [c for c in conditions_over(con, r["file"], (r["line"], r["line"])) if c["kind"] == "#if"]
@@ -597,7 +610,15 @@ def requirement_sites(con) -> list[dict]:
 
 
 def macro_sites(con, name: str, function_like: bool) -> list[dict]:
-    """The checkout's `#define name` (or `#define name()`) sites, with the #if branches around each."""
+    """The checkout's `#define name` (or `#define name()`) sites, with the #if branches around each (kept per open
+    index: every trace's build asks for the same few macros)."""
+    kept = resident(con).macro_sites
+    if (name, function_like) not in kept:
+        kept[(name, function_like)] = _macro_sites(con, name, function_like)
+    return kept[(name, function_like)]
+
+
+def _macro_sites(con, name: str, function_like: bool) -> list[dict]:
     found = rows(con, "SELECT file, line, body FROM macros WHERE name = ? AND " +
                  ("parameters = '()'" if function_like else "parameters IS NULL") + " ORDER BY file, line", (name,))
     return [{**r, "around": [c for c in conditions_over(con, r["file"], (r["line"], r["line"]))
