@@ -47,11 +47,12 @@ def test_the_main_chain_ends_where_the_op_s_work_runs(real_index):
 
 
 def test_the_folded_launch_of_relu_names_its_kernels(real_index):
-    """relu's main chain folds maximum_kernel_cuda's launch (MaxMinElementwiseKernel.cu:16). Its launcher reaches
-    CUDALoops.cuh:174 launch_vectorized_kernel, shown first under the MACA arity-1 path (CUDALoops_maca_arity1.cuh:71,
-    which CUDALoops.cuh includes): the folded line names the kernels of what it stands for."""
+    """relu (Activation.cpp:504) is `at::clamp_min(self, 0)` (:506): its main chain runs clamp_min's CUDA kernel,
+    launch_clamp_scalar (cuda/TensorCompare.cu:59), whose `gpu_kernel_maca_arity1(iter, ...)` launch (:65) is folded
+    to one line; its launcher reaches CUDALoops.cuh's launch_vectorized_kernel, shown first under another op: the
+    folded line names the kernels of what it stands for."""
     text = real_index.trace("F.relu").to_text()
-    line = next(x for x in text.splitlines() if "TensorIterator launch:" in x and "MaxMinElementwiseKernel.cu:16" in x)
+    line = next(x for x in text.splitlines() if "TensorIterator launch:" in x and "TensorCompare.cu:65" in x)
     assert "__global__ vectorized_elementwise_kernel" in line, line
 
 
@@ -133,7 +134,7 @@ def test_bottom_up_fan_in_is_grouped_not_cut(real_index):
 
 def test_the_backward_of_a_composite_lists_the_formulas_of_the_ops_it_calls(real_index):
     # cross_entropy_loss is CompositeImplicitAutograd: its backward is that of _log_softmax and nll_loss_forward
-    # (derivatives.yaml:2112, :2019), both shown, though the main chain follows log_softmax only
+    # (derivatives.yaml:2112, :2019), both shown, though the main chain follows nll_loss only
     text = real_index.trace("F.cross_entropy").to_text()
     back = text.split("\nBackward\n", 1)[1].split("\n\nAlso in the tree", 1)[0]
     assert re.search(r"derivatives.yaml: _log_softmax +tools/autograd/derivatives.yaml:2112", back)

@@ -423,7 +423,8 @@ def test_a_branch_the_default_arguments_do_not_take_ranks_after_the_default_one(
     # LossNLL.cpp:624 cross_entropy_loss_symint: `else if (label_smoothing > 0.0)` (:642) calls
     # cross_entropy_loss_label_smoothing (:648), which calls at::log_softmax and at::nll_loss_nd_symint too; the
     # `else` (:649) calls them itself (:651, :652). label_smoothing=0.0 in the schema: the main chain is the
-    # else's, and the ops are walked at the composite's own call, the helper pointing down to it
+    # else's, to the op whose kernel does the loss (nll_loss_nd, :651; native_functions.yaml:11532), and the ops
+    # are walked at the composite's own call, the helper pointing down to it
     from opindex.trace.model import NOT_DEFAULT
     t = real_index.trace("F.cross_entropy")
     f = "aten/src/ATen/native/LossNLL.cpp"
@@ -431,7 +432,7 @@ def test_a_branch_the_default_arguments_do_not_take_ranks_after_the_default_one(
     assert smoothing and smoothing[0].called_at == f"{f}:648"
     assert smoothing[0].detail.endswith(f"[called when label_smoothing > 0.0: {NOT_DEFAULT}]")
     chain = t.main_chain()
-    assert [(h.name, h.line) for h in chain[5:7]] == [("at::log_softmax", 652), ("aten::log_softmax.int", 3664)]
+    assert [(h.name, h.line) for h in chain[5:7]] == [("at::nll_loss_nd_symint", 651), ("aten::nll_loss_nd", 11532)]
     assert not any(h.name == smoothing[0].name for h in chain)
     below = [h for h in t.hops if h.parent == smoothing[0].id and h.name == "at::log_softmax"]
     assert below and below[0].detail.endswith(

@@ -306,12 +306,14 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
     # path (not behind a branch the default arguments do not take)
     shown = {d.id for d in derivatives}
     own = any(d.kind == "derivative" and d.found is not Found.COMPOSITE_CALLEE for d in derivatives)
+    route = _default_route(t)
+    # the ops a composite's kernel calls itself (F.cross_entropy: log_softmax, nll_loss_nd) before those its helpers
+    # call (the probability-target helper's mul, sum), each group nearest to the chain first
     callees = [] if own else [  # an op with a formula of its own (index_put_: index_put's) is differentiated by it
-        (sum(a.id not in chain_ids for a in path), k.id, k) for k in t.hops
-        if k.kind == "derivative" and k.found is Found.COMPOSITE_CALLEE and k.id not in shown
-        for path in [t.path(k)] if any(a.id in chain_ids for a in path)
-        and not any(a.not_default for a in path)]
-    derivatives += [k for _, _, k in sorted(callees)]  # the nearest to the chain first
+        (_off_chain(path, chain_ids).kind != "calls_op", sum(a.id not in chain_ids for a in path), k.id, k)
+        for k in t.hops if k.kind == "derivative" and k.found is Found.COMPOSITE_CALLEE and k.id not in shown
+        for path in [route(t.path(k))] if path and any(a.id in chain_ids for a in path)]
+    derivatives += [k for *_, k in sorted(callees)]
     if t.direction == "down":
         out += ["", paint("Backward", "1"), ""]
         if not derivatives:
@@ -410,6 +412,38 @@ def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
     if kernels:
         text += " -> __global__ " + ", ".join(kernels[:4]) + (", ..." if len(kernels) > 4 else "")
     return f"TensorIterator launch: {text} ({len(below)} hops folded)"
+
+
+def _off_chain(path: list[Hop], chain_ids: set[int]) -> Hop:
+    """The first hop of `path` after it leaves the chain (its last hop when it never does)."""
+    seen = False
+    for h in path:
+        if h.id in chain_ids:
+            seen = True
+        elif seen:
+            return h
+    return path[-1]
+
+
+def _default_route(t: Trace):
+    """path -> the way to its last hop on the default path: the path itself when no hop of it is under a branch
+    the defaults do not take; else through a repeat of one of its hops that is (log_softmax's `_log_softmax` is
+    walked first under the half-to-float branch, and repeated in the default else branch); None without one."""
+    repeats_of: dict[int, list[Hop]] = {}
+    for h in t.hops:
+        if h.shown_above and h.repeats is not None:
+            repeats_of.setdefault(h.repeats, []).append(h)
+
+    def route(path: list[Hop]) -> list[Hop] | None:
+        if not any(a.not_default for a in path):
+            return path
+        for i in range(len(path) - 1, -1, -1):
+            for r in repeats_of.get(path[i].id, ()):
+                way = t.path(r)
+                if not any(a.not_default for a in way):
+                    return way[:-1] + path[i:]
+        return None
+    return route
 
 
 def _shown_above(t: Trace, hops: list[Hop]) -> list[Hop]:

@@ -250,13 +250,13 @@ class Trace:
 
     def finish(self) -> None:
         """Once the walk is done: each repeat points at the hop it repeats (the first of the same layer, name and
-        place that is not a repeat itself), and the main chain's hops say so."""
+        place that is not a repeat itself, unless the walk said which), and the main chain's hops say so."""
         first: dict[tuple, int] = {}
         for h in self.hops:
             if not h.shown_above:
                 first.setdefault((h.layer, h.name, h.file, h.line), h.id)
         for h in self.hops:
-            if h.shown_above:
+            if h.shown_above and h.repeats is None:  # (a walk that knew which one set it)
                 h.repeats = first.get((h.layer, h.name, h.file, h.line))
         for h in self.hops:
             h.main = False

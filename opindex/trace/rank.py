@@ -17,9 +17,10 @@ TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op
 def main_chain(t) -> list:
     """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
     start to the first Python surface. Of the ends (Trace.ends), the best by `rank_end`; without one, the
-    deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A path that ends
-    at a launch whose machinery is shown above goes on below the hop it repeats (_through_repeat): then one step
-    of the chain is no parent-child link but a repeat and what it repeats."""
+    deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A hop that
+    repeats one shown above (its machinery walked once, there) reaches what that one reaches: the path through it
+    and on below the hop it repeats is a candidate too (_through_repeats), and then one step of the chain is no
+    parent-child link but a repeat and what it repeats."""
     if not t.hops:
         return []
     if t.direction == "down":
@@ -30,8 +31,12 @@ def main_chain(t) -> list:
         ends = [h for h in ends if h.id not in inner]
         if ends:
             tokens = query_tokens(t.query)
-            best = min(enumerate(ends), key=lambda ie: (*rank_end(t, ie[1], tokens), ie[0]))[1]
-            return t.path(best) + _through_repeat(t, best, ends, tokens)
+            ranked = {h.id: rank_end(t, h, tokens) for h in ends}
+            through = _through_repeats(t, ends, ranked, tokens)
+            on_the_way = {h.id for path, _ in through for h in path[:-1]}
+            candidates = [(ranked[h.id], t.path(h)) for h in ends if h.id not in on_the_way] + [
+                (key, path) for path, key in through]
+            return min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
         if ends:
@@ -41,22 +46,37 @@ def main_chain(t) -> list:
     return t.path(max(pool, key=lambda h: (len(t.path(h)), -h.id)))
 
 
-def _through_repeat(t, end, ends: list, tokens: set[str]) -> list:
-    """Where the chosen end is a launch whose machinery the walk showed once, above (a float32 `gpu_kernel(...)`
-    call after the complex-only branch's: its launcher hop repeats the first one), the chain goes on below the hop
-    it repeats, to the best end there (the kernel the launch really runs). [] otherwise."""
-    repeat = next((h for h in t.hops if h.parent == end.id and h.shown_above and h.repeats is not None), None)
-    if repeat is None:
-        return []
-    below = [h for h in ends if repeat.repeats in {a.id for a in t.path(h)}]
-    # what was walked there was walked for another op: the arity of this path's op decides its kernels
-    entries = [h for h in t.path(end) if h.layer == "native" and h.kind == "entry"]
-    below = [h for h in below if not _other_arity(h, entries)] or below
-    if not below:
-        return []
-    best = min(enumerate(below), key=lambda ie: (*rank_end(t, ie[1], tokens), ie[0]))[1]
-    path = t.path(best)
-    return path[[h.id for h in path].index(repeat.repeats):]
+def _through_repeats(t, ends: list, ranked: dict, tokens: set[str]) -> list[tuple[list, tuple]]:
+    """(path, rank) through each hop that repeats one with ends below it (a float32 `gpu_kernel(...)` call after
+    the complex-only branch's, whose launcher hop repeats the first one; a stub call shown above): the path to the
+    repeat, then on from the hop it repeats to its best end there, ranked as one path (this path's op, not the op
+    the machinery was first walked for, decides by its arity)."""
+    under: dict[int, list] = {}  # hop id -> the ends below it
+    for h in ends:
+        for a in t.path(h)[:-1]:
+            under.setdefault(a.id, []).append(h)
+    out = []
+    for r in t.hops:
+        if not r.shown_above or r.repeats not in under or _in_tail(t, r):
+            continue
+        head = t.path(r)[:-1]
+        on_head = {h.id for h in head}
+        below = [h for h in under[r.repeats] if h.id not in on_head]  # (a repeat inside what it repeats: the
+        if not below:  # ends on its own way there are no new ones)
+            continue
+        # each ranked as this path (its op's arity, its conditions), the best of them kept; the first
+        # THROUGH_REPEAT by their own rank only (a copy_ shown above has hundreds): said in the chain's choice
+        options = []
+        for e in sorted(below, key=lambda h: ranked[h.id])[:THROUGH_REPEAT]:
+            tail = t.path(e)
+            path = head + tail[[h.id for h in tail].index(r.repeats):]
+            options.append((rank_end(t, e, tokens, path), len(options), path))
+        key, _, path = min(options)
+        out.append((path, key))
+    return out
+
+
+THROUGH_REPEAT = 24  # ends below a repeated hop ranked as the path through the repeat (the best by their own rank)
 
 
 def _in_tail(t, hop) -> bool:
@@ -152,7 +172,7 @@ def computes(end) -> bool:
     return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
 
 
-def rank_end(t, end, tokens: set[str]) -> tuple:
+def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     """How likely `end` is where the op's work runs on the device, smaller first:
     1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then the shared
        elementwise machinery a TensorIterator launcher leads to (F.interpolate's upsample kernels before the floor
@@ -169,7 +189,7 @@ def rank_end(t, end, tokens: set[str]) -> tuple:
     then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
     through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
     branch the op's default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
-    path = t.path(end)
+    path = path or t.path(end)  # (a path through a repeat: given)
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
     elif any(_ONE_THREAD.search(h.name) for h in path[-2:]):

@@ -109,6 +109,7 @@ class CallSiteWalk(Step):
             # hop, what it leads to is shown at the first
             again = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"])
             self.b.repeat(again)
+            again.repeats = body.walked_ops[name]  # the first call's hop (another line: finish could not tell)
             self.b.live.add(again.id)
             return
         if name in body.seen_ops or base in PLUMBING_OPS:
