@@ -24,17 +24,18 @@ def main_chain(t) -> list:
     if not t.hops:
         return []
     if t.direction == "down":
-        ends = [h for h in t.ends() if not _in_tail(t, h)]
+        paths = {h.id: t.path(h) for h in t.ends()}  # each end's path, walked once here
+        ends = [h for h in t.ends() if not _in_tail(t, h, paths[h.id])]
         # the deepest: a __global__, not its <<<>>> launch, the vendor call, not PyTorch's wrapper of it (unless
         # what lies below is a test's)
-        inner = {a.id for h in ends if not _is_test(h.file) for a in t.path(h)[:-1]}
+        inner = {a.id for h in ends if not _is_test(h.file) for a in paths[h.id][:-1]}
         ends = [h for h in ends if h.id not in inner]
         if ends:
             tokens = query_tokens(t.query)
-            ranked = {h.id: rank_end(t, h, tokens) for h in ends}
-            through = _through_repeats(t, ends, ranked, tokens)
+            ranked = {h.id: rank_end(t, h, tokens, paths[h.id]) for h in ends}
+            through = _through_repeats(t, ends, ranked, tokens, paths)
             on_the_way = {h.id for path, _ in through for h in path[:-1]}
-            candidates = [(ranked[h.id], t.path(h)) for h in ends if h.id not in on_the_way] + [
+            candidates = [(ranked[h.id], paths[h.id]) for h in ends if h.id not in on_the_way] + [
                 (key, path) for path, key in through]
             return min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
     else:
@@ -46,29 +47,33 @@ def main_chain(t) -> list:
     return t.path(max(pool, key=lambda h: (len(t.path(h)), -h.id)))
 
 
-def _through_repeats(t, ends: list, ranked: dict, tokens: set[str]) -> list[tuple[list, tuple]]:
+def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict) -> list[tuple[list, tuple]]:
     """(path, rank) through each hop that repeats one with ends below it (a float32 `gpu_kernel(...)` call after
     the complex-only branch's, whose launcher hop repeats the first one; a stub call shown above): the path to the
     repeat, then on from the hop it repeats to its best end there, ranked as one path (this path's op, not the op
     the machinery was first walked for, decides by its arity)."""
     under: dict[int, list] = {}  # hop id -> the ends below it
     for h in ends:
-        for a in t.path(h)[:-1]:
+        for a in paths[h.id][:-1]:
             under.setdefault(a.id, []).append(h)
     out = []
     for r in t.hops:
-        if not r.shown_above or r.repeats not in under or _in_tail(t, r):
+        if not r.shown_above or r.repeats not in under:
             continue
         head = t.path(r)[:-1]
+        if _in_tail(t, r, head):
+            continue
+        if any(h.not_default for h in head):
+            continue  # under a branch the defaults do not take: ranked after the default path in any case
         on_head = {h.id for h in head}
         below = [h for h in under[r.repeats] if h.id not in on_head]  # (a repeat inside what it repeats: the
         if not below:  # ends on its own way there are no new ones)
             continue
         # each ranked as this path (its op's arity, its conditions), the best of them kept; the first
-        # THROUGH_REPEAT by their own rank only (a copy_ shown above has hundreds): said in the chain's choice
+        # THROUGH_REPEAT by their own rank only (a copy_ shown above has hundreds; docs/trace.md says so)
         options = []
         for e in sorted(below, key=lambda h: ranked[h.id])[:THROUGH_REPEAT]:
-            tail = t.path(e)
+            tail = paths[e.id]
             path = head + tail[[h.id for h in tail].index(r.repeats):]
             options.append((rank_end(t, e, tokens, path), len(options), path))
         key, _, path = min(options)
@@ -76,14 +81,14 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str]) -> list[tupl
     return out
 
 
-THROUGH_REPEAT = 24  # ends below a repeated hop ranked as the path through the repeat (the best by their own rank)
+THROUGH_REPEAT = 6  # ends below a repeated hop ranked as the path through the repeat (the best by their own rank)
 
 
-def _in_tail(t, hop) -> bool:
+def _in_tail(t, hop, path: list | None = None) -> bool:
     """Whether `hop` lies in a side branch (backward, decomposition, codegen). The kernel torchgen writes for a
     ufunc op's dispatch key (CUDA: ufunc_add_CUDA, written by compute_ufunc_cuda) is the op's forward path: the
     generated code's launcher call is where its device code starts."""
-    for h in t.path(hop):
+    for h in path if path is not None else t.path(hop):
         if h.layer == "codegen" and h.kind == "ufunc":
             return False
         if h.layer in TAIL_LAYERS:
