@@ -10,6 +10,7 @@ import sys
 import click
 
 from . import __version__
+from .pytorch.build_config import DTYPES
 from .pytorch.devices import DEVICE_OPTIONS
 from .render.rows import FORMATS
 
@@ -303,9 +304,6 @@ def _flat(records) -> list[dict]:
                 row[f.name] = v
         out.append(row)
     return out
-
-
-from .trace.conditions import DTYPES  # noqa: E402 - the trace command's --dtype choices
 
 
 @main.command()

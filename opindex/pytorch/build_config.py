@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 from .devices import PLATFORM_MACROS
 
+# the input dtypes a trace can be for (--dtype), as torch names them
+DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128", "complex32", "int64", "int32",
+          "int16", "int8", "uint8", "bool")
 UNDEFINED = object()  # a macro known not to be defined (-U, or a default)
 DEFINED = object()  # a macro known to be defined, with no number for its value (`#define USE_CUDNN_RNN_V8_API`)
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from ..model import OpindexError
 from . import facts as q
-from ..pytorch.build_config import UNDEFINED
+from ..pytorch.build_config import DTYPES, UNDEFINED
 from .builder import MAX_HOPS
-from .conditions import DTYPES, BuildContext
+from .conditions import BuildContext
 from .walk import Walker
 from .model import LAYERS, Hop, Trace
 from .targets import Target, ambiguous, lookup, suggestions

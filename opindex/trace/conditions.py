@@ -144,8 +144,6 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
 
 # The dtype of a trace's input (defaults[DTYPE]: float32 unless stated), and what C++ tests of a dtype say of it
 DTYPE = "(dtype)"
-DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128", "complex32", "int64", "int32",
-          "int16", "int8", "uint8", "bool")
 _SCALAR_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
                  "ComplexFloat": "complex64", "ComplexDouble": "complex128", "ComplexHalf": "complex32"}
 _DTYPE_CLASSES = {"isComplexType": ("complex64", "complex128", "complex32"),
