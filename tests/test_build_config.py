@@ -189,3 +189,22 @@ def test_the_traced_device_and_a_setting_decide_index_put_s_sort_path():
     assert holds("result.is_cuda() && x > 1", {DEVICE: "cpu"}) is False
     assert holds("((accumulate))", {"accumulate": True}) is True
     assert holds("accumulate && self.type().device_type() == kCUDA", {DEVICE: "cuda", "accumulate": False}) is False
+
+
+def test_a_header_included_only_under_a_false_if_is_not_in_the_build():
+    """A fork's vendor header (maca_kernels/x.cuh) included by CUDALoops.cuh only under `#ifdef USE_MACA`, itself
+    included by a .cu file (a translation unit: compiled): not in a build without USE_MACA; a header included
+    unconditionally is; one nothing includes is not said."""
+    con = _index([("aten/cuda/CUDALoops.cuh", 444, 444, "#if", "defined(USE_MACA)")], [])
+    con.execute("CREATE TABLE includes (file TEXT, line INT, path TEXT)")
+    con.executemany("INSERT INTO includes VALUES (?, ?, ?)", [
+        ("aten/cuda/CUDALoops.cuh", 444, "maca_kernels/x.cuh"),  # relative to the including file
+        ("aten/cuda/Add.cu", 3, "aten/cuda/CUDALoops.cuh"),
+        ("aten/cuda/Add.cu", 4, "aten/cuda/maca_kernels/y.cuh")])
+    stock = BuildContext(con, "cuda", settings_from([], ["USE_MACA"]))
+    assert stock.file_built("aten/cuda/maca_kernels/x.cuh") == (
+        False, "included at aten/cuda/CUDALoops.cuh:444 under #if defined(USE_MACA)")
+    assert stock.file_built("aten/cuda/maca_kernels/y.cuh") == (True, "")
+    assert stock.file_built("aten/cuda/orphan.cuh") == (None, "")
+    fork = BuildContext(con, "cuda", settings_from(["USE_MACA"]))
+    assert fork.file_built("aten/cuda/maca_kernels/x.cuh")[0] is True

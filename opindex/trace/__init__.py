@@ -22,7 +22,7 @@ from ..pytorch.build_config import DTYPES, UNDEFINED
 from .builder import MAX_HOPS
 from .conditions import BuildContext
 from .walk import Walker
-from .model import LAYERS, Hop, Trace
+from .model import LAYERS, Condition, Hop, Trace
 from .targets import Target, ambiguous, lookup, suggestions
 from .up import UpWalker
 
@@ -76,6 +76,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         walker = Walker(con, t, backward=backward, build=context)
         walker.start(targets, name)
         walker.b.state_caps()
+        _mark_unbuilt_headers(t, context)
         t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
                    for s in sorted(context.used.values(), key=lambda s: s.name)]
         t.build_conflicts = context.conflicts()
@@ -87,6 +88,34 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         t.message = t.truncated["reason"]
     t.finish()
     return t
+
+
+def _mark_unbuilt_headers(t: Trace, build: BuildContext) -> None:
+    """A C++/CUDA hop this build never compiles is marked as not in this build, as a call under a false #if is
+    (never the main chain while another path exists): a definition inside a false #if of its own file (the
+    fork's `#ifdef USE_MACA` launch_vectorized_kernel at CUDALoops.cuh:174 on -U USE_MACA), or anything in a header
+    every #include of which sits under a false #if (its vendor kernels in maca_kernels/)."""
+    for h in t.hops:
+        if not h.file or h.absent or h.layer not in _CODE_LAYERS:
+            continue
+        known = {c.text for c in h.conditions}
+        if h.line:
+            for c in build.conditions_at(h.file, h.line):
+                if c["condition"] not in known and build.holds(c["condition"]) is False:
+                    h.detail += f" [not in this build: #if {c['condition']}]"
+                    h.conditions.append(Condition("#if", c["condition"], h.file, c["line"], assumed=False))
+                    break
+        if h.file.endswith(_HEADERS):
+            built, why = build.file_built(h.file)
+            if built is False:
+                h.detail += f" [not in this build: {why}]"
+                h.conditions.append(Condition("#include", why, h.file, None, assumed=False))
+
+
+_CODE_LAYERS = frozenset({"cpp", "stub", "registration", "cuda", "library"})
+
+
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 
 
 def _ambiguous(targets: list[Target]) -> bool:

@@ -383,6 +383,7 @@ class BuildContext:
         self.active: set[str] = set()  # names being resolved (a #define under a test of itself)
         self._required: dict[str, Setting] | None = None
         self.cache: dict[str, bool | None] = {}
+        self.files: dict[str, tuple[bool | None, str]] = {}  # header -> file_built
 
     def holds(self, test: str) -> bool | None:
         found = self.cache.get(test, _UNSET)
@@ -447,6 +448,39 @@ class BuildContext:
                     self._required[name] = settings[0]
         return self._required
 
+    def conditions_at(self, file: str, line: int) -> list[dict]:
+        """The #if branches a line of a file sits in."""
+        return [c for c in q.conditions_over(self.con, file, (line, line)) if c["kind"] == "#if"]
+
+    def file_built(self, file: str) -> tuple[bool | None, str]:
+        """Whether a header is compiled in this build: some file that includes it does so outside any false #if
+        (three values, over the includers' own builds too), and, when it is not, the include line that says why.
+        A source file (.cpp, .cu) is a translation unit of the build: compiled; a header nothing includes: None."""
+        found = self.files.get(file)
+        if found is None:
+            self.files[file] = (None, "")  # (an include cycle reads unknown)
+            found = self.files[file] = self._file_built(file)
+        return found
+
+    def _file_built(self, file: str) -> tuple[bool | None, str]:
+        if not file.endswith(_HEADERS):
+            return True, ""
+        values, why = [], ""
+        for includer, line in q.include_sites(self.con, file):
+            tests = [c for c in q.conditions_over(self.con, includer, (line, line)) if c["kind"] == "#if"]
+            held = [self.holds(c["condition"]) for c in tests]
+            value = False if False in held else None if None in held else True
+            if value is not False:
+                above, _ = self.file_built(includer)
+                value = False if above is False else None if None in (value, above) else value
+            if value is False and not why:
+                false = [c["condition"] for c, v in zip(tests, held) if v is False]
+                why = f"included at {includer}:{line}" + (f" under #if {false[0]}" if false else "")
+            values.append(value)
+        if not values:
+            return None, ""
+        return (True if True in values else None if None in values else False), why
+
     def key(self) -> str:
         """The user's settings as one string ("" for the default build): what a path walked under them is kept by."""
         return "; ".join(sorted(s.text() for s in self.user.values())
@@ -463,6 +497,7 @@ class BuildContext:
 
 
 _UNSET = object()
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 _TEST_FILE = re.compile(r"(^|/)(test|tests|benchmarks?)/|(^|/)test_[^/]*$|verify_api_visibility")
 # `defined(X)`, `!defined(X)`, `not (defined(X))`, `not (!defined(X))`: one macro's presence
 _PLAIN_TEST = re.compile(r"^(?P<neg1>not \()?\s*(?P<neg2>!\s*)?defined\s*\(?\s*(?P<name>\w+)\s*\)?\s*\)?$")

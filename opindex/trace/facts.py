@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import posixpath
 import re
 import sqlite3
 
@@ -48,6 +49,14 @@ class Resident:
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
+
+    @functools.cached_property
+    def include_sites(self) -> dict[str, list[tuple[str, int, str]]]:
+        """The #include lines of the index by the last part of the path they name: name -> (file, line, path)."""
+        out: dict[str, list[tuple[str, int, str]]] = {}
+        for file, line, path in self.con.execute("SELECT file, line, path FROM includes"):
+            out.setdefault(path.rpartition("/")[2], []).append((file, line, path))
+        return out
 
     @functools.cached_property
     def macro_sites(self) -> dict[tuple[str, bool], list[dict]]:
@@ -607,6 +616,18 @@ def _requirement_sites(con) -> list[dict]:
         around = [c for c in conditions_over(con, r["file"], (r["line"], r["line"])) if c["kind"] == "#if"]
         out.append({**r, "around": around})
     return out
+
+
+def include_sites(con, file: str) -> list[tuple[str, int]]:
+    """(file, line) of the #include lines that name `file`: by its path from a source root (`ATen/native/x.cuh`)
+    or relative to the including file (`maca_kernels/x.cuh`). [] for an index without the includes table."""
+    try:
+        named = resident(con).include_sites.get(file.rpartition("/")[2], [])
+    except sqlite3.OperationalError:
+        return []
+    return [(f, line) for f, line, path in named
+            if ("/" in path and (file == path or file.endswith("/" + path)))  # from a source root
+            or posixpath.normpath(posixpath.join(posixpath.dirname(f), path)) == file]  # relative
 
 
 def macro_sites(con, name: str, function_like: bool) -> list[dict]:
