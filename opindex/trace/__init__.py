@@ -98,13 +98,10 @@ def _mark_unbuilt_headers(t: Trace, build: BuildContext) -> None:
     for h in t.hops:
         if not h.file or h.absent or h.layer not in _CODE_LAYERS:
             continue
-        known = {c.text for c in h.conditions}
-        if h.line:
-            for c in build.conditions_at(h.file, h.line):
-                if c["condition"] not in known and build.holds(c["condition"]) is False:
-                    h.detail += f" [not in this build: #if {c['condition']}]"
-                    h.conditions.append(Condition("#if", c["condition"], h.file, c["line"], assumed=False))
-                    break
+        false = build.false_at(h.file, h.line) if h.line else None
+        if false is not None and false["condition"] not in {c.text for c in h.conditions}:
+            h.detail += f" [not in this build: #if {false['condition']}]"
+            h.conditions.append(Condition("#if", false["condition"], h.file, false["line"], assumed=False))
         if h.file.endswith(_HEADERS):
             built, why = build.file_built(h.file)
             if built is False:

@@ -383,7 +383,10 @@ class BuildContext:
         self.active: set[str] = set()  # names being resolved (a #define under a test of itself)
         self._required: dict[str, Setting] | None = None
         self.cache: dict[str, bool | None] = {}
-        self.files: dict[str, tuple[bool | None, str]] = {}  # header -> file_built
+        # header -> file_built, kept per open index and user settings (every trace of a process asks the same)
+        self.files: dict[str, tuple[bool | None, str]] = q.resident(con).built_files.setdefault(
+            (device, "; ".join(sorted(s.text() for s in self.user.values()))), {})
+        self.false_spans: dict[str, list[dict]] = {}  # file -> its #if branches this build does not compile
 
     def holds(self, test: str) -> bool | None:
         found = self.cache.get(test, _UNSET)
@@ -448,9 +451,14 @@ class BuildContext:
                     self._required[name] = settings[0]
         return self._required
 
-    def conditions_at(self, file: str, line: int) -> list[dict]:
-        """The #if branches a line of a file sits in."""
-        return [c for c in q.conditions_over(self.con, file, (line, line)) if c["kind"] == "#if"]
+    def false_at(self, file: str, line: int) -> dict | None:
+        """The first #if branch around a line of a file that this build does not compile, if any (each file's
+        false branches read once)."""
+        spans = self.false_spans.get(file)
+        if spans is None:
+            spans = self.false_spans[file] = [c for c in q.conditions_over(self.con, file, None)
+                                              if c["kind"] == "#if" and self.holds(c["condition"]) is False]
+        return next((c for c in spans if c["line"] <= line <= c["end_line"]), None)
 
     def file_built(self, file: str) -> tuple[bool | None, str]:
         """Whether a header is compiled in this build: some file that includes it does so outside any false #if

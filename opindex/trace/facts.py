@@ -59,6 +59,10 @@ class Resident:
         return out
 
     @functools.cached_property
+    def built_files(self) -> dict[tuple, dict]:
+        return {}  # (device, user settings) -> header -> whether that build compiles it (BuildContext.file_built)
+
+    @functools.cached_property
     def macro_sites(self) -> dict[tuple[str, bool], list[dict]]:
         return {}  # (name, function-like) -> macro_sites(...), filled as asked
 
