@@ -380,6 +380,8 @@ class BuildContext:
                          for k, v in _DEFAULTS.get(device, {}).items()}
         self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)
         self.used: dict[str, Setting] = {}
+        self.settings_of: dict[str, Setting | None] = {}  # every name asked, used or not
+        self.quiet = 0  # > 0: what is asked now decides nothing yet (false_at reads a whole file's #ifs)
         self.active: set[str] = set()  # names being resolved (a #define under a test of itself)
         self._required: dict[str, Setting] | None = None
         self.cache: dict[str, bool | None] = {}
@@ -404,9 +406,16 @@ class BuildContext:
             finally:
                 self.active.discard(name)
             self.values[name] = None if setting is None else as_number(setting.value)
-            if setting is not None:
+            self.settings_of[name] = setting
+            if setting is not None and not self.quiet:
                 self.used[name] = setting
         return self.values[name]
+
+    def note_used(self, test: str) -> None:
+        """Say that `test` decided something: the settings it reads are the trace's (Trace.build)."""
+        for name in re.findall(r"[A-Za-z_]\w*(?:\(\))?", test):
+            if self.settings_of.get(name) is not None:
+                self.used[name] = self.settings_of[name]
 
     def setting(self, name: str) -> Setting | None:
         for where in (self.user, self.required(), self.defaults):
@@ -456,9 +465,16 @@ class BuildContext:
         false branches read once)."""
         spans = self.false_spans.get(file)
         if spans is None:
-            spans = self.false_spans[file] = [c for c in q.conditions_over(self.con, file, None)
-                                              if c["kind"] == "#if" and self.holds(c["condition"]) is False]
-        return next((c for c in spans if c["line"] <= line <= c["end_line"]), None)
+            self.quiet += 1
+            try:
+                spans = self.false_spans[file] = [c for c in q.conditions_over(self.con, file, None)
+                                                  if c["kind"] == "#if" and self.holds(c["condition"]) is False]
+            finally:
+                self.quiet -= 1
+        found = next((c for c in spans if c["line"] <= line <= c["end_line"]), None)
+        if found is not None:
+            self.note_used(found["condition"])
+        return found
 
     def file_built(self, file: str) -> tuple[bool | None, str]:
         """Whether a header is compiled in this build: some file that includes it does so outside any false #if
@@ -467,7 +483,13 @@ class BuildContext:
         found = self.files.get(file)
         if found is None:
             self.files[file] = (None, "")  # (an include cycle reads unknown)
-            found = self.files[file] = self._file_built(file)
+            self.quiet += 1  # the tests read here decide something only where a hop is marked (note_used)
+            try:
+                found = self.files[file] = self._file_built(file)
+            finally:
+                self.quiet -= 1
+        if found[0] is False and " under #if " in found[1]:
+            self.note_used(found[1].partition(" under #if ")[2])
         return found
 
     def _file_built(self, file: str) -> tuple[bool | None, str]:
