@@ -23,6 +23,9 @@ EXPECTED = {
     "opindex trace nn.LSTM": ("cudnnRNNForward", None),
     "opindex trace nn.LSTM --device cpu": ("lstm_cudnn_stub", "cudnnRNNForward"),
     "opindex trace F.layer_norm --device cpu --depth 2": ("at::native::LayerNormKernelImpl", None),
+    # ... for an input dtype (said in the first line), for a stated build
+    "opindex trace relu --dtype bfloat16": ("(top-down, device cuda, dtype bfloat16, depth 1;", None),
+    "opindex trace nn.LSTM -D CUDNN_VERSION=8600": ("cudnnRNNForward", None),
     # (b) bottom-up: from the stub up to the op kernel that calls it; from an op up to its Python binding
     "opindex trace LayerNormKernel": ("at::native::layer_norm_cpu", None),
     "opindex trace relu --up": ("torch.relu", None),
