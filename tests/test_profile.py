@@ -595,22 +595,18 @@ REAL = {
         dict(definition=N + "cuda/CUDALoops.cuh:63", body=N + "ufunc/add.h:15", dispatch="add.out CUDA: ufunc_add_CUDA"),
 }
 REAL_LIBRARY = {   # the library, then the call sites listed (the first function reached, all its calls of the library)
+    # (a current CUDA build: cuDNN >= 8.9.7 defines USE_CUDNN_RNN_V8_API, so the `#ifndef` sides, RNN.cpp:1573 and
+    # :1631, :1851 and :2038, are not compiled; Blas.cpp:326 is `#if defined(USE_ROCM)`)
     ("RNN_blockPersist_fp_LSTM",): ("cudnn", [
-        N + "cudnn/RNN.cpp:1573 cudnnRNNForwardTraining (native::_cudnn_rnn)",
         N + "cudnn/RNN.cpp:1596 cudnnRNNForward (native::_cudnn_rnn)",
-        N + "cudnn/RNN.cpp:1631 cudnnRNNForwardInference (native::_cudnn_rnn)",
         N + "cudnn/RNN.cpp:1652 cudnnRNNForward (native::_cudnn_rnn)"]),
     ("RNN_blockPersist_bp_LSTM_FMA",): ("cudnn", [
-        N + "cudnn/RNN.cpp:1851 cudnnRNNBackwardData (native::_cudnn_rnn_backward_input)",
         N + "cudnn/RNN.cpp:1880 cudnnRNNBackwardData_v8 (native::_cudnn_rnn_backward_input)",
-        N + "cudnn/RNN.cpp:2038 cudnnRNNBackwardWeights (native::_cudnn_rnn_backward_weight)",
         N + "cudnn/RNN.cpp:2055 cudnnRNNBackwardWeights_v8 (native::_cudnn_rnn_backward_weight)"]),
     ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8",): ("cublas", [
-        N + "cuda/Blas.cpp:326 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
         N + "cuda/Blas.cpp:361 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
         N + "cuda/Blas.cpp:393 at::cuda::blas::gemm (at::native::addmm_out_cuda_impl)"]),
     ("cutlass_80_simt_sgemm_128x64",): ("cublas", [
-        N + "cuda/Blas.cpp:326 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
         N + "cuda/Blas.cpp:361 at::cuda::blas::gemm_and_bias (at::native::addmm_out_cuda_impl)",
         N + "cuda/Blas.cpp:393 at::cuda::blas::gemm (at::native::addmm_out_cuda_impl)"]),
     ("sm80_xmma_fprop_implicit_gemm",): ("cudnn", [N + "cudnn/Conv_v8.cpp:400 cudnnBackendExecute (run_conv_plan)"]),

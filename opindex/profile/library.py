@@ -17,6 +17,14 @@ _SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set
 class LibraryWalk:
     """Mixin for IndexFacts: the top-down walk from an op to its library calls."""
 
+    def _built(self, file: str, line: int) -> bool:
+        """Whether a line is compiled in the build a profile ran (a current CUDA build, with what the checkout
+        requires: trace/conditions.py BuildContext): not inside an #if that build makes false."""
+        if getattr(self, "_build", None) is None:
+            from ..trace.conditions import BuildContext
+            self._build = BuildContext(self.con, DEVICE)
+        return self._build.false_at(file, line) is None
+
     def _library(self, g: KernelGroup, kn: KernelName, row: dict) -> None:
         chain = row["chain"]
         libs = {kn.library}
@@ -95,6 +103,9 @@ class LibraryWalk:
                              if c["callee"] == "execute" and c["is_method"] and "cudnn/" in c["file"]]
             # a handle/descriptor/workspace call (cudnnSetStream in getCudnnHandle) is not where the kernel runs:
             # keep looking below for the compute call, and fall back to the setup call only if none is found
+            # a call site the build does not compile (`#if defined(USE_ROCM)` in Blas.cpp) runs nothing
+            built = [h for h in hits if self._built(h[1], h[2])]
+            hits = built or hits
             compute = [h for h in hits if not _SETUP_CALL.search(_last(h[4]))]
             if compute:
                 # the calls of the first function reached first, in source order; which one runs depends on build
