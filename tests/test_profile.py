@@ -674,3 +674,16 @@ def test_real_tree_more_profiles(real_ix):
     abs_rows = [r for r in mangled if "AbsFunctor" in r["short"] and "vectorized" in r["short"]]
     assert abs_rows and all((r["definition"], r["body"]["definition"]) == (
         N + "cuda/CUDALoops.cuh:63", N + "cuda/AbsKernel.cu:12") for r in abs_rows)
+
+
+def test_real_tree_no_kernel_is_tied_to_code_the_build_does_not_compile(real_rows):
+    """cudnn/ConvPlaceholders.cpp and cudnn/BatchNorm.cpp:19 hold `#if !AT_CUDNN_ENABLED()` stand-ins that only raise;
+    a current CUDA build compiles the real ones (ConvShared.cpp:240 cudnn_convolution, BatchNorm.cpp:121
+    cudnn_batch_norm), and the kernels the GPU ran are theirs."""
+    chains = {r["short"]: [(h.kind, h.name, h.file, h.line) for h in r["chain"]] for r in real_rows}
+    assert not [k for k, chain in chains.items() for h in chain if "ConvPlaceholders.cpp" in (h[2] or "")]
+    fprop = real(real_rows, "sm80_xmma_fprop_implicit_gemm")
+    assert ("at::native::cudnn_convolution", "aten/src/ATen/native/cudnn/ConvShared.cpp", 240) in [
+        (h.name, h.file, h.line) for h in fprop["chain"]]
+    bn = real(real_rows, "bn_fw_tr_1C11_singleread")
+    assert ("aten/src/ATen/native/cudnn/BatchNorm.cpp", 121) in [(h.file, h.line) for h in bn["chain"]]

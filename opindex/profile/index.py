@@ -135,10 +135,12 @@ class IndexFacts:
             for s in self._ask(facts.symbols_named, name) if s["kind"] in kinds])
 
     def _gpu_defs(self, name: str) -> list[tuple]:
-        """Function definitions of a callee outside host-only folders; a name with many definitions (size, get) is
-        too generic to follow and gives none."""
-        return self._kept(("gpudefs", name), lambda: [] if self._ask(facts.symbol_count, name) > 12 else [
-            d for d in self.defs(name, ("function", "method", "impl_func")) if not _host_only(d[1])])
+        """Function definitions of a callee outside host-only folders, those the build does not compile (an `#if
+        !AT_CUDNN_ENABLED()` placeholder) last; a name with many definitions (size, get) is too generic to follow
+        and gives none."""
+        return self._kept(("gpudefs", name), lambda: [] if self._ask(facts.symbol_count, name) > 12 else sorted(
+            (d for d in self.defs(name, ("function", "method", "impl_func")) if not _host_only(d[1])),
+            key=lambda d: not self._built(d[1], d[2])))
 
     def pick(self, name: str, namespace: list[str], kinds: tuple, gpu_context: bool = True):
         """The definitions of `name` in `namespace`: (primary, alternates, note). Same name AND a compatible
@@ -246,11 +248,21 @@ class IndexFacts:
         self._cache[key] = out
         return out
 
+    def _built(self, file: str, line: int) -> bool:
+        """Whether a line is compiled in the build a profile ran (a current CUDA build, with what the checkout
+        requires: trace/conditions.py BuildContext): not inside an #if that build makes false."""
+        if getattr(self, "_build", None) is None:
+            from ..trace.conditions import BuildContext
+            self._build = BuildContext(self.con, DEVICE)
+        return self._build.false_at(file, line) is None
+
     def _kernel_defs(self, kernel: str) -> list[tuple]:
-        """Definitions of a dispatch row's kernel name: at::native ones first, never in a host-only folder."""
+        """Definitions of a dispatch row's kernel name: at::native ones first, never in a host-only folder, those
+        the build does not compile (an `#if !AT_CUDNN_ENABLED()` placeholder) last."""
         found = {s["id"]: s for s in self._ask(facts.symbols_named, _last(kernel))}
         found.update((s["id"], s) for s in self._ask(facts.symbols_qualified, kernel) if s["language"] != "python")
         rows = [(s["qualified_name"], s["file"], s["line"], s["kind"]) for s in found.values()
                 if s["kind"] in ("function", "impl_func", "method") and not _host_only(s["file"])]
-        rows.sort(key=lambda r: (not r[0].startswith("at::native::"), r[3] == "method", r[1]))
+        rows.sort(key=lambda r: (not self._built(r[1], r[2]), not r[0].startswith("at::native::"), r[3] == "method",
+                                 r[1]))
         return [(r[0], r[1], r[2]) for r in rows]

@@ -17,14 +17,6 @@ _SETUP_CALL = re.compile(r"^(cudnn|cublas\w*|cusparse|cusolver\w*|cufft)(Get|Set
 class LibraryWalk:
     """Mixin for IndexFacts: the top-down walk from an op to its library calls."""
 
-    def _built(self, file: str, line: int) -> bool:
-        """Whether a line is compiled in the build a profile ran (a current CUDA build, with what the checkout
-        requires: trace/conditions.py BuildContext): not inside an #if that build makes false."""
-        if getattr(self, "_build", None) is None:
-            from ..trace.conditions import BuildContext
-            self._build = BuildContext(self.con, DEVICE)
-        return self._build.false_at(file, line) is None
-
     def _library(self, g: KernelGroup, kn: KernelName, row: dict) -> None:
         chain = row["chain"]
         libs = {kn.library}
