@@ -86,9 +86,28 @@ _SETTING_PRAGMAS = {"user_version", "schema_version", "application_id", "journal
                     "max_page_count", "query_only", "recursive_triggers", "secure_delete", "mmap_size"}
 
 
+# SQL functions a query may call: SQLite's core, aggregate, date, math, JSON and window functions. Anything else
+# (fts3_tokenizer, which reads and writes function pointers; load_extension, readfile, writefile) is refused.
+SQL_FUNCTIONS = frozenset("""
+abs changes char coalesce concat concat_ws format glob hex ifnull iif instr last_insert_rowid length like
+likelihood likely lower ltrim max min nullif octet_length printf quote random randomblob replace round rtrim sign
+soundex sqlite_compileoption_get sqlite_compileoption_used sqlite_offset sqlite_source_id sqlite_version substr
+substring total_changes trim typeof unhex unicode unlikely upper zeroblob
+avg count group_concat string_agg sum total
+date time datetime julianday unixepoch strftime timediff
+acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees exp floor ln log log10 log2 mod pi pow power
+radians sin sinh sqrt tan tanh trunc
+json json_array json_array_length json_error_position json_extract json_insert json_object json_patch json_pretty
+json_quote json_remove json_replace json_set json_type json_valid json_group_array json_group_object json_each
+json_tree jsonb jsonb_array jsonb_extract jsonb_insert jsonb_object jsonb_patch jsonb_remove jsonb_replace jsonb_set
+jsonb_group_array jsonb_group_object
+row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
+""".split())
+
+
 def _authorize(action, arg1, arg2, dbname, source):
     if action in _READ_ACTIONS:
-        if action == sqlite3.SQLITE_FUNCTION and arg2 in ("load_extension", "readfile", "writefile"):
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() not in SQL_FUNCTIONS:
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master" and source is None:

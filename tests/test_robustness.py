@@ -189,6 +189,9 @@ def test_newer_schema_is_refused(sample_db, tmp_path):
     "PRAGMA journal_mode = WAL",
     "PRAGMA writable_schema = 1",
     "SELECT load_extension('/nonexistent')",
+    "SELECT fts3_tokenizer('simple')",  # a process address (issue 33, 2)
+    "SELECT fts3_tokenizer('simple', x'0000000000000000')",  # a function pointer written
+    "SELECT readfile('/etc/passwd')",
 ])
 def test_sql_cannot_change_the_database(sample_db, statement):
     before = sample_db.read_bytes()
@@ -197,6 +200,16 @@ def test_sql_cannot_change_the_database(sample_db, statement):
     assert "Error:" in result.output
     assert sample_db.read_bytes() == before
     assert not Path("/tmp/opindex-stolen.sqlite").exists()
+
+
+def test_sql_calls_only_the_functions_of_the_allow_list(sample_db):
+    """db.SQL_FUNCTIONS: SQLite's core, aggregate, date, math, JSON and window functions answer; the rest is refused
+    by name, with the usage exit code."""
+    ok = cli("sql", "SELECT upper('a'), json_array(1), round(pi(), 2), count(*) OVER () FROM meta LIMIT 1",
+             "--db", str(sample_db), "--csv")
+    assert ok.exit_code == 0 and ok.output.splitlines()[1].startswith("A,[1],3.14,")
+    refused = cli("sql", "SELECT fts3_tokenizer('simple')", "--db", str(sample_db))
+    assert refused.exit_code == 2 and "not authorized" in refused.output
 
 
 def test_sql_bound_parameters(sample_db):

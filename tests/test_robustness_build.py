@@ -423,7 +423,33 @@ def test_a_fifo_named_like_a_source_does_not_hang_the_build(sample_copy, tmp_pat
     assert proc.returncode == 0, proc.stderr
     assert "warning: torch/pipe.py: not a regular file (a FIFO); skipped" in proc.stderr
     assert "warning: aten/pipe.cpp: not a regular file (a FIFO); skipped" in proc.stderr
-    assert "warning: torch/zero.py: not a regular file (a character device); skipped" in proc.stderr
+    # a symlink out of the checkout is never read, whatever it points to
+    assert "warning: torch/zero.py: a symlink to /dev/zero, outside the checkout; skipped" in proc.stderr
+
+
+def test_the_index_holds_the_checkout_only(sample_copy, tmp_path):
+    """Issue 33 (1, 5): a file symlink that leaves the checkout is not indexed (its symbols, signatures and defaults
+    never reach a shared index); one that stays inside is; an --include outside the checkout is refused."""
+    import sqlite3
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "leak.py").write_text("def leaked_secret(password='hunter2'):\n    pass\n")
+    os.symlink(outside / "leak.py", sample_copy / "torch" / "leak.py")
+    os.symlink(sample_copy / "torch" / "nn" / "functional.py", sample_copy / "torch" / "inside.py")
+    db = tmp_path / "i.sqlite"
+    proc = subprocess.run([sys.executable, "-m", "opindex", "build", str(sample_copy), "--db", str(db), "-q",
+                           "--jobs", "1"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: torch/leak.py: a symlink to {os.path.realpath(outside / 'leak.py')}, outside the checkout; " \
+           "skipped" in proc.stderr
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM symbols WHERE name = 'leaked_secret'").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM files WHERE path = 'torch/inside.py'").fetchone() == (1,)
+    for bad in (str(outside), "../outside", "torch/../../outside"):
+        refused = subprocess.run([sys.executable, "-m", "opindex", "build", str(sample_copy), "--db",
+                                  str(tmp_path / "j.sqlite"), "-q", "--include", bad], capture_output=True, text=True,
+                                 timeout=60)
+        assert refused.returncode == 2 and f"--include {bad}: not a folder inside the checkout" in refused.stderr
 
 
 def test_a_fifo_put_in_place_after_the_listing_is_not_opened_for_reading(tmp_path):

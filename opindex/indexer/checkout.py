@@ -49,8 +49,18 @@ def resolve(arg: str | None, installed: bool = False, include=(), exclude=(), sa
         raise OpindexError(f"{root}: not a folder")
     if not os.access(root, os.R_OK | os.X_OK):
         raise OpindexError(f"{root}: not readable")
+    for extra in include:  # the index holds the checkout only: an --include that leaves it is refused
+        inside = os.path.normpath(extra)
+        if os.path.isabs(extra) or inside == ".." or inside.startswith("../") or not _within(root, root / inside):
+            raise UsageError(f"--include {extra}: not a folder inside the checkout {root} (give it relative to it)")
     scope = tuple(dict.fromkeys(scope + tuple(include)))
     return Checkout(root.resolve(), kind, how, scope, tuple(excludes) + tuple(exclude))
+
+
+def _within(root: Path, path: Path) -> bool:
+    """Whether `path`, its symlinks resolved, lies inside `root` (resolved too)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top + os.sep)
 
 
 def _source_root(arg: str | None) -> tuple[Path, str]:
