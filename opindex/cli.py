@@ -87,6 +87,10 @@ class _Cli(click.Group):
     command_class = _Command
 
     def main(self, *args, **kwargs):
+        if sys.stdout is None:  # `opindex sql ... >&-`: nowhere to answer; said on stderr, exit 3 (environment)
+            if sys.stderr is not None:
+                sys.stderr.write("opindex: standard output is closed: nowhere to write the answer\n")
+            sys.exit(3)
         # any output encoding works (PYTHONIOENCODING=latin-1, LC_ALL=C): what it cannot encode is replaced
         for stream in (sys.stdout, sys.stderr):
             try:

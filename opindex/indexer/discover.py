@@ -100,6 +100,12 @@ def _add(prefix: str, rel: str, out: list[SourceFile], warn, top_real: str) -> N
     if kind is None:
         return
     try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # a name that is no UTF-8 (bytes the file system took as they came)
+        warn(f"{rel.encode('utf-8', 'backslashreplace').decode('ascii', 'backslashreplace')}: a file name that is "
+             "not UTF-8; skipped")
+        return
+    try:
         if os.path.islink(prefix + rel) and not os.path.realpath(prefix + rel).startswith(top_real):
             warn(f"{rel}: a symlink to {os.path.realpath(prefix + rel)}, outside the checkout; skipped")
             return

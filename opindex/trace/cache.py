@@ -63,8 +63,14 @@ class PathCache:
             data = json.loads(self.file.read_text())
         except (OSError, ValueError):
             return
-        if data.get("key") != self.key:
-            return
+        if not isinstance(data, dict) or data.get("key") != self.key:
+            return  # another shape (`[]`, `null`, a damaged write): derived data only, walked again and rewritten
+        try:
+            self._read(data)
+        except (KeyError, TypeError, ValueError):
+            self.paths, self.others = {}, {}  # an entry of another shape: the whole file is ignored
+
+    def _read(self, data: dict) -> None:
         for entry in data.get("paths", []):
             key = (tuple(entry["ops"]), entry["device"])
             self.paths[key] = [(parent, Hop(-1, None, **dict(zip(_FIELDS, fields)),

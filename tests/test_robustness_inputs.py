@@ -1,0 +1,48 @@
+"""Issue 33 (12, 14, 15): every input reader fails with one line and an exit code of the documented set, or goes on
+without what it cannot read: a file name that is not UTF-8, a closed standard output, a damaged trace cache."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import SAMPLE
+
+
+def run(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "opindex", *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_by_name(sample_copy, tmp_path):
+    name = os.path.join(os.fsencode(sample_copy / "torch"), b"caf\xe9.py")
+    with open(name, "wb") as f:
+        f.write(b"def cafe():\n    pass\n")
+    proc = run("build", str(sample_copy), "--db", str(tmp_path / "i.sqlite"), "-q", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: torch/caf\\udce9.py: a file name that is not UTF-8; skipped" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_closed_standard_output_is_said_on_stderr(sample_db):
+    proc = subprocess.run(f'"{sys.executable}" -m opindex sql "SELECT 1" --db "{sample_db}" >&-', shell=True,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (3, "opindex: standard output is closed: nowhere to write the answer\n")
+
+
+def test_a_damaged_trace_cache_is_walked_again(sample_db, tmp_path):
+    """The cache of fill/copy paths is derived data (trace/cache.py): a file of another shape is ignored and
+    rewritten, never a reason for every later trace to fail."""
+    env = {**os.environ, "OPINDEX_CACHE": str(tmp_path / "cache")}
+    first = run("trace", "aten::native_layer_norm_backward", "--db", str(sample_db), "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    [cache] = list((tmp_path / "cache" / "paths").glob("*.json"))
+    key = json.loads(cache.read_text())["key"]
+    expected = json.loads(first.stdout)["hops"]
+    for damaged in ("[]", "null", json.dumps({"key": key, "paths": [1]}),
+                    json.dumps({"key": key, "paths": [{"ops": [1], "device": "cuda", "hops": [[0, ["x"], []]]}]})):
+        cache.write_text(damaged)
+        again = run("trace", "aten::native_layer_norm_backward", "--db", str(sample_db), "--json", env=env)
+        assert again.returncode == 0 and "Traceback" not in again.stderr, (damaged, again.stderr)
+        assert json.loads(again.stdout)["hops"] == expected
+    assert SAMPLE.is_dir()
