@@ -46,3 +46,19 @@ def test_a_damaged_trace_cache_is_walked_again(sample_db, tmp_path):
         assert again.returncode == 0 and "Traceback" not in again.stderr, (damaged, again.stderr)
         assert json.loads(again.stdout)["hops"] == expected
     assert SAMPLE.is_dir()
+
+
+def test_a_yaml_alias_bomb_in_a_registry_is_refused_at_its_line(sample_copy, tmp_path):
+    """Issue 33 (6): nine levels of nine aliases (a 1 KB file that expands to 387 million strings) is refused with
+    the line of the alias past the bound (yaml_lines.MAX_NODES); the other layers are indexed, the index stays
+    small."""
+    lines = ['- a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"- {name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    registry = sample_copy / "aten/src/ATen/native/native_functions.yaml"
+    registry.write_text("\n".join(lines) + "\n- func: x(Tensor self) -> Tensor\n")
+    db = tmp_path / "i.sqlite"
+    proc = run("build", str(sample_copy), "--db", str(db), "-q", "--jobs", "1")
+    assert "aten/src/ATen/native/native_functions.yaml:7: malformed YAML: its aliases expand to more than " \
+           "2,000,000 nodes (an alias bomb?)" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and db.stat().st_size < 5_000_000

@@ -1,6 +1,8 @@
 """Load YAML keeping the line of every mapping and of each of its keys (torchgen's trick, plus key lines)."""
 from __future__ import annotations
 
+import re
+
 import yaml
 
 try:  # the C loader is several times faster on native_functions.yaml
@@ -26,9 +28,42 @@ def _construct_mapping(loader: LineLoader, node: yaml.MappingNode, deep: bool = 
 LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+MAX_NODES = 2_000_000  # nodes a registry may expand to (native_functions.yaml has ~40,000; an alias bomb of a few KB
+# expands to billions)
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[\w-]", re.M)
+
+
 def load(text: str | bytes):
-    """Parse YAML; raises yaml.YAMLError (with problem_mark) on malformed input."""
-    return yaml.load(text, Loader=LineLoader)
+    """Parse YAML; raises yaml.YAMLError (with problem_mark) on malformed input, and on a text whose aliases
+    expand to more than MAX_NODES nodes (sized from the parser's events, only when the text defines an anchor)."""
+    source = text.decode("utf-8") if isinstance(text, bytes) else text
+    if _ANCHOR.search(source):
+        _check_expansion(source)
+    return yaml.load(source, Loader=LineLoader)
+
+
+def _check_expansion(source: str) -> None:
+    """The size each anchored node expands to, each alias counted at that size: refused past MAX_NODES."""
+    anchors: dict[str, int] = {}
+    stack: list[list] = [[0, None]]  # open collections: [nodes inside, anchor]
+    for event in yaml.parse(source, Loader=_Base):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            stack.append([1, event.anchor])
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            size, anchor = stack.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            size, anchor = 1, event.anchor
+        elif isinstance(event, yaml.AliasEvent):
+            size, anchor = anchors.get(event.anchor, 1), None
+        else:
+            continue
+        if anchor:
+            anchors[anchor] = size
+        stack[-1][0] += size
+        if stack[-1][0] > MAX_NODES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"its aliases expand to more than {MAX_NODES:,} nodes (an alias bomb?)", event.start_mark)
 
 
 def error_line(exc: yaml.YAMLError) -> int:
