@@ -83,10 +83,17 @@ class _Command(click.Command):
         return super().parse_args(ctx, args)
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 class _Cli(click.Group):
     command_class = _Command
 
     def main(self, *args, **kwargs):
+        import signal
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # `kill`, a closed terminal: handled as Ctrl-C is (the build
+            signal.signal(sig, _interrupted)  # stops its workers, removes its temporary file, leaves the index)
         if sys.stdout is None:  # `opindex sql ... >&-`: nowhere to answer; said on stderr, exit 3 (environment)
             if sys.stderr is not None:
                 sys.stderr.write("opindex: standard output is closed: nowhere to write the answer\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -135,11 +136,13 @@ class Beside:
     call_links while the process still walks them. Its connection is closed before it sends the last part, so it
     holds no lock when the writing process commits."""
 
-    def __init__(self, db, root: str | None):
+    def __init__(self, db, root: str | None, lock_fd: int | None = None):
         import multiprocessing as mp
         ctx = mp.get_context("fork")
         self.conn, child = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=_beside, args=(child, str(db), root), daemon=True,
+        # it dies with the writing process and lets go of the build lock, as a worker does (workers.join_parent):
+        # a build killed in its link phase leaves no process behind holding the index
+        self.proc = ctx.Process(target=_beside, args=(child, str(db), root, os.getpid(), lock_fd), daemon=True,
                                 name="opindex-call-graph")
         self.proc.start()
         child.close()
@@ -174,8 +177,13 @@ class Beside:
             self.proc.join()
 
 
-def _beside(conn, db: str, root: str | None) -> None:
+def _beside(conn, db: str, root: str | None, parent: int | None = None, lock_fd: int | None = None) -> None:
+    import signal
+
     from ..db import readonly_uri
+    from .workers import join_parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the writing process's to handle
+    join_parent(parent, lock_fd)
     gc.disable()  # as in link.derive: no cycles to collect, and the collector's passes cost a fifth of the time
     last, ahead = None, None
     try:

@@ -274,7 +274,7 @@ def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, p
         report.rows = writer.counts()
         # with a second core, a cold build derives its call graph in a forked process beside the indexes
         writer.finish(_checkout_row(ck, version), _meta(ck, version, start, report.absent),
-                      beside=jobs > 1 and previous is None and sys.platform.startswith("linux"))
+                      beside=jobs > 1 and previous is None and sys.platform.startswith("linux"), lock_fd=lock_fd)
         report.rows.update(writer.links)
         report.phases["finish"] = time.monotonic() - start - sum(report.phases.values()) - writer.link_seconds
         report.phases["link"] = writer.link_seconds

@@ -213,7 +213,8 @@ class Writer:
             self.con.execute("DETACH DATABASE shard")
 
     # -- finishing -------------------------------------------------------------------------------------------
-    def finish(self, checkout_row: dict, meta: dict[str, str], beside: bool = False) -> None:
+    def finish(self, checkout_row: dict, meta: dict[str, str], beside: bool = False,
+               lock_fd: int | None = None) -> None:
         """Indexes, views, links and meta, then publish. `beside` (a cold build with a core to spare): the call
         graph of the link step is derived in a forked process while this one creates the indexes (link.Beside)."""
         from . import link
@@ -228,7 +229,7 @@ class Writer:
                     self.con.execute("PRAGMA locking_mode=NORMAL")
                     self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # lets the lock go
                     self.con.execute("PRAGMA busy_timeout=600000")
-                    call_graph = link.Beside(self.temp, checkout_row.get("root"))
+                    call_graph = link.Beside(self.temp, checkout_row.get("root"), lock_fd)
                     # the committed facts, most of the file, go to disk now, while the indexes are created: the
                     # fsync before the rename then has only the rest to write (0.1 s of the tail on the 2.4 tree)
                     flushing = threading.Thread(target=_flush, args=(self.temp,), daemon=True)
