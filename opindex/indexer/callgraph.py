@@ -140,7 +140,7 @@ class Beside:
         import multiprocessing as mp
         ctx = mp.get_context("fork")
         self.conn, child = ctx.Pipe(duplex=False)
-        # it dies with the writing process and lets go of the build lock, as a worker does (workers.join_parent):
+        # it dies with the writing process and lets go of the build lock, as a worker does (children.join_parent):
         # a build killed in its link phase leaves no process behind holding the index
         self.proc = ctx.Process(target=_beside, args=(child, str(db), root, os.getpid(), lock_fd), daemon=True,
                                 name="opindex-call-graph")
@@ -181,7 +181,7 @@ def _beside(conn, db: str, root: str | None, parent: int | None = None, lock_fd:
     import signal
 
     from ..db import readonly_uri
-    from .workers import join_parent
+    from .children import join_parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the writing process's to handle
     join_parent(parent, lock_fd)
     gc.disable()  # as in link.derive: no cycles to collect, and the collector's passes cost a fifth of the time

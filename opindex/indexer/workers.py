@@ -6,10 +6,10 @@ import gc
 import hashlib
 import os
 import stat
-import sys
 from dataclasses import dataclass
 
 from ..extract import FileFacts, extract
+from .children import join_parent
 from .discover import SourceFile
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # generated blobs past this are recorded, not parsed
@@ -56,26 +56,6 @@ def note(batch: int | None, index: int) -> None:
     """Tell the writing process which file this worker is extracting (read only if the worker dies)."""
     if _AT is not None and batch is not None:
         _AT[0], _AT[1] = batch, index
-
-
-def join_parent(parent: int | None, lock_fd: int | None) -> None:
-    """Worker start: die with the writing process, let go of the build lock."""
-    if lock_fd is not None:
-        try:
-            os.close(lock_fd)  # flock belongs to the open file: a worker's copy would keep the index locked
-        except OSError:
-            pass
-    if parent is None or not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        import signal
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: killed when the writing process dies
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it died before the prctl took effect
-        os._exit(1)
 
 
 def warm_up(parent: int | None = None, lock_fd: int | None = None) -> None:
