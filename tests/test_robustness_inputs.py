@@ -62,3 +62,26 @@ def test_a_yaml_alias_bomb_in_a_registry_is_refused_at_its_line(sample_copy, tmp
     assert "aten/src/ATen/native/native_functions.yaml:7: malformed YAML: its aliases expand to more than " \
            "2,000,000 nodes (an alias bomb?)" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and db.stat().st_size < 5_000_000
+
+
+def test_control_characters_and_html_from_names_reach_no_terminal_or_markdown_raw(sample_copy, tmp_path):
+    """Issue 33 (3): a file named with ESC and an OSC 52 sequence (a clipboard write), a kernel named `<script>`:
+    every table, trace text and Markdown shows them escaped (render/printable.py)."""
+    name = "evil\x1b]52;c;aGk=\x07.py"
+    (sample_copy / "torch" / name).write_text("def evil_def():\n    pass\n")
+    db = tmp_path / "i.sqlite"
+    assert run("build", str(sample_copy), "--db", str(db), "-q", "--jobs", "1").returncode == 0
+    found = run("find", "evil_def", "--db", str(db), "--table")
+    assert found.returncode == 0 and "\x1b" not in found.stdout and "\x07" not in found.stdout
+    assert "evil\\x1b]52;c;aGk=\\x07.py" in found.stdout
+    kernels = tmp_path / "kernels.txt"
+    kernels.write_text("void k<<script>alert(1)</script>>(float*)\n")
+    md = run("profile", str(kernels), "--db", str(db), "--markdown")
+    assert md.returncode in (0, 1) and "<script>" not in md.stdout and "&lt;script&gt;" in md.stdout, md.stdout
+
+
+def test_printable_escapes_control_characters_only():
+    from opindex.render.printable import markdown_text, printable
+    assert printable("at::native::relu  file.cu:3") == "at::native::relu  file.cu:3"
+    assert printable("a\x1b[2Jb\nc\x9bd") == "a\\x1b[2Jb\\x0ac\\x9bd"
+    assert markdown_text("k<T> & x\x07") == "k&lt;T&gt; &amp; x\\x07"

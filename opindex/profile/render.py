@@ -8,6 +8,7 @@ import io
 import json
 from pathlib import Path
 
+from ..render.printable import markdown_text
 from .report import ProfileRows, row_dict
 
 CSV_COLUMNS = ["rank", "share", "gpu_us", "calls", "kind", "status", "short", "op", "definition", "launch_site",
@@ -175,7 +176,7 @@ def _clip(s: str, n: int) -> str:
 
 
 def _md(s: str) -> str:
-    return str(s).replace("|", "\\|").replace("`", "'")
+    return markdown_text(str(s)).replace("|", "\\|").replace("`", "'")
 
 
 _HTML_HEAD = """<!doctype html><html><head><meta charset="utf-8"><title>opindex profile</title><style>

@@ -5,6 +5,8 @@ import csv
 import io
 import json
 
+from .printable import printable
+
 FORMATS = ("table", "json", "ndjson", "csv", "tsv")  # the listing commands' --fmt choices (cli.output_options)
 
 
@@ -41,7 +43,7 @@ def table(rows: list[dict], columns: list[str], width: int | None = None) -> str
     until the rows fit; file paths are never cut. Without it nothing is cut."""
     if not columns:
         return "(no rows)\n"
-    cells = [[_cell(r.get(c)).replace("\n", "\\n") for c in columns] for r in rows]
+    cells = [[printable(_cell(r.get(c))) for c in columns] for r in rows]  # a newline shows as \x0a
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     if width:
         widths = fit(widths, [is_path_column(c) for c in columns], width)

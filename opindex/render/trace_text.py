@@ -4,6 +4,7 @@ file:line), the branches folded to one line each with a count, the backward, and
 from __future__ import annotations
 
 from ..trace.model import TAIL_LAYERS, Found, Hop, Trace
+from .printable import printable
 from .source import snippet
 
 SCREEN = 60  # the default text of a trace aims to fit this many lines; what does not fit is counted, never dropped
@@ -185,7 +186,7 @@ def _kids(t: Trace) -> dict:
 
 
 def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: str = "", pad: int = 0) -> str:
-    where = _where(h)
+    where, name = printable(_where(h)), printable(name)  # names and paths come from files: no control characters
     mark = "✗ " if h.absent else ""
     fixed = len(prefix) + _LAYER_WIDTH + 1 + len(mark) + (len(where) + 2 if where else 0) + len(_plain(suffix))
     if width:  # a name gives way to the width down to _MIN_NAME characters; a path never (the line then wraps)
