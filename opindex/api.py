@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 from .indexer import indexes
@@ -48,18 +49,21 @@ class Index:
         self.con = connect_readonly(self.path)
         self.con.row_factory = sqlite3.Row
         self._meta = None
+        # one query at a time on the connection: an Index shared by threads takes turns (two threads on one
+        # connection deadlocked: the progress handler waited for SQLite's mutex while holding the GIL)
+        self._lock = threading.RLock()
 
     # -- raw SQL --------------------------------------------------------------------------------------------
     def rows(self, query: str, params: dict | tuple = (), *, timeout: float | None = None) -> list[dict]:
         """Run a read-only query; a list of dicts (a repeated column name gets _2, _3: every column is kept).
         `timeout` seconds (None or 0: none) stops a query that runs longer (QueryTimeout); Ctrl-C stops it too."""
-        with self.stream(query, params, timeout=timeout) as found:
+        with self._lock, self.stream(query, params, timeout=timeout) as found:
             return list(found)
 
     def stream(self, query: str, params: dict | tuple = (), *, timeout: float | None = None):
         """The rows of a read-only query as they are fetched (a RowStream: `.columns`, then dicts), so a result of
         any size takes constant memory. Errors: UsageError (bad or writing SQL), QueryTimeout, Broken (a damaged
-        index)."""
+        index). A stream holds the connection while it is read: threads sharing an Index use rows() or sql()."""
         from .query import RowStream
         return RowStream(self.con, self.path, query, params, timeout)
 
@@ -252,7 +256,8 @@ def _guarded(method, named: bool):
             elif "name" in kwargs:
                 kwargs["name"] = text(kwargs["name"])
         try:
-            return method(self, *args, **kwargs)
+            with self._lock:
+                return method(self, *args, **kwargs)
         except sqlite3.DatabaseError as exc:
             raise damaged(self.path, exc) from None
     return wrapper

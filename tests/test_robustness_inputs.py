@@ -85,3 +85,26 @@ def test_printable_escapes_control_characters_only():
     assert printable("at::native::relu  file.cu:3") == "at::native::relu  file.cu:3"
     assert printable("a\x1b[2Jb\nc\x9bd") == "a\\x1b[2Jb\\x0ac\\x9bd"
     assert markdown_text("k<T> & x\x07") == "k&lt;T&gt; &amp; x\\x07"
+
+
+def test_an_index_shared_by_threads_takes_turns(sample_db):
+    """Issue 33 (10): two threads tracing and querying through one Index finish (they deadlocked on the connection)."""
+    import threading
+
+    from opindex.api import Index
+    ix = Index(sample_db)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                results.append((len(ix.trace("nn.LSTM").hops), len(ix.rows("SELECT name FROM native_functions"))))
+        except Exception as exc:  # noqa: BLE001 - any failure is the test's answer
+            errors.append(exc)
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert not any(th.is_alive() for th in threads) and errors == []
+    assert len(results) == 10 and len(set(results)) == 1
