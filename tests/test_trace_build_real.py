@@ -54,3 +54,29 @@ def test_the_input_dtype_chooses_exp_s_path(real_index):
     jitted = real_index.trace("torch.exp", dtype="complex64", undefines=["USE_MACA"])
     assert jitted.dtype == "complex64"
     assert _end(jitted)[1:] == ("aten/src/ATen/native/cuda/CUDAJitLoops.cuh", 209)
+
+
+def test_calls_not_tuned_for_take_the_side_their_inputs_take(real_index):
+    """Read hop by hop against the source (2026-12-05):
+    - torch.tanh, bfloat16: tanh_kernel_cuda (cuda/UnaryGeometricTanhKernel.cu:19) tests `at::isComplexType
+      (common_dtype)` (:21): false, so the else branch's gpu_kernel_maca_arity1 (:49), whose arity-1 machinery in
+      this fork (USE_MACA, required) launches vectorized_elementwise_kernel_unary_opt (CUDALoops.cuh:121); the
+      complex branch's `#if AT_USE_JITERATOR()` (false here: jit_macros.h:7 under USE_MACA) is not on the chain.
+    - F.mse_loss, reduction='mean' by default: mse_loss_out (Loss.cpp:128) tests `reduction != Reduction::None`
+      (:130): true, so the mse_stub call at :133 (not the else's at :140), to mse_kernel_cuda's gpu_kernel (cuda/
+      BinaryMiscOpsKernels.cu:37) and vectorized_elementwise_kernel (CUDALoops.cuh:63); the mean after it
+      (at::mean_out, :135) is a branch."""
+    tanh = real_index.trace("torch.tanh", dtype="bfloat16")
+    chain = [(h.file, h.line) for h in tanh.main_chain()]
+    assert ("aten/src/ATen/native/cuda/UnaryGeometricTanhKernel.cu", 49) in chain
+    assert ("aten/src/ATen/native/cuda/UnaryGeometricTanhKernel.cu", 27) not in chain  # the jitted launch
+    assert _end(tanh) == ("__global__ at::native::vectorized_elementwise_kernel_unary_opt",
+                          "aten/src/ATen/native/cuda/CUDALoops.cuh", 121)
+    assert {s["name"]: s["source"] for s in tanh.build}["AT_USE_JITERATOR()"] == \
+        "#define at aten/src/ATen/jit_macros.h:7"
+    mse = real_index.trace("F.mse_loss")
+    chain = [(h.name, h.file, h.line) for h in mse.main_chain()]
+    assert ("mse_stub", "aten/src/ATen/native/Loss.cpp", 133) in chain
+    assert ("aten/src/ATen/native/cuda/BinaryMiscOpsKernels.cu", 37) in [c[1:] for c in chain]
+    assert _end(mse) == ("__global__ at::native::vectorized_elementwise_kernel",
+                         "aten/src/ATen/native/cuda/CUDALoops.cuh", 63)
