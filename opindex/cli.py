@@ -560,13 +560,5 @@ def migrate(db, revision, downgrade):
 
 def _rebuild_needed(path) -> str | None:
     """meta.rebuild_needed: what a migration could not derive (0008: facts only a build reads from the source)."""
-    import sqlite3
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'rebuild_needed'").fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-    return row[0] if row else None
+    from .indexer.indexes import meta_value
+    return meta_value(path, "rebuild_needed")

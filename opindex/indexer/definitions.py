@@ -8,10 +8,11 @@ import posixpath
 import re
 from collections import defaultdict
 
+from ..pytorch.devices import CPP_HEADERS
 from ..pytorch.syntax import split_top_level
 from ..pytorch.stubs import PARAMETER  # noqa: F401 - the link step's name for it
 
-HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
+HEADER_EXTENSIONS = CPP_HEADERS
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*\Z")
 
 

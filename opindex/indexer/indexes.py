@@ -103,10 +103,15 @@ def remember(path: Path) -> None:
 
 def checkout_of(path: Path) -> str | None:
     """The checkout root an index records, None when `path` is not a readable index."""
+    return meta_value(path, "checkout_root")
+
+
+def meta_value(path: Path, key: str) -> str | None:
+    """One value of an index's meta table, None when it has none or `path` is not a readable index."""
     try:
         con = sqlite3.connect(readonly_uri(path), uri=True)
         try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'checkout_root'").fetchone()
+            row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         finally:
             con.close()
     except sqlite3.DatabaseError:

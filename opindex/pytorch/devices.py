@@ -95,6 +95,8 @@ DEVICE_CODE_FOLDERS = frozenset(f for b in BACKENDS for f in b.device_code_folde
 DIALECT_EXTENSIONS = tuple(dict.fromkeys(ext for b in BACKENDS for ext in b.dialect_extensions))  # (".mm",)
 DIALECT_FOLDERS = frozenset(f for b in BACKENDS if b.dialect_extensions for f in b.folders)  # mps, metal
 HEADER_EXTENSIONS = (".h", ".hpp")
+# every C/C++/CUDA header suffix: a file compiled only where it is #included (trace/conditions.py file_built)
+CPP_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 # Folders whose code runs on one platform only, whatever dispatch key reaches it: a backend's folders and library
 # folders, except those a vendor platform's build alone compiles (miopen/ and hip/ are ROCm's, though registered as
 # CUDA: an NVIDIA build never compiles them)

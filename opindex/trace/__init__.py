@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..model import OpindexError
 from . import facts as q
 from ..pytorch.build_config import DTYPES, UNDEFINED
+from ..pytorch.devices import CPP_HEADERS
 from .builder import MAX_HOPS
 from .conditions import BuildContext
 from .walk import Walker
@@ -76,7 +77,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         walker = Walker(con, t, backward=backward, build=context)
         walker.start(targets, name)
         walker.b.state_caps()
-        _mark_unbuilt_headers(t, context)
+        _mark_unbuilt(t, context)
         t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
                    for s in sorted(context.used.values(), key=lambda s: s.name)]
         t.build_conflicts = context.conflicts()
@@ -90,7 +91,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     return t
 
 
-def _mark_unbuilt_headers(t: Trace, build: BuildContext) -> None:
+def _mark_unbuilt(t: Trace, build: BuildContext) -> None:
     """A C++/CUDA hop this build never compiles is marked as not in this build, as a call under a false #if is
     (never the main chain while another path exists): a definition inside a false #if of its own file (the
     fork's `#ifdef USE_MACA` launch_vectorized_kernel at CUDALoops.cuh:174 on -U USE_MACA), or anything in a header
@@ -102,7 +103,7 @@ def _mark_unbuilt_headers(t: Trace, build: BuildContext) -> None:
         if false is not None and false["condition"] not in {c.text for c in h.conditions}:
             h.detail += f" [not in this build: #if {false['condition']}]"
             h.conditions.append(Condition("#if", false["condition"], h.file, false["line"], assumed=False))
-        if h.file.endswith(_HEADERS):
+        if h.file.endswith(CPP_HEADERS):
             built, why = build.file_built(h.file)
             if built is False:
                 h.detail += f" [not in this build: {why}]"
@@ -112,7 +113,6 @@ def _mark_unbuilt_headers(t: Trace, build: BuildContext) -> None:
 _CODE_LAYERS = frozenset({"cpp", "stub", "registration", "cuda", "library"})
 
 
-_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 
 
 def _ambiguous(targets: list[Target]) -> bool:

@@ -14,12 +14,13 @@ import re
 from dataclasses import dataclass, field
 
 from ..pytorch.build_config import UNDEFINED, UPSTREAM_CUDA, Setting, as_number, evaluate
-from ..pytorch.devices import platform_off
+from ..pytorch.devices import CPP_HEADERS, platform_off
 from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
 from .model import NOT_DEFAULT, Condition
+from .rank import is_test
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
@@ -443,7 +444,7 @@ class BuildContext:
         if self._required is None:
             found: dict[str, list[Setting]] = {}
             for site in q.requirement_sites(self.con):
-                if _TEST_FILE.search(site["file"]) or not site["around"]:
+                if is_test(site["file"]) or not site["around"]:
                     continue
                 m = _PLAIN_TEST.match(site["around"][-1]["condition"])
                 if m is None:
@@ -493,7 +494,7 @@ class BuildContext:
         return found
 
     def _file_built(self, file: str) -> tuple[bool | None, str]:
-        if not file.endswith(_HEADERS):
+        if not file.endswith(CPP_HEADERS):
             return True, ""
         values, why = [], ""
         for includer, line in q.include_sites(self.con, file):
@@ -527,8 +528,6 @@ class BuildContext:
 
 
 _UNSET = object()
-_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
-_TEST_FILE = re.compile(r"(^|/)(test|tests|benchmarks?)/|(^|/)test_[^/]*$|verify_api_visibility")
 # `defined(X)`, `!defined(X)`, `not (defined(X))`, `not (!defined(X))`: one macro's presence
 _PLAIN_TEST = re.compile(r"^(?P<neg1>not \()?\s*(?P<neg2>!\s*)?defined\s*\(?\s*(?P<name>\w+)\s*\)?\s*\)?$")
 _BUILD_OF = {"cuda": "a current CUDA build", "cpu": "a current CUDA build", "mps": "a macOS MPS build"}

@@ -28,7 +28,7 @@ def main_chain(t) -> list:
         ends = [h for h in t.ends() if not _in_tail(t, h, paths[h.id])]
         # the deepest: a __global__, not its <<<>>> launch, the vendor call, not PyTorch's wrapper of it (unless
         # what lies below is a test's)
-        inner = {a.id for h in ends if not _is_test(h.file) for a in paths[h.id][:-1]}
+        inner = {a.id for h in ends if not is_test(h.file) for a in paths[h.id][:-1]}
         ends = [h for h in ends if h.id not in inner]
         if ends:
             tokens = query_tokens(t.query)
@@ -131,7 +131,8 @@ def _named_cached(name: str, tokens: frozenset[str]) -> bool:
 
 
 @lru_cache(maxsize=16384)
-def _is_test(file: str | None) -> bool:
+def is_test(file: str | None) -> bool:
+    """A test's or benchmark's file (its code is no op's path; its #errors no requirement of the build)."""
     return bool(file) and bool(_TEST.search(file))
 
 
@@ -207,7 +208,7 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     else:
         kind = 0
     # a hop whose place is a guess of the walk (a launch found in the same file) or a test's code
-    guesses = sum(1 for h in path if h.found == "same_file" or _is_test(h.file))
+    guesses = sum(1 for h in path if h.found == "same_file" or is_test(h.file))
     # an op that only writes its own output (fill_, zero_: no Tensor read) sets up, it is not the op's work
     guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.schema or ""))
     entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
