@@ -23,7 +23,7 @@ from ..pytorch.syntax import split_top_level
 from ..trace import facts
 from .chrome import KernelGroup
 from .index import (ANON, CLASS_KINDS, DISPATCH_KEY_ORDER, FANOUT, FUNCTION_KINDS, UP_DEPTH, _UFUNC_FUNCTOR,
-                    IndexFacts, _dedupe, _hop, _host_only, _last, _loc, _norm_op, _op_base, _other_device,
+                    IndexFacts, REGISTRATION_DEVICE, _dedupe, _hop, _host_only, _last, _loc, _norm_op, _op_base,
                     _profile_op_list, _profile_ops, _scope, number_chain)
 from .kernel_name import KernelName, parse_kernel_name
 from .library import LibraryWalk
@@ -214,41 +214,15 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
 
     # -- bottom-up: body function -> registration -> stub -> op kernel -> dispatch row ----------------------------
 
-    def _caller_edges(self, f: str, file: str) -> list[tuple]:
-        """Call sites of function f (defined in `file`). Calls are recorded by unqualified name, so:
-        - a call written with a namespace qualifier must fit f's scope (`mbtopk::launch(...)` is not sbtopk::launch);
-        - when the name is defined in several files (file-local helpers: foreach_binary_op_ in
-          ForeachBinaryOpScalar.cu and in ForeachBinaryOpList.cu), or is too common a name to follow across the
-          tree (`launch`), only the calls in f's own file count;
-        - a functor's operator() is reached through the calls that build the functor (`Functor<T>()(iter, ...)`)."""
-        parts = f.split("::")
-        name = parts[-1]
-        scope = set(parts[:-1])
-        common = self._ask(facts.call_count, name) > 4 * FANOUT
-        if common:       # a name called all over the tree (fill_, copy_): only its own file's calls are read
-            rows = self._ask(facts.calls_of_in_file, name, file)
-        else:
-            rows = self._cpp_calls_of(name)
-        if name == "operator()" and len(parts) > 1:
-            rows = rows + self._cpp_calls_of(parts[-2])
-        callers = []
-        for r in rows:
-            caller, cf, cl, qual, is_method = r["caller"], r["file"], r["line"], r["qualifier"], r["is_method"]
-            q = (qual or "").split("::")[-1]
-            if q and not is_method and re.fullmatch(r"\w+", q) and q not in scope and q not in ("at", "native"):
-                continue
-            callers.append((caller, cf, cl))
-        def_files = {r[1] for r in self.defs(name, FUNCTION_KINDS)} if name != "operator()" else {file}
-        if len(def_files) > 1 or len(callers) > FANOUT:
-            callers = [c for c in callers if c[1] == file]
-        if not callers and name != "operator()" and self._text_pass:
+    def _caller_edges(self, f: str, file: str, ends_here: bool) -> list[tuple]:
+        """(caller, file, line) of the calls that reach function f (defined in `file`): the up walks' one rule
+        (trace/upsteps.py UpSteps.callers); in the text-assisted pass, with none, the uses the index does not
+        record as calls (a function handed to a macro)."""
+        d = self._ask(facts.enclosing_definition, f, file)
+        callers = [(c["caller"], c["file"], c["line"]) for c in self.steps.callers(d, ends_here)] if d else []
+        if not callers and _last(f) != "operator()" and self._text_pass:
             callers = self._text_refs(f, file)
         return callers
-
-    def _cpp_calls_of(self, name: str) -> list[dict]:
-        """The C++/CUDA calls of `name` made inside a function, by file and line."""
-        return self._kept(("cppcalls", name), lambda: [r for r in self._ask(facts.callers_of, name)
-                                                       if r["language"] != "python" and r["caller"]])
 
     def _up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list,
             hints: list[str] = ()) -> None:
@@ -285,20 +259,15 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
                 if rows:
                     found.append((node, rows))
                     continue
-                multi = len({r[1] for r in self.defs(_last(f), FUNCTION_KINDS)}) > 1
-                for stub, rf, rl in self.registrations(f):
-                    if multi and rf != file:
-                        continue        # the registration of a same-named function of another file
-                    for caller, cf, cl, dev in [(s["caller"], s["file"], s["line"], s["device_arg"])
-                                                for s in self._ask(facts.stub_callers, stub) if s["caller"]] + [
-                            (c, cf_, cl_, "") for c, cf_, cl_ in self._stub_passed_by(stub)]:
-                        if _other_device(dev):
-                            continue    # stub(kCPU, ...) never reaches the CUDA registration
-                        key = (caller, cf)
+                regs = self.registrations(f, file)
+                for stub, rf, rl in regs:
+                    for c in self.steps.stub_calls(stub, REGISTRATION_DEVICE):
+                        key = (c["caller"], c["file"])
                         if key not in parent:
-                            parent[key] = (node, ("registration", stub, rf, rl), ("stub call", caller, cf, cl))
+                            parent[key] = (node, ("registration", stub, rf, rl),
+                                           ("stub call", c["caller"], c["file"], c["line"]))
                             nxt.append(key)
-                callers = self._caller_edges(f, file)
+                callers = self._caller_edges(f, file, ends_here=bool(regs))
                 if len(callers) <= FANOUT:
                     for caller, cf, cl in callers:
                         key = (caller, cf)
@@ -414,8 +383,8 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
     def _op_down_context(self, g: KernelGroup, row: dict, chain: list) -> None:
         """A kernel launched through a function pointer: the op kernel of the profile's op is its context."""
         for op in _profile_op_list(g):
-            for fn, key, kernel, file, line in self._op_kernels(op):
-                for qn, kf, kl in self._kernel_defs(kernel)[:1]:
+            for fn, key, kernel, file, line, dispatch_id in self._op_kernels(op):
+                for qn, kf, kl in self._kernel_defs(dispatch_id)[:1]:
                     chain.append(_hop("cpp", "op kernel", qn, kf, kl, f"the kernel of {op} (from the profile)"))
                 row["dispatch"] = f"{fn} {key}: {kernel}"
                 row["native_function"] = fn

@@ -10,17 +10,18 @@ import re
 import sqlite3
 from pathlib import Path
 
-from ..pytorch.devices import literal_device, registration_devices, runs_on
+from ..pytorch.devices import dispatch_keys, registration_devices, runs_on
 from ..trace import facts
 from ..trace.model import Hop
+from ..trace.upsteps import UpSteps, dispatch_key_order, may_reach
 from .chrome import KernelGroup
 from .kernel_name import ANON
 
 DEVICE = "cuda"          # the --device a profiled GPU kernel runs on
 FUNCTION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function")
 CLASS_KINDS = ("struct", "class")
-DISPATCH_KEY_ORDER = ("CUDA", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "DefaultBackend",
-                      "CompositeImplicitAutograd", "Math")
+DISPATCH_KEY_ORDER = dispatch_key_order(dispatch_keys(DEVICE))
+REGISTRATION_DEVICE = registration_devices(DEVICE)[0]
 _UFUNC_FUNCTOR = re.compile(r"^CUDAFunctor(?:OnSelf|OnOther)?_(\w+)$")
 UP_DEPTH, DOWN_DEPTH, FANOUT = 5, 6, 40
 
@@ -47,9 +48,8 @@ def _host_only(path: str) -> bool:
 
 def _other_device(device_arg: str | None) -> bool:
     """A stub call with a literal device of another backend (`stub(kCPU, ...)`) never reaches the CUDA registration
-    (the trace's up walk reads it the same way: trace/up.py _may_reach)."""
-    literal = literal_device(device_arg) if device_arg else None
-    return literal is not None and literal not in registration_devices(DEVICE)
+    (the rule of both up walks: trace/upsteps.py may_reach)."""
+    return not may_reach(device_arg, REGISTRATION_DEVICE)
 
 
 def _op_base(op: str) -> str:
@@ -110,6 +110,7 @@ class IndexFacts:
         self.root = Path(root) if root else None
         self._cache: dict = {}
         self._text_pass = False      # the second, text-assisted walk (see _up)
+        self.steps = UpSteps(con)    # what counts as a step up: the trace's up walk's rules (trace/upsteps.py)
 
     # -- cached lookups (the SELECTs are opindex.trace.facts's) ---------------------------------------------------
 
@@ -173,39 +174,19 @@ class IndexFacts:
         names.update(s["name"] for s in self._ask(facts.symbols_qualified, qualified))
         return sorted(names)
 
-    def _by_last(self, table: str) -> dict:
-        """A table's rows keyed by the last component of the kernel name as written (`binary_internal::f` and
-        `at::native::f` are f): dispatch rows and registrations are small, one read beats a LIKE scan per name."""
-        def make():
-            m: dict = {}
-            if table == "native_dispatch":
-                for r in facts.all_dispatch_rows(self.con):
-                    m.setdefault(_last(r["kernel"] or ""), []).append(
-                        (r["function"], r["dispatch_key"], r["kernel"], r["file"], r["line"]))
-            else:
-                for r in facts.registrations_on(self.con, registration_devices(DEVICE)):
-                    m.setdefault(_last(r["kernel"].lstrip("&")), []).append((r["stub"], r["file"], r["line"]))
-            return m
-        return self._kept(("bylast", table), make)
-
     def dispatch_rows(self, qualified: str) -> list[tuple]:
         """native_dispatch rows (function, key, kernel, file, line) naming this function (CUDA-capable keys)."""
-        out = []
-        for n in self.symbol_name(qualified):
-            if "::" in n:
-                continue
-            for r in self._by_last("native_dispatch").get(n, ()):
-                if r[1] in DISPATCH_KEY_ORDER or r[1].startswith("Composite"):
-                    out.append(r)
-        return sorted(set(out), key=lambda r: (r[3], r[4], r[1]))
+        return self._kept(("rows", qualified), lambda: sorted(
+            {(r["function"], r["dispatch_key"], r["kernel"], r["file"], r["line"])
+             for r in self.steps.dispatch_rows(self.symbol_name(qualified))
+             if r["dispatch_key"] in DISPATCH_KEY_ORDER}, key=lambda r: (r[3], r[4], r[1])))
 
-    def registrations(self, qualified: str) -> list[tuple]:
-        """CUDA registrations (stub, file, line) of this function, its name written bare or qualified."""
-        out = []
-        for n in self.symbol_name(qualified):
-            if "::" not in n:
-                out += self._by_last("dispatch_registrations").get(n, ())
-        return sorted(set(out))
+    def registrations(self, qualified: str, file: str) -> list[tuple]:
+        """CUDA registrations (stub, file, line) of this function (defined in `file`), its name written bare or
+        qualified."""
+        return sorted({(r["stub"], r["file"], r["line"]) for r in self.steps.registrations(self.symbol_name(qualified),
+                                                                                          file)
+                       if r["device"] == REGISTRATION_DEVICE and r["kernel"] is not None})
 
     def callers(self, name: str) -> list[tuple]:
         """(caller, file, line) of calls of `name`, C++/CUDA only."""
@@ -215,22 +196,12 @@ class IndexFacts:
 
     # -- the answer for one kernel ---------------------------------------------------------------------------
 
-    def _stub_passed_by(self, stub: str) -> list[tuple]:
-        """(caller, file, line) of calls that pass `stub` to a helper (`impl_func_cum_ops(..., cumsum_stub)`,
-        `unary_op_impl_with_complex_to_float_out(result, self, abs_stub, ...)`): the helper calls the stub, so the
-        caller of that call reaches the stub's registrations as a direct stub call would."""
-        out = []
-        for a in self._ask(facts.stub_arguments_of, stub):
-            out += [(c["caller"], c["file"], c["line"]) for c in self._ask(facts.calls_at, a["file"], a["line"],
-                                                                              _last(a["helper"])) if c["caller"]]
-        return out
-
     def _stubs_passed_in(self, f: str) -> list[str]:
-        """The stubs the function f passes to helpers (the downward twin of _stub_passed_by)."""
+        """The stubs the function f passes to helpers (the downward twin of UpSteps.stub_calls's `via`)."""
         return [r["stub"] for r in self._ask(facts.stub_arguments_in, f) if r["callee"] == _last(r["helper"])]
 
     def _op_kernels(self, op: str) -> list[tuple]:
-        """(function, key, kernel, file, line) of an op's CUDA-capable dispatch rows, every overload; a
+        """(function, key, kernel, file, line, dispatch id) of an op's CUDA-capable dispatch rows, every overload; a
         structured_delegate is followed to the entry that holds the kernel."""
         base = _op_base(op)
         key = ("opk", base)
@@ -242,7 +213,7 @@ class IndexFacts:
             if not rows and entry["structured_delegate"]:
                 rows = [d for n in self._ask(facts.native_by_full_name, entry["structured_delegate"])
                         for d in self._ask(facts.dispatch_rows, n["id"])]
-            out += [(d["function"], d["dispatch_key"], d["kernel"], d["file"], d["line"]) for d in rows
+            out += [(d["function"], d["dispatch_key"], d["kernel"], d["file"], d["line"], d["id"]) for d in rows
                     if d["dispatch_key"] in DISPATCH_KEY_ORDER]
         out.sort(key=lambda r: DISPATCH_KEY_ORDER.index(r[1]))
         self._cache[key] = out
@@ -256,13 +227,16 @@ class IndexFacts:
             self._build = BuildContext(self.con, DEVICE)
         return self._build.false_at(file, line) is None
 
-    def _kernel_defs(self, kernel: str) -> list[tuple]:
-        """Definitions of a dispatch row's kernel name: at::native ones first, never in a host-only folder, those
-        the build does not compile (an `#if !AT_CUDNN_ENABLED()` placeholder) last."""
-        found = {s["id"]: s for s in self._ask(facts.symbols_named, _last(kernel))}
-        found.update((s["id"], s) for s in self._ask(facts.symbols_qualified, kernel) if s["language"] != "python")
-        rows = [(s["qualified_name"], s["file"], s["line"], s["kind"]) for s in found.values()
-                if s["kind"] in ("function", "impl_func", "method") and not _host_only(s["file"])]
-        rows.sort(key=lambda r: (not self._built(r[1], r[2]), not r[0].startswith("at::native::"), r[3] == "method",
-                                 r[1]))
-        return [(r[0], r[1], r[2]) for r in rows]
+    def _kernel_defs(self, dispatch_id: int) -> list[tuple]:
+        """(qualified_name, file, line) of the definitions a dispatch row's kernel name denotes: the link step's
+        answer (op_kernel_links, as the trace walks it: the chosen ones by rank, then the other candidates), never
+        in a host-only folder, those the build does not compile (an `#if !AT_CUDNN_ENABLED()` placeholder) last."""
+        links = [ln for ln in self._ask(facts.kernel_links, dispatch_id)
+                 if ln["symbol_id"] is not None and not _host_only(ln["def_file"])]
+        links.sort(key=lambda ln: (not self._built(ln["def_file"], ln["def_line"]), not ln["chosen"], ln["rank"]))
+        return list(dict.fromkeys((ln["definition"], ln["def_file"], ln["def_line"]) for ln in links))
+
+    def _registered_defs(self, registration_id: int) -> list[tuple]:
+        """(qualified_name, file, line) of the function a REGISTER_*DISPATCH site names (registration_links)."""
+        ln = self._ask(facts.registration_link, registration_id)
+        return [(ln["definition"], ln["def_file"], ln["def_line"])] if ln and ln["symbol_id"] is not None else []

@@ -74,8 +74,8 @@ class LibraryWalk:
             return self._cache[key]
         parent: dict[str, tuple | None] = {}
         frontier = []
-        for fn, dkey, kernel, file, line in self._op_kernels(op):
-            for qn, kf, kl in self._kernel_defs(kernel)[:2]:
+        for fn, dkey, kernel, file, line, dispatch_id in self._op_kernels(op):
+            for qn, kf, kl in self._kernel_defs(dispatch_id)[:2]:
                 if qn not in parent:
                     parent[qn] = (None, [("dispatch", "dispatch", fn, file, line, f"{dkey}: {kernel}"),
                                          ("cpp", "op kernel", qn, kf, kl, "")])
@@ -115,17 +115,17 @@ class LibraryWalk:
                 for stub, dev in stubs:
                     if _other_device(dev):
                         continue
-                    for kern, rf, rl in [(r["kernel"], r["file"], r["line"]) for r in self._ask(
+                    for rid, rf, rl in [(r["id"], r["file"], r["line"]) for r in self._ask(
                             facts.registrations, stub, DEVICE) if r["kernel"] is not None]:
-                        for qn, kf, kl in self._kernel_defs(kern)[:1]:
+                        for qn, kf, kl in self._registered_defs(rid):
                             if qn not in parent:
                                 parent[qn] = (f, [("registration", "REGISTER_DISPATCH", stub, rf, rl, "CUDA"),
                                                   ("cpp", "registered kernel", qn, kf, kl, "")])
                                 nxt.append(qn)
                 for callee, qual in [(c["callee"], c["qualifier"]) for c in self._ask(facts.calls_in, f)]:
                     if qual == "at" and self._op_kernels(callee):
-                        for fn, dkey, kernel, file, line in self._op_kernels(callee)[:1]:
-                            for qn, kf, kl in self._kernel_defs(kernel)[:1]:
+                        for fn, dkey, kernel, file, line, dispatch_id in self._op_kernels(callee)[:1]:
+                            for qn, kf, kl in self._kernel_defs(dispatch_id)[:1]:
                                 if qn not in parent:
                                     parent[qn] = (f, [("dispatch", "calls op", fn, file, line, f"{dkey}: {kernel}"),
                                                       ("cpp", "op kernel", qn, kf, kl, "")])

@@ -831,8 +831,14 @@ def definitions_in_file(con, file: str, kinds: tuple[str, ...]) -> list[dict]:
 
 
 def all_dispatch_rows(con) -> list[dict]:
-    """Every native_dispatch row (function, dispatch_key, kernel, file, line): a few thousand, read once."""
-    return rows(con, "SELECT function, dispatch_key, kernel, file, line FROM native_dispatch ORDER BY id")
+    """Every native_dispatch row with its entry's full_name: a few thousand, read once per walk."""
+    return rows(con, """SELECT d.*, n.full_name FROM native_dispatch d JOIN native_functions n
+                        ON n.id = d.native_function_id ORDER BY d.id""")
+
+
+def all_registrations(con) -> list[dict]:
+    """Every dispatch_registrations row: a few thousand, read once per walk (the up walks key them by kernel)."""
+    return rows(con, "SELECT * FROM dispatch_registrations ORDER BY id")
 
 
 def registrations_on(con, devices: tuple[str, ...]) -> list[dict]:

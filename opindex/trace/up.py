@@ -3,12 +3,12 @@ registrations, the stub's callers, the native functions whose kernels reach them
 keeps its hops with the same TraceBuilder as the downward walk (trace/builder.py)."""
 from __future__ import annotations
 
-from ..pytorch.devices import literal_device
 from . import facts as q
 from .builder import TraceBuilder
 from .model import Hop, Trace
 from .walk.text import cpp_detail
 from .python import bridged_entries
+from .upsteps import UpSteps, last
 
 MAX_CALLERS = 6  # the default of Trace.limit (--limit): callers, launches, registrations walked per step
 MAX_BRIDGES = 8
@@ -18,6 +18,7 @@ class UpWalker:
     def __init__(self, con, trace: Trace, backward: bool = False):
         self.con, self.trace, self.device = con, trace, trace.device
         self.b = TraceBuilder(trace)
+        self.steps = UpSteps(con)  # what counts as a step up: shared with the profile (trace/upsteps.py)
 
     def start(self, targets: list) -> None:
         """Walk up from the looked-up targets (opindex.trace.targets.Target)."""
@@ -77,9 +78,9 @@ class UpWalker:
 
     def describe(self, qualified_name: str) -> str:
         """A caller, with the stubs it is registered for and the ops whose kernel it is (by op, not only by file)."""
-        name = qualified_name.split("::")[-1]
-        stubs = sorted({r["stub"] for r in q.kernels_registered_as(self.con, name)})
-        ops = list(dict.fromkeys(r["full_name"] for r in q.dispatch_rows_with_kernel(self.con, name)))
+        name = last(qualified_name)
+        stubs = sorted({r["stub"] for r in self.steps.registrations([name], None)})
+        ops = list(dict.fromkeys(r["full_name"] for r in self.steps.dispatch_rows([name])))
         tags = [f"registered for {', '.join(stubs)}"] * bool(stubs) + [f"kernel of {', '.join(ops[:3])}"] * bool(ops)
         return f"{qualified_name} ({'; '.join(tags)})" if tags else qualified_name
 
@@ -98,10 +99,9 @@ class UpWalker:
         if key in self.b.seen_cpp:
             return self.b.repeat(hop)
         self.b.seen_cpp.add(key)
-        name = d["name"]
-        # a registration names a function of its own file (LayerNormKernelImpl exists once per device)
-        regs = [r for r in q.kernels_registered_as(self.con, name) if r["file"] == d["file"]]
-        rows = q.dispatch_rows_with_kernel(self.con, name)
+        names = list(dict.fromkeys((d["name"], last(qualified_name))))
+        regs = self.steps.registrations(names, d["file"])
+        rows = self.steps.dispatch_rows(names)
         for r in self.fan_in(regs, hop, "registrations", lambda x: x["id"],
                              lambda x: f"{x['device']}: {x['stub']} ({x['macro']})"):
             rh = self.b.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
@@ -113,15 +113,7 @@ class UpWalker:
                           r["line"], f"kernel of aten::{r['full_name']}")
             self.native_up(r["native_function_id"], dh)
         if budget > 0:
-            callers = [c for c in q.callers_of(self.con, name) if c["language"] in ("cpp", "cuda") and c["caller"]
-                       and c["caller"] != qualified_name]
-            same = [c for c in callers if c["file"] == file]
-            # a call in another file counts when its link reaches this definition (common names are called
-            # everywhere); without links for it, only when nothing else leads up
-            linked = [c for c in callers if c["file"] != file and any(
-                ln["id"] == d["id"] for ln in q.call_targets(self.con, c["file"], c["qualifier"], c["callee"],
-                                                             c.get("template_args")))]
-            walk = same + linked if same or linked else ([] if regs or rows else callers)
+            walk = self.steps.callers(d, ends_here=bool(regs or rows))
             for c in self.fan_in(walk, hop, "callers", lambda x: (x["caller"], x["file"])):
                 self.up_function(c["caller"], c["file"], hop, budget - 1)
         return hop
@@ -140,15 +132,16 @@ class UpWalker:
             for r in q.registrations(self.con, stub, "all"):
                 self.b.add(hop, "registration", r["macro"], f"{r['device']}: {r['kernel'] or 'no kernel'}",
                          r["file"], r["line"], f"{r['macro']}({stub}, {r['kernel'] or ''})")
-        every = q.stub_callers(self.con, stub)
-        callers = [c for c in every if _may_reach(c["device_arg"], device)]
+        every = self.steps.stub_calls(stub, None)
+        callers = self.steps.stub_calls(stub, device)
         if not callers:
             why = f" for {device} (called with {', '.join(sorted({c['device_arg'] for c in every}))} only)" \
                 if every else ""
             self.b.add(hop, "cpp", "note", f"no call of {stub} found{why}", absent=True)
         for c in self.fan_in(callers, hop, "stub calls", lambda x: (x["caller"], x["file"], x["line"])):
-            ch = self.b.add(hop, "stub", "stub_call", f"{stub}({c['device_arg'] or ''}, ...)", c["file"], c["line"],
-                          f"called in {c['caller']}")
+            text, detail = (f"{c['via']}(..., {stub}, ...)", f"passes {stub} to {c['via']}, called in {c['caller']}") \
+                if c["via"] else (f"{stub}({c['device_arg'] or ''}, ...)", f"called in {c['caller']}")
+            ch = self.b.add(hop, "stub", "stub_call", text, c["file"], c["line"], detail)
             self.up_function(c["caller"], c["file"], ch, budget)
         return hop
 
@@ -163,8 +156,7 @@ class UpWalker:
             if d is None or (d["qualified_name"], d["file"]) in self.b.seen_cpp:
                 continue
             self.b.seen_cpp.add((d["qualified_name"], d["file"]))
-            rows = [r for r in q.dispatch_rows_with_kernel(self.con, d["name"]) if r["dispatch_key"] in
-                    q.COMPOSITE_KEYS]
+            rows = [r for r in self.steps.dispatch_rows([d["name"]]) if r["dispatch_key"] in q.COMPOSITE_KEYS]
             if not rows:
                 continue
             # one hop per caller, the ops it is the kernel of below it (a caller is never listed twice)
@@ -187,8 +179,11 @@ class UpWalker:
             self.b.add(hop, "native", "structured_delegate", f"aten::{e['full_name']}", e["file"], e["line"],
                      f"structured_delegate: {entry['full_name']}")
         self.python_surfaces(targets, hop)
+        named = set()  # add.Tensor delegates to add.out: the callers of at::add are walked once
         for e in targets:
-            self.op_callers(e, hop, budget)
+            if e["name"] not in named:
+                named.add(e["name"])
+                self.op_callers(e, hop, budget)
 
     def python_surfaces(self, entries: list[dict], parent: Hop) -> None:
         """Bindings the entries' variants create (torch.x, Tensor.x) and the Python code that calls them."""
@@ -213,10 +208,3 @@ class UpWalker:
             self.b.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
                      b["line"], "Python caller")
 
-
-def _may_reach(device_arg: str | None, device: str | None) -> bool:
-    """A stub call with a literal device (kCPU) only reaches that device's registration."""
-    if device is None or not device_arg:
-        return True
-    literal = literal_device(device_arg)
-    return literal is None or literal == device
