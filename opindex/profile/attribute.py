@@ -244,10 +244,42 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
 
     def _walk_up(self, starts: list[tuple[str, str]], g: KernelGroup, row: dict, chain: list,
                  hints: list[str] = ()) -> None:
-        """Breadth-first from the op body's functions (qualified name, file) to the first dispatch rows: through
-        CUDA registrations to the stub's callers, and through plain calls. With a profile op, a row of exactly
-        that op ends the walk; rows of its in-place/out twins are kept as second choice."""
+        """From the op body's functions (qualified name, file) up to the dispatch row of the profile's op: the
+        search (_search_up), the choice among the rows it reached (_row_score), then the path written as the chain."""
         wanted = _profile_ops(g)
+        parent, found = self._search_up(starts, g)
+        extra = None
+        if wanted and not any(_norm_op(r[0]) in wanted for _, rs in found for r in rs):
+            macro = self._macro_link(list(parent), g, hints)
+            if macro:
+                node, rs, extra = macro
+                found.insert(0, (node, rs))
+        if not found:
+            row["note"] = "no dispatch row reached from the op body" + (f" (profile op {row['op']})" if row["op"] else "")
+            return
+        score = _row_score(g, hints)
+        node, rs = min(found, key=lambda fr: min(score(r) for r in fr[1]))
+        rs = sorted(rs, key=score)
+        if wanted and _norm_op(rs[0][0]) not in wanted:
+            # the walk reached other ops only (sortKeyValueInplace serves sort as well as topk): they are named in
+            # the note, and no dispatch row is claimed for this kernel
+            row["note"] = (f"the profile's op ({row['op']}) is not among the ops reached bottom-up, which are: "
+                           + ", ".join(sorted({r[0] for _, rs_ in found for r in rs_})[:5]))
+            return
+        self._write_path(_path_to(parent, node), row, chain)
+        if extra is not None:
+            chain.append(extra)
+        else:
+            kdef = sorted(self._ask(facts.symbols_qualified, node[0]), key=lambda s: s["file"] != node[1])[:1]
+            if kdef and not any(h.name == node[0] for h in chain):
+                chain.append(_hop("cpp", "op kernel", node[0], kdef[0]["file"], kdef[0]["line"], ""))
+        # equally good rows (masked_fill_.Scalar and .Tensor share masked_fill__cuda) are all named: never a guess
+        self._write_rows([r for r in rs if score(r) == score(rs[0])], row, chain)
+
+    def _search_up(self, starts: list[tuple[str, str]], g: KernelGroup) -> tuple[dict, list]:
+        """Breadth-first, with the up walks' steps (trace/upsteps.py), to the first dispatch rows: through CUDA
+        registrations to the stub's callers, and through calls. A row of exactly the profile's op ends the search.
+        Returns each reached node's parent edge and the (node, rows) found."""
         exact = {_op_base(o) for o in _profile_op_list(g)}
         parent: dict[tuple, tuple | None] = {s: None for s in starts}
         frontier, found = list(dict.fromkeys(starts)), []
@@ -260,55 +292,24 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
                     found.append((node, rows))
                     continue
                 regs = self.registrations(f, file)
-                for stub, rf, rl in regs:
-                    for c in self.steps.stub_calls(stub, REGISTRATION_DEVICE):
-                        key = (c["caller"], c["file"])
-                        if key not in parent:
-                            parent[key] = (node, ("registration", stub, rf, rl),
-                                           ("stub call", c["caller"], c["file"], c["line"]))
-                            nxt.append(key)
+                edges = [((c["caller"], c["file"]), (node, ("registration", stub, rf, rl),
+                                                     ("stub call", c["caller"], c["file"], c["line"])))
+                         for stub, rf, rl in regs for c in self.steps.stub_calls(stub, REGISTRATION_DEVICE)]
                 callers = self._caller_edges(f, file, ends_here=bool(regs))
                 if len(callers) <= FANOUT:
-                    for caller, cf, cl in callers:
-                        key = (caller, cf)
-                        if key not in parent and not _host_only(cf):
-                            parent[key] = (node, ("call", caller, cf, cl))
-                            nxt.append(key)
+                    edges += [((caller, cf), (node, ("call", caller, cf, cl))) for caller, cf, cl in callers
+                              if not _host_only(cf)]
+                for key, edge in edges:
+                    if key not in parent:
+                        parent[key] = edge
+                        nxt.append(key)
             if any(_op_base(r[0]) in exact for _, rs in found for r in rs) or not nxt:
                 break
             frontier = nxt
-        extra = None
-        if wanted and not any(_norm_op(r[0]) in wanted for _, rs in found for r in rs):
-            macro = self._macro_link(list(parent), g, hints)
-            if macro:
-                node, rs, extra = macro
-                found.insert(0, (node, rs))
-        if not found:
-            row["note"] = "no dispatch row reached from the op body" + (f" (profile op {row['op']})" if row["op"] else "")
-            return
+        return parent, found
 
-        hint_text = " ".join(hints).lower()
-
-        def score(r):   # the profile's op exactly (_foreach_mul_), then its in-place/out twins, then the row whose
-            # kernel name shares most with the functor's (PointwiseOpScalarListFunctor: ..._scalarlist_cuda_), then
-            # the key
-            return (_op_base(r[0]) not in exact, _norm_op(r[0]) not in wanted,
-                    -sum(len(w) for w in str(r[2]).lower().split("_") if len(w) > 3 and w in hint_text),
-                    DISPATCH_KEY_ORDER.index(r[1]) if r[1] in DISPATCH_KEY_ORDER else 9)
-        node, rs = min(found, key=lambda fr: min(score(r) for r in fr[1]))
-        rs = sorted(rs, key=score)
-        if wanted and _norm_op(rs[0][0]) not in wanted:
-            # the walk reached other ops only (sortKeyValueInplace serves sort as well as topk): they are named in
-            # the note, and no dispatch row is claimed for this kernel
-            row["note"] = (f"the profile's op ({row['op']}) is not among the ops reached bottom-up, which are: "
-                           + ", ".join(sorted({r[0] for _, rs_ in found for r in rs_})[:5]))
-            return
-        # the path from the body function to the op kernel, bottom-up
-        steps, cur = [], node
-        while parent.get(cur):
-            prev, *hops = parent[cur]
-            steps = list(hops) + steps
-            cur = prev
+    def _write_path(self, steps: list[tuple], row: dict, chain: list) -> None:
+        """The path from the body function to the op kernel, bottom-up, as chain hops."""
         for kind, name, file, line in steps:
             if kind == "registration":
                 row["registration"] = _loc(file, line)
@@ -321,14 +322,8 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
                 chain.append(_hop("cpp", "calls the stub", name, file, line, row.get("stub") or ""))
             else:
                 chain.append(_hop("cpp", "called from", name, file, line, ""))
-        if extra is not None:
-            chain.append(extra)
-        else:
-            kdef = sorted(self._ask(facts.symbols_qualified, node[0]), key=lambda s: s["file"] != node[1])[:1]
-            if kdef and not any(h.name == node[0] for h in chain):
-                chain.append(_hop("cpp", "op kernel", node[0], kdef[0]["file"], kdef[0]["line"], ""))
-        # equally good rows (masked_fill_.Scalar and .Tensor share masked_fill__cuda) are all named: never a guess
-        best = [r for r in rs if score(r) == score(rs[0])]
+
+    def _write_rows(self, best: list[tuple], row: dict, chain: list) -> None:
         row["dispatch"] = " | ".join(f"{d[0]} {d[1]}: {d[2]}" for d in best)
         row["native_function"] = " | ".join(dict.fromkeys(d[0] for d in best))
         for d in best:
@@ -392,6 +387,30 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
                 return
 
     # -- library kernels: top-down from the profile's op to its library calls ------------------------------------
+
+
+def _row_score(g: KernelGroup, hints: list[str]):
+    """How well a dispatch row fits the profiled kernel, lowest best: the profile's op exactly (_foreach_mul_), then
+    its in-place/out twins, then the row whose kernel name shares most with the functor's
+    (PointwiseOpScalarListFunctor: ..._scalarlist_cuda_), then the key."""
+    wanted, exact = _profile_ops(g), {_op_base(o) for o in _profile_op_list(g)}
+    hint_text = " ".join(hints).lower()
+
+    def score(r):
+        return (_op_base(r[0]) not in exact, _norm_op(r[0]) not in wanted,
+                -sum(len(w) for w in str(r[2]).lower().split("_") if len(w) > 3 and w in hint_text),
+                DISPATCH_KEY_ORDER.index(r[1]) if r[1] in DISPATCH_KEY_ORDER else 9)
+    return score
+
+
+def _path_to(parent: dict, node: tuple) -> list[tuple]:
+    """The steps (kind, name, file, line) from the search's start to `node`, in walk order (bottom-up)."""
+    steps, cur = [], node
+    while parent.get(cur):
+        prev, *hops = parent[cur]
+        steps = list(hops) + steps
+        cur = prev
+    return steps
 
 
 def _targs_agree(launch_targs: str | None, profile_targs: list[str]) -> bool:

@@ -110,46 +110,48 @@ class LibraryWalk:
                 fallback = (hits, self._path(parent, hits[0][0]))
             nxt = []
             for f in frontier:
-                stubs = [(s["stub"], s["device_arg"]) for s in self._ask(facts.stub_calls_by, f)]
-                stubs += [(st, "") for st in self._stubs_passed_in(f)]
-                for stub, dev in stubs:
-                    if _other_device(dev):
-                        continue
-                    for rid, rf, rl in [(r["id"], r["file"], r["line"]) for r in self._ask(
-                            facts.registrations, stub, DEVICE) if r["kernel"] is not None]:
-                        for qn, kf, kl in self._registered_defs(rid):
-                            if qn not in parent:
-                                parent[qn] = (f, [("registration", "REGISTER_DISPATCH", stub, rf, rl, "CUDA"),
-                                                  ("cpp", "registered kernel", qn, kf, kl, "")])
-                                nxt.append(qn)
-                for callee, qual in [(c["callee"], c["qualifier"]) for c in self._ask(facts.calls_in, f)]:
-                    if qual == "at" and self._op_kernels(callee):
-                        for fn, dkey, kernel, file, line, dispatch_id in self._op_kernels(callee)[:1]:
-                            for qn, kf, kl in self._kernel_defs(dispatch_id)[:1]:
-                                if qn not in parent:
-                                    parent[qn] = (f, [("dispatch", "calls op", fn, file, line, f"{dkey}: {kernel}"),
-                                                      ("cpp", "op kernel", qn, kf, kl, "")])
-                                    nxt.append(qn)
-                        continue
-                    targets = self._gpu_defs(callee)
-                    if not targets:
-                        # a functor built and called in one go (`UniqueCub<scalar_t>{}(...)`): its operator()
-                        classes = [s["qualified_name"] for s in self._ask(facts.symbols_named, callee)
-                                   if s["kind"] in CLASS_KINDS][:3]
-                        targets = [(r["qualified_name"], r["file"], r["line"]) for cls in classes
-                                   for r in self._ask(facts.symbols_qualified, cls + "::operator()")]
-                    if not targets or len(targets) > 3:
-                        continue               # unknown, or too generic a name to follow
-                    for qn, kf, kl, *_ in targets:
-                        if qn not in parent:
-                            parent[qn] = (f, [("cpp", "calls", qn, kf, kl, "")])
-                            nxt.append(qn)
+                for qn, edge in self._steps_down(f):
+                    if qn not in parent:
+                        parent[qn] = (f, edge)
+                        nxt.append(qn)
             frontier = nxt[:400]
             if not frontier:
                 break
         result = result or fallback
         self._cache[key] = result
         return result
+
+    def _steps_down(self, f: str) -> list[tuple[str, list[tuple]]]:
+        """The functions one step below f, each with the hops that lead there: the CUDA kernels its stub calls
+        (and the stubs it passes to helpers) are registered as, the op kernels of its at::op calls, the definitions
+        of its other callees (a functor built and called in one go, `UniqueCub<scalar_t>{}(...)`: its operator())."""
+        out = []
+        stubs = [(s["stub"], s["device_arg"]) for s in self._ask(facts.stub_calls_by, f)]
+        stubs += [(st, "") for st in self._stubs_passed_in(f)]
+        for stub, dev in stubs:
+            if _other_device(dev):
+                continue
+            for rid, rf, rl in [(r["id"], r["file"], r["line"]) for r in self._ask(
+                    facts.registrations, stub, DEVICE) if r["kernel"] is not None]:
+                out += [(qn, [("registration", "REGISTER_DISPATCH", stub, rf, rl, "CUDA"),
+                              ("cpp", "registered kernel", qn, kf, kl, "")])
+                        for qn, kf, kl in self._registered_defs(rid)]
+        for callee, qual in [(c["callee"], c["qualifier"]) for c in self._ask(facts.calls_in, f)]:
+            if qual == "at" and self._op_kernels(callee):
+                for fn, dkey, kernel, file, line, dispatch_id in self._op_kernels(callee)[:1]:
+                    out += [(qn, [("dispatch", "calls op", fn, file, line, f"{dkey}: {kernel}"),
+                                  ("cpp", "op kernel", qn, kf, kl, "")])
+                            for qn, kf, kl in self._kernel_defs(dispatch_id)[:1]]
+                continue
+            targets = self._gpu_defs(callee)
+            if not targets:
+                classes = [s["qualified_name"] for s in self._ask(facts.symbols_named, callee)
+                           if s["kind"] in CLASS_KINDS][:3]
+                targets = [(r["qualified_name"], r["file"], r["line"]) for cls in classes
+                           for r in self._ask(facts.symbols_qualified, cls + "::operator()")]
+            if targets and len(targets) <= 3:       # else unknown, or too generic a name to follow
+                out += [(qn, [("cpp", "calls", qn, kf, kl, "")]) for qn, kf, kl, *_ in targets]
+        return out
 
     @staticmethod
     def _path(parent, node) -> list[tuple]:
