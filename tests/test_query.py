@@ -20,7 +20,7 @@ def test_trace_json_shape(sample_db):
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert set(data) == {"version", "query", "direction", "device", "depth", "dtype", "build", "build_conflicts",
-                         "main_chain", "hops", "candidates", "message", "truncated"}
+                         "main_chain", "choices", "hops", "candidates", "message", "truncated"}
     assert (data["dtype"], data["build"], data["build_conflicts"]) == ("float32", [], [])  # no #if read
     assert data["version"] == 2
     assert data["truncated"] == {}

@@ -11,7 +11,7 @@ from opindex.cli import main
 from opindex.render.rows import table
 from opindex.render.trace_graph import MERMAID_ESCAPES, mermaid, mermaid_text
 from opindex.render.trace_view import TraceView
-from opindex.trace.model import Hop, Trace
+from opindex.trace.model import Condition, Hop, Trace
 
 
 def cli(db, *args):
@@ -46,10 +46,26 @@ def test_main_chain_ends_in_the_call_that_computes_on_the_op_s_own_path():
     assert [h.id for h in t.main_chain()] == [0, 1, 2, 9, 10, 11, 13]  # not cudnnSetStream (the first end)
     text = t.to_text()
     assert "  7  library      cudnnRNNForward                  cudnn/RNN.cpp:50" in text
-    assert "  4  stub         lstm_cudnn_stub                  RNN.cpp:30  ◆ default of 2" in text  # the fork is said
+    # the fork is said, and that the inputs did not settle it (the matmul way runs under no condition)
+    assert "  4  stub         lstm_cudnn_stub                  RNN.cpp:30  ◆ default of 2, ranked" in text
     assert "  3 ↳ native       at::matmul  RNN.cpp:20  (4 hops; device code: gemv_kernel)" in text
     assert "  3 ↳ cpp          at::native::getCudnnHandle  Handle.cpp:3  (2 hops; device code: cudnnSetStream)" in text
     assert "  6 ↳ library      cudnnGetRNNWorkspaceSize  cudnn/RNN.cpp:44" in text
+
+
+def test_choices_say_whether_the_inputs_settled_the_main_chain():
+    t = _rnn_like()
+    # the matmul way (hop 5) reaches computing device code too, and nothing rules it out: the ranking chose
+    assert t.to_dict()["choices"] == [{"hop": 9, "ways": 2, "others": [5], "settled": False}]
+    # a condition read as false over the matmul call (an `if` the default arguments do not take) settles it
+    t = _rnn_like()
+    t.hops[5].conditions.append(Condition("if", "batch_first", "RNN.cpp", 19, assumed=False))
+    assert t.to_dict()["choices"] == [{"hop": 9, "ways": 2, "others": [5], "settled": True}]
+    assert "  4  stub         lstm_cudnn_stub                  RNN.cpp:30  ◆ default of 2\n" in t.to_text()
+    # an undecided condition (None: the build does not say) does not
+    t = _rnn_like()
+    t.hops[7].conditions.append(Condition("#if", "defined(USE_ROCM)", "Linear.cpp", 3, assumed=None))
+    assert t.to_dict()["choices"][0]["settled"] is False
 
 
 def _launcher(entry: str, schema: str) -> Trace:

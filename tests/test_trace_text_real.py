@@ -146,3 +146,26 @@ def test_the_backward_of_a_composite_lists_the_formulas_of_the_ops_it_calls(real
     call = [h for h in t.hops if (h.file, h.line, h.kind) == ("aten/src/ATen/native/EmbeddingBag.cpp", 1266, "calls_op")]
     assert call and "leads to no device code" not in call[0].detail
     assert re.search(r"derivatives.yaml: _embedding_bag +tools/autograd/derivatives.yaml:1990", t.to_text())
+
+
+def test_choices_say_what_the_call_settled_and_what_it_did_not(real_index):
+    """F.conv2d in float32 (read from Convolution.cpp): at :962 `if (at::isComplexType(input_.scalar_type()))`
+    takes complex_convolution only for complex inputs, so the main chain's at::convolution_symint (:965) is
+    settled by the dtype; at _convolution's `switch (backend)` the backend comes from select_conv_backend at run
+    time, so the choice among cudnn_convolution (:1605), cudnn_convolution_transpose (:1617) and five more is the
+    ranking's, and the trace says so."""
+    t = real_index.trace("F.conv2d")
+    hops = t.hops
+    found = {(hops[c["hop"]].name, hops[c["hop"]].line): c for c in t.to_dict()["choices"]}
+    settled = found[("at::convolution_symint", 965)]
+    assert settled["settled"] is True and settled["ways"] == 2
+    assert [(hops[o].name, hops[o].file, hops[o].line) for o in settled["others"]] == [
+        ("at::native::complex_convolution", "aten/src/ATen/native/Convolution.cpp", 850)]
+    chosen = next(c for (name, line), c in found.items() if hops[c["hop"]].file == "aten/src/ATen/native/Convolution.cpp"
+                  and line in (1605, 1617))
+    assert chosen["settled"] is False and chosen["ways"] == 7
+    assert ("at::cudnn_convolution", 1605) in {(hops[o].name, hops[o].line) for o in chosen["others"]} | {
+        (hops[chosen["hop"]].name, hops[chosen["hop"]].line)}
+    text = t.to_text()
+    assert re.search(r"at::convolution_symint +aten/src/ATen/native/Convolution\.cpp:965  ◆ default of 2\n", text)
+    assert re.search(r"Convolution\.cpp:16(05|17)  ◆ default of 7, ranked\n", text)

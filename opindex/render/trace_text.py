@@ -116,16 +116,18 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
     forks = 0
     for i, h in enumerate(chain, 1):
         name = _folded(t, h, hidden) if _folds(h, hidden) else h.name
-        ways = _rival_paths(t, chain[i - 2], h) if i > 1 and t.direction == "down" else 0
-        forks += bool(ways)
-        suffix = paint(f"  ◆ default of {ways + 1}", "1") if ways else ""
+        choice = _choice(t, h)
+        forks += bool(choice)
+        suffix = paint(f"  ◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked"), "1") \
+            if choice else ""
         out.append(_hop_line(f"{i:>3}  ", h, name, paint, width, suffix, pad))
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
     if forks:
-        legend = ("◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); the default "
-                  "is ranked: what the op's default arguments and settings run, device code that computes, the op's "
-                  "own ops before helpers, a vendor library before own kernels, then source order (fast paths come first)")
+        legend = ("◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); without "
+                  "', ranked' the call's arguments, dtype and build rule the others out; with it they do not, and the "
+                  "default is ranked: device code that computes, the op's own ops before helpers, a vendor library "
+                  "before own kernels, then source order (fast paths come first)")
         if width:
             import textwrap
             out += [paint(line, "2") for line in textwrap.wrap(legend, width - 5, initial_indent="     ",
@@ -135,30 +137,17 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
     return out
 
 
-def _rival_paths(t: Trace, hop: Hop, next_hop: Hop) -> int:
-    """Other children of `hop` that lead to device code that computes (other ways the op may run)."""
-    ends = _computing_ends(t)
-    n = 0
-    for k in t.children(hop.id):
-        if k.id != next_hop.id and k.layer not in TAIL_LAYERS and _subtree_has(t, k, ends):
-            n += 1
-    return n
-
-
-def _computing_ends(t: Trace) -> set[int]:
-    from ..trace.rank import computes
-    cached = getattr(t, "_ends_cache", None)
+def _choice(t: Trace, hop: Hop) -> dict | None:
+    """The main chain's choice at `hop` (trace/rank.py choices): how many ways, and whether the inputs settled it."""
+    cached = getattr(t, "_choices_cache", None)
     if cached is None or cached[0] != len(t.hops):
-        cached = (len(t.hops), {h.id for h in t.ends() if computes(h)})
+        from ..trace.rank import choices
+        cached = (len(t.hops), {c["hop"]: c for c in choices(t)})
         try:
-            object.__setattr__(t, "_ends_cache", cached)
+            object.__setattr__(t, "_choices_cache", cached)
         except AttributeError:
             pass
-    return cached[1]
-
-
-def _subtree_has(t: Trace, hop: Hop, ids: set[int]) -> bool:
-    return any(x.id in ids for x in _subtree(t, hop))
+    return cached[1].get(hop.id)
 
 
 def _subtree(t: Trace, hop: Hop) -> list[Hop]:

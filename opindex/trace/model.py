@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from .rank import TAIL_LAYERS, main_chain  # noqa: F401 (TAIL_LAYERS: the renderers read it from here)
+from .rank import TAIL_LAYERS, choices, main_chain  # noqa: F401 (TAIL_LAYERS: the renderers read it from here)
 
 class Layer(StrEnum):
     """The layers of the seed document, in reading order; every hop belongs to one."""
@@ -266,14 +266,15 @@ class Trace:
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
-        build[{name, value, source}], build_conflicts, main_chain (hop ids, root first), hops[{id, parent, layer, kind, name, file, line, detail, absent,
+        build[{name, value, source}], build_conflicts, main_chain (hop ids, root first), choices[{hop, ways,
+        settled, others}] (where the main chain went one way of several, and whether the inputs settled it), hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
         op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
         walk, and how to lift them)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,
                 "build_conflicts": self.build_conflicts,
-                "main_chain": [h.id for h in self.main_chain()],
+                "main_chain": [h.id for h in self.main_chain()], "choices": choices(self),
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
                 "truncated": self.truncated}
 

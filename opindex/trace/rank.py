@@ -225,3 +225,53 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     special = sum(1 for h in path if h.not_default)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
     return (writes, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
+
+
+# -- where the main chain chose ---------------------------------------------------------------------------------------
+def choices(t) -> list[dict]:
+    """Each place where the top-down main chain goes one way of several: a main-chain hop whose parent has other
+    children leading to device code that computes. `ways` counts them (the main chain's included); `settled` is
+    True when every other way runs under a condition the walk read as false for this call and build (an `if` the
+    default arguments do not take, an `#if` the build does not compile, another dtype or device), False when the
+    choice is the ranking's (what the inputs cannot settle: a runtime size, a switch, a heuristic, source order);
+    `others` are the other ways' hop ids."""
+    if t.direction != "down":
+        return []
+    chain = t.main_chain()
+    kids: dict = {}
+    for h in t.hops:
+        kids.setdefault(h.parent, []).append(h)
+    ends = {h.id for h in t.ends() if computes(h)}
+    out = []
+    for above, hop in zip(chain, chain[1:]):
+        others = [k for k in kids.get(above.id, ()) if k.id != hop.id and k.layer not in TAIL_LAYERS
+                  and _leads_to(k, kids, ends)]
+        if others:
+            out.append({"hop": hop.id, "ways": len(others) + 1, "others": [k.id for k in others],
+                        "settled": all(_ruled_out(k, kids, ends) for k in others)})
+    return out
+
+
+def _leads_to(hop, kids: dict, ids: set[int]) -> bool:
+    stack = [hop]
+    while stack:
+        h = stack.pop()
+        if h.id in ids:
+            return True
+        stack.extend(kids.get(h.id, ()))
+    return False
+
+
+def _ruled_out(hop, kids: dict, ends: set[int]) -> bool:
+    """Whether every path from `hop` down to computing device code passes a condition assumed false."""
+    def false_here(h) -> bool:
+        return any(c.assumed is False for c in h.conditions)
+    stack = [hop]
+    while stack:
+        h = stack.pop()
+        if false_here(h):
+            continue  # this path is ruled out
+        if h.id in ends:
+            return False
+        stack.extend(kids.get(h.id, ()))
+    return True
