@@ -186,12 +186,15 @@ class ConditionRow(NamedTuple):
     # #if (one branch of a preprocessor group: `#if`, `#ifdef`, `#ifndef`, `#elif` or `#else` up to the group's next
     # directive; include guards are left out), if (the block of an `if` on one name a default argument can decide, or on
     # a global setting, or its else block; C++ and Python) or #error (one line that cannot compile: an `#error`
-    # directive or `static_assert(0/false, ...)`; the #if branch around it is never built)
+    # directive or `static_assert(0/false, ...)`; the #if branch around it is never built), or switch (one case of a C++
+    # `switch`, from its label to the next label with statements of its own)
     kind: str
     # as written, continuation lines joined: `CUDNN_VERSION >= 7400`; `#ifdef X` reads `defined(X)`, `#ifndef X`
     # `!defined(X)`, an #else `not (A || B)` of the branches before it; for if: `label_smoothing > 0.0`,
     # `weight.defined()`, `!train`, `max_norm is not None`, `globalContext().deterministicAlgorithms()`, an else block
-    # `not (...)`; for #error: the line as written
+    # `not (...)`; for switch: `E == X` (`E == X || E == Y` for labels sharing statements, `not (...)` of the others for
+    # default; a switch on a local `auto E = init;` tests init: `input_.suggest_memory_format() ==
+    # MemoryFormat::ChannelsLast`); for #error: the line as written
     condition: str
     caller: str  # qualified name of the enclosing function, '' at file level
 

@@ -6,7 +6,7 @@ import textwrap
 from opindex.api import Index, build
 from opindex.extract.cpp import extract
 from opindex.pytorch.devices import platform_off
-from opindex.trace.conditions import Constant, holds, schema_defaults
+from opindex.trace.conditions import MEMORY_FORMAT, Constant, holds, schema_defaults
 from opindex.trace.model import NOT_DEFAULT
 
 
@@ -95,6 +95,60 @@ def _argmax_with_branches(checkout):
     path.write_text(text.replace(old, "  if (keepdim) {\n    at::_softmax(self, 0, false);\n  }\n"
                                       "#ifdef USE_ROCM\n  at::relu(self);\n#endif\n" + old))
     return text[:text.index(old)].count("\n") + 1  # the line of the `if (keepdim)`
+
+
+def test_each_case_of_a_switch_is_a_row_testing_what_it_switches_on():
+    # DilatedMaxPool2d.cu's shape: a switch on a local set from the input, labels sharing statements, a default,
+    # and an #ifdef that splits `} else {` (the tree's case nodes go wrong there; the braces still balance)
+    rows = conditions("""\
+        namespace at::native {
+        void pool(const Tensor& input_, int mode) {
+          const auto memory_format = input_.suggest_memory_format();
+          switch (memory_format) {
+            case MemoryFormat::ChannelsLast: {
+        #ifdef USE_MACA
+              if (mode > 2) {
+                nhwc_opt(input_);
+              } else {
+        #endif
+                nhwc(input_);
+        #ifdef USE_MACA
+              }
+        #endif
+              break;
+            }
+            case MemoryFormat::Contiguous: {
+              nchw(input_);  // "case X:" in a comment or string is no label
+              break;
+            }
+            default: TORCH_CHECK(false, "Unsupported memory format");
+          }
+          switch (mode) {
+            case 0:
+            case 1: a(); break;
+            default: b();
+          }
+        }
+        }
+        """)
+    fmt = "input_.suggest_memory_format() == MemoryFormat::"
+    assert [r for r in rows if r[2] == "switch"] == [
+        (5, 16, "switch", f"{fmt}ChannelsLast", "at::native::pool"),
+        (17, 20, "switch", f"{fmt}Contiguous", "at::native::pool"),
+        (21, 21, "switch", f"not ({fmt}ChannelsLast || {fmt}Contiguous)", "at::native::pool"),
+        (24, 25, "switch", "mode == 0 || mode == 1", "at::native::pool"),
+        (26, 26, "switch", "not (mode == 0 || mode == 1)", "at::native::pool")]
+
+
+def test_a_memory_format_test_is_read_as_a_contiguous_input():
+    contiguous = {MEMORY_FORMAT: "Contiguous"}
+    fmt = "input_.suggest_memory_format() == MemoryFormat::"
+    assert holds(f"{fmt}ChannelsLast", contiguous) is False
+    assert holds(f"{fmt}Contiguous", contiguous) is True
+    assert holds(f"not ({fmt}ChannelsLast || {fmt}Contiguous)", contiguous) is False
+    assert holds("self.suggest_memory_format() != at::MemoryFormat::ChannelsLast3d", contiguous) is True
+    assert holds(f"{fmt}ChannelsLast", {}) is None  # no input stated: not decided
+    assert holds("backend == ConvBackend::Cudnn", contiguous) is None  # chosen at run time: not decided
 
 
 def test_a_branch_the_default_arguments_do_not_take_is_not_the_main_chain(sample_copy, tmp_path):

@@ -169,3 +169,19 @@ def test_choices_say_what_the_call_settled_and_what_it_did_not(real_index):
     text = t.to_text()
     assert re.search(r"at::convolution_symint +aten/src/ATen/native/Convolution\.cpp:965  ◆ default of 2\n", text)
     assert re.search(r"Convolution\.cpp:16(05|17)  ◆ default of 7, ranked\n", text)
+
+
+def test_a_switch_on_the_input_s_memory_format_takes_the_contiguous_case(real_index):
+    """F.max_pool2d on a tensor made the default way (contiguous): DilatedMaxPool2d.cu:332 sets `memory_format =
+    input_.suggest_memory_format()`, :360 switches on it; `case MemoryFormat::ChannelsLast` (:361) launches the
+    nhwc kernels (:396 under the fork's USE_MACA, :409), `case MemoryFormat::Contiguous` (:427) launches
+    max_pool_forward_nchw at :430, whose __global__ is at :50."""
+    t = real_index.trace("F.max_pool2d")
+    end = t.main_chain()[-1]
+    assert (end.name, end.file, end.line) == (
+        "__global__ at::native::max_pool_forward_nchw", "aten/src/ATen/native/cuda/DilatedMaxPool2d.cu", 50)
+    nhwc = [h for h in t.hops if h.kind == "launch" and h.line in (396, 409)]
+    assert len(nhwc) == 2
+    for h in nhwc:
+        assert [(c.kind, c.text, c.line, c.assumed) for c in h.conditions if c.kind == "switch"] == [
+            ("switch", "input_.suggest_memory_format() == MemoryFormat::ChannelsLast", 361, False)]

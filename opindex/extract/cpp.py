@@ -1048,6 +1048,9 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
     f.choices(main)
     f.rows["conditions"].extend((path, first, last, "if", cond, caller)  # _CONDITION
                                 for first, last, cond, caller in conditions.guards(main.data, main.root, main.caller))
+    f.rows["conditions"].extend((path, first, last, "switch", cond, caller)  # _CONDITION
+                                for first, last, cond, caller in conditions.switch_cases(main.data, main.root,
+                                                                                         main.caller))
     if b"Tensor" in data:  # `a * b` on Tensors calls at::mul (extract/cpp_operators.py)
         functions = [r for r in main.ranges if within is None or within[0] <= r[0] < within[1]]
         for line, caller, callee, receiver in operator_calls(main.root, main.data, parser.language, functions,

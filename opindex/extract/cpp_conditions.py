@@ -8,6 +8,7 @@ Both are found by regular expressions in C; only an `if` match asks the tree for
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..pytorch.syntax import define_at
@@ -140,3 +141,113 @@ def _guard_of_file(data: bytes, after: int, name: str) -> bool:
         after += 1
         defined = define_at(data, after + 1)
     return defined == name
+
+
+_SWITCH = re.compile(rb"switch\s*\(")
+# a case label at the switch body's own depth: `case MemoryFormat::ChannelsLast:` (`::` is not its colon), `default:`
+_LABEL = re.compile(rb"\b(?:case\s+((?:[^:;{}]|::)+?)\s*:(?!:)|default\s*:)")
+# what a scan of braces reads: comments and literals (skipped whole), brackets, and the words a label starts with
+_TOKEN = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[{}()]|\b(?:case|default)\b', re.S)
+
+
+def switch_cases(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, condition, caller) of each `case` of a `switch` inside a function: `E == X` for
+    `switch (E) { case X: ... }` (labels that share statements: `E == X || E == Y`; `default:` the negation of the
+    others). A switch on a local initialised in the same function by `auto E = init;` tests `init` (`switch
+    (memory_format)` after `const auto memory_format = input_.suggest_memory_format();` tests
+    `input_.suggest_memory_format() == MemoryFormat::ChannelsLast`): what the trace's inputs can decide. The body
+    and its labels are read from the text by brace depth: an `#ifdef` that splits `} else {` leaves the tree's
+    case nodes wrong (DilatedMaxPool2d.cu), never the braces' balance."""
+    if b"switch" not in data:
+        return []
+    out, newlines = [], None
+    for m in _SWITCH.finditer(data):
+        if m.start() and data[m.start() - 1] in _WORD:
+            continue
+        caller = caller_at(m.start())
+        body = _body(data, m.end() - 1) if caller else None
+        if body is None:
+            continue
+        tested, first, last = body
+        tested = _initializer(data, m.start(), tested) or tested
+        if newlines is None:
+            newlines = [n.start() for n in re.finditer(b"\n", data)]
+        out += _cases(data, first, last, tested, caller, newlines)
+    return out
+
+
+def _body(data: bytes, paren: int) -> tuple[str, int, int] | None:
+    """The tested expression and the byte range inside the braces of a switch whose `(` is at `paren`."""
+    close = _match(data, paren, b"(", b")")
+    if close is None:
+        return None
+    brace = close + 1
+    while brace < len(data) and data[brace:brace + 1] in b" \t\r\n":
+        brace += 1
+    if data[brace:brace + 1] != b"{":
+        return None
+    end = _match(data, brace, b"{", b"}")
+    return (_clean(data[paren + 1:close]), brace + 1, end) if end is not None else None
+
+
+def _match(data: bytes, start: int, open_: bytes, close: bytes) -> int | None:
+    """The position of the bracket closing the one at `start` (comments and literals skipped), within 200 KB."""
+    depth = 0
+    for m in _TOKEN.finditer(data, start, min(len(data), start + 200_000)):
+        t = m.group(0)
+        if t == open_:
+            depth += 1
+        elif t == close:
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return None
+
+
+def _cases(data: bytes, first: int, last: int, tested: str, caller: str,
+           newlines: list[int]) -> list[tuple[int, int, str, str]]:
+    """The labels at the body's own depth, each case running from its label to the line before the next label
+    that has statements of its own."""
+    labels, depth = [], 0
+    for m in _TOKEN.finditer(data, first, last):
+        t = m.group(0)
+        if t in (b"{", b"("):
+            depth += 1
+        elif t in (b"}", b")"):
+            depth -= 1
+        elif depth == 0 and t[:1] in (b"c", b"d"):
+            label = _LABEL.match(data, m.start())
+            if label:
+                labels.append((m.start(), label.end(), _clean(label.group(1)) if label.group(1) else None))
+    out, shared, every = [], [], [x for _, _, x in labels if x is not None]
+    for i, (start, after, label) in enumerate(labels):
+        stop = labels[i + 1][0] if i + 1 < len(labels) else last
+        if not shared:
+            begin = start  # the first of the labels sharing these statements
+        shared.append(label)
+        if not data[after:stop].strip():
+            continue  # `case A:` with nothing of its own: it shares the next label's statements
+        if None in shared:  # default (with any labels sharing it): runs when no other label matches
+            others = [x for x in every if x not in shared]
+            cond = f"not ({' || '.join(f'{tested} == {x}' for x in others)})" if others else None
+        else:
+            cond = " || ".join(f"{tested} == {x}" for x in shared)
+        first_line = bisect.bisect_left(newlines, begin) + 1
+        if cond:  # to the line before the next label's
+            out.append((first_line, max(first_line, bisect.bisect_left(newlines, stop) + 1 - 1), cond, caller))
+        shared = []
+    return out
+
+
+def _initializer(data: bytes, before: int, name: str) -> str | None:
+    """The initializer of `auto name = ...;` (const or not) in the 60 lines above a switch on `name`."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return None
+    start = before
+    for _ in range(60):
+        start = data.rfind(b"\n", 0, start - 1)
+        if start <= 0:
+            start = 0
+            break
+    found = list(re.finditer(rb"\bauto\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", data[start:before]))
+    return _clean(found[-1].group(1)) if found else None

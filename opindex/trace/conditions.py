@@ -70,7 +70,7 @@ class Guards:
                 continue  # a line that cannot compile: the build context reads these (requirements)
             elif holds(r["condition"], defaults) is False:
                 self.spans.append((r["line"], r["end_line"], False, f"called when {r['condition']}: {NOT_DEFAULT}",
-                                   Condition("if", r["condition"], file, r["line"], assumed=False)))
+                                   Condition(r["kind"], r["condition"], file, r["line"], assumed=False)))
         self.cache: dict[int, Under] = {}
 
     def at(self, line: int) -> Under:
@@ -136,6 +136,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         found = dtype_holds(condition, defaults[DTYPE])
     if found is None and DEVICE in defaults:
         found = device_holds(condition, defaults[DEVICE])
+    if found is None and MEMORY_FORMAT in defaults:
+        found = memory_format_holds(condition, defaults[MEMORY_FORMAT])
     if found is None and ("&&" in condition or "||" in condition):
         return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
@@ -161,6 +163,26 @@ _DTYPE_COMPARE = re.compile(r"^[\w.]+(?:\(\))?\s*([!=]=)\s*(?:at::|c10::)?(?:Sca
 DEVICE = "(device)"  # the traced device: the tensors a kernel tests are on it
 _DEVICE_TEST = re.compile(r"^(!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*([!=]=)\s*(?:c10::|at::)?(?:DeviceType::|k)(\w+)|"
                           r"\.(is_cuda)\(\))$")
+
+
+# The memory format of a trace's input: a tensor made the default way is contiguous, so its suggest_memory_format()
+# is Contiguous (a channels-last input is not what the call states)
+MEMORY_FORMAT = "(memory_format)"
+INPUT_MEMORY_FORMAT = "Contiguous"
+_FORMAT_TEST = re.compile(r"^(!\s*)?[\w.]+\.suggest_memory_format\(\)\s*([!=]=)\s*(?:at::|c10::)?MemoryFormat::(\w+)$")
+
+
+def memory_format_holds(condition: str, memory_format: str) -> bool | None:
+    """A test of the memory format an input suggests (`input_.suggest_memory_format() == MemoryFormat::ChannelsLast`,
+    as a switch over it reads in the conditions rows), read as the input's; None for any other test."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    m = _FORMAT_TEST.match(test)
+    if m is None:
+        return None
+    bang, op, name = m.groups()
+    result = ((name == memory_format) == (op == "==")) != bool(bang)
+    return result != negate
 
 
 def device_holds(condition: str, device: str) -> bool | None:
@@ -355,7 +377,8 @@ class BodyGuards:
         found = self.cache.get(key)
         if found is None:
             # the input's dtype decides dtype tests, the traced device device tests
-            defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device}
+            defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
+                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT}
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
             found = self.cache[key] = Guards(
