@@ -6,7 +6,7 @@ import textwrap
 from opindex.api import Index, build
 from opindex.extract.cpp import extract
 from opindex.pytorch.devices import platform_off
-from opindex.trace.conditions import MEMORY_FORMAT, Constant, holds, schema_defaults
+from opindex.trace.conditions import MEMORY_FORMAT, SIZES, Constant, holds, schema_defaults, specialization_dtype
 from opindex.trace.model import NOT_DEFAULT
 
 
@@ -297,3 +297,45 @@ def test_python_string_isinstance_and_joined_tests(tmp_path):
     assert holds("x or p is not None", defaults) is True  # one true test of an `or`
     assert holds("len(dim) <= 2", defaults) is None
     assert holds("p == 'fro'", {"p": Constant("fro")}) is None  # a C++ constant is no string
+
+
+def test_an_enum_setting_is_read_with_its_documented_default():
+    # torch.backends.cuda.preferred_blas_library() is cuBLAS unless TORCH_BLAS_PREFER_CUBLASLT=1
+    blas = "at::globalContext().blasPreferredBackend() == BlasBackend::Cublaslt"
+    assert holds(blas, {}) is False
+    assert holds(f"not ({blas})", {}) is True
+    assert holds("globalContext().blasPreferredBackend() != at::BlasBackend::Cublas", {}) is False
+    assert holds("globalContext().blasPreferredBackend()", {}) is None  # an enum is no bool
+    assert holds("globalContext().benchmarkCuDNN()", {}) is None  # no default the same in every build
+    rows = conditions("""\
+        namespace at::cuda::blas {
+        void gemm_internal(int a) {
+          if (at::globalContext().blasPreferredBackend() == BlasBackend::Cublaslt) {
+            lt(a);
+          }
+        }
+        }
+        """)
+    assert rows == [(3, 5, "if", "at::globalContext().blasPreferredBackend() == BlasBackend::Cublaslt",
+                     "at::cuda::blas::gemm_internal")]
+
+
+def test_a_count_of_elements_or_batches_is_read_as_the_general_case():
+    general = {SIZES: "general"}
+    assert holds("num_batches == 1", general) is False  # baddbmm's `if (num_batches == 1)` gemm special case
+    assert holds("self.numel() == 0", general) is False
+    assert holds("not (self.numel() == 0)", general) is True
+    assert holds("result.numel() > 0", general) is True
+    assert holds("inner_size == 1", general) is None  # softmax over the last dim: 1 is the general case
+    assert holds("n_dims == 2", general) is None
+    assert holds("num_batches == 1", {}) is None
+
+
+def test_the_dtype_an_explicit_specialization_is_written_for():
+    assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(float))") == "float32"
+    assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(double))") == "float64"
+    assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(c10::complex<float>))") == "complex64"
+    assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(at::Half))") == "float16"
+    assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(at::BFloat16))") == "bfloat16"
+    assert specialization_dtype("(const float* a, double b)") is None  # two types: not one specialization's
+    assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(Dtype))") is None

@@ -185,3 +185,20 @@ def test_a_switch_on_the_input_s_memory_format_takes_the_contiguous_case(real_in
     for h in nhwc:
         assert [(c.kind, c.text, c.line, c.assumed) for c in h.conditions if c.kind == "switch"] == [
             ("switch", "input_.suggest_memory_format() == MemoryFormat::ChannelsLast", 361, False)]
+
+
+def test_the_input_s_dtype_picks_the_explicit_specialization_and_the_blas_setting_its_library(real_index):
+    """torch.bmm in float32 (read from the 2.4 tree): baddbmm_out_cuda_impl calls `at::cuda::blas::bgemm<scalar_t>`
+    at Blas.cpp:499 (its `if (num_batches == 1)` gemm at :490 is the one-batch special case); of bgemm's explicit
+    specializations the float one is CUDABlas.cpp:729, whose bgemm_internal<float> (:608) tests
+    `blasPreferredBackend() == BlasBackend::Cublaslt` (cuBLAS by default) and calls bgemm_internal_cublas<float>
+    (:475), which calls cublasSgemmStridedBatched at :483."""
+    t = real_index.trace("torch.bmm")
+    chain = [(h.name, h.file.rsplit("/", 1)[-1], h.line) for h in t.main_chain()[-5:]]
+    assert chain == [("at::cuda::blas::bgemm", "Blas.cpp", 499), ("at::cuda::blas::bgemm", "CUDABlas.cpp", 729),
+                     ("at::cuda::blas::bgemm_internal", "CUDABlas.cpp", 608),
+                     ("at::cuda::blas::bgemm_internal_cublas", "CUDABlas.cpp", 475),
+                     ("cublasSgemmStridedBatched", "CUDABlas.cpp", 483)]
+    double = [h for h in t.hops if h.name == "at::cuda::blas::bgemm" and h.file.endswith("CUDABlas.cpp")
+              and any(c.text == "scalar_t is float64" and c.assumed is False for c in h.conditions)]
+    assert len(double) == 1

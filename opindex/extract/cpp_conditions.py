@@ -19,8 +19,9 @@ _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]
 # `if (label_smoothing > 0.0)`, `if (!weight.defined())`, `if (max_norm.has_value())`, `if (train)`,
 # `if (reduction == Reduction::Mean)`: one name, a literal (a number or an enum's constant) or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
 # would keep the engine from skipping to each "if"), the character before is checked per hit
-# (or a global setting: `if (globalContext().deterministicAlgorithms())`, whose default PyTorch documents)
-_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*|[A-Za-z_]\w*(?:\.\w+\(\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
+# (or a global setting: `if (globalContext().deterministicAlgorithms())`, `if (at::globalContext().blasPreferredBackend()
+# == BlasBackend::Cublaslt)`, whose default PyTorch documents)
+_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|[A-Za-z_]\w*(?:\.\w+\(\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
              rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
 # the device a tensor is on (the traced device decides it): `self.device().type() == DeviceType::CUDA`, 1.4's
 # `self.type().device_type() == kCUDA`, `x.is_cuda()`

@@ -1,4 +1,5 @@
-"""The global settings of at::Context that kernels branch on, with the defaults PyTorch documents for them.
+"""The global settings of at::Context that kernels branch on, with the defaults PyTorch documents for them (a bool,
+or an enum value written `Enum::Value`).
 
 `if (globalContext().deterministicAlgorithms())` in index_add_cuda_impl takes the index_put_ path only after
 torch.use_deterministic_algorithms(True); by default it launches its own kernels. The trace reads such a test like a
@@ -19,4 +20,7 @@ CONTEXT_DEFAULTS = {
     "userEnabledFlashSDP": True,  # torch.backends.cuda.flash_sdp_enabled
     "userEnabledMemEfficientSDP": True,  # torch.backends.cuda.mem_efficient_sdp_enabled
     "userEnabledMathSDP": True,  # torch.backends.cuda.math_sdp_enabled
+    # torch.backends.cuda.preferred_blas_library(): cuBLAS unless TORCH_BLAS_PREFER_CUBLASLT=1 (2.3 to 2.5; an enum
+    # value, compared by its last name: `blasPreferredBackend() == BlasBackend::Cublaslt` is false)
+    "blasPreferredBackend": "BlasBackend::Cublas",
 }

@@ -27,7 +27,7 @@ _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)
 _PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*"
                       r"(-?[\w.]+|\"[^\"\\]*\"|'[^'\\]*'))?$")
 _BUILTIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "tuple": tuple, "dict": dict}
-_SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)$")
+_SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)(?:\s*([!=]=)\s*(?:at::)?([\w:]+))?$")
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
 _PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
 _UNKNOWN = object()
@@ -138,6 +138,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         found = device_holds(condition, defaults[DEVICE])
     if found is None and MEMORY_FORMAT in defaults:
         found = memory_format_holds(condition, defaults[MEMORY_FORMAT])
+    if found is None and SIZES in defaults:
+        found = size_holds(condition)
     if found is None and ("&&" in condition or "||" in condition):
         return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
@@ -185,6 +187,28 @@ def memory_format_holds(condition: str, memory_format: str) -> bool | None:
     return result != negate
 
 
+# The sizes of a trace's input: a stated call is of the general case, neither empty nor of one batch, so a test of an
+# element count or a batch count against 0 or 1 (`if (num_batches == 1)`, `if (self.numel() == 0)`) is a special
+# case. Not other sizes: softmax's `inner_size == 1` is the general case of a softmax over the last dim
+SIZES = "(sizes)"
+_SIZE_TEST = re.compile(r"^(!\s*)?[\w.]*?\b(numel|num_batches|n_?batch\w*|batch_?size|batches)"
+                        r"(?:\(\))?\s*(==|!=|<=|<|>=|>)\s*([01])$")
+
+
+def size_holds(condition: str) -> bool | None:
+    """A test of an element or batch count against 0 or 1, read for an input of the general case (not empty, more
+    than one batch); None for any other test."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    m = _SIZE_TEST.match(test)
+    if m is None:
+        return None
+    bang, _, op, literal = m.groups()
+    result = {"==": False, "!=": True, "<=": False, "<": False, ">": True, ">=": True}[op]
+    result = result != bool(bang)
+    return result != negate
+
+
 def device_holds(condition: str, device: str) -> bool | None:
     """A test of the device a tensor is on, read as the traced device (`self.device().type() == DeviceType::CUDA`
     holds on --device cuda); None for any other test."""
@@ -207,6 +231,24 @@ def _unwrap(condition: str) -> str:
     while inner.startswith("(") and inner.endswith(")") and len(split_top_level(inner[1:-1], ")", "(")) == 1:
         inner = inner[1:-1].strip()
     return f"not ({inner})" if negate else inner
+
+
+# The C++ scalar type an input dtype runs as inside AT_DISPATCH (scalar_t), as explicit specializations name it
+_CPP_SCALAR = re.compile(r"\b(?:c10::|at::)?complex<\s*(?:c10::|at::)?(float|double|Half)\s*>|\b(?:c10::|at::)?"
+                         r"(Half|BFloat16)\b|\b(double|float|int64_t|int32_t|int16_t|int8_t|uint8_t|bool)\b")
+_SCALAR_DTYPE = {"float": "float32", "double": "float64", "Half": "float16", "BFloat16": "bfloat16",
+                 "int64_t": "int64", "int32_t": "int32", "int16_t": "int16", "int8_t": "int8", "uint8_t": "uint8",
+                 "bool": "bool"}
+_COMPLEX_DTYPE = {"float": "complex64", "double": "complex128", "Half": "complex32"}
+
+
+def specialization_dtype(signature: str | None) -> str | None:
+    """The dtype an explicit specialization is written for, from the one scalar type its parameters name
+    (`gemm_internal_cublas<float>(CUDABLAS_GEMM_ARGTYPES(float))` -> float32, `c10::complex<float>` -> complex64);
+    None when it names none or several."""
+    found = {_COMPLEX_DTYPE[m.group(1)] if m.group(1) else _SCALAR_DTYPE[m.group(2) or m.group(3)]
+             for m in _CPP_SCALAR.finditer(signature or "")}
+    return found.pop() if len(found) == 1 else None
 
 
 def dtype_holds(condition: str, dtype: str) -> bool | None:
@@ -290,10 +332,13 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
     test = condition[5:-1] if negate else condition
     setting = _SETTING.match(test)
     if setting is not None:  # `globalContext().deterministicAlgorithms()`: a documented default
-        value = CONTEXT_DEFAULTS.get(setting.group(2))
-        if value is None:
+        bang, name, op, constant = setting.groups()
+        value = CONTEXT_DEFAULTS.get(name)
+        if value is None or (op is None) != isinstance(value, bool):
             return None
-        result = value if not setting.group(1) else not value
+        if op is not None:  # an enum setting compared with a constant, by the constants' last names
+            value = (value.rpartition("::")[2] == constant.rpartition("::")[2]) == (op == "==")
+        result = value if not bang else not value
         return not result if negate else result
     m = _TEST.match(test)
     if m is not None:
@@ -378,7 +423,7 @@ class BodyGuards:
         if found is None:
             # the input's dtype decides dtype tests, the traced device device tests
             defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
-                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT}
+                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general"}
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
             found = self.cache[key] = Guards(

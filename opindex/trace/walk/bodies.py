@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import facts as q
 from ...pytorch.devices import op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
+from ..conditions import specialization_dtype
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
@@ -192,6 +193,8 @@ class BodyWalk(Step):
                 self.trace.hops[mark].found = Found.OVERLOADS
             if target["link_condition"]:
                 self.link_condition(self.trace.hops[mark], target["link_condition"], target["file"])
+            if len(links) > 1:
+                self.dtype_condition(self.trace.hops[mark], target, links)
             if seen:
                 self.b.live.add(mark)  # called here too; what it leads to is shown above
             elif self.b.prune(mark + 1):
@@ -207,6 +210,18 @@ class BodyWalk(Step):
         if value is not True:
             hop.detail += f" [#if {test}]" if value is None else f" [not in this build: #if {test}]"
             hop.conditions.append(Condition("#if", test, file, assumed=value))
+
+    def dtype_condition(self, hop: Hop, target: dict, links: list[dict]) -> None:
+        """One of several explicit specializations a call of a template may reach (`gemm<scalar_t>(...)` inside an
+        AT_DISPATCH reaches gemm<double>, gemm<float>, gemm<at::Half> ...): the input's dtype picks the one
+        written for it; the others are said and ranked after, when one of them is written for that dtype."""
+        mine = specialization_dtype(target.get("signature"))
+        if mine is None or mine == self.build.dtype:
+            return
+        if any(specialization_dtype(ln.get("signature")) == self.build.dtype for ln in links):
+            test = f"scalar_t is {mine}"
+            hop.detail += f" [called when {test}: the input is {self.build.dtype}]"
+            hop.conditions.append(Condition("if", test, target["file"], target["line"], assumed=False))
 
     def keep_leaf(self, call: dict, links: list[dict], hop: Hop) -> None:
         """Keep a call for helper_leaves when what it reaches is ATen's, in one file, with no device code below it
