@@ -16,7 +16,8 @@ from .render.rows import FORMATS
 
 EXIT_CODES = """\b
 Exit codes (every command):
-  0 found; 1 nothing found (find, callers, callees, op, stub, trace);
+  0 found; 1 nothing found (find, callers, callees, op, stub, trace; diff:
+    no differences);
   2 usage error, or a name that is ambiguous (its candidates are listed);
   3 broken index or environment (missing, damaged, unreadable index, a
     failed write); 4 a query stopped at its --timeout; 130 interrupted."""
@@ -469,6 +470,47 @@ def stub(name, db, fmt):
     if s is None:
         raise click.ClickException(f"no dispatch stub named {name}")
     _emit(s.rows(), fmt)
+
+
+@main.command()
+@click.argument("a", metavar="A")
+@click.argument("rest", nargs=-1, metavar="B [NAME ...]")
+@click.option("--fork", is_flag=True, help="Report what the checkout of A, a vendor fork, changes against its "
+              "upstream, from A alone (no B): its platform macro's #if branches, its own folders, its registrations, "
+              "kernels and launches; NAMEs keep what lies in the files of their traces.")
+@click.option("--fork-macro", "fork_macros", multiple=True, metavar="NAME",
+              help="With --fork: the fork's platform macro (repeatable); default: the macros the checkout requires "
+                   "that upstream leaves undefined (USE_MACA).")
+@click.option("--device", type=click.Choice(DEVICE_OPTIONS), default="cuda", show_default=True,
+              help="The device the op's main chains are traced for.")
+@click.option("--json", "fmt", flag_value="json", help="The documented JSON shape (docs/diff.md).")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Markdown.")
+@click.option("--limit", type=click.IntRange(0), default=10, show_default=True,
+              help="Text: items shown per list, and the text says how many more (0: all; JSON has all).")
+@click.option("--no-pager", is_flag=True, help="Never page (as for trace).")
+@_fail_cleanly
+def diff(a, rest, fork, fork_macros, device, fmt, limit, no_pager):
+    """Two indexes side by side: A and B are index files or checkouts (each with its own index); read-only.
+
+    Without NAME: the registries (ops added, removed, renamed, changed: schema, dispatch keys, structured, ufunc,
+    composite status; derivative formulas) and the C++/CUDA side (stubs, registrations per device, __global__
+    kernels added, removed, moved, renamed; library calls). With NAME (as `opindex trace` takes it): one screen per
+    op, its two main chains hop by hop matched by role (line shifts are no change), the device code each side
+    runs, its registry entries and backward formulas. Exit 0 when differences are shown, 1 when there are none."""
+    from .api import Index, index_path
+    from .render import terminal
+    if not fork and not rest:
+        raise click.UsageError("give two indexes or checkouts (A B), or --fork A")
+    names = rest if fork else rest[1:]
+    with Index(index_path(a)) as ix:
+        d = ix.fork_report(names, macros=fork_macros, device=device) if fork else ix.diff(rest[0], names, device=device)
+    if fmt == "json":
+        click.echo(d.to_json())
+    elif fmt == "markdown":
+        click.echo(d.to_markdown(limit=limit), nl=False)
+    else:
+        terminal.page(d.to_text(limit=limit, width=terminal.width()), enabled=not no_pager)
+    sys.exit(0 if d.differences else 1)
 
 
 @main.command()

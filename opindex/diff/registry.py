@@ -164,8 +164,9 @@ def _formulas(entry: dict) -> dict[str, str]:
 
 def derivative_change(a: dict, b: dict) -> dict:
     out = {}
-    if squash(a["schema"]) != squash(b["schema"]):
-        out["schema"] = {"a": squash(a["schema"]), "b": squash(b["schema"])}
+    schema = schema_change(a["schema"], b["schema"])
+    if schema:
+        out["schema"] = schema
     if squash(a["output_differentiability"]) != squash(b["output_differentiability"]):
         out["output_differentiability"] = {"a": a["output_differentiability"], "b": b["output_differentiability"]}
     fa, fb = _formulas(a), _formulas(b)
