@@ -92,27 +92,25 @@ class ForkReport:
 def compare(con_a, con_b, side_a: dict, side_b: dict, *, device: str = "cuda", traces=()) -> Diff:
     """The diff of two open indexes. `traces`: (name, trace of a, trace of b) for each op asked; without any, the
     whole registries and the whole C++/CUDA side."""
-    entries_a, entries_b = facts.native_entries(con_a), facts.native_entries(con_b)
-    derivs_a, derivs_b = facts.derivative_entries(con_a), facts.derivative_entries(con_b)
-    notes = []
     if not traces:
-        diff = Diff(side_a, side_b, device, [], registry.native_diff(entries_a, entries_b),
-                    registry.derivatives_diff(derivs_a, derivs_b),
+        diff = Diff(side_a, side_b, device, [],
+                    registry.native_diff(facts.native_entries(con_a), facts.native_entries(con_b)),
+                    registry.derivatives_diff(facts.derivative_entries(con_a), facts.derivative_entries(con_b)),
                     code.code_diff(con_a, con_b, side_a["checkout"], side_b["checkout"]))
         if not diff.code["kernels"]["content_compared"]:
-            notes.append("kernel bodies not compared (a checkout is not readable here): renames are matched by "
-                         "call position only")
-        diff.notes = notes
+            diff.notes.append("kernel bodies not compared (a checkout is not readable here): renames are matched "
+                              "by call position only")
         return diff
-    per_op, all_names, all_full = [], set(), set()
-    for name, ta, tb in traces:
-        names, full = chains.chain_ops(ta, tb)
-        all_names |= names
-        all_full |= full
-        per_op.append(op_chain(name, ta, tb, registry.native_diff(entries_a, entries_b, names),
-                               registry.derivatives_diff(derivs_a, derivs_b, full)))
-    return Diff(side_a, side_b, device, [n for n, _, _ in traces], registry.native_diff(entries_a, entries_b, all_names),
-                registry.derivatives_diff(derivs_a, derivs_b, all_full), None, per_op, notes)
+    wanted = [chains.chain_ops(ta, tb) for _, ta, tb in traces]  # (base names, full names) of each op's entries
+    all_names = set().union(*(names for names, _ in wanted))
+    all_full = set().union(*(full for _, full in wanted))
+    entries_a, entries_b = facts.native_entries(con_a, all_names), facts.native_entries(con_b, all_names)
+    derivs_a, derivs_b = facts.derivative_entries(con_a, all_full), facts.derivative_entries(con_b, all_full)
+    per_op = [op_chain(name, ta, tb, registry.native_diff(entries_a, entries_b, names),
+                       registry.derivatives_diff(derivs_a, derivs_b, full))
+              for (name, ta, tb), (names, full) in zip(traces, wanted)]
+    return Diff(side_a, side_b, device, [n for n, _, _ in traces], registry.native_diff(entries_a, entries_b),
+                registry.derivatives_diff(derivs_a, derivs_b), None, per_op)
 
 
 def op_chain(name: str, ta, tb, ops: dict, derivatives: dict) -> dict:

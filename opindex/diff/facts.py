@@ -5,6 +5,7 @@ layout test keeps the diff's SQL here, as the trace's is in trace/facts.py.
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 
 
@@ -19,26 +20,40 @@ def meta(con) -> dict[str, str]:
 
 
 # -- registries -------------------------------------------------------------------------------------------------
-def native_entries(con) -> list[dict]:
-    """Every native_functions.yaml entry, with its dispatch rows as (key, kernel, implicit) tuples."""
+def native_entries(con, names: set[str] | None = None) -> list[dict]:
+    """native_functions.yaml entries (all, or those whose base name is one of `names`), with their dispatch rows
+    as (key, kernel, implicit) tuples."""
+    where, params = _only("name", names)
     entries = _rows(con, "SELECT id, name, overload, full_name, schema, variants, structured, structured_delegate, "
-                         "structured_inherits, ufunc_inner_loop, file, line FROM native_functions ORDER BY line")
+                         f"structured_inherits, ufunc_inner_loop, file, line FROM native_functions {where} "
+                         "ORDER BY line", params)
     by_id = {e["id"]: {**e, "dispatch": []} for e in entries}
+    where, params = _only("function", None if names is None else {e["full_name"] for e in entries})
     for r in _rows(con, "SELECT native_function_id, dispatch_key, kernel, implicit FROM native_dispatch "
-                        "ORDER BY line, dispatch_key"):
+                        f"{where} ORDER BY line, dispatch_key", params):
         by_id[r["native_function_id"]]["dispatch"].append((r["dispatch_key"], r["kernel"], bool(r["implicit"])))
     return list(by_id.values())
 
 
-def derivative_entries(con) -> list[dict]:
-    """Every derivatives.yaml entry, with its formulas as (dispatch_key, inputs, formula, line) tuples."""
+def derivative_entries(con, full_names: set[str] | None = None) -> list[dict]:
+    """derivatives.yaml entries (all, or those of `full_names`), with their formulas as (dispatch_key, inputs,
+    formula, line) tuples."""
+    where, params = _only("full_name", full_names)
     entries = _rows(con, "SELECT id, name, overload, full_name, schema, output_differentiability, file, line "
-                         "FROM derivatives ORDER BY line")
+                         f"FROM derivatives {where} ORDER BY line", params)
     by_id = {e["id"]: {**e, "formulas": []} for e in entries}
+    where, params = _only("function", full_names)
     for r in _rows(con, "SELECT derivative_id, dispatch_key, inputs, formula, line FROM derivative_formulas "
-                        "ORDER BY line"):
+                        f"{where} ORDER BY line", params):
         by_id[r["derivative_id"]]["formulas"].append((r["dispatch_key"], r["inputs"], r["formula"], r["line"]))
     return list(by_id.values())
+
+
+def _only(column: str, values: set[str] | None) -> tuple[str, tuple]:
+    """A WHERE clause keeping rows whose `column` is one of `values` (a JSON array bound as one parameter)."""
+    if values is None:
+        return "", ()
+    return f"WHERE {column} IN (SELECT value FROM json_each(?))", (json.dumps(sorted(values)),)
 
 
 # -- C++/CUDA -----------------------------------------------------------------------------------------------------

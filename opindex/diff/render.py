@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..render.printable import markdown_text, printable
 
+PLURAL = {"registration": "registrations", "kernel": "__global__ kernels", "launch": "launches",
+          "library": "library calls"}
 MARK = {"same": "=", "moved": ">", "changed": "~", "added": "+", "removed": "-"}
 
 
@@ -242,7 +244,7 @@ def fork_lines(r, limit: int, width: int | None) -> list[str]:
     out += [f"  {x['folder']}/  ({x['files']} files)" for x in r.folders]
     for side, label in (("fork", "In the fork's code"), ("upstream", "In the upstream code it leaves out")):
         kinds = r.sites[side]
-        out.append(f"{label}: " + ", ".join(f"{len(kinds[k])} {k}{'s' if len(kinds[k]) != 1 else ''}"
+        out.append(f"{label}: " + ", ".join(f"{len(kinds[k])} {PLURAL[k] if len(kinds[k]) != 1 else k}"
                                             for k in kinds))
         for k, rows in kinds.items():
             shown, more = _more(rows, limit)
