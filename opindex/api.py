@@ -212,14 +212,16 @@ class Index:
 
     # -- two trees side by side (opindex/diff, docs/diff.md) ----------------------------------------------------
     def diff(self, other, names=(), *, device: str = "cuda", depth: int = 1, defines=(), undefines=(),
-             config: str | dict | None = None, dtype: str = "float32"):
+             config: str | dict | None = None, dtype: str = "float32", trace_limit: int = 6, max_hops: int = 5000):
         """This index (A) against `other` (B: an Index, an index file, or a checkout with its own index): with
         `names`, each op's two main chains side by side, its device code, registry entries and backward formulas;
-        without, the whole registries and C++/CUDA side. A Diff (to_dict, to_text, to_markdown; .differences)."""
+        without, the whole registries and C++/CUDA side. A Diff (to_dict, to_text, to_markdown; .differences).
+        The traces take `trace_limit` and `max_hops` as trace's `limit` and `max_hops` (0: no cap)."""
         from .diff import compare, side
         b = other if isinstance(other, Index) else Index(index_path(other))
         try:
-            kw = dict(device=device, depth=depth, defines=defines, undefines=undefines, config=config, dtype=dtype)
+            kw = dict(device=device, depth=depth, defines=defines, undefines=undefines, config=config, dtype=dtype,
+                      limit=trace_limit, max_hops=max_hops)
             traces = [(n, *_found_in((self, b), n, kw)) for n in names]
             return compare(self.con, b.con, side(self.path, self.meta), side(b.path, b.meta), device=device,
                            traces=traces)

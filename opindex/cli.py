@@ -487,9 +487,13 @@ def stub(name, db, fmt):
 @click.option("--markdown", "fmt", flag_value="markdown", help="Markdown.")
 @click.option("--limit", type=click.IntRange(0), default=10, show_default=True,
               help="Text: items shown per list, and the text says how many more (0: all; JSON has all).")
+@click.option("--trace-limit", type=click.IntRange(0), default=6, show_default=True,
+              help="The traces' fan-out caps, as trace's --limit (0: none); a cut trace says so under its op.")
+@click.option("--max-hops", type=click.IntRange(0), default=5000, show_default=True,
+              help="Stop each trace after N hops and say so (0: no limit).")
 @click.option("--no-pager", is_flag=True, help="Never page (as for trace).")
 @_fail_cleanly
-def diff(a, rest, fork, fork_macros, device, fmt, limit, no_pager):
+def diff(a, rest, fork, fork_macros, device, fmt, limit, trace_limit, max_hops, no_pager):
     """Two indexes side by side: A and B are index files or checkouts (each with its own index); read-only.
 
     Without NAME: the registries (ops added, removed, renamed, changed: schema, dispatch keys, structured, ufunc,
@@ -503,7 +507,8 @@ def diff(a, rest, fork, fork_macros, device, fmt, limit, no_pager):
         raise click.UsageError("give two indexes or checkouts (A B), or --fork A")
     names = rest if fork else rest[1:]
     with Index(index_path(a)) as ix:
-        d = ix.fork_report(names, macros=fork_macros, device=device) if fork else ix.diff(rest[0], names, device=device)
+        d = ix.fork_report(names, macros=fork_macros, device=device) if fork else ix.diff(
+            rest[0], names, device=device, trace_limit=trace_limit, max_hops=max_hops)
     if fmt == "json":
         click.echo(d.to_json())
     elif fmt == "markdown":

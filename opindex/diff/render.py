@@ -147,7 +147,7 @@ def step_line(s: dict) -> str:
     return f"  {MARK[s['status']]} {s['role']:<13} {_hop(a or b)}"
 
 
-def op_lines(c: dict, d, width: int | None) -> list[str]:
+def op_lines(c: dict, d, limit: int, width: int | None) -> list[str]:
     out = [f"{c['query']}   (main chains on {d.device}: A {d.a['pytorch_version'] or '?'}, "
            f"B {d.b['pytorch_version'] or '?'}; = same, line shifts shown; > moved; ~ changed; + only B; - only A)"]
     for label in ("a_message", "b_message"):
@@ -160,14 +160,16 @@ def op_lines(c: dict, d, width: int | None) -> list[str]:
     out.append(_clip(f"  A runs {_hop(dev['a']) or 'no device code on its main chain'}", width))
     out.append(_clip(f"  B runs {_hop(dev['b']) or 'no device code on its main chain'}", width))
     for label, key in (("only in A's trace", "only_a"), ("only in B's trace", "only_b")):
-        shown, more = _more(dev[key], 8)
+        shown, more = _more(dev[key], limit)
         if shown:
-            out.append(_clip(f"  {label}: " + ", ".join(shown) + (f" {more[:more.find('(')]}" if more else ""),
-                             width))
-    reg = registry_changes(c["ops"], c["derivatives"], width)
+            out.append(_clip(f"  {label}: " + ", ".join(shown), width))
+            out += [f"    {more}"] if more else []
+    reg, more = _more(registry_changes(c["ops"], c["derivatives"], width), limit)
     out += ["Registry and backward:"] + (reg or ["  no change in the entries on these chains"])
+    out += [f"  {more}"] if more else []
     for label, cut in c["truncated"].items():
-        out.append(_clip(f"TRUNCATED ({label.upper()}'s trace): {cut['reason']}", width))
+        out.append(_clip(f"TRUNCATED ({label.upper()}'s trace): {cut['reason']} (here: `opindex diff "
+                         f"--trace-limit 0 --max-hops 0`, Index.diff(..., trace_limit=0, max_hops=0))", width))
     return out
 
 
@@ -191,7 +193,7 @@ def diff_text(d, limit: int = 10, width: int | None = None) -> str:
     out = ["opindex diff"] + _head(d) + [""]
     if d.op_chains:
         for c in d.op_chains:
-            out += op_lines(c, d, width) + [""]
+            out += op_lines(c, d, limit, width) + [""]
     else:
         out += registry_lines(d.ops, d.derivatives, limit, width) + [""]
         out += ["C++/CUDA:"] + code_lines(d.code, limit, width) + [""]
