@@ -172,3 +172,12 @@ def test_fork_report_of_a_tree_without_a_platform_exits_1(sample_db):
     result = CliRunner().invoke(main, ["diff", "--fork", str(sample_db)])
     assert result.exit_code == 1
     assert "its build requires no macro upstream leaves undefined" in result.output
+
+
+def test_markdown_shows_each_step_as_a_table_row_with_names_as_code(sample_db, changed_db):
+    from opindex.api import Index
+    with Index(sample_db) as a:
+        md = a.diff(changed_db, ["layer_norm"]).to_markdown()
+    assert (f"| ~ | device code | `__global__ at::native::LayerNormForwardCUDAKernel` {KERNEL_FILE}:21 | "
+            f"`__global__ at::native::LayerNormFwdKernel` {KERNEL_FILE}:21 |") in md
+    assert "| = | entry | `aten::layer_norm` " in md

@@ -209,16 +209,23 @@ def diff_markdown(d, limit: int = 0) -> str:
     for c in d.op_chains:
         out += [f"## {markdown_text(c['query'])}", "", "| | role | A | B |", "|---|---|---|---|"]
         for s in c["steps"]:
-            cells = [_md(_hop(s["a"])), _md(_hop(s["b"]))]
-            out.append(f"| {MARK[s['status']]} | {s['role']} | {cells[0]} | {cells[1]} |")
+            out.append(f"| {MARK[s['status']]} | {s['role']} | {_md_hop(s['a'])} | {_md_hop(s['b'])} |")
         dev = c["device_code"]
-        out += ["", f"Device code: A `{_md(_hop(dev['a']))}`; B `{_md(_hop(dev['b']))}`", ""]
+        out += ["", f"Device code: A {_md_hop(dev['a']) or 'none'}; B {_md_hop(dev['b']) or 'none'}", ""]
         out += [f"- {_md(line.strip())}" for line in registry_changes(c["ops"], c["derivatives"], None)] + [""]
     if not d.op_chains:
         out += ["## Registries", ""] + [f"    {line}" for line in registry_lines(d.ops, d.derivatives, limit, None)]
         out += ["", "## C++/CUDA", ""] + [f"    {line}" for line in code_lines(d.code, limit, None)] + [""]
     out += [f"Note: {_md(n)}" for n in d.notes]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _md_hop(h: dict | None) -> str:
+    """A hop as Markdown: its name as code (no HTML is rendered there: `<<<` stays as written), then file:line."""
+    if not h:
+        return ""
+    name = "`" + printable(h["name"]).replace("`", "'").replace("|", "\\|") + "`"
+    return f"{name} {_md(h['file'])}:{h['line']}" if h["file"] else name
 
 
 def _md(text: str) -> str:
