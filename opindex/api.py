@@ -302,13 +302,13 @@ Index.meta = property(_guarded(Index.meta.fget, False))
 
 def index_path(arg: str | os.PathLike) -> Path:
     """An index file, or a checkout folder's own index (`opindex build CHECKOUT` wrote it)."""
-    from .db import UsageError
+    from .db import Broken
     path = Path(arg).expanduser()
     if path.is_dir():
         own = indexes.default_for(path)
-        if not own.is_file():
-            raise UsageError(f"{arg}: a folder without an index of its own: run `opindex build {arg}`, or give "
-                             f"an index file")
+        if not own.is_file():  # a missing index, as for any query: exit 3
+            raise Broken(f"{arg}: a folder without an index of its own: run `opindex build {arg}`, or give an "
+                         f"index file")
         return own
     return indexes.for_query(path)
 

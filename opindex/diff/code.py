@@ -37,12 +37,13 @@ def _registered(con) -> dict[str, dict[str, dict]]:
     return out
 
 
-def registrations_diff(a, b) -> dict:
-    """Per stub registered on both sides: devices gained and lost, and the kernels that changed per device."""
+def registrations_diff(a, b, skip: set[str] = frozenset()) -> dict:
+    """Per stub (but those in `skip`: declared on one side only, listed as such), devices gained and lost, and
+    the kernels that changed per device."""
     ra, rb = _registered(a), _registered(b)
     changed = {}
-    for stub in sorted(set(ra) & set(rb)):
-        da, db = ra[stub], rb[stub]
+    for stub in sorted((set(ra) | set(rb)) - skip):
+        da, db = ra.get(stub, {}), rb.get(stub, {})
         kernels = {d: {"a": sorted(da[d]["kernels"]), "b": sorted(db[d]["kernels"]), "at_a": da[d]["at"],
                        "at_b": db[d]["at"]} for d in sorted(set(da) & set(db)) if da[d]["kernels"] != db[d]["kernels"]}
         gained, lost = sorted(set(db) - set(da)), sorted(set(da) - set(db))
@@ -152,5 +153,7 @@ def library_diff(a, b) -> dict:
 
 
 def code_diff(a, b, root_a: str | None, root_b: str | None) -> dict:
-    return {"stubs": stubs_diff(a, b), "registrations": registrations_diff(a, b),
+    stubs = stubs_diff(a, b)
+    one_side = {s["stub"] for s in stubs["added"] + stubs["removed"]}
+    return {"stubs": stubs, "registrations": registrations_diff(a, b, one_side),
             "kernels": kernels_diff(a, b, root_a, root_b), "library_calls": library_diff(a, b)}
