@@ -93,6 +93,10 @@ def test_a_renamed_kernel_is_matched_by_content_and_launching_function(diff):
                                  "b": "aten/src/ATen/native/cuda/forkx_kernels/Fill.cuh:2"}]
     assert kernels["removed"] == [] and kernels["moved"] == []
     assert diff.code["stubs"] == {"added": [], "removed": []}
+    # registered under the fork's #ifdef, declared nowhere: a device gained, with its site
+    assert diff.code["registrations"]["changed"] == {
+        "forkx_fill_stub": {"gained": {"CUDA": f"{FORK_GUARD}:23"}, "lost": {}, "kernels": {}}}
+    assert diff.code["library_calls"] == {"added": [], "removed": []}
 
 
 def test_one_op_chain_side_by_side_marks_the_renamed_kernel_and_keeps_the_rest(sample_db, changed_db):
@@ -181,3 +185,25 @@ def test_markdown_shows_each_step_as_a_table_row_with_names_as_code(sample_db, c
     assert (f"| ~ | device code | `__global__ at::native::LayerNormForwardCUDAKernel` {KERNEL_FILE}:21 | "
             f"`__global__ at::native::LayerNormFwdKernel` {KERNEL_FILE}:21 |") in md
     assert "| = | entry | `aten::layer_norm` " in md
+
+
+def test_schema_change_names_defaults_kwarg_only_moves_and_returns():
+    from opindex.diff.registry import schema_change
+    change = schema_change("f(Tensor self, int dim=0, bool keep=False) -> Tensor",
+                           "f(Tensor self, *, int dim=-1, bool keep=False) -> (Tensor, Tensor)")
+    assert change["arguments"] == {"added": [], "removed": [],
+                                   "changed": [{"name": "dim", "a": "int dim=0", "b": "* int dim=-1"},
+                                               {"name": "keep", "a": "bool keep=False", "b": "* bool keep=False"}]}
+    assert change["returns"] == {"a": "Tensor", "b": "(Tensor, Tensor)"}
+    assert schema_change("f(Tensor  self) -> Tensor", "f(Tensor self)  ->  Tensor") is None  # whitespace only
+
+
+def test_1_8_composite_key_names_are_no_dispatch_change():
+    from opindex.diff.registry import entry_change
+    old = {"schema": "f(Tensor self) -> Tensor", "dispatch": [("Math", "f", False)], "structured": False,
+           "structured_delegate": None, "ufunc_inner_loop": None, "variants": "function"}
+    new = {**old, "dispatch": [("CompositeImplicitAutograd", "f", False)]}
+    assert entry_change(old, new) == {}
+    assert entry_change(old, {**new, "dispatch": [("CompositeExplicitAutograd", "f", False)]}) == {
+        "dispatch": {"gained": ["CompositeExplicitAutograd"], "lost": ["CompositeImplicitAutograd"], "kernels": {}},
+        "composite": {"a": "CompositeImplicitAutograd", "b": "CompositeExplicitAutograd"}}
