@@ -265,3 +265,18 @@ def test_fork_report_of_the_maca_fork(real_index):
     assert ("vectorized_layer_norm_kernel_opt", "aten/src/ATen/native/cuda/layer_norm_kernel.cu", 846) in launches
     assert ("aten/src/ATen/native/cuda/layer_norm_kernel.cu", 787, "defined(USE_MACA)") in {
         (b["file"], b["line"], b["condition"]) for b in r.branches["fork"]}
+
+
+def test_fork_report_of_the_fpga_fork_with_its_macros_named(real_index_1_4):
+    """The 1.4 FPGA fork (Belkharym/pytorch-fpga) requires no macro: named, its #ifdef C10_USE_FPGA branches
+    (c10/opencl/OpenCLFunctions.cpp:85, the .xclbin binaries) and its opencl/ folders with their registrations."""
+    r = real_index_1_4.fork_report(macros=["C10_USE_FPGA", "USE_OPENCL"])
+    assert ("c10/opencl/OpenCLFunctions.cpp", 86, 86) in {(b["file"], b["line"], b["end_line"])
+                                                         for b in r.branches["fork"]}
+    assert ("c10/opencl/OpenCLFunctions.cpp", 247, "!defined(C10_USE_FPGA)") in {
+        (b["file"], b["line"], b["condition"]) for b in r.branches["upstream"]}
+    assert [f["folder"] for f in r.folders] == ["aten/src/ATen/native/opencl", "aten/src/ATen/opencl", "c10/opencl",
+                                                "torch/csrc/opencl"]
+    regs = {(s["name"], s["file"], s["line"]) for s in r.sites["fork"]["registration"]}
+    assert ("add_stub -> add_kernel_opencl (OPENCL)", "aten/src/ATen/native/opencl/BinaryOpsKernel.cpp", 181) in regs
+    assert len(regs) == 16

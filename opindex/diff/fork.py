@@ -23,12 +23,16 @@ def fork_macros(required: dict) -> list[dict]:
             if s.value is not UNDEFINED and UPSTREAM_CUDA.get(name, UNDEFINED) is UNDEFINED]
 
 
+# the parts of a build macro's name that say "a build option", not which platform (USE_MACA, C10_USE_FPGA)
+MACRO_WORDS = frozenset({"use", "c10", "at", "enable", "enabled", "have", "with", "build", "backend", ""})
+
+
 def platform_words(macros: list[str]) -> set[str]:
-    """The platform's name as folders spell it: each macro without USE_ and underscores (USE_MACA -> maca), and
-    the vendor platforms (pytorch/devices.py VENDOR_PLATFORMS) whose name a macro holds."""
-    words = {re.sub(r"^_*(USE_)?|_*$", "", m.removesuffix("()")).lower() for m in macros}
-    words |= {p.name.lower() for p in VENDOR_PLATFORMS for m in macros if p.name.lower() in m.lower()}
-    return {w for w in words if w}
+    """The platform's name as folders spell it: the parts of each macro's name but MACRO_WORDS (USE_MACA -> maca,
+    C10_USE_FPGA -> fpga), and the vendor platforms (pytorch/devices.py VENDOR_PLATFORMS) whose name a macro
+    holds."""
+    words = {w for m in macros for w in m.removesuffix("()").lower().split("_")} - MACRO_WORDS
+    return words | {p.name.lower() for p in VENDOR_PLATFORMS for m in macros if p.name.lower() in m.lower()}
 
 
 def branches(con, macros: list[str]) -> dict[str, list[dict]]:
