@@ -207,3 +207,16 @@ def test_1_8_composite_key_names_are_no_dispatch_change():
     assert entry_change(old, {**new, "dispatch": [("CompositeExplicitAutograd", "f", False)]}) == {
         "dispatch": {"gained": ["CompositeExplicitAutograd"], "lost": ["CompositeImplicitAutograd"], "kernels": {}},
         "composite": {"a": "CompositeImplicitAutograd", "b": "CompositeExplicitAutograd"}}
+
+
+def test_a_checkout_folder_stands_for_its_own_index(sample_db, tmp_path):
+    from opindex.api import Index, build
+    from opindex.cli import main
+    build(str(SAMPLE), None, jobs=1)  # the sample's own index, in the test session's cache folder
+    with Index(sample_db) as a:
+        assert a.diff(str(SAMPLE)).differences is False
+    empty = tmp_path / "not_built"
+    empty.mkdir()
+    result = CliRunner().invoke(main, ["diff", str(sample_db), str(empty)])
+    assert result.exit_code == 3
+    assert f"{empty}: a folder without an index of its own: run `opindex build {empty}`" in result.output
