@@ -486,7 +486,8 @@ def stub(name, db, fmt):
 @click.option("--json", "fmt", flag_value="json", help="The documented JSON shape (docs/diff.md).")
 @click.option("--markdown", "fmt", flag_value="markdown", help="Markdown.")
 @click.option("--limit", type=click.IntRange(0), default=10, show_default=True,
-              help="Text: items shown per list, and the text says how many more (0: all; JSON has all).")
+              help="Text: items shown per list, and the text says how many more (0: all; JSON and Markdown have "
+                   "all).")
 @click.option("--trace-limit", type=click.IntRange(0), default=6, show_default=True,
               help="The traces' fan-out caps, as trace's --limit (0: none); a cut trace says so under its op.")
 @click.option("--max-hops", type=click.IntRange(0), default=5000, show_default=True,
@@ -495,6 +496,7 @@ def stub(name, db, fmt):
 @_fail_cleanly
 def diff(a, rest, fork, fork_macros, device, fmt, limit, trace_limit, max_hops, no_pager):
     """Two indexes side by side: A and B are index files or checkouts (each with its own index); read-only.
+    `opindex diff --fork A [NAME ...]`: what the fork A changes against its upstream, from A alone.
 
     Without NAME: the registries (ops added, removed, renamed, changed: schema, dispatch keys, structured, ufunc,
     composite status; derivative formulas) and the C++/CUDA side (stubs, registrations per device, __global__
@@ -512,7 +514,7 @@ def diff(a, rest, fork, fork_macros, device, fmt, limit, trace_limit, max_hops, 
     if fmt == "json":
         click.echo(d.to_json())
     elif fmt == "markdown":
-        click.echo(d.to_markdown(limit=limit), nl=False)
+        click.echo(d.to_markdown(), nl=False)  # a report: every item
     else:
         terminal.page(d.to_text(limit=limit, width=terminal.width()), enabled=not no_pager)
     sys.exit(0 if d.differences else 1)
