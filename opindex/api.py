@@ -210,6 +210,36 @@ class Index:
                         index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress)
         return rows.to_dataframe() if dataframe else rows
 
+    # -- two trees side by side (opindex/diff, docs/diff.md) ----------------------------------------------------
+    def diff(self, other, names=(), *, device: str = "cuda", depth: int = 1, defines=(), undefines=(),
+             config: str | dict | None = None, dtype: str = "float32", trace_limit: int = 6, max_hops: int = 5000):
+        """This index (A) against `other` (B: an Index, an index file, or a checkout with its own index): with
+        `names`, each op's two main chains side by side, its device code, registry entries and backward formulas;
+        without, the whole registries and C++/CUDA side. A Diff (to_dict, to_text, to_markdown; .differences).
+        The traces take `trace_limit` and `max_hops` as trace's `limit` and `max_hops` (0: no cap)."""
+        from .diff import compare, side
+        b = other if isinstance(other, Index) else Index(index_path(other))
+        try:
+            kw = dict(device=device, depth=depth, defines=defines, undefines=undefines, config=config, dtype=dtype,
+                      limit=trace_limit, max_hops=max_hops)
+            traces = [(n, *_found_in((self, b), n, kw)) for n in names]
+            return compare(self.con, b.con, side(self.path, self.meta), side(b.path, b.meta), device=device,
+                           traces=traces)
+        finally:
+            if b is not other:
+                b.close()
+
+    def fork_report(self, names=(), *, macros=(), device: str = "cuda"):
+        """What this index's checkout, a vendor fork, changes against its upstream, read from the fork alone: its
+        platform macros (`macros`, default: those the checkout requires that upstream leaves undefined), their #if
+        branches, its own folders, and the registrations, kernels, launches and library calls in its code; with
+        `names`, only what lies in the files of those ops' traces. A ForkReport."""
+        from .diff import fork_report, side
+        from .trace.conditions import BuildContext
+        traces = [(n, _found_in((self,), n, {"device": device})[0]) for n in names]
+        return fork_report(self.con, side(self.path, self.meta), BuildContext(self.con, "cuda").required(),
+                           macros=macros, traces=traces)
+
     # -- facts about the index ------------------------------------------------------------------------------
     @property
     def meta(self) -> dict[str, str]:
@@ -264,9 +294,41 @@ def _guarded(method, named: bool):
 
 
 for _method, _named in (("trace", True), ("find", True), ("op", True), ("stub", True), ("callers", True),
-                        ("callees", True), ("kernels", False), ("profile", False), ("stats", False)):
+                        ("callees", True), ("kernels", False), ("profile", False), ("stats", False),
+                        ("diff", False), ("fork_report", False)):
     setattr(Index, _method, _guarded(getattr(Index, _method), _named))
 Index.meta = property(_guarded(Index.meta.fget, False))
+
+
+def index_path(arg: str | os.PathLike) -> Path:
+    """An index file, or a checkout folder's own index (`opindex build CHECKOUT` wrote it)."""
+    from .db import Broken
+    path = Path(arg).expanduser()
+    if path.is_dir():
+        own = indexes.default_for(path)
+        if not own.is_file():  # a missing index, as for any query: exit 3
+            raise Broken(f"{arg}: a folder without an index of its own: run `opindex build {arg}`, or give an "
+                         f"index file")
+        return own
+    return indexes.for_query(path)
+
+
+def _found_in(sides, name: str, kw: dict) -> list:
+    """The traces of `name` in each index; an ambiguous name is a usage error (its candidates listed), a name no
+    index knows is nothing found (exit 1)."""
+    from .db import UsageError
+    traces = [ix.trace(name, **kw) for ix in sides]
+    for ix, t in zip(sides, traces):
+        if not t.hops and not t.unknown:
+            raise UsageError(f"{ix.path}: {t.message}" + "".join(f"\n  {c}" for c in t.candidates))
+    if all(not t.hops for t in traces):
+        raise NothingFound(f"{name}: " + "; ".join(f"{ix.path}: {t.message}" for ix, t in zip(sides, traces)))
+    return traces
+
+
+class NothingFound(OpindexError):
+    """A name that none of the indexes asked knows: exit 1."""
+    exit_code = 1
 
 
 def _profiler_kernel_name(name: str) -> bool:

@@ -17,6 +17,7 @@ from .render.rows import FORMATS
 EXIT_CODES = """\b
 Exit codes (every command):
   0 found; 1 nothing found (find, callers, callees, op, stub, trace);
+  diff: 0 differences shown, 1 none;
   2 usage error, or a name that is ambiguous (its candidates are listed);
   3 broken index or environment (missing, damaged, unreadable index, a
     failed write); 4 a query stopped at its --timeout; 130 interrupted."""
@@ -469,6 +470,54 @@ def stub(name, db, fmt):
     if s is None:
         raise click.ClickException(f"no dispatch stub named {name}")
     _emit(s.rows(), fmt)
+
+
+@main.command()
+@click.argument("a", metavar="A")
+@click.argument("rest", nargs=-1, metavar="B [NAME ...]")
+@click.option("--fork", is_flag=True, help="Report what the checkout of A, a vendor fork, changes against its "
+              "upstream, from A alone (no B): its platform macro's #if branches, its own folders, its registrations, "
+              "kernels and launches; NAMEs keep what lies in the files of their traces.")
+@click.option("--fork-macro", "fork_macros", multiple=True, metavar="NAME",
+              help="With --fork: the fork's platform macro (repeatable); default: the macros the checkout requires "
+                   "that upstream leaves undefined (USE_MACA).")
+@click.option("--device", type=click.Choice(DEVICE_OPTIONS), default="cuda", show_default=True,
+              help="The device the op's main chains are traced for.")
+@click.option("--json", "fmt", flag_value="json", help="The documented JSON shape (docs/diff.md).")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Markdown.")
+@click.option("--limit", type=click.IntRange(0), default=10, show_default=True,
+              help="Text: items shown per list, and the text says how many more (0: all; JSON and Markdown have "
+                   "all).")
+@click.option("--trace-limit", type=click.IntRange(0), default=6, show_default=True,
+              help="The traces' fan-out caps, as trace's --limit (0: none); a cut trace says so under its op.")
+@click.option("--max-hops", type=click.IntRange(0), default=5000, show_default=True,
+              help="Stop each trace after N hops and say so (0: no limit).")
+@click.option("--no-pager", is_flag=True, help="Never page (as for trace).")
+@_fail_cleanly
+def diff(a, rest, fork, fork_macros, device, fmt, limit, trace_limit, max_hops, no_pager):
+    """Two indexes side by side: A and B are index files or checkouts (each with its own index); read-only.
+    `opindex diff --fork A [NAME ...]`: what the fork A changes against its upstream, from A alone.
+
+    Without NAME: the registries (ops added, removed, renamed, changed: schema, dispatch keys, structured, ufunc,
+    composite status; derivative formulas) and the C++/CUDA side (stubs, registrations per device, __global__
+    kernels added, removed, moved, renamed; library calls). With NAME (as `opindex trace` takes it): one screen per
+    op, its two main chains hop by hop matched by role (line shifts are no change), the device code each side
+    runs, its registry entries and backward formulas. Exit 0 when differences are shown, 1 when there are none."""
+    from .api import Index, index_path
+    from .render import terminal
+    if not fork and not rest:
+        raise click.UsageError("give two indexes or checkouts (A B), or --fork A")
+    names = rest if fork else rest[1:]
+    with Index(index_path(a)) as ix:
+        d = ix.fork_report(names, macros=fork_macros, device=device) if fork else ix.diff(
+            rest[0], names, device=device, trace_limit=trace_limit, max_hops=max_hops)
+    if fmt == "json":
+        click.echo(d.to_json())
+    elif fmt == "markdown":
+        click.echo(d.to_markdown(), nl=False)  # a report: every item
+    else:
+        terminal.page(d.to_text(limit=limit, width=terminal.width()), enabled=not no_pager)
+    sys.exit(0 if d.differences else 1)
 
 
 @main.command()

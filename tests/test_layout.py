@@ -16,7 +16,7 @@ STEPS = [
     ("opindex.db", "opindex.query", "opindex.indexer", "opindex.migrate", "opindex._migrations"),
     ("opindex.trace",),
     ("opindex.render",),
-    ("opindex.profile",),
+    ("opindex.profile", "opindex.diff"),
     ("opindex.api",),
     ("opindex.cli", "opindex.__main__"),
 ]
@@ -124,6 +124,17 @@ def test_every_select_of_the_query_side_is_in_facts():
     assert wrong == []
     facts = ast.parse(modules()["opindex.trace.facts"].read_text())
     assert any(SQL.search(text) for text in string_texts(facts))  # the finder sees SQL where there is some
+
+
+def test_every_select_of_the_diff_is_in_its_facts():
+    """The diff's SQL is opindex/diff/facts.py's, as the trace's is trace/facts.py's."""
+    wrong = []
+    for name, path in modules().items():
+        if not name.startswith("opindex.diff") or name == "opindex.diff.facts":
+            continue
+        wrong += [f"{name}: {text[:60]!r}" for text in string_texts(ast.parse(path.read_text())) if SQL.search(text)]
+    assert wrong == []
+    assert any(SQL.search(text) for text in string_texts(ast.parse(modules()["opindex.diff.facts"].read_text())))
 
 
 def test_sql_finder_finds_sql():
