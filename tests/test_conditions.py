@@ -339,3 +339,30 @@ def test_the_dtype_an_explicit_specialization_is_written_for():
     assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(at::BFloat16))") == "bfloat16"
     assert specialization_dtype("(const float* a, double b)") is None  # two types: not one specialization's
     assert specialization_dtype("(CUDABLAS_GEMM_ARGTYPES(Dtype))") is None
+
+
+def test_a_branch_marked_unlikely_is_not_the_default_path():
+    # the fork's launch_vectorized_layer_norm_kernel: `if (maca_unlikely(disable_vectorized_layernorm_opt))` keeps
+    # the stock kernel for a setting's rare value; its else block is the path the authors expect
+    rows = conditions("""\
+        namespace at::native {
+        void launch(int M) {
+          if (maca_unlikely(disable_opt)) {
+            stock(M);
+          } else {
+            opt(M);
+          }
+          if (C10_LIKELY(M > 0) && other(M)) go(M);
+        }
+        }
+        """)
+    assert [r for r in rows if r[2] == "if"] == [
+        (3, 5, "if", "maca_unlikely(disable_opt)", "at::native::launch"),
+        (5, 7, "if", "not (maca_unlikely(disable_opt))", "at::native::launch"),
+        (8, 8, "if", "C10_LIKELY(M > 0) && other(M)", "at::native::launch")]
+    assert holds("maca_unlikely(disable_opt)", {}) is False
+    assert holds("not (maca_unlikely(disable_opt))", {}) is True
+    assert holds("C10_UNLIKELY(x > 3)", {}) is False and holds("C10_LIKELY(ok)", {}) is True
+    assert holds("__builtin_expect(!!(x), 0)", {}) is False and holds("!__builtin_expect(x, 1)", {}) is False
+    assert holds("C10_LIKELY(M > 0) && other(M)", {}) is None  # the hint says nothing of other(M)
+    assert holds("C10_UNLIKELY(a) && other(M)", {}) is False  # unlikely and anything is unlikely

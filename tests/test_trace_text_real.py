@@ -202,3 +202,17 @@ def test_the_input_s_dtype_picks_the_explicit_specialization_and_the_blas_settin
     double = [h for h in t.hops if h.name == "at::cuda::blas::bgemm" and h.file.endswith("CUDABlas.cpp")
               and any(c.text == "scalar_t is float64" and c.assumed is False for c in h.conditions)]
     assert len(double) == 1
+
+
+def test_a_branch_the_source_marks_unlikely_is_not_the_main_chain(real_index):
+    """F.layer_norm on the fork's own build (USE_MACA, required by the checkout): launch_vectorized_layer_norm_kernel
+    (layer_norm_kernel.cu:759) keeps the stock vectorized_layer_norm_kernel launch (:782) under `if
+    (maca_unlikely(disable_vectorized_layernorm_opt))` (:776); its else block launches the fork's kernels, the
+    wave1 one first (:807, its __global__ at maca_kernels/layer_norm_kernel_opt.cuh:452)."""
+    t = real_index.trace("F.layer_norm")
+    end = t.main_chain()[-1]
+    assert (end.name, end.file, end.line) == ("__global__ at::native::layernorm::vectorized_layer_norm_kernel_opt_wave1",
+                                              "aten/src/ATen/native/cuda/maca_kernels/layer_norm_kernel_opt.cuh", 452)
+    stock = next(h for h in t.hops if h.kind == "launch" and h.line == 782)
+    assert [(c.text, c.line, c.assumed) for c in stock.conditions if c.kind == "if"] == [
+        ("maca_unlikely(disable_vectorized_layernorm_opt)", 776, False)]

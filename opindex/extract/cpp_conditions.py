@@ -40,6 +40,10 @@ _DTYPE_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:(?:at::|c10::)?(?:isComplexType|i
                           rb"floating_point)\(\s*\))")
 
 
+# a branch the source marks likely or unlikely (`if (C10_UNLIKELY(x))`, a fork's `if (maca_unlikely(x))`, `if
+# (__builtin_expect(x, 0))`): the whole condition is kept, read from the tree
+_HINT_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:\w*(?:unlikely|UNLIKELY|likely|LIKELY)\w*|__builtin_expect)\s*\(")
+
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -101,13 +105,14 @@ def requirements(data: bytes) -> list[tuple[int, str]]:
 
 
 def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
-    """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD) and of
-    dtype tests (_DTYPE_GUARD), the else block as `not (...)`; only inside functions. The then block's rows start
-    at the `if` line."""
+    """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD), of
+    dtype tests (_DTYPE_GUARD) and of branch hints (_HINT_GUARD), the else block as `not (...)`; only inside
+    functions. The then block's rows start at the `if` line."""
     if b"if" not in data:
         return []
     out, seen = [], set()
-    for m in sorted([*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data)], key=lambda m: m.start()):
+    found = [*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data), *_HINT_GUARD.finditer(data)]
+    for m in sorted(found, key=lambda m: m.start()):
         if m.start() and data[m.start() - 1] in _WORD or m.start() in seen:
             continue  # `elif (`, `verify_if(`: not the keyword; an `if` both patterns find
         seen.add(m.start())

@@ -121,7 +121,8 @@ conditions = Table(
     Column("kind", String(8), nullable=False,
            comment="#if (one branch of a preprocessor group: `#if`, `#ifdef`, `#ifndef`, `#elif` or `#else` up to "
                    "the group's next directive; include guards are left out), if (the block of an `if` on one "
-                   "name a default argument can decide, or on a global setting, or its else block; C++ and Python) "
+                   "name a default argument can decide, or on a global setting, or a dtype, or a branch hint "
+                   "(C10_UNLIKELY(x)), or its else block; C++ and Python) "
                    "or #error (one line that cannot compile: an `#error` directive or `static_assert(0/false, ...)`"
                    "; the #if branch around it is never built), or switch (one case of a C++ `switch`, from its "
                    "label to the next label with statements of its own)"),

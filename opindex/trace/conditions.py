@@ -140,6 +140,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         found = memory_format_holds(condition, defaults[MEMORY_FORMAT])
     if found is None and SIZES in defaults:
         found = size_holds(condition)
+    if found is None:
+        found = hint_holds(condition)
     if found is None and ("&&" in condition or "||" in condition):
         return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
@@ -205,6 +207,24 @@ def size_holds(condition: str) -> bool | None:
         return None
     bang, _, op, literal = m.groups()
     result = {"==": False, "!=": True, "<=": False, "<": False, ">": True, ">=": True}[op]
+    result = result != bool(bang)
+    return result != negate
+
+
+_HINT = re.compile(r"^(!\s*)?(?:(\w*?(un)?likely\w*)\s*\(.*\)|__builtin_expect\s*\(.*,\s*([01])L?\s*\))$", re.I | re.S)
+
+
+def hint_holds(condition: str) -> bool | None:
+    """A branch the source marks unlikely (`C10_UNLIKELY(x)`, `maca_unlikely(x)`, `__builtin_expect(x, 0)`) is
+    read as not taken, one marked likely as taken: the path the code's authors expect a call to run; None for any
+    other test."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    m = _HINT.match(test)
+    if m is None or any(len(split_top_level(test, op, "(")) > 1 for op in ("&&", "||")):
+        return None  # (`C10_LIKELY(a) && b`: its parts are read one by one, cpp_holds)
+    bang, name, un, expect = m.groups()
+    result = (expect == "1") if name is None else not un
     result = result != bool(bang)
     return result != negate
 
