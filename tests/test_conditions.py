@@ -6,7 +6,7 @@ import textwrap
 from opindex.api import Index, build
 from opindex.extract.cpp import extract
 from opindex.pytorch.devices import platform_off
-from opindex.trace.conditions import MEMORY_FORMAT, SIZES, Constant, holds, schema_defaults, specialization_dtype
+from opindex.trace.conditions import DTYPE, MEMORY_FORMAT, SIZES, Constant, holds, schema_defaults, specialization_dtype
 from opindex.trace.model import NOT_DEFAULT
 
 
@@ -327,6 +327,7 @@ def test_a_count_of_elements_or_batches_is_read_as_the_general_case():
     assert holds("not (self.numel() == 0)", general) is True
     assert holds("result.numel() > 0", general) is True
     assert holds("inner_size == 1", general) is None  # softmax over the last dim: 1 is the general case
+    assert holds("result.numel() == 1", general) is None  # a full reduction's result: the general case
     assert holds("n_dims == 2", general) is None
     assert holds("num_batches == 1", {}) is None
 
@@ -366,3 +367,33 @@ def test_a_branch_marked_unlikely_is_not_the_default_path():
     assert holds("__builtin_expect(!!(x), 0)", {}) is False and holds("!__builtin_expect(x, 1)", {}) is False
     assert holds("C10_LIKELY(M > 0) && other(M)", {}) is None  # the hint says nothing of other(M)
     assert holds("C10_UNLIKELY(a) && other(M)", {}) is False  # unlikely and anything is unlikely
+
+
+def test_a_local_flag_is_read_as_what_it_was_set_to():
+    # CUDALoops.cuh's gpu_kernel_impl: `bool contiguous = iter.is_contiguous();` then `if (contiguous)`; a flag set
+    # from a parameter's test reads as that test; a parameter itself is left as it is
+    rows = conditions("""\
+        namespace at::native {
+        void impl(TensorIteratorBase& iter, bool train) {
+          bool contiguous = iter.is_contiguous();
+          bool dynamic_casting = needs_dynamic_casting<func_t>::check(iter);
+          if (!dynamic_casting) {
+            if (contiguous) {
+              vec(iter);
+            }
+          }
+          if (train) run(iter);
+        }
+        }
+        """)
+    assert [r for r in rows if r[2] == "if"] == [
+        (5, 9, "if", "!(needs_dynamic_casting<func_t>::check(iter))", "at::native::impl"),
+        (6, 8, "if", "iter.is_contiguous()", "at::native::impl"),
+        (10, 10, "if", "train", "at::native::impl")]
+    inputs = {MEMORY_FORMAT: "Contiguous", DTYPE: "float32"}
+    assert holds("iter.is_contiguous()", inputs) is True
+    assert holds("not (iter.is_contiguous())", inputs) is False
+    assert holds("self.is_contiguous(at::MemoryFormat::ChannelsLast)", inputs) is False
+    # every tensor of the call is of the input's dtype: TensorIterator needs no dynamic cast
+    assert holds("!(needs_dynamic_casting<func_t>::check(iter))", inputs) is True
+    assert holds("iter.is_contiguous()", {}) is None

@@ -1,8 +1,10 @@
 """`opindex diff` between the PyTorch 1.8 and 2.4 trees, hop by hop: each op's two main chains (CUDA) as aligned steps,
 (status, role, A's hop, A's file:line, B's hop where it differs, B's file:line). Every location below was read in both
 trees (tests/real_trees.py finds them): e.g. layer_norm's CUDA kernel is LayerNormForwardCUDAKernel at
-layer_norm_kernel.cu:52 in 1.8, launched at :282, and vectorized_layer_norm_kernel at :316 in 2.4, launched at :782
-from launch_vectorized_layer_norm_kernel (:759), a hop 1.8 does not have; relu calls at::threshold (Activation.cpp:165)
+layer_norm_kernel.cu:52 in 1.8, launched at :282; in 2.4 launch_vectorized_layer_norm_kernel (:759), a hop 1.8 does
+not have, launches the stock vectorized_layer_norm_kernel (:316) at :782 only under `if (maca_unlikely(...))`, and
+on this fork's own build (USE_MACA, which the checkout requires) its vectorized_layer_norm_kernel_opt_wave1 at :807
+(maca_kernels/layer_norm_kernel_opt.cuh:452); relu calls at::threshold (Activation.cpp:165)
 in 1.8 and at::clamp_min (:506) in 2.4; nn.LSTM's cuDNN call is cudnnRNNForwardTraining (cudnn/RNN.cpp:1007) in 1.8
 and cudnnRNNForward (:1596) in 2.4. The registry counts are the ones benchmarks/registry_diff.py computes from the
 YAML with pyyaml alone."""
@@ -24,8 +26,10 @@ CHAINS = {
         ('same', 'C++', 'at::native::LayerNormKernelImpl', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:287', None, 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:901'),
         ('same', 'C++', 'at::native::LayerNormKernelImplInternal', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:258', None, 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:855'),
         ('added', 'C++', None, None, 'at::native::launch_vectorized_layer_norm_kernel', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:759'),
-        ('changed', 'launch', 'LayerNormForwardCUDAKernel<T><<<M, kCUDANumThreads, 0, cuda_stream>>>', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:282', 'vectorized_layer_norm_kernel<<<blocks, threads, nshared, stream>>>', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:782'),
-        ('changed', 'device code', '__global__ at::native::LayerNormForwardCUDAKernel', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:52', '__global__ at::native::vectorized_layer_norm_kernel', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:316'),
+        # the fork's own build (USE_MACA): `if (maca_unlikely(disable_vectorized_layernorm_opt))` (:776) keeps the
+        # stock vectorized_layer_norm_kernel (:782, __global__ :316) for a rare setting; its else launches the fork's
+        ('changed', 'launch', 'LayerNormForwardCUDAKernel<T><<<M, kCUDANumThreads, 0, cuda_stream>>>', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:282', 'vectorized_layer_norm_kernel_opt_wave1<<<blocks, thread1, 0, stream>>>', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:807'),
+        ('changed', 'device code', '__global__ at::native::LayerNormForwardCUDAKernel', 'aten/src/ATen/native/cuda/layer_norm_kernel.cu:52', '__global__ at::native::layernorm::vectorized_layer_norm_kernel_opt_wave1', 'aten/src/ATen/native/cuda/maca_kernels/layer_norm_kernel_opt.cuh:452'),
     ],
     'F.softmax': [
         ('same', 'python', 'torch.nn.functional.softmax', 'torch/nn/functional.py:1553', None, 'torch/nn/functional.py:1858'),
@@ -107,8 +111,10 @@ CHAINS = {
         ('same', 'C++', 'at::native::index_select_cuda', 'aten/src/ATen/native/cuda/Indexing.cu:845', None, 'aten/src/ATen/native/cuda/Indexing.cu:2094'),
         ('same', 'C++', 'at::native::index_select_out_cuda', 'aten/src/ATen/native/cuda/Indexing.cu:822', None, 'aten/src/ATen/native/cuda/Indexing.cu:2054'),
         ('same', 'C++', 'at::native::index_select_out_cuda_impl', 'aten/src/ATen/native/cuda/Indexing.cu:694', None, 'aten/src/ATen/native/cuda/Indexing.cu:1801'),
-        ('same', 'launch', 'indexSelectSmallIndex<scalar_t, index_t, unsigned int, 1, 1, -2><<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:772', None, 'aten/src/ATen/native/cuda/Indexing.cu:1921'),
-        ('same', 'device code', '__global__ at::native::indexSelectSmallIndex', 'aten/src/ATen/native/cuda/Indexing.cu:594', None, 'aten/src/ATen/native/cuda/Indexing.cu:1701'),
+        # the fork's build: `if (maca_unlikely(enable_indexing_with_assert))` (:1920) keeps the assert kernel (:1921)
+        # for PYTORCH_ENABLE_INDEXING_ASSERT; the else (:1923) launches the fork's kernel without the assert
+        ('changed', 'launch', 'indexSelectSmallIndex<scalar_t, index_t, unsigned int, 1, 1, -2><<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:772', 'indexSelectSmallIndexWithoutAssert<<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:1923'),
+        ('changed', 'device code', '__global__ at::native::indexSelectSmallIndex', 'aten/src/ATen/native/cuda/Indexing.cu:594', '__global__ at::native::index::indexSelectSmallIndexWithoutAssert', 'aten/src/ATen/native/cuda/maca_kernels/indexing_opt.cuh:278'),
     ],
     'torch.sum': [
         ('same', 'python', 'torch.sum', f'{Y}:3642', None, f'{Y}:5724'),
@@ -237,7 +243,7 @@ def test_layer_norm_registry_and_backward_changes(chains):
     assert backward["formulas"]["changed"]["input, weight, bias"]["b"].startswith(
         "grad.defined() ? native_layer_norm_backward_symint(grad, input, normalized_shape, result1, result2")
     assert c["device_code"]["a"]["name"] == "__global__ at::native::LayerNormForwardCUDAKernel"
-    assert c["device_code"]["b"]["name"] == "__global__ at::native::vectorized_layer_norm_kernel"
+    assert c["device_code"]["b"]["name"] == "__global__ at::native::layernorm::vectorized_layer_norm_kernel_opt_wave1"
 
 
 def test_whole_registry_diff_counts_of_1_8_and_2_4(real_index_1_8, real_index):

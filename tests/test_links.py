@@ -356,12 +356,18 @@ def test_a_feature_off_side_is_the_stand_in_however_its_condition_is_written():
 
 
 def test_the_cudnn_attention_kernel_calls_the_real_mha(real_index):
-    """attention.cu:768 `run_cudnn_SDP_fprop(...)` reaches MHA.cpp:512 (the #else side, cuDNN on), not the stand-in
-    at :11; attention_backward.cu's run_cudnn_SDP_bprop reaches MHA.cpp:597, not :32."""
+    """attention.cu:768 `run_cudnn_SDP_fprop(...)` may reach MHA.cpp:11 (a stand-in that raises, under `#if
+    defined(USE_ROCM) || !AT_CUDNN_ENABLED() || ...`) or :512 (its #else, cuDNN on): both are linked with their
+    conditions, and a current CUDA build (cuDNN on) walks :512 only; likewise run_cudnn_SDP_bprop, :32 and :597."""
+    off = "defined(USE_ROCM) || !AT_CUDNN_ENABLED() || (defined(CUDNN_VERSION) && CUDNN_VERSION < 8900)"
     rows = real_index.rows(
-        "SELECT callee, def_line FROM call_targets WHERE callee IN ('run_cudnn_SDP_fprop', 'run_cudnn_SDP_bprop') "
-        "ORDER BY callee")
-    assert [tuple(r.values()) for r in rows] == [("run_cudnn_SDP_bprop", 597), ("run_cudnn_SDP_fprop", 512)]
+        "SELECT DISTINCT callee, def_line, condition FROM call_targets WHERE callee IN ('run_cudnn_SDP_fprop', "
+        "'run_cudnn_SDP_bprop') ORDER BY callee, def_line")
+    assert [tuple(r.values()) for r in rows] == [
+        ("run_cudnn_SDP_bprop", 32, off), ("run_cudnn_SDP_bprop", 597, f"not ({off})"),
+        ("run_cudnn_SDP_fprop", 11, off), ("run_cudnn_SDP_fprop", 512, f"not ({off})")]
+    t = real_index.trace("F.scaled_dot_product_attention")
+    assert [h.line for h in t.hops if h.name == "at::native::run_cudnn_SDP_fprop"] == [512]
 
 
 def test_a_call_through_a_dispatch_key_namespace_is_an_op_call(sample_copy, tmp_path):
@@ -402,15 +408,16 @@ def test_topk_s_sort_fallback_reaches_sort_through_at_cuda(real_index):
 
 def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
     """CUDALoops_maca_arity3.cuh:642 `launch_vectorized_kernel(numel, f, data)`: CUDALoops.cuh defines it at :174 (its
-    #ifdef USE_MACA branch; the #else one at :247 is the stand-in) and CUDALoops_copy.cuh at :162; both include the
-    header (CUDALoops.cuh:446, CUDALoops_copy.cuh:4744)."""
+    #ifdef USE_MACA branch) and :247 (its #else: the stock launcher, which `-U USE_MACA` walks) and
+    CUDALoops_copy.cuh at :162; both include the header (CUDALoops.cuh:446, CUDALoops_copy.cuh:4744)."""
     rows = real_index.rows(
         "SELECT def_file, def_line, overloads, condition FROM call_links WHERE file = "
         "'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity3.cuh' AND callee = 'launch_vectorized_kernel' "
-        "ORDER BY def_file")
+        "ORDER BY def_file, def_line")
     assert [tuple(r.values()) for r in rows] == [
-        ("aten/src/ATen/native/cuda/CUDALoops.cuh", 174, 2, "defined(USE_MACA)"),
-        ("aten/src/ATen/native/cuda/maca_kernels/CUDALoops_copy.cuh", 162, 2, None)]
+        ("aten/src/ATen/native/cuda/CUDALoops.cuh", 174, 3, "defined(USE_MACA)"),
+        ("aten/src/ATen/native/cuda/CUDALoops.cuh", 247, 3, "not (defined(USE_MACA))"),
+        ("aten/src/ATen/native/cuda/maca_kernels/CUDALoops_copy.cuh", 162, 3, None)]
 
 
 def test_the_overloads_a_dispatch_row_denotes_follow_the_schema():

@@ -216,3 +216,15 @@ def test_a_branch_the_source_marks_unlikely_is_not_the_main_chain(real_index):
     stock = next(h for h in t.hops if h.kind == "launch" and h.line == 782)
     assert [(c.text, c.line, c.assumed) for c in stock.conditions if c.kind == "if"] == [
         ("maca_unlikely(disable_vectorized_layernorm_opt)", 776, False)]
+
+
+def test_the_stock_build_walks_the_stock_launcher_of_a_vendor_ifdef(real_index):
+    """CUDALoops.cuh defines launch_vectorized_kernel twice: the fork's under `#ifdef USE_MACA` (:174) and the stock
+    one under its #else (:247), which launches vectorized_elementwise_kernel (:256; __global__ at :63). gpu_kernel_impl
+    calls it at :404 under `if (contiguous)` after `bool contiguous = iter.is_contiguous();` (:399): a contiguous
+    input. On a stock build (-U USE_MACA) torch.add's main chain ends there."""
+    t = real_index.trace("torch.add", undefines=["USE_MACA"])
+    chain = [(h.name, h.line) for h in t.main_chain() if h.file == "aten/src/ATen/native/cuda/CUDALoops.cuh"]
+    assert chain[-3:] == [("at::native::launch_vectorized_kernel", 247),
+                          ("vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads(), 0, stream>>>",
+                           256), ("__global__ at::native::vectorized_elementwise_kernel", 63)]

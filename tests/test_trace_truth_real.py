@@ -470,13 +470,16 @@ def test_a_python_branch_the_default_arguments_do_not_take_is_not_the_main_chain
 def test_a_branch_a_default_setting_does_not_take_is_not_the_main_chain(real_index):
     # cuda/Indexing.cu:1052 index_add_cuda_impl: `if (globalContext().deterministicAlgorithms())` (off unless
     # torch.use_deterministic_algorithms(True)) calls result.index_put_ (:1059); by default it launches its own
-    # kernels: indexFuncSmallIndex<<<...>>> (:1164) -> __global__ indexFuncSmallIndex (:863)
+    # kernels. On the fork's build (USE_MACA) `if (maca_unlikely(enable_indexing_with_assert))` (:1163) keeps the
+    # assert kernel (:1164) for PYTORCH_ENABLE_INDEXING_ASSERT; the else launches indexFuncSmallIndexWithoutAssert
+    # (:1166) -> __global__ at maca_kernels/indexing_opt.cuh:188
     from opindex.trace.model import NOT_DEFAULT
     t = real_index.trace("torch.index_add")
     cu = "aten/src/ATen/native/cuda/Indexing.cu"
     put = [h for h in t.hops if (h.file, h.line, h.kind) == (cu, 1059, "calls_op")]
     assert put and put[0].detail.endswith(f"[called when globalContext().deterministicAlgorithms(): {NOT_DEFAULT}]")
-    assert [(h.file, h.line) for h in t.main_chain()[-2:]] == [(cu, 1164), (cu, 863)]
+    assert [(h.file, h.line) for h in t.main_chain()[-2:]] == [
+        (cu, 1166), ("aten/src/ATen/native/cuda/maca_kernels/indexing_opt.cuh", 188)]
 
 
 def test_a_one_thread_launch_is_not_the_work(real_index):
@@ -490,8 +493,9 @@ def test_a_one_thread_launch_is_not_the_work(real_index):
 def test_a_kernel_shows_the_device_functions_it_calls(real_index):
     # cuda/layer_norm_kernel.cu: __global__ vectorized_layer_norm_kernel (:316) calls the __device__
     # vectorized_layer_norm_kernel_impl (:325; two overloads, :237 and :302), which calls compute_stats (:250 ->
-    # :172), which calls cuWelfordOnlineSum (:190 -> :130) and cuWelfordCombine (:145)
-    t = real_index.trace("F.layer_norm")
+    # :172), which calls cuWelfordOnlineSum (:190 -> :130) and cuWelfordCombine (:145). The stock build (-U
+    # USE_MACA: the fork's own runs its maca_kernels/ launch instead, test_trace_text_real.py) launches it at :782.
+    t = real_index.trace("F.layer_norm", undefines=["USE_MACA"])
     cu = "aten/src/ATen/native/cuda/layer_norm_kernel.cu"
     kernel = [h for h in t.hops if h.name == "__global__ at::native::vectorized_layer_norm_kernel"]
     assert kernel and kernel[0] in t.main_chain()

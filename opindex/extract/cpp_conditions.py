@@ -127,6 +127,7 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
             continue
         cond = _clean(condition.text)
         cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
+        cond = _local_flag(data, m.start(), cond) or cond
         out.append((statement.start_point[0] + 1, then.end_point[0] + 1, cond, caller))
         other = statement.child_by_field_name("alternative")
         if other is not None:
@@ -245,8 +246,20 @@ def _cases(data: bytes, first: int, last: int, tested: str, caller: str,
     return out
 
 
+def _local_flag(data: bytes, before: int, cond: str) -> str | None:
+    """`if (contiguous)` after `bool contiguous = iter.is_contiguous();`: the test of what the local holds
+    (`iter.is_contiguous()`, `!(...)` for `if (!contiguous)`), which the trace's inputs can decide; None when the
+    name is no local set that way (a parameter: `if (train)`)."""
+    m = re.fullmatch(r"(!\s*)?([A-Za-z_]\w*)", cond)
+    init = _initializer(data, before, m.group(2)) if m else None
+    if init is None:
+        return None
+    return f"!({init})" if m.group(1) else init
+
+
 def _initializer(data: bytes, before: int, name: str) -> str | None:
-    """The initializer of `auto name = ...;` (const or not) in the 60 lines above a switch on `name`."""
+    """The initializer of `auto name = ...;` or `bool name = ...;` (const or not) in the 60 lines above a switch or
+    an if on `name`."""
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return None
     start = before
@@ -255,5 +268,5 @@ def _initializer(data: bytes, before: int, name: str) -> str | None:
         if start <= 0:
             start = 0
             break
-    found = list(re.finditer(rb"\bauto\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", data[start:before]))
+    found = list(re.finditer(rb"\b(?:auto|bool)\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", data[start:before]))
     return _clean(found[-1].group(1)) if found else None

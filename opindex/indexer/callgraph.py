@@ -292,9 +292,9 @@ def _calls(symbols: Symbols, keys: "Keys", conditions: "Conditions",
     for file, qualifier, callee in sorted(k for k in keys if k[2] in helpers or (legacy and k[2].startswith("TH"))):
         if qualifier in ("at", "at::_ops") or qualifier.startswith(_NOT_HELPERS):
             continue
+        # every same-file alternative is linked with its #if condition (`#ifdef USE_MACA` / `#else`, `#if
+        # !AT_CUDNN_ENABLED()` stand-ins): the build a trace is for decides which one runs
         targets = helper_targets(symbols, file, qualifier, callee, conditions.includes)
-        if len(targets) > 1:
-            targets = conditions.real(targets)
         if targets:
             links[(file, qualifier, callee)] = [s[S_ID] for s in targets]
         for s in targets:
@@ -345,8 +345,6 @@ def _link_rows(symbols: Symbols, file: str, qualifier: str, callee: str, conditi
     """call_links rows of one call among other definitions than the helpers (functor classes, __device__
     functions), by the helpers' rule."""
     targets = helper_targets(symbols, file, qualifier, callee, conditions.includes, among=among)
-    if len(targets) > 1:
-        targets = conditions.real(targets)
     return [(file, qualifier, callee, *definition_columns(s), len(targets),
              conditions.of(s) if len(targets) > 1 else None, None) for s in targets]
 

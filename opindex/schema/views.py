@@ -55,7 +55,8 @@ VIEWS: dict[str, str] = {
         JOIN launch_links k ON k.launch_id = l.id
         JOIN symbols s ON s.id = k.symbol_id""",
     "call_targets": """
-        SELECT c.caller, c.file, c.line, c.qualifier, c.callee, k.definition, k.def_file, k.def_line, k.overloads
+        SELECT c.caller, c.file, c.line, c.qualifier, c.callee, k.definition, k.def_file, k.def_line, k.overloads,
+               k.condition
         FROM calls c
         JOIN call_links k ON k.file = c.file AND k.qualifier = c.qualifier AND k.callee = c.callee AND (
             k.template_args = c.template_args OR (k.template_args IS NULL AND NOT EXISTS (
@@ -92,8 +93,10 @@ VIEW_DOCS: dict[str, str] = {
                            "template_args, config, file, line.",
     "call_targets": "C++/CUDA call site -> the helper definition(s) it reaches (call_links; overloads > 1: every "
                     "C++ overload the call may reach, one row each; a call written with template arguments that name "
-                    "explicit specializations, gemm_internal<float>(...), reaches only those). Columns: caller, "
-                    "file, line, qualifier, callee, definition, def_file, def_line, overloads.",
+                    "explicit specializations, gemm_internal<float>(...), reaches only those; same-file definitions "
+                    "under alternative #if branches are each a row with that branch's condition, and the build "
+                    "decides which one runs). Columns: caller, file, line, qualifier, callee, definition, def_file, "
+                    "def_line, overloads, condition.",
     "python_compositions": "Python defs composed in Python: their bridges reach two or more ops (in-place twins such "
                            "as relu/relu_ count once; allocation, shape and view ops not at all). Columns: function, "
                            "file, ops, op_names.",

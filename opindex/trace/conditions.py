@@ -68,6 +68,10 @@ class Guards:
                                        Condition("#if", r["condition"], file, r["line"])))
             elif r["kind"] == "#error":
                 continue  # a line that cannot compile: the build context reads these (requirements)
+            elif any(first <= r["line"] <= last and (off or (c.kind == "#if" and c.assumed is False))
+                     for first, last, off, _, c in self.spans):
+                continue  # an `if` whose own line the build does not compile (the fork's `#ifdef USE_MACA` /
+                # `if (maca_unlikely(x)) {` / `#endif` around a stock launch): no test in that build
             elif holds(r["condition"], defaults) is False:
                 self.spans.append((r["line"], r["end_line"], False, f"called when {r['condition']}: {NOT_DEFAULT}",
                                    Condition(r["kind"], r["condition"], file, r["line"], assumed=False)))
@@ -161,6 +165,7 @@ _DTYPE_CLASSES = {"isComplexType": ("complex64", "complex128", "complex32"),
                   "isIntegralType": ("int64", "int32", "int16", "int8", "uint8")}
 _DTYPE_CALL = re.compile(r"^(!\s*)?(?:at::|c10::)?(isComplexType|isFloatingType|isReducedFloatingType|isIntegralType)"
                          r"\s*\((.*)\)$|^(!\s*)?[\w.]+\.(is_complex|is_floating_point)\(\s*\)$")
+_DYNAMIC_CAST = re.compile(r"^(!\s*)?\(?\s*needs_dynamic_casting<.*>::check\(.*\)\s*\)?$")
 _DTYPE_COMPARE = re.compile(r"^[\w.]+(?:\(\))?\s*([!=]=)\s*(?:at::|c10::)?(?:ScalarType::|k)(\w+)$")
 
 
@@ -173,39 +178,48 @@ _DEVICE_TEST = re.compile(r"^(!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.d
 # is Contiguous (a channels-last input is not what the call states)
 MEMORY_FORMAT = "(memory_format)"
 INPUT_MEMORY_FORMAT = "Contiguous"
+_CONTIGUOUS_TEST = re.compile(r"^(!\s*)?\(?\s*[\w.]+\.is_contiguous\(\s*(?:(?:at::|c10::)?MemoryFormat::(\w+))?\s*\)\s*\)?$")
 _FORMAT_TEST = re.compile(r"^(!\s*)?[\w.]+\.suggest_memory_format\(\)\s*([!=]=)\s*(?:at::|c10::)?MemoryFormat::(\w+)$")
 
 
 def memory_format_holds(condition: str, memory_format: str) -> bool | None:
     """A test of the memory format an input suggests (`input_.suggest_memory_format() == MemoryFormat::ChannelsLast`,
-    as a switch over it reads in the conditions rows), read as the input's; None for any other test."""
+    as a switch over it reads in the conditions rows) or of its contiguity (`iter.is_contiguous()`, as `if
+    (contiguous)` after `bool contiguous = iter.is_contiguous();` reads), read as the input's; None for any other
+    test."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1].strip() if negate else condition.strip()
     m = _FORMAT_TEST.match(test)
     if m is None:
-        return None
+        m = _CONTIGUOUS_TEST.match(test)
+        if m is None:
+            return None
+        bang, name = m.groups()  # `iter.is_contiguous()`; with a format argument, whether it is the input's
+        result = (name is None and memory_format == "Contiguous" or name == memory_format) != bool(bang)
+        return result != negate
     bang, op, name = m.groups()
     result = ((name == memory_format) == (op == "==")) != bool(bang)
     return result != negate
 
 
 # The sizes of a trace's input: a stated call is of the general case, neither empty nor of one batch, so a test of an
-# element count or a batch count against 0 or 1 (`if (num_batches == 1)`, `if (self.numel() == 0)`) is a special
-# case. Not other sizes: softmax's `inner_size == 1` is the general case of a softmax over the last dim
+# element count against 0 or of a batch count against 0 or 1 (`if (self.numel() == 0)`, `if (num_batches == 1)`) is
+# a special case. Not other sizes: softmax's `inner_size == 1` is the general case of a softmax over the last dim, a
+# full reduction's `result.numel() == 1` that of torch.var(x)
 SIZES = "(sizes)"
-_SIZE_TEST = re.compile(r"^(!\s*)?[\w.]*?\b(numel|num_batches|n_?batch\w*|batch_?size|batches)"
-                        r"(?:\(\))?\s*(==|!=|<=|<|>=|>)\s*([01])$")
+_SIZE_TEST = re.compile(r"^(!\s*)?[\w.]*?\b(?:numel(?:\(\))?\s*(==|!=|<=|<|>=|>)\s*(0)|(?:num_batches|n_?batch\w*|"
+                        r"batch_?size|batches)\s*(==|!=|<=|<|>=|>)\s*([01]))$")
 
 
 def size_holds(condition: str) -> bool | None:
-    """A test of an element or batch count against 0 or 1, read for an input of the general case (not empty, more
-    than one batch); None for any other test."""
+    """A test of an element count against 0 or of a batch count against 0 or 1, read for an input of the general
+    case (not empty, more than one batch); None for any other test."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1].strip() if negate else condition.strip()
     m = _SIZE_TEST.match(test)
     if m is None:
         return None
-    bang, _, op, literal = m.groups()
+    bang, op = m.group(1), m.group(2) or m.group(4)
     result = {"==": False, "!=": True, "<=": False, "<": False, ">": True, ">=": True}[op]
     result = result != bool(bang)
     return result != negate
@@ -284,6 +298,9 @@ def dtype_holds(condition: str, dtype: str) -> bool | None:
             members += ("bool",)  # isIntegralType(t, /*includeBool=*/true)
         result = (dtype in members) != bool(bang)
         return result != negate
+    m = _DYNAMIC_CAST.match(test)
+    if m is not None:  # the call's tensors are all of the input's dtype: TensorIterator needs no dynamic cast
+        return bool(m.group(1)) != negate
     m = _DTYPE_COMPARE.match(test)
     if m is not None and m.group(2) in _SCALAR_TYPES:
         result = (_SCALAR_TYPES[m.group(2)] == dtype) == (m.group(1) == "==")
