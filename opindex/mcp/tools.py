@@ -206,7 +206,7 @@ def run_stub(ix, a: dict) -> Answer:
     lines = [f"stub {s.name}"]
     lines += [f"  declared/defined  {d}" for d in s.declarations]
     lines += [f"  called  {c.caller}  {c.location}" for c in s.callers]
-    lines += [f"  {r.device}: {r.kernel}  {r.location}  ({r.macro})" for r in s.registrations]
+    lines += [f"  {r.device}: {r.kernel or '(no kernel)'}  {r.location}  ({r.macro})" for r in s.registrations]
     data = {"stub": s.name, "declared": [str(d) for d in s.declarations],
             "called": [{"caller": c.caller, "device_arg": c.qualifier, "at": str(c.location)} for c in s.callers],
             "registered": [{"device": r.device, "kernel": r.kernel, "macro": r.macro, "at": str(r.location)}

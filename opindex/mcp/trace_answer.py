@@ -33,8 +33,8 @@ def _more(t: Trace, detail: str) -> str:
     ways = []
     if detail == "main":
         n = len(_branch_heads(t))
-        ways.append(f"detail='branches' ({n} branches off the main chain, each folded to a line)" if n
-                    else "detail='branches'")
+        ways.append(f"detail='branches' ({n} branch{'es' if n > 1 else ''} off the main chain, each folded to a "
+                    f"line)" if n else "detail='branches'")
     if detail != "full":
         ways.append(f"detail='full' (all {len(t.hops)} hops as a tree)")
     if t.direction == "down":
