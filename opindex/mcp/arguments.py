@@ -1,6 +1,7 @@
 """A tool call's arguments checked against the tool's input schema, defaults filled in. The schemas use a small
 part of JSON Schema (string, integer with bounds, boolean, enum, array of strings, object of scalars), so the check
-is written here: one message per mistake, naming the argument and what it takes."""
+is written here: one message per mistake, naming the argument and what it takes. A `type` may be a list (an object
+or a string)."""
 from __future__ import annotations
 
 from ..model import OpindexError
@@ -34,13 +35,15 @@ def checked(tool: str, schema: dict, arguments: dict | None) -> dict:
 
 
 def _value(tool: str, name: str, prop: dict, value):
-    kind = prop["type"]
+    kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    kind = next((k for k in kinds if isinstance(value, _TYPES[k])), kinds[0])  # the first type the value has
     wanted = _TYPES[kind]
     # JSON has one number type: 3.0 is an integer; a bool is never one
     if kind == "integer" and isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, wanted) or (kind == "integer" and isinstance(value, bool)):
-        raise BadArguments(f"{tool}: {name} must be a{'n' if kind[0] in 'aeiou' else ''} {kind}, got "
+        what = " or ".join(kinds)
+        raise BadArguments(f"{tool}: {name} must be a{'n' if what[0] in 'aeiou' else ''} {what}, got "
                            f"{type(value).__name__} {value!r}")
     if "enum" in prop and value not in prop["enum"]:
         raise BadArguments(f"{tool}: {name} must be one of {', '.join(map(str, prop['enum']))}, got {value!r}")

@@ -72,8 +72,9 @@ TRACE = {
                 "description": "The build traced defines these, as -D: [\"CUDNN_VERSION=8600\", \"USE_ROCM\"]."},
     "undefines": {"type": "array", "items": {"type": "string"}, "default": [],
                   "description": "The build traced does not define these, as -U: [\"USE_MACA\"]."},
-    "config": {"type": "object", "description": "Build settings NAME: value (null: undefined); defines and "
-                                                "undefines win over it."},
+    "config": {"type": ["object", "string"], "description": "Build settings NAME: value (null: undefined), or the "
+                                                           "path of a YAML file of them (as --config); defines and "
+                                                           "undefines win over it."},
     "limit": {"type": "integer", "minimum": 0, "default": 6,
               "description": "Bottom-up: callers walked per step (more are grouped by file, and said); 0: all."},
     "max_hops": {"type": "integer", "minimum": 0, "default": 5000,
@@ -132,8 +133,8 @@ def run_kernels(ix, a: dict) -> Answer:
             found.append(ix.kernels(op))
         return found[0] if n is None else found[0][:n]
     return _paged("kernels", a, fetch, columns, row, "kernels",
-                  lambda: _not_found(ix, op or "", f"no GPU code found for {op!r}" if op else "no GPU launches "
-                                                                                             "in this index"))
+                  lambda: _not_found(ix, op, f"no GPU code found for {op!r}") if op else
+                  error("not_found", "no GPU launches in this index"))
 
 
 def run_sql(ix, a: dict) -> Answer:
