@@ -8,7 +8,7 @@ import hashlib
 import json
 
 from ..model import OpindexError
-from ..render.printable import printable
+from ..render.rows import render
 from .budget import Answer, refusal
 
 
@@ -57,7 +57,8 @@ def answer(columns: list[str], rows: list[list], *, key: str, offset: int, more:
            extra: dict | None = None) -> Answer:
     """A page of rows: a TSV text (`head`, a header, a row a line, a closing line that says where the page sits and
     how to get the next), and {**extra, columns, rows, offset, next_cursor}."""
-    lines = ([head] if head else []) + ["\t".join(columns)] + ["\t".join(_cell(v) for v in row) for row in rows]
+    table = render([dict(zip(columns, row)) for row in rows], "tsv", columns)  # `opindex ... --tsv`'s rows
+    lines = ([head] if head else []) + table.splitlines()
     span = f"rows {offset + 1}-{offset + len(rows)}" if rows else "no rows"
     data = {**(extra or {}), "columns": columns, "rows": rows, "offset": offset}
     if more:
@@ -85,8 +86,3 @@ def fit_page(columns: list[str], rows: list[list], max_chars: int, *, what: str,
     narrower = [(f"limit={lo}", size(lo))] if lo else []
     return refusal(full.size(), max_chars, narrower, f"this page of {len(rows)} {what}")
 
-
-def _cell(v) -> str:
-    if v is None:
-        return ""
-    return printable(v if isinstance(v, str) else json.dumps(v) if isinstance(v, (list, dict)) else str(v))

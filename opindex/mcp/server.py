@@ -11,6 +11,7 @@ import sys
 
 from .. import __version__
 from ..api import Index
+from .budget import DEFAULT_MAX_CHARS
 from .tools import TOOLS, call
 
 SCHEMA_URI = "opindex://schema"
@@ -52,8 +53,8 @@ def instructions(served: Served) -> str:
     return (served.says_which() + " Every file:line in an answer is relative to that checkout root. To port an op: "
             "trace NAME (the main chain from the Python surface to the kernel or library call, with the "
             "backward), then op, stub, kernels or callers on a hop it names; sql for anything else (resource "
-            f"{SCHEMA_URI}). Each answer fits max_chars (default 8000) or is refused with the narrower calls that "
-            "fit; listings page with next_cursor.")
+            f"{SCHEMA_URI}). Each answer fits max_chars (default {DEFAULT_MAX_CHARS}) or is refused with the "
+            "narrower calls that fit; listings page with next_cursor.")
 
 
 def build_facts(served: Served) -> dict:
