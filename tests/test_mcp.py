@@ -97,6 +97,9 @@ def test_each_tool_answers_with_text_and_structured_content(sample_db, tmp_path)
     assert kernels_.structured_content["rows"] == [["gpu_kernel", "tensor_iterator",
                                                     "aten/src/ATen/native/cuda/TensorCompare.cu:10"]]
     assert sql.structured_content["rows"] == [[26]] and text(sql) == "n\n26\n(1 row, all)\n"
+    assert "\ncap: a chain keeps at most 16 hops; launch sites and library calls at most 5 each\n" in text(profile)
+    assert profile.structured_content["summary"]["caps"] == [
+        "a chain keeps at most 16 hops; launch sites and library calls at most 5 each"]
     row = profile.structured_content["rows"][0]
     assert (row[4], row[6], row[7]) == ("RowwiseMomentsCUDAKernel", "aten/src/ATen/native/cuda/layer_norm_kernel.cu:11",
                                         "native_layer_norm")
@@ -114,7 +117,8 @@ def test_sql_pages_with_a_cursor_and_a_cursor_pages_only_its_own_call(sample_db,
             cursor = r.structured_content.get("next_cursor")
             if not cursor:
                 break
-        other = await client.call_tool("sql", {"query": "SELECT 1", "cursor": pages[0].structured_content["next_cursor"]})
+        first_cursor = pages[0].structured_content["next_cursor"]
+        other = await client.call_tool("sql", {"query": "SELECT 1", "cursor": first_cursor})
         return pages, other
     pages, other = session(sample_db, scenario)
     assert [len(p.structured_content["rows"]) for p in pages] == [10, 10, 6]

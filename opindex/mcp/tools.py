@@ -161,7 +161,9 @@ def run_profile(ix, a: dict) -> Answer:
 
     def fetch(n):
         rows = ix.profile(a["path"], limit=n)
-        summary.update({k: v for k, v in rows.summary().items() if k not in ("caps", "checkout_root", "shown")})
+        summary.update({k: v for k, v in rows.summary().items() if k not in ("checkout_root", "shown")})
+        # the --limit of the command is this tool's paging; the caps inside each row stay stated
+        summary["caps"] = [c for c in summary["caps"] if not c.endswith("(--limit)")]
         return rows
 
     def row(r):
@@ -172,7 +174,8 @@ def run_profile(ix, a: dict) -> Answer:
     def head():
         text = (f"profile: {summary['kernels']} kernel names, {summary['total_gpu_us']:,.1f} us of GPU time, "
                 f"{100 * summary['attributed_share']:.1f}% attributed to a source location"
-                + "".join(f"\nwarning: {w}" for w in summary["warnings"]))
+                + "".join(f"\nwarning: {w}" for w in summary["warnings"])
+                + "".join(f"\ncap: {c}" for c in summary["caps"]))
         return text, {"summary": summary}
     return _paged("profile", a, fetch, columns, row, "kernels",
                   lambda: error("not_found", f"{a['path']}: no GPU kernels in this profile"), head)
