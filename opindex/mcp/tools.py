@@ -14,7 +14,7 @@ from ..pytorch.devices import DEVICE_OPTIONS
 from . import listing
 from .arguments import BadArguments, checked
 from .budget import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Answer, error, fit
-from .trace_answer import DETAILS, narrower, trace_answer
+from .trace_answer import DETAILS, MAX_DEPTH, narrower, trace_answer
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ TRACE = {
     "device": {"type": "string", "enum": list(DEVICE_OPTIONS), "default": "cuda"},
     "dtype": {"type": "string", "enum": list(DTYPES), "default": "float32",
               "description": "The input's dtype: it decides the C++ tests of a dtype."},
-    "depth": {"type": "integer", "minimum": 0, "maximum": 5, "default": 1,
+    "depth": {"type": "integer", "minimum": 0, "maximum": MAX_DEPTH, "default": 1,
               "description": "How many times to follow a kernel's calls of other ops."},
     "up": {"type": "boolean", "description": "Bottom-up, to the Python surface (automatic for kernels and stubs)."},
     "backward": {"type": "boolean", "default": False, "description": "Also trace the ops the backward calls."},

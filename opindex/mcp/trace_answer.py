@@ -8,10 +8,11 @@ of the grade, each hop's file and line as one `at`."""
 from __future__ import annotations
 
 from ..render.trace_text import render
-from ..trace.model import Trace
+from ..trace.model import TAIL_LAYERS, Trace
 from .budget import Answer, error
 
 DETAILS = ("main", "branches", "full")
+MAX_DEPTH = 5  # the deepest trace the tool (and `opindex trace --depth`) takes
 
 
 def trace_answer(t: Trace, detail: str) -> Answer:
@@ -33,18 +34,19 @@ def _more(t: Trace, detail: str) -> str:
     ways = []
     if detail == "main":
         n = len(_branch_heads(t))
-        ways.append(f"detail='branches' ({n} branch{'es' if n > 1 else ''} off the main chain, each folded to a "
-                    f"line)" if n else "detail='branches'")
+        ways.append(f"detail='branches' (the {n} hop{'s' if n > 1 else ''} branching off the main chain, each "
+                    f"folded with what is below it)" if n else "detail='branches'")
     if detail != "full":
         ways.append(f"detail='full' (all {len(t.hops)} hops as a tree)")
     if t.direction == "down":
-        ways += [f"depth={t.depth + 1} (follow more op calls)", "backward=true (trace the ops the backward calls)"]
+        ways += [f"depth={t.depth + 1} (follow more op calls)"] if t.depth < MAX_DEPTH else []
+        ways += ["backward=true (trace the ops the backward calls)"]
     return "\nMore: " + "; ".join(ways) + "\n" if ways else ""
 
 
 def _branch_heads(t: Trace) -> list:
     on = {h.id for h in t.main_chain()}
-    return [h for h in t.hops if h.parent in on and h.id not in on and h.layer != "backward"]
+    return [h for h in t.hops if h.parent in on and h.id not in on and h.layer not in TAIL_LAYERS]
 
 
 def _grade(t: Trace, detail: str) -> set[int]:
