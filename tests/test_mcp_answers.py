@@ -69,3 +69,26 @@ def test_the_server_reopens_its_index_after_a_rebuild(sample_copy, tmp_path):
     assert after is not before
     assert call(after, "find", {"name": "at::native::relu"}).data["rows"][0][3] == \
         "aten/src/ATen/native/Activation.cpp:10"
+
+
+def test_diff_compares_the_served_index_with_another(ix, sample_copy, tmp_path):
+    from opindex.api import build
+    kernel = sample_copy / "aten/src/ATen/native/cuda/layer_norm_kernel.cu"
+    kernel.write_text(kernel.read_text().replace("LayerNormForwardCUDAKernel", "LayerNormFwdKernel"))
+    build(str(sample_copy), tmp_path / "b.sqlite", jobs=1)
+    other = str(tmp_path / "b.sqlite")
+    whole = call(ix, "diff", {"other": other})
+    assert not whole.error and whole.data == ix.diff(other).to_dict()
+    assert "renamed: at::native::LayerNormForwardCUDAKernel -> at::native::LayerNormFwdKernel" in whole.text
+    one = call(ix, "diff", {"other": other, "names": ["layer_norm"]})
+    [chain] = one.data["op_chains"]
+    assert [(s["role"], s["b"]["name"]) for s in chain["steps"] if s["status"] != "same"] == [
+        ("launch", "LayerNormFwdKernel<T, T_ACC><<<M, kThreads, 0, stream>>>"),
+        ("device code", "__global__ at::native::LayerNormFwdKernel")]
+    refused = call(ix, "diff", {"other": other, "max_chars": 300})
+    assert refused.error and refused.data["narrower"] == [
+        {"call": "names=['OP'] (one op's two main chains side by side)", "chars": None}]
+    assert "\nNarrower: names=['OP'] (one op's two main chains side by side)\n" in refused.text
+    assert call(ix, "diff", {}).data == {"error": "bad_arguments", "message": "diff: give other (an index file, or "
+                                                                            "a checkout with its own index), or "
+                                                                            "fork=true"}

@@ -38,14 +38,18 @@ def error(kind: str, message: str, suggestions: list[str] | None = None, **more)
 
 def refusal(size: int, max_chars: int, narrower: list[tuple[str, int]], what: str) -> Answer:
     """The answer of `size` characters does not fit `max_chars`: the `narrower` calls ((arguments in words, their
-    size); those that fit first) and the max_chars that takes it whole."""
-    fitting = [(call, n) for call, n in narrower if n <= max_chars]
+    size, or None where only running it tells); those that fit first) and the max_chars that takes it whole."""
+    said = lambda n: f" ({n:,} characters)" if n is not None else ""
+    fitting = [(call, n) for call, n in narrower if n is not None and n <= max_chars]
     lines = [f"refused: {what} is {size:,} characters, over max_chars={max_chars:,}; nothing was cut."]
     if fitting:
-        lines.append("Narrower calls that fit: " + "; ".join(f"{call} ({n:,} characters)" for call, n in fitting))
-    others = [(call, n) for call, n in narrower if n > max_chars]
+        lines.append("Narrower calls that fit: " + "; ".join(f"{call}{said(n)}" for call, n in fitting))
+    others = [(call, n) for call, n in narrower if n is not None and n > max_chars]
     if others:
-        lines.append("Narrower, still over: " + "; ".join(f"{call} ({n:,} characters)" for call, n in others))
+        lines.append("Narrower, still over: " + "; ".join(f"{call}{said(n)}" for call, n in others))
+    untold = [call for call, n in narrower if n is None]
+    if untold:
+        lines.append("Narrower: " + "; ".join(untold))
     lines.append(f"The whole answer: max_chars={size}.")
     hint = " ".join(lines[1:])
     return Answer("\n".join(lines) + "\n", {"error": "too_large", "chars": size, "max_chars": max_chars,

@@ -1,8 +1,8 @@
 """The tool table: one ToolSpec per tool, named as the CLI command it twins, each calling one opindex.api method.
 
 Adding a tool is one entry in TOOLS: its name, a description for the model, the properties of its input schema and
-a function (Index, checked arguments) -> Answer. `max_chars` is added to every tool. The commands `coverage` and
-`diff` are being written now; each becomes a tool here, one entry, when it lands in opindex.api."""
+a function (Index, checked arguments) -> Answer. `max_chars` is added to every tool. `diff` was added so when its
+command landed; `coverage`, being written now, becomes a tool here, one entry, when it lands in opindex.api."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -219,6 +219,43 @@ def run_stub(ix, a: dict) -> Answer:
                f"the answer for stub {s.name}")
 
 
+# -- two indexes -------------------------------------------------------------------------------------------------------
+def run_diff(ix, a: dict) -> Answer:
+    """The served index (A) against `other` (B), or, with fork, what A's checkout changes against its upstream."""
+    if a["fork"]:
+        d = ix.fork_report(a["names"], macros=a["fork_macros"], device=a["device"])
+    elif "other" in a:
+        d = ix.diff(a["other"], a["names"], device=a["device"], trace_limit=a["trace_limit"],
+                    max_hops=a["max_hops"])
+    else:
+        return error("bad_arguments", "diff: give other (an index file, or a checkout with its own index), or "
+                                      "fork=true")
+    answer = Answer(d.to_text(limit=a["limit"]), d.to_dict())
+    # the text lists `limit` items a list (and says how many more); the structured content holds every item
+    narrower = [] if a["names"] else [("names=['OP'] (one op's two main chains side by side)", None)]
+    return fit(answer, a["max_chars"], lambda: narrower, "this diff")
+
+
+DIFF = {
+    "other": {"type": "string", "description": "Index B: an index file, or a checkout with its own index (the "
+                                               "served index is A)."},
+    "names": {"type": "array", "items": {"type": "string"}, "default": [],
+              "description": "Ops (as trace takes them): each op's two main chains side by side, its device code, "
+                             "registry entries and backward; none: the whole registries and C++/CUDA side."},
+    "fork": {"type": "boolean", "default": False,
+             "description": "What the served checkout, a vendor fork, changes against its upstream, from it alone."},
+    "fork_macros": {"type": "array", "items": {"type": "string"}, "default": [],
+                    "description": "With fork: its platform macros (default: those the checkout requires that "
+                                   "upstream leaves undefined)."},
+    "device": {"type": "string", "enum": list(DEVICE_OPTIONS), "default": "cuda"},
+    "limit": {"type": "integer", "minimum": 0, "default": 10,
+              "description": "Text: items shown per list, and how many more (0: all; the structured content "
+                             "holds all)."},
+    "trace_limit": {"type": "integer", "minimum": 0, "default": 6, "description": "The traces' fan-out caps."},
+    "max_hops": {"type": "integer", "minimum": 0, "default": 5000, "description": "Each trace stops here."},
+}
+
+
 TOOLS = [
     ToolSpec("trace", "The chain of an op across PyTorch's layers: Python -> bridge -> native_functions.yaml -> C++ "
              "kernel -> dispatch stubs -> registrations -> CUDA launches / library calls, and the backward. The "
@@ -257,7 +294,11 @@ TOOLS = [
               "detail": {"type": "string", "enum": ["main", "full"], "default": "main",
                          "description": "main: a row per kernel; full: with each kernel's chain up to the op."},
               "limit": _limit(20, "kernels"), "cursor": CURSOR}, run_profile, ("path",)),
-    # coverage, diff: one ToolSpec each here once `opindex coverage` and `opindex diff` are in opindex.api
+    ToolSpec("diff", "Two indexes side by side (two PyTorch versions, a fork and its upstream): ops added, "
+             "removed, renamed, changed; stubs, registrations, kernels, library calls; with names, each op's two "
+             "main chains hop by hop. fork=true: what the served checkout, a vendor fork, changes, from it alone.",
+             DIFF, run_diff),
+    # coverage: one ToolSpec here once `opindex coverage` is in opindex.api
 ]
 BY_NAME = {t.name: t for t in TOOLS}
 
