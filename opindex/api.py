@@ -45,7 +45,7 @@ class Index:
     current folder, else the one built last (`opindex list`)."""
 
     def __init__(self, db: str | os.PathLike | None = None):
-        self.path = indexes.for_query(db)
+        self.path, self.chosen_by = indexes.chosen_for_query(db)  # chosen_by: the rule, in words
         self.con = connect_readonly(self.path)
         self.con.row_factory = sqlite3.Row
         self._meta = None
@@ -142,6 +142,11 @@ class Index:
             params["layer"] = layer
         sql += " ORDER BY s.qualified_name, s.file, s.line LIMIT :limit"
         return [_symbol(r) for r in self.rows(sql, params)]
+
+    def suggestions(self, name: str, limit: int = 8) -> list[str]:
+        """Names close to `name` (ops, stubs, torch.nn classes): the "did you mean" of a trace of an unknown name."""
+        from .trace import suggestions
+        return suggestions(self.con, name, limit)
 
     def op(self, name: str) -> list[NativeFunction]:
         """native_functions.yaml entries: exact full name (add.out, aten::add.Tensor) or every overload of a name."""
@@ -294,8 +299,8 @@ def _guarded(method, named: bool):
 
 
 for _method, _named in (("trace", True), ("find", True), ("op", True), ("stub", True), ("callers", True),
-                        ("callees", True), ("kernels", False), ("profile", False), ("stats", False),
-                        ("diff", False), ("fork_report", False)):
+                        ("callees", True), ("suggestions", True), ("kernels", False), ("profile", False),
+                        ("stats", False), ("diff", False), ("fork_report", False)):
     setattr(Index, _method, _guarded(getattr(Index, _method), _named))
 Index.meta = property(_guarded(Index.meta.fget, False))
 

@@ -572,6 +572,22 @@ def profile(profile_path, db, limit, fmt):
                 "markdown": render.to_markdown, "html": render.to_html}[fmt](rows), nl=False)
 
 
+@main.command(name="mcp")
+@db_option
+@_fail_cleanly
+def mcp_(db):
+    """Serve the index to coding agents over the Model Context Protocol (stdio): tools trace, find, op, stub,
+    callers, callees, kernels, sql, profile, diff; resources opindex://schema and opindex://build (docs/mcp.md).
+
+    Needs `pip install 'opindex[mcp]'`. Which index: --db, else the same rules as every query (stderr says which).
+    Nothing but protocol messages is written to stdout."""
+    import importlib.util
+    if importlib.util.find_spec("mcp") is None:
+        raise _fail("opindex mcp needs the MCP Python SDK: pip install 'opindex[mcp]'", 3)
+    from .mcp import serve
+    serve(db)
+
+
 @main.command()
 @db_option
 @_fail_cleanly

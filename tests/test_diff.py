@@ -209,9 +209,10 @@ def test_1_8_composite_key_names_are_no_dispatch_change():
         "composite": {"a": "CompositeImplicitAutograd", "b": "CompositeExplicitAutograd"}}
 
 
-def test_a_checkout_folder_stands_for_its_own_index(sample_db, tmp_path):
+def test_a_checkout_folder_stands_for_its_own_index(sample_db, tmp_path, monkeypatch):
     from opindex.api import Index, build
     from opindex.cli import main
+    monkeypatch.delenv("OPINDEX_DB", raising=False)  # (.ci/run sets it: the build would write that index instead)
     build(str(SAMPLE), None, jobs=1)  # the sample's own index, in the test session's cache folder
     with Index(sample_db) as a:
         assert a.diff(str(SAMPLE)).differences is False

@@ -18,6 +18,7 @@ STEPS = [
     ("opindex.render",),
     ("opindex.profile", "opindex.diff"),
     ("opindex.api",),
+    ("opindex.mcp",),  # the MCP server: a client of the library, as the CLI is
     ("opindex.cli", "opindex.__main__"),
 ]
 

@@ -45,18 +45,23 @@ def default_for(root: Path) -> Path:
 def for_query(arg: str | os.PathLike | None = None) -> Path:
     """The index a query opens: --db, $OPINDEX_DB, the index of the checkout holding the current folder, the index
     built last, or (from an older opindex) ~/.cache/opindex/index.sqlite."""
+    return chosen_for_query(arg)[0]
+
+
+def chosen_for_query(arg: str | os.PathLike | None = None) -> tuple[Path, str]:
+    """for_query's index and the rule that chose it, in words (a server says which index it serves, and why)."""
     path = explicit(arg)
     if path is not None:
-        return path
+        return path, "--db" if arg is not None else "$OPINDEX_DB"
     here = _here()
     if here is not None:
-        return here
+        return here, "the index of the checkout holding the current folder"
     last = last_built()
     if last is not None:
-        return last
+        return last, "the index built last (`opindex list`)"
     legacy = cache_dir() / LEGACY_NAME
     if legacy.is_file():
-        return legacy
+        return legacy, f"the default index of an older opindex ({legacy.name})"
     raise Broken("no index yet: run `opindex build [CHECKOUT]` first (or pass --db / set OPINDEX_DB)")
 
 

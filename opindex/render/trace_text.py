@@ -29,11 +29,12 @@ class _Paint:
 
 
 def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
-           color: bool = False, width: int | None = None) -> str:
+           color: bool = False, width: int | None = None, branches: bool = True, hint: bool = True) -> str:
     """The text trace. The TensorIterator machinery under each launcher call (gpu_kernel -> gpu_kernel_impl ->
     launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>) is the same for every op: folded to one line
     unless `full`; the JSON always has every hop. `full` implies `tree`. `width` (a terminal's) cuts long names,
-    never a file path; None cuts nothing."""
+    never a file path; None cuts nothing. `branches=False` leaves the folded branches out (the MCP server's
+    smallest grade says so and how to ask for them), `hint=False` the line of CLI flags that expand the text."""
     paint = _Paint(color)
     if not t.hops:
         lines = [t.message or f"nothing found for {t.query!r}"]
@@ -60,11 +61,11 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     else:
         tails = _tails(t, chain, hidden, paint, width)
         budget = SCREEN - len(out) - len(tails) - 4
-        out += _branch_section(t, chain, hidden, paint, width, budget)
+        out += _branch_section(t, chain, hidden, paint, width, budget) if branches else []
         out += tails
     if t.truncated:
         out += ["", paint(f"TRUNCATED: {t.truncated['reason']}", "31;1")]
-    if not tree:
+    if not tree and hint:
         out += ["", _expand_hint(t)]
     return "\n".join(out) + "\n"
 

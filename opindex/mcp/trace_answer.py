@@ -1,0 +1,113 @@
+"""A trace as an answer, in three grades of detail, each a superset of the one before:
+- main: the main chain (one line a hop, file:line, the decision points marked) with the build it is for, and the
+  backward;
+- branches: also every branch off the main chain, folded to one line with the hops below it (the CLI's default);
+- full: every hop as a tree, the shared TensorIterator launch machinery too.
+The text is the CLI's text renderer's; the structured content is Trace.to_dict's shape (docs/json.md) with the hops
+of the grade, each hop's file and line as one `at`."""
+from __future__ import annotations
+
+from ..render.trace_text import render
+from ..trace.model import TAIL_LAYERS, Trace
+from .budget import Answer, error
+
+DETAILS = ("main", "branches", "full")
+MAX_DEPTH = 5  # the deepest trace the tool (and `opindex trace --depth`) takes
+
+
+def trace_answer(t: Trace, detail: str) -> Answer:
+    if not t.hops:
+        kind = "unknown_name" if t.unknown else "ambiguous_name" if t.candidates else "usage"
+        return error(kind, t.message or f"nothing found for {t.query!r}", t.candidates)
+    full = detail == "full"
+    text = render(t, context=0, tree=full, full=full, branches=detail != "main", hint=False)
+    return Answer(text + _more(t, detail), _structured(t, detail))
+
+
+def narrower(t: Trace, detail: str) -> list[tuple[str, int]]:
+    """The smaller grades of a refused trace and their sizes."""
+    return [(f"detail={d!r}", trace_answer(t, d).size()) for d in reversed(DETAILS[:DETAILS.index(detail)])]
+
+
+def _more(t: Trace, detail: str) -> str:
+    """The arguments that show more, in the tool's words (the CLI's renderer names its flags)."""
+    ways = []
+    if detail == "main":
+        n = len(_branch_heads(t))
+        ways.append(f"detail='branches' (the {n} hop{'s' if n > 1 else ''} branching off the main chain, each "
+                    f"folded with what is below it)" if n else "detail='branches'")
+    if detail != "full":
+        ways.append(f"detail='full' (all {len(t.hops)} hops as a tree)")
+    if t.direction == "down":
+        ways += [f"depth={t.depth + 1} (follow more op calls)"] if t.depth < MAX_DEPTH else []
+        ways += ["backward=true (trace the ops the backward calls)"]
+    return "\nMore: " + "; ".join(ways) + "\n" if ways else ""
+
+
+def _branch_heads(t: Trace) -> list:
+    on = {h.id for h in t.main_chain()}
+    return [h for h in t.hops if h.parent in on and h.id not in on and h.layer not in TAIL_LAYERS]
+
+
+def _grade(t: Trace, detail: str) -> set[int]:
+    """The ids of the hops a grade shows."""
+    if detail == "full":
+        return {h.id for h in t.hops}
+    on = {h.id for h in t.main_chain()}
+    backward = {h.id for h in t.hops if h.parent in on and h.layer == "backward"}
+    formulas = {h.id for h in t.hops if h.parent in backward}
+    ids = on | backward | formulas
+    if detail == "branches":
+        ids |= {h.id for h in _branch_heads(t)}
+    return ids
+
+
+def _structured(t: Trace, detail: str) -> dict:
+    """The facts of the text: `choices` where the main chain went one way of several (the text's "default of N"),
+    a branch head's `parent` and the count of hops `below` it. Prose (detail, schema) is the CLI's `trace --json`'s,
+    not repeated here."""
+    d = t.to_dict()
+    ids = _grade(t, detail)
+    on = set(d["main_chain"])
+    below = _below(t)
+    hops = []
+    for h in d["hops"]:
+        if h["id"] not in ids:
+            continue
+        hop = _compact(h)
+        if h["id"] in on and detail != "full":
+            hop.pop("parent", None)  # the chain is main_chain's order
+        elif detail == "branches" and h["parent"] in on and below[h["id"]]:
+            hop["below"] = below[h["id"]]
+        hops.append(hop)
+    out = {k: d[k] for k in ("query", "direction", "device", "dtype", "depth", "build", "build_conflicts",
+                             "main_chain", "choices", "truncated") if d[k] not in ("", [], {}, None)}
+    if d["message"] and d["message"] != d["truncated"].get("reason"):
+        out["message"] = d["message"]
+    return {**out, "detail": detail, "hops_total": len(t.hops), "hops": hops}
+
+
+def _compact(h: dict) -> dict:
+    """A hop (or a condition) without its prose and empty fields; file and line as `at` (relative to the
+    checkout). A condition keeps `assumed` (false: the default arguments do not take it; null: not evaluated)."""
+    out = {}
+    for k, v in h.items():
+        if k == "assumed":
+            out[k] = v
+        elif k in ("file", "line", "main", "detail", "schema") or v is None or v is False or v in ("", []) or (
+                k == "found" and v == "call"):
+            continue
+        else:
+            out[k] = [_compact(c) for c in v] if k == "conditions" else v
+    if h.get("file"):
+        out["at"] = f"{h['file']}:{h['line']}" if h.get("line") else h["file"]
+    return out
+
+
+def _below(t: Trace) -> dict[int, int]:
+    """Each hop's count of hops below it."""
+    n = {h.id: 0 for h in t.hops}
+    for h in reversed(t.hops):  # parents come before children
+        if h.parent is not None:
+            n[h.parent] += n[h.id] + 1
+    return n
