@@ -205,14 +205,15 @@ class Index:
                 if h.layer in ("cuda", "library") and not h.absent]
 
     def profile(self, path: str | os.PathLike, *, limit: int | None = None, dataframe: bool = False,
-                progress=None):
+                progress=None, max_size_mb: float | None = 512):
         """A torch.profiler Chrome trace (.json/.json.gz) or a list of kernel names, one row per kernel name, largest
         GPU time first: its __global__ definition or library call site, op body, stub, dispatch row, aten op.
         A list of dicts that also carries .total_us, .attributed_share, .warnings, .caps (a pandas DataFrame
-        with dataframe=True)."""
+        with dataframe=True). A profile over `max_size_mb` MB after gunzip (None or 0: no limit) is refused."""
         from .profile.report import annotate
         rows = annotate(self.con, path, root=self.meta.get("checkout_root"),
-                        index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress)
+                        index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress,
+                        max_size_mb=max_size_mb)
         return rows.to_dataframe() if dataframe else rows
 
     # -- facts about the index ------------------------------------------------------------------------------

@@ -494,6 +494,8 @@ def kernels(op_name, db, fmt):
 @click.argument("profile_path", metavar="PROFILE", type=click.Path(dir_okay=False))
 @db_option
 @click.option("--limit", type=click.IntRange(1), default=None, help="Show only the N kernels with the most GPU time.")
+@click.option("--max-size", type=click.FloatRange(0), default=512, show_default=True, metavar="MB",
+              help="Refuse a profile larger than this after gunzip, exit 2 (0: no limit).")
 @click.option("--fmt", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]), default=None,
               help="Output format (default: table on a terminal, json otherwise).")
 @click.option("--table", "fmt", flag_value="table", help="Same as --fmt table.")
@@ -502,7 +504,7 @@ def kernels(op_name, db, fmt):
 @click.option("--markdown", "fmt", flag_value="markdown", help="A Markdown report: a table, then each kernel's chain.")
 @click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time bars, chains, snippets.")
 @_fail_cleanly
-def profile(profile_path, db, limit, fmt):
+def profile(profile_path, db, limit, max_size, fmt):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
     or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
     from .api import Index
@@ -519,7 +521,7 @@ def profile(profile_path, db, limit, fmt):
             if bar is not None:
                 bar.update(1)
         try:
-            rows = ix.profile(profile_path, limit=limit, progress=progress)
+            rows = ix.profile(profile_path, limit=limit, progress=progress, max_size_mb=max_size)
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)
