@@ -23,7 +23,7 @@ from . import checkout as co
 from ..extract import fingerprint
 from .discover import SourceFile, discover
 from .progress import Progress
-from .store import Writer, table_counts
+from .store import Writer, is_interrupt, table_counts
 from .pool import WorkerDied, WorkerPool
 from .workers import FileResult, work
 
@@ -266,6 +266,8 @@ def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, p
     try:
         writer = Writer(db, base=db if previous is not None else None)
     except (sqlite3.Error, OSError) as exc:
+        if is_interrupt(exc):
+            raise KeyboardInterrupt from None
         raise Broken(f"{db.parent}: cannot write the index there ({_reason(exc)}); {_left(db, existed)}") \
             from None
     try:
@@ -284,6 +286,8 @@ def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, p
         if isinstance(exc, WorkerDied):
             raise Broken(f"{db}: the build failed: {exc}; {_left(db, existed)} (if that file crashes the parser, "
                          f"--exclude it)") from None
+        if is_interrupt(exc):  # SIGTERM, SIGHUP or Ctrl-C during a statement
+            raise KeyboardInterrupt from None
         if isinstance(exc, (sqlite3.Error, OSError)):
             raise Broken(f"{db}: the build could not be written ({_reason(exc)}); {_left(db, existed)}") from None
         raise
