@@ -108,3 +108,24 @@ def test_an_older_index_migrated_and_built_holds_every_row_of_a_fresh_build(samp
     assert result.exit_code == 0, result.output
     assert counts(db) == counts(sample_db)
     assert counts(db)["conditions"] > 0
+
+
+def test_build_refuses_to_replace_an_index_of_a_newer_schema(sample_db, tmp_path):
+    """Issue 33, item 5 (its second half): a build replaced an index written by a newer opindex without a word."""
+    from conftest import SAMPLE
+    db = tmp_path / "new.sqlite"
+    db.write_bytes(sample_db.read_bytes())
+    con = sqlite3.connect(db)
+    con.execute("UPDATE alembic_version SET version_num = '9999'")
+    con.commit()
+    con.close()
+    result = CliRunner().invoke(main, ["build", str(SAMPLE), "--db", str(db), "-q", "--jobs", "1"])
+    assert result.exit_code == 2
+    assert result.output == (f"Error: {db}: index schema 9999 is newer than this opindex knows "
+                             f"({opdb.SCHEMA_REVISIONS[-1]}); refused to replace it (upgrade opindex, or --force to "
+                             f"rebuild it with this one)\n")
+    assert sqlite3.connect(db).execute("SELECT version_num FROM alembic_version").fetchone() == ("9999",)
+    forced = CliRunner().invoke(main, ["build", str(SAMPLE), "--db", str(db), "-q", "--jobs", "1", "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert sqlite3.connect(db).execute("SELECT version_num FROM alembic_version").fetchone() == (
+        opdb.SCHEMA_REVISIONS[-1],)
