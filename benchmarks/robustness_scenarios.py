@@ -29,9 +29,11 @@ sys.path.insert(0, str(REPO))
 SAMPLE = REPO / "opindex" / "sample_checkout" if (REPO / "opindex" / "sample_checkout").is_dir() else \
     REPO / "sample_checkout"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OPINDEX_CACHE": "off"}
-# the command in a child that reports its own peak memory (ru_maxrss, KB) as the last line of stderr
-MEASURED = ("import resource, sys\nfrom opindex.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
-            "    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+# the command in a child that reports its own peak memory (VmHWM, KB: ru_maxrss would count the forking
+# parent's pages too) as the last line of stderr
+MEASURED = ("import sys\nfrom opindex.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+            "    print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0],\n"
+            "          file=sys.stderr)\n")
 SCENARIOS = []
 
 
@@ -327,7 +329,8 @@ def _leftovers(db: Path) -> list[str]:
 @scenario(10, "two threads sharing one Index finish")
 def s10(w: Work):
     code = ("import sys, threading\nfrom opindex.api import Index\nix = Index(sys.argv[1])\n"
-            "def work():\n    for _ in range(5):\n        ix.trace('nn.LSTM'); ix.rows('SELECT name FROM native_functions')\n"
+            "def work():\n    for _ in range(5):\n"
+            "        ix.trace('nn.LSTM'); ix.rows('SELECT name FROM native_functions')\n"
             "ts = [threading.Thread(target=work) for _ in range(2)]\n[t.start() for t in ts]\n[t.join() for t in ts]\n"
             "print('done')\n")
     try:

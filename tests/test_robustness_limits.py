@@ -21,9 +21,11 @@ VALUE_STOP = ("Error: the query made a string or blob longer than 1,000,000 byte
 MEMORY_STOP = ("Error: the query needed more than 256 MB of SQLite's memory and was stopped (--max-memory MB raises "
                "the limit, --max-memory 0 lifts it)\n")
 
-# the command in a child that reports its own peak memory (ru_maxrss, KB) as the last line of stderr
-MEASURED = ("import resource, sys\nfrom opindex.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
-            "    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+# the command in a child that reports its own peak memory (VmHWM, KB: ru_maxrss would count the forking
+# parent's pages too) as the last line of stderr
+MEASURED = ("import sys\nfrom opindex.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+            "    print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0],\n"
+            "          file=sys.stderr)\n")
 
 
 def sql(db, *args) -> tuple[int, str, float, int]:

@@ -4,8 +4,8 @@
 depth limit, and every per-call scan of an argument list (once per enclosing call), grow with depth x size. The
 deepest file of the 2.4, 1.8 and 1.4 trees nests 26 brackets (common_methods_invocations.py); past MAX_NESTING
 the text inside a bracket is blanked (spaces, line breaks kept: every line number stays) and the file is said to
-be partly indexed. The check is a few C-speed passes over the file's brackets (the pairs `()` removed once per level): 0.7 s
-for the 20,673 files of the three trees together."""
+be partly indexed. The check is a few C-speed passes over the file's brackets (the pairs `()` removed once per level):
+0.7 s for the 20,673 files of the three trees together."""
 from __future__ import annotations
 
 import re
