@@ -58,7 +58,32 @@ def _heap_functions():
 
 
 _HEAP = _heap_functions()
-_heap_lock = threading.Lock()  # the heap limit is one per process: queries of two Index objects take turns setting it
+
+
+class _HeapLimits:
+    """The heap limit is one per process: queries running at once (threads, open streams) each ask for theirs, the
+    most permissive holds while any runs, and the limit set before the first comes back after the last (put back in
+    turn by each, interleaved streams would leave a stale limit behind)."""
+
+    def __init__(self):
+        self.lock, self.asked, self.before, self.n = threading.Lock(), {}, None, 0
+
+    def ask(self, limit: int) -> int:
+        with self.lock:
+            self.n += 1
+            if not self.asked:
+                self.before = _HEAP[0](-1)  # a negative argument reads the limit without changing it
+            self.asked[self.n] = limit
+            _HEAP[0](max(self.asked.values()))
+            return self.n
+
+    def done(self, key: int) -> None:
+        with self.lock:
+            self.asked.pop(key, None)
+            _HEAP[0](max(self.asked.values()) if self.asked else self.before)
+
+
+_heap = _HeapLimits()
 
 
 class Running:
@@ -68,15 +93,13 @@ class Running:
     def __init__(self, con: sqlite3.Connection, limits: Limits, time_left: float | None):
         self.con, self.limits, self.time_left = con, limits, time_left
         self.expired = False
-        self._timer = self._old_length = self._old_heap = None
+        self._timer = self._old_length = self._heap_key = None
 
     def __enter__(self):
         lim = self.limits
         self._old_length = self.con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, lim.max_value or _SQLITE_MAX_LENGTH)
         if lim.max_memory_mb and _HEAP:
-            limit, used = _HEAP
-            with _heap_lock:
-                self._old_heap = limit(used() + int(lim.max_memory_mb * 2**20))
+            self._heap_key = _heap.ask(_HEAP[1]() + int(lim.max_memory_mb * 2**20))
         if self.time_left is not None:
             self._timer = threading.Timer(max(self.time_left, 0.0), self._expire)
             self._timer.daemon = True
@@ -90,9 +113,8 @@ class Running:
     def __exit__(self, *exc):
         if self._timer is not None:
             self._timer.cancel()
-        if self._old_heap is not None:
-            with _heap_lock:
-                _HEAP[0](self._old_heap)
+        if self._heap_key is not None:
+            _heap.done(self._heap_key)
         self.con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self._old_length)
         return False
 

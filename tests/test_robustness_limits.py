@@ -87,3 +87,20 @@ def test_long_values_are_fetched_a_few_at_a_time(ix):
     with ix.stream("SELECT 1 AS x") as found:
         list(found)
     assert found._batch == 500
+
+
+def test_queries_of_two_threads_leave_no_heap_limit_behind():
+    """Two queries at once (threads on two Index objects) end in either order: the most permissive limit holds
+    while both run, and the limit from before comes back after the last (each putting back the limit it found, as
+    a first version did, left B's behind when A ended first)."""
+    from opindex import sql_limits
+    set_limit = sql_limits._HEAP[0]
+    before = set_limit(-1)
+    heap = sql_limits._HeapLimits()
+    a = heap.ask(300 << 20)
+    b = heap.ask(200 << 20)
+    assert set_limit(-1) == 300 << 20
+    heap.done(a)
+    assert set_limit(-1) == 200 << 20
+    heap.done(b)
+    assert set_limit(-1) == before
