@@ -54,24 +54,29 @@ class Index:
         self._lock = threading.RLock()
 
     # -- raw SQL --------------------------------------------------------------------------------------------
-    def rows(self, query: str, params: dict | tuple = (), *, timeout: float | None = None) -> list[dict]:
+    def rows(self, query: str, params: dict | tuple = (), *, timeout: float | None = None, **limits) -> list[dict]:
         """Run a read-only query; a list of dicts (a repeated column name gets _2, _3: every column is kept).
-        `timeout` seconds (None or 0: none) stops a query that runs longer (QueryTimeout); Ctrl-C stops it too."""
-        with self._lock, self.stream(query, params, timeout=timeout) as found:
+        `timeout` seconds (None or 0: none) stops a query that runs longer (QueryTimeout); Ctrl-C stops it too.
+        `max_value` (bytes, 1,000,000 unless given) and `max_memory_mb` (256) bound the longest string or blob the
+        query makes and SQLite's memory for it (QueryLimit; None or 0: none; docs/robustness.md)."""
+        with self._lock, self.stream(query, params, timeout=timeout, **limits) as found:
             return list(found)
 
-    def stream(self, query: str, params: dict | tuple = (), *, timeout: float | None = None):
+    def stream(self, query: str, params: dict | tuple = (), *, timeout: float | None = None, **limits):
         """The rows of a read-only query as they are fetched (a RowStream: `.columns`, then dicts), so a result of
-        any size takes constant memory. Errors: UsageError (bad or writing SQL), QueryTimeout, Broken (a damaged
-        index). A stream holds the connection while it is read: threads sharing an Index use rows() or sql()."""
+        any size takes constant memory. Errors: UsageError (bad or writing SQL), QueryTimeout and QueryLimit (the
+        limits of rows()), Broken (a damaged index). A stream holds the connection while it is read: threads sharing
+        an Index use rows() or sql()."""
         from .query import RowStream
-        return RowStream(self.con, self.path, query, params, timeout)
+        return RowStream(self.con, self.path, query, params, timeout, **limits)
 
-    def sql(self, query: str, params: dict | tuple = (), *, timeout: float | None = None, **named):
+    def sql(self, query: str, params: dict | tuple = (), *, timeout: float | None = None, max_value=1_000_000,
+            max_memory_mb=256, **named):
         """Rows as a pandas DataFrame when pandas is installed, else a list of dicts. Bind parameters by keyword
         (`ix.sql("... :n", n="relu")`) or as `params`; `timeout` seconds limits the query (None or 0: none), and
-        Ctrl-C (a notebook's interrupt) stops it."""
-        rows = self.rows(query, {**dict(params), **named} if named else params, timeout=timeout)
+        Ctrl-C (a notebook's interrupt) stops it; `max_value` and `max_memory_mb` as in rows()."""
+        rows = self.rows(query, {**dict(params), **named} if named else params, timeout=timeout,
+                         max_value=max_value, max_memory_mb=max_memory_mb)
         try:
             import pandas as pd
         except ImportError:
@@ -205,14 +210,15 @@ class Index:
                 if h.layer in ("cuda", "library") and not h.absent]
 
     def profile(self, path: str | os.PathLike, *, limit: int | None = None, dataframe: bool = False,
-                progress=None):
+                progress=None, max_size_mb: float | None = 512):
         """A torch.profiler Chrome trace (.json/.json.gz) or a list of kernel names, one row per kernel name, largest
         GPU time first: its __global__ definition or library call site, op body, stub, dispatch row, aten op.
         A list of dicts that also carries .total_us, .attributed_share, .warnings, .caps (a pandas DataFrame
-        with dataframe=True)."""
+        with dataframe=True). A profile over `max_size_mb` MB after gunzip (None or 0: no limit) is refused."""
         from .profile.report import annotate
         rows = annotate(self.con, path, root=self.meta.get("checkout_root"),
-                        index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress)
+                        index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress,
+                        max_size_mb=max_size_mb)
         return rows.to_dataframe() if dataframe else rows
 
     # -- two trees side by side (opindex/diff, docs/diff.md) ----------------------------------------------------

@@ -1,7 +1,8 @@
 """The command line: a thin click layer over opindex.api. No traceback reaches the user: an error prints one line.
 
 Exit codes, the same for every command (EXIT_CODES, shown in `opindex --help`): 0 found, 1 nothing found, 2 usage
-error or ambiguous name, 3 broken index or environment, 4 a query stopped at its --timeout, 130 interrupted."""
+error or ambiguous name, 3 broken index or environment, 4 a query stopped at its --timeout or another limit, 130
+interrupted."""
 from __future__ import annotations
 
 import functools
@@ -20,7 +21,8 @@ Exit codes (every command):
   diff: 0 differences shown, 1 none;
   2 usage error, or a name that is ambiguous (its candidates are listed);
   3 broken index or environment (missing, damaged, unreadable index, a
-    failed write); 4 a query stopped at its --timeout; 130 interrupted."""
+    failed write); 4 a query stopped at its --timeout or another of
+    its limits; 130 interrupted."""
 
 
 def _fail(message: str, code: int):
@@ -228,10 +230,14 @@ def _summary(report, err) -> None:
               help="Bind :NAME to VALUE; repeatable.")
 @click.option("--timeout", type=click.FloatRange(0), default=30, show_default=True, metavar="SECONDS",
               help="Stop the query after this many seconds in SQLite and say so, exit 4 (0: no limit).")
+@click.option("--max-value", type=click.IntRange(0), default=1_000_000, show_default=True, metavar="BYTES",
+              help="Stop a query that makes a longer string or blob, exit 4 (0: SQLite's own limit, 1 GB).")
+@click.option("--max-memory", type=click.FloatRange(0), default=256, show_default=True, metavar="MB",
+              help="Stop a query that needs more of SQLite's memory, exit 4 (0: no limit).")
 @db_option
 @output_options
 @_fail_cleanly
-def sql(query, params, timeout, db, fmt):
+def sql(query, params, timeout, max_value, max_memory, db, fmt):
     """Run a read-only SQL QUERY against the index (see `opindex schema` for tables and views).
 
     Rows are written as SQLite returns them (any number, in constant memory); a column name that repeats gets _2,
@@ -242,7 +248,8 @@ def sql(query, params, timeout, db, fmt):
     from .render.stream import write_rows
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
     out = _Batched()
-    with Index(db) as ix, ix.stream(query, dict(params), timeout=timeout) as found:
+    with Index(db) as ix, ix.stream(query, dict(params), timeout=timeout, max_value=max_value,
+                                    max_memory_mb=max_memory) as found:
         write_rows(found, found.columns, fmt, out.write, width=terminal.width() if fmt == "table" else None)
     out.flush()
 
@@ -536,6 +543,8 @@ def kernels(op_name, db, fmt):
 @click.argument("profile_path", metavar="PROFILE", type=click.Path(dir_okay=False))
 @db_option
 @click.option("--limit", type=click.IntRange(1), default=None, help="Show only the N kernels with the most GPU time.")
+@click.option("--max-size", type=click.FloatRange(0), default=512, show_default=True, metavar="MB",
+              help="Refuse a profile larger than this after gunzip, exit 2 (0: no limit).")
 @click.option("--fmt", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]), default=None,
               help="Output format (default: table on a terminal, json otherwise).")
 @click.option("--table", "fmt", flag_value="table", help="Same as --fmt table.")
@@ -544,7 +553,7 @@ def kernels(op_name, db, fmt):
 @click.option("--markdown", "fmt", flag_value="markdown", help="A Markdown report: a table, then each kernel's chain.")
 @click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time bars, chains, snippets.")
 @_fail_cleanly
-def profile(profile_path, db, limit, fmt):
+def profile(profile_path, db, limit, max_size, fmt):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
     or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
     from .api import Index
@@ -561,7 +570,7 @@ def profile(profile_path, db, limit, fmt):
             if bar is not None:
                 bar.update(1)
         try:
-            rows = ix.profile(profile_path, limit=limit, progress=progress)
+            rows = ix.profile(profile_path, limit=limit, progress=progress, max_size_mb=max_size)
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)

@@ -38,7 +38,25 @@ def build_target(path: Path, force: bool = False) -> Path:
         raise UsageError(f"{shown}: {_file_kind(st.st_mode)}, not an index file; refused (give a file path)")
     if not force and not is_index_file(target):
         raise UsageError(f"{shown}: not an opindex index; refused to replace it (--force to overwrite it)")
+    newer = None if force else _newer_schema(target)
+    if newer:
+        raise UsageError(f"{shown}: index schema {newer} is newer than this opindex knows ({SCHEMA_REVISIONS[-1]}); "
+                         f"refused to replace it (upgrade opindex, or --force to rebuild it with this one)")
     return target
+
+
+def _newer_schema(path: Path) -> str | None:
+    """The schema revision of an index written by a newer opindex, else None (an index a newer opindex wrote is
+    not replaced by an older one without a word: issue 33, item 5)."""
+    try:
+        con = connect_raw(path)
+        try:
+            version = schema_version(con)
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return None
+    return version if version and is_newer_revision(version) else None
 
 
 def _file_kind(mode: int) -> str:

@@ -34,7 +34,7 @@ def run(db_path: Path, revision: str = "head", downgrade: bool = False) -> None:
     from alembic import command
     from alembic.util import CommandError
     from sqlalchemy import create_engine
-    from .indexer.pipeline import _lock
+    from .indexer.pipeline import _lock, clean_stale_temps
     from .db import SCHEMA_REVISIONS, UsageError
     from .schema import VIEWS
     if os.path.islink(db_path):
@@ -48,6 +48,7 @@ def run(db_path: Path, revision: str = "head", downgrade: bool = False) -> None:
     lock = _lock(db_path)
     temp = db_path.with_name(f".{db_path.name}.migrate-{os.getpid()}")
     try:
+        clean_stale_temps(db_path)  # what a killed build or migrate left (a full copy of the index each)
         shutil.copyfile(db_path, temp)
         engine = create_engine(f"sqlite:///{temp}")
         try:
@@ -66,7 +67,7 @@ def run(db_path: Path, revision: str = "head", downgrade: bool = False) -> None:
             engine.dispose()
         os.replace(temp, db_path)
     finally:
-        temp.unlink(missing_ok=True)
+        clean_stale_temps(db_path)  # this copy and its journal, when it failed
         lock.close()
 
 

@@ -9,16 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .db import Broken, UsageError
-from .model import OpindexError
+from .sql_limits import Limits, QueryLimit, Running, is_too_big
 
-_BATCH = 500  # rows per fetch: memory stays flat however many rows a query returns
+_BATCH = 500  # rows per fetch at most: memory stays flat however many rows a query returns
+_BATCH_BYTES = 4 << 20  # text and blob bytes per fetch: fewer rows a fetch when they are long (they can be 1 MB each)
 _CHECK_EVERY = 1000  # SQLite VM instructions between two looks at the clock (and at Ctrl-C)
 _DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
-class QueryTimeout(OpindexError):
+class QueryTimeout(QueryLimit):
     """A query ran past its time limit: exit 4."""
-    exit_code = 4
 
 
 def damaged(path: Path | str, exc: BaseException) -> Broken:
@@ -76,13 +76,17 @@ class RowStream:
     """The rows of one read-only query, fetched as they are read. `columns` is known before the first row.
 
     `timeout` (seconds; None or 0: none) limits the time spent inside SQLite, not the time the reader takes over
-    each row (a pager may wait for a person). Ctrl-C stops SQLite within a few thousand VM steps and arrives as
-    KeyboardInterrupt; a query past its limit raises QueryTimeout."""
+    each row (a pager may wait for a person); `max_value` (bytes) the longest string or blob the query may make and
+    `max_memory_mb` the memory SQLite may take for it (sql_limits; None or 0: none). Ctrl-C stops SQLite within a
+    few thousand VM steps and arrives as KeyboardInterrupt; a query past a limit raises QueryLimit (QueryTimeout
+    for the time)."""
 
-    def __init__(self, con: sqlite3.Connection, path, query: str, params=(), timeout: float | None = None):
+    def __init__(self, con: sqlite3.Connection, path, query: str, params=(), timeout: float | None = None,
+                 max_value: int | None = Limits.max_value, max_memory_mb: float | None = Limits.max_memory_mb):
         self.con, self.path, self.timeout = con, path, timeout or None
+        self.limits = Limits(self.timeout, max_value, max_memory_mb)
         self.spent, self._started = 0.0, None
-        self.cur = None
+        self.cur, self._batch = None, 1  # the first fetch takes one row: its size sets how many the next take
         query = text(query, "query")
         params = _params(params)
         with self._running():
@@ -98,39 +102,52 @@ class RowStream:
     def _running(self):
         stream = self
 
-        class Running:
+        class Stretch:
             def __enter__(self):
                 stream._started = time.monotonic()
+                left = stream.timeout - stream.spent if stream.timeout else None
+                self.limits = Running(stream.con, stream.limits, left).__enter__()
                 stream.con.set_progress_handler(stream._check, _CHECK_EVERY)
 
             def __exit__(self, kind, exc, tb):
                 stream.con.set_progress_handler(None, 0)
+                self.limits.__exit__(kind, exc, tb)
                 stream.spent += time.monotonic() - stream._started
+                if isinstance(exc, MemoryError) and stream.limits.max_memory_mb:
+                    raise stream.limits.memory_error() from None  # SQLITE_NOMEM at the heap limit
                 if isinstance(exc, sqlite3.DatabaseError):
-                    raise stream._error(exc) from None
+                    raise stream._error(exc, self.limits.expired) from None
                 return False
-        return Running()
+        return Stretch()
 
-    def _error(self, exc: sqlite3.DatabaseError) -> BaseException:
+    def _error(self, exc: sqlite3.DatabaseError, expired: bool = False) -> BaseException:
         msg = str(exc)
         if isinstance(exc, sqlite3.OperationalError) and msg == "interrupted":
-            if self.timeout and self.spent > self.timeout:
+            if expired or (self.timeout and self.spent > self.timeout):
                 return QueryTimeout(f"the query ran past its time limit of {self.timeout:g} s and was stopped "
                                     f"(--timeout SECONDS raises it, --timeout 0 lifts it)")
             return KeyboardInterrupt()
+        if is_too_big(exc) and self.limits.max_value:
+            return self.limits.value_error()
         if is_damage(exc):
             return damaged(self.path, exc)
         if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
             return UsageError(f"opindex sql is read-only: {msg}")
         return UsageError(f"SQL error: {msg}")
 
+    def _next_batch(self, batch: list) -> int:
+        """Rows for the next fetch: as many as fit _BATCH_BYTES at the size of this batch's longest end row."""
+        size = max(_row_bytes(batch[0]), _row_bytes(batch[-1]), 1)
+        return max(1, min(_BATCH, _BATCH_BYTES // size))
+
     def __iter__(self) -> Iterator[dict]:
         cols = self.columns
         while True:
             with self._running():
-                batch = self.cur.fetchmany(_BATCH)
+                batch = self.cur.fetchmany(self._batch)
             if not batch:
                 return
+            self._batch = self._next_batch(batch)
             for row in batch:
                 yield dict(zip(cols, row))
 
@@ -143,6 +160,10 @@ class RowStream:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _row_bytes(row) -> int:
+    return sum(len(v) for v in row if isinstance(v, (str, bytes)))
 
 
 def name_pattern(pattern: str, exact: bool = False) -> tuple[str, str]:

@@ -13,7 +13,7 @@ STEPS = [
     ("opindex.model", "opindex.paths", "opindex.pytorch"),
     ("opindex.sqlite_ddl", "opindex.records", "opindex.schema"),
     ("opindex.extract",),
-    ("opindex.db", "opindex.query", "opindex.indexer", "opindex.migrate", "opindex._migrations"),
+    ("opindex.db", "opindex.sql_limits", "opindex.query", "opindex.indexer", "opindex.migrate", "opindex._migrations"),
     ("opindex.trace",),
     ("opindex.render",),
     ("opindex.profile", "opindex.diff"),

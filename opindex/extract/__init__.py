@@ -104,6 +104,20 @@ def fingerprint() -> str:
 
 
 def extract(path: str, data: bytes, language: str, module: str | None) -> FileFacts:
+    from .nesting import MAX_NESTING, flatten, too_deep
+    deep = []
+    if language in ("cpp", "cuda", "python") and too_deep(data):  # linear time whatever the nesting
+        data, deep = flatten(data)
+    facts = _extract(path, data, language, module)
+    if deep:
+        where = ", ".join(map(str, deep[:5])) + (f" and {len(deep) - 5} more" if len(deep) > 5 else "")
+        note = (f"brackets nested deeper than {MAX_NESTING} levels (line {where}): the text inside them is not "
+                f"indexed")
+        facts.message = f"{facts.message}; {note}" if facts.message else note
+    return facts
+
+
+def _extract(path: str, data: bytes, language: str, module: str | None) -> FileFacts:
     from .source_text import cpp_text_facts, generated_launch_sites
     if language in ("cpp", "cuda"):
         from . import cpp

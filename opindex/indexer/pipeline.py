@@ -23,7 +23,7 @@ from . import checkout as co
 from ..extract import fingerprint
 from .discover import SourceFile, discover
 from .progress import Progress
-from .store import Writer, table_counts
+from .store import Writer, is_interrupt, table_counts
 from .pool import WorkerDied, WorkerPool
 from .workers import FileResult, work
 
@@ -73,16 +73,17 @@ def _lock(db: Path):
     return fh
 
 
-def _clean_stale_temps(db: Path) -> None:
-    """A build killed before its rename leaves its temporary file; we hold the lock, so none is in use."""
+def clean_stale_temps(db: Path) -> None:
+    """A build or migrate killed before its rename leaves its temporary file; we hold the lock, so none is in use."""
     for stale in leftovers(db, "build", "shard", "migrate"):
         stale.unlink(missing_ok=True)
 
 
 def leftovers(db: Path, *kinds: str) -> list[Path]:
-    """This index's temporary files (.NAME.build-PID, .NAME.shard-PID, ...), sorted. Names are compared, never
+    """This index's temporary files (.NAME.build-PID, .NAME.shard-PID, ...) and SQLite's journals of them
+    (-journal, -wal, -shm: a migrate killed with -9 leaves its copy's journal), sorted. Names are compared, never
     globbed: an index named x*.db or x[1].db must not match the files of another index's build."""
-    pattern = re.compile(re.escape(f".{db.name}.") + f"(?:{'|'.join(kinds)})" + r"-\d+(?:-own)?")
+    pattern = re.compile(re.escape(f".{db.name}.") + f"(?:{'|'.join(kinds)})" + r"-\d+(?:-own)?(?:-journal|-wal|-shm)?")
     try:
         names = os.listdir(db.parent)
     except OSError:
@@ -228,7 +229,7 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, progress: bool = T
     existed = db.exists()
     try:
         with contextlib.ExitStack() as stack:
-            _clean_stale_temps(db)
+            clean_stale_temps(db)
             previous = _previous(db, ck, warn)
             damage = _start_check(db) if previous is not None else None
             # a cold build will need its workers: they start (and compile their queries) during the discovery
@@ -253,7 +254,7 @@ def build(ck: co.Checkout, db: Path, jobs: int | None = None, progress: bool = T
             _write(db, ck, version, previous, tasks, removed, jobs, pool, report, progress, start, existed,
                    lock.fileno())
     finally:
-        _clean_stale_temps(db)  # the workers are stopped: what a failed or interrupted build left goes
+        clean_stale_temps(db)  # the workers are stopped: what a failed or interrupted build left goes
         lock.close()
     report.seconds = time.monotonic() - start
     return report
@@ -265,6 +266,8 @@ def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, p
     try:
         writer = Writer(db, base=db if previous is not None else None)
     except (sqlite3.Error, OSError) as exc:
+        if is_interrupt(exc):
+            raise KeyboardInterrupt from None
         raise Broken(f"{db.parent}: cannot write the index there ({_reason(exc)}); {_left(db, existed)}") \
             from None
     try:
@@ -283,6 +286,8 @@ def _write(db: Path, ck: co.Checkout, version, previous, tasks, removed, jobs, p
         if isinstance(exc, WorkerDied):
             raise Broken(f"{db}: the build failed: {exc}; {_left(db, existed)} (if that file crashes the parser, "
                          f"--exclude it)") from None
+        if is_interrupt(exc):  # SIGTERM, SIGHUP or Ctrl-C during a statement
+            raise KeyboardInterrupt from None
         if isinstance(exc, (sqlite3.Error, OSError)):
             raise Broken(f"{db}: the build could not be written ({_reason(exc)}); {_left(db, existed)}") from None
         raise

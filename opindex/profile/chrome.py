@@ -8,7 +8,6 @@ instant are the ops on the stack at launch time (outermost first). "External id"
 no correlation (older traces): it equals the External id of the innermost op."""
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections import Counter, defaultdict
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import OpindexError
+from .reading import MAX_SIZE_MB, args_of, read_bounded, scalar_field, text_field
 
 # GPU activity categories; gpu_user_annotation spans (Optimizer.step#AdamW.step drawn on the GPU row) are not time
 # of their own (the kernels under them are counted), so they are left out of the total.
@@ -58,27 +58,24 @@ class Profile:
     torch_version: str | None            # from the trace metadata, else from the file name, else None
     version_source: str | None           # where torch_version came from
     unlinked: int = 0                    # kernel launches no CPU op could be tied to
+    skipped: int = 0                     # events whose fields have other types than the profiler writes
 
 
-def read_profile(path: str | Path) -> Profile:
-    """A Chrome trace (JSON object with traceEvents, or a bare event list) or a text file of kernel names."""
+def read_profile(path: str | Path, max_mb: float | None = MAX_SIZE_MB) -> Profile:
+    """A Chrome trace (JSON object with traceEvents, or a bare event list) or a text file of kernel names, at most
+    `max_mb` MB after gunzip (None or 0: no limit). Whatever the bytes, an error is one OpindexError line."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise OpindexError(f"{path}: cannot read the profile ({exc.strerror or exc})") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise OpindexError(f"{path}: not a readable gzip file ({exc})") from None
-    text = raw.decode("utf-8", errors="replace")
+    raw = read_bounded(path, max_mb)
+    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")  # a BOM: some editors write one
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise OpindexError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise OpindexError(f"{path}: JSON nested deeper than Python's JSON reader follows (about 1,000 "
+                               f"levels); a profiler trace nests 4") from None
         return _from_chrome(path, data)
     return _from_list(path, text)
 
@@ -130,39 +127,43 @@ def _from_chrome(path: Path, data) -> Profile:
 
     gpu, launches_by_corr, launches_by_ext = [], {}, {}
     spans = defaultdict(list)            # (pid, tid) -> [(ts, end, name, cat)]
+    skipped = 0
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X":
             continue
-        cat = e.get("cat")
-        args = e.get("args") or {}
+        cat, name = text_field(e, "cat"), text_field(e, "name")
+        if cat is None or (name is None and "name" in e):  # another type than the profiler writes: not guessed at
+            skipped += 1
+            continue
+        args = args_of(e)
         if cat in KERNEL_CATS:
             gpu.append(e)
         elif cat in LAUNCH_CATS:
-            corr = args.get("correlation")
+            corr = scalar_field(args.get("correlation"))
             if corr is not None:
                 launches_by_corr[corr] = e
-            ext = args.get("External id")
+            ext = scalar_field(args.get("External id"))
             if ext is not None:
                 launches_by_ext.setdefault(ext, e)
         elif cat in CPU_CATS:
             ts = _num(e.get("ts"))
             if ts is None:
                 continue
-            spans[(e.get("pid"), e.get("tid"))].append((ts, ts + (_num(e.get("dur")) or 0.0), e.get("name", ""), cat))
+            spans[_thread(e)].append((ts, ts + (_num(e.get("dur")) or 0.0), name or "", cat))
 
     # Each kernel's launch, then every launch's CPU stack in one sweep per thread.
     linked = []
     unlinked = 0
     for e in gpu:
-        args = e.get("args") or {}
-        launch = launches_by_corr.get(args.get("correlation")) or launches_by_ext.get(args.get("External id"))
+        args = args_of(e)
+        launch = (launches_by_corr.get(scalar_field(args.get("correlation")))
+                  or launches_by_ext.get(scalar_field(args.get("External id"))))
         linked.append(launch)
-    stacks = _stacks_at(spans, [(l.get("pid"), l.get("tid"), _num(l.get("ts")) or 0.0) if l else None
-                                for l in linked])
+    stacks = _stacks_at(spans, [(*_thread(l), _num(l.get("ts")) or 0.0) if l else None for l in linked])
     groups: dict[str, KernelGroup] = {}
     total = 0.0
     for e, stack in zip(gpu, stacks):
-        name = e.get("name", "")
+        name = text_field(e, "name") or ""
         dur = _num(e.get("dur")) or 0.0
         g = groups.get(name)
         if g is None:
@@ -191,14 +192,22 @@ def _from_chrome(path: Path, data) -> Profile:
     kernels = sorted(groups.values(), key=lambda g: (-g.total_us, g.name))
     for g in kernels:
         g.share = g.total_us / total if total else 0.0
-    return Profile(str(path), "chrome", kernels, total, version, version_source, unlinked)
+    return Profile(str(path), "chrome", kernels, total, version, version_source, unlinked, skipped)
+
+
+def _thread(e: dict) -> tuple:
+    return scalar_field(e.get("pid")), scalar_field(e.get("tid"))
 
 
 def _num(v) -> float | None:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
+    """A time or duration: a number, or a string of one (older traces); nan and inf are no time."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
         return None
+    try:
+        f = float(v)
+    except (ValueError, OverflowError):
+        return None
+    return f if f == f and abs(f) != float("inf") else None
 
 
 def _stacks_at(spans, points) -> list[list[tuple[str, str]]]:

@@ -258,5 +258,5 @@ def itanium_demangle(name: str) -> str | None:
         d = _Demangler(name.lstrip("_") and ("_Z" + name.split("_Z", 1)[1]))
         out = d.encoding()
         return out if d.i >= len(d.s) or d.s[d.i] == "." else None
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):  # RecursionError: nesting past Python's stack
         return None

@@ -56,6 +56,9 @@ class Arg:
     items: list
 
 
+MAX_NESTING = 100  # template and parameter lists followed this deep; a real kernel name nests under 20
+
+
 class _Parser:
     """Recursive descent over the printed name. Nesting of <>, () and {} is followed by the grammar itself, so a
     `>` closing `std::array<char*, 3ul> >` or a `)` inside `{lambda(float, bool)#1}` never ends the wrong list."""
@@ -63,9 +66,10 @@ class _Parser:
     IDENT = re.compile(r"[A-Za-z_$][A-Za-z_0-9$]*")
     NUMBER = re.compile(r"-?[0-9][A-Za-z_0-9.]*")
 
-    def __init__(self, s: str):
+    def __init__(self, s: str, depth: int = 0):
         self.s = s
         self.i = 0
+        self.depth = depth  # lists open around the position: past MAX_NESTING a list is kept as its text
 
     def peek(self, text: str) -> bool:
         return self.s.startswith(text, self.i)
@@ -100,6 +104,27 @@ class _Parser:
 
     def arglist(self, open_: str, close: str) -> list[Arg]:
         assert self.s[self.i] == open_
+        if self.depth >= MAX_NESTING:
+            return self._flat(open_, close)
+        self.depth += 1
+        try:
+            return self._arglist(open_, close)
+        finally:
+            self.depth -= 1
+
+    def _flat(self, open_: str, close: str) -> list[Arg]:
+        """A list nested past MAX_NESTING: one argument of its text, up to its matching closer (a loop, not a
+        descent: 50,000 nested template arguments would exhaust Python's stack)."""
+        depth, j, s = 0, self.i, self.s
+        while j < len(s):
+            depth += 1 if s[j] == open_ else -1 if s[j] == close else 0
+            j += 1
+            if depth == 0:
+                break
+        text, self.i = s[self.i + 1:j - 1 if depth == 0 else j].strip(), j  # an unclosed list: to the end
+        return [Arg(text, [text])] if text else []
+
+    def _arglist(self, open_: str, close: str) -> list[Arg]:
         self.i += 1
         args = []
         while True:
@@ -152,7 +177,7 @@ class _Parser:
             if body.startswith("lambda"):
                 comp.name = "{lambda}"
                 comp.lambda_n = int(m.group(1)) if m else None
-                sub = _Parser(body[len("lambda"):])
+                sub = _Parser(body[len("lambda"):], self.depth)
                 if sub.peek("("):
                     comp.params = sub.arglist("(", ")")
             self.i = j + 1

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..trace.model import Hop
 from .attribute import Attributor
 from .chrome import read_profile
+from .reading import MAX_SIZE_MB
 from .kernel_name import demangle_many, is_mangled, parse_kernel_name
 
 CHAIN_CAP = 16          # hops kept per kernel (the chain of one kernel is rarely longer than 10)
@@ -72,10 +73,10 @@ class ProfileRows(list):
 
 
 def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = None, index_version: str | None = None,
-             limit: int | None = None, progress=None) -> ProfileRows:
-    """Read the profile at `path` and attribute each kernel name to the indexed checkout. `progress(done, total)`
-    is called after each kernel when given."""
-    prof = read_profile(path)
+             limit: int | None = None, progress=None, max_size_mb: float | None = MAX_SIZE_MB) -> ProfileRows:
+    """Read the profile at `path` (at most `max_size_mb` MB after gunzip; None or 0: no limit) and attribute each
+    kernel name to the indexed checkout. `progress(done, total)` is called after each kernel when given."""
+    prof = read_profile(path, max_size_mb)
     att = Attributor(con, root)
     groups = prof.kernels
     # one c++filt run for every mangled name of the profile
@@ -106,6 +107,9 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
             rows.append(row)
         if progress:
             progress(i + 1, len(groups))
+    if prof.skipped:
+        rows.warnings.append(f"{prof.skipped} events skipped: their cat or name is not a string, as the profiler "
+                             f"writes them")
     if prof.unlinked:
         rows.warnings.append(f"{prof.unlinked} kernel launches could not be tied to a CPU op (no matching "
                              f"correlation id in the trace)")
