@@ -210,6 +210,31 @@ class Index:
                         index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress)
         return rows.to_dataframe() if dataframe else rows
 
+    def coverage(self, device=(), *, ops=(), missing: bool = False, for_: str | None = None,
+                 with_dir: str | os.PathLike | None = None):
+        """Per operator overload and dispatch key: kernel, inherited, composite_implicit, composite_explicit,
+        fallback or missing, with file:line (docs/coverage.md). `device`: a key or keys (cuda, MPS, QuantizedCPU;
+        none: the default set); `ops`: op names; `missing`: only what the one `device` lacks that CUDA has, most
+        Python APIs first; `for_`: a torch.profiler trace, or a name to trace, whose ops (and what their composites
+        lack) are the ones listed; `with_dir`: an out-of-tree backend's YAML and registrations on top of the index.
+        A Coverage: .rows (dicts), .keys, .notes."""
+        from .coverage.request import answer
+        devices = (device,) if isinstance(device, str) else tuple(device or ())
+        reached = None
+        if for_ is not None:
+            reached = self._reached(str(for_))
+        return answer(self.con, devices, ops=ops, missing=missing, reached=reached, with_dir=with_dir)
+
+    def _reached(self, what: str) -> list[str]:
+        """The ops a --for names: those of a profile file, else those the trace of a name reaches."""
+        if Path(what).is_file():
+            from .coverage.needs import profile_ops
+            return profile_ops(what)
+        t = self.trace(what, device="cuda")
+        if not t.hops:
+            raise OpindexError(f"--for {what}: no such file, and nothing to trace ({t.message or 'unknown name'})")
+        return list(dict.fromkeys(f"aten::{h.op}" for h in t.hops if getattr(h, "op", None)))
+
     # -- facts about the index ------------------------------------------------------------------------------
     @property
     def meta(self) -> dict[str, str]:
@@ -264,7 +289,8 @@ def _guarded(method, named: bool):
 
 
 for _method, _named in (("trace", True), ("find", True), ("op", True), ("stub", True), ("callers", True),
-                        ("callees", True), ("kernels", False), ("profile", False), ("stats", False)):
+                        ("callees", True), ("kernels", False), ("profile", False), ("stats", False),
+                        ("coverage", False)):
     setattr(Index, _method, _guarded(getattr(Index, _method), _named))
 Index.meta = property(_guarded(Index.meta.fget, False))
 
