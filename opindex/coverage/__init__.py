@@ -34,13 +34,15 @@ class Facts:
     kernel_dtypes: list[dict]
     stub_dtypes: list[dict]
     python_apis: dict[str, int]
+    python_libraries: dict[str, list[dict]]
 
     @classmethod
     def read(cls, con: sqlite3.Connection) -> "Facts":
         return cls(facts.native_functions(con), facts.dispatch_rows(con), facts.library_blocks(con),
                    facts.library_calls(con), facts.python_registrations(con),
                    facts.composite_calls(con, (IMPLICIT, "Math")), facts.kernel_dtypes(con), facts.stub_dtypes(con),
-                   facts.python_api_counts(con))
+                   facts.python_api_counts(con),
+                   {m: facts.python_defined_ops(con, m) for m in ops_mod.PYTHON_LIBRARIES})
 
 
 def coverage(con: sqlite3.Connection, keys=None, *, ops=None, overlay=None) -> Coverage:
@@ -51,7 +53,7 @@ def coverage(con: sqlite3.Connection, keys=None, *, ops=None, overlay=None) -> C
     f = Facts.read(con)
     if overlay is not None:
         overlay.merge_into(f)
-    known, fallbacks = ops_mod.gather(f.native, f.dispatch, f.blocks, f.calls, f.python)
+    known, fallbacks = ops_mod.gather(f.native, f.dispatch, f.blocks, f.calls, f.python, f.python_libraries)
     chosen = tuple(canonical(k) for k in keys) if keys else DEFAULT_KEYS + _vendor_keys(known)
     cache: dict = {}
 

@@ -84,3 +84,18 @@ def python_registrations(con) -> list[dict]:
 
 def checkout_meta(con) -> dict[str, str]:
     return {r["key"]: r["value"] for r in _rows(con, "SELECT key, value FROM meta")}
+
+
+def python_defined_ops(con, module: str) -> list[dict]:
+    """The names a Python module exports (__all__) that it binds by a call: neither a def, a class nor an import of
+    its own (torch._prims: `abs = _make_elementwise_unary_prim("abs", ...)` defines prims::abs via torch.library).
+    name, file, line (the __all__ entry)."""
+    exported = _rows(con, "SELECT name, file, line FROM python_imports WHERE module = ? AND kind = 'all' "
+                          "ORDER BY line", (module,))
+    if not exported:
+        return []
+    imported = {r["name"] for r in _rows(con, "SELECT name FROM python_imports WHERE module = ? "
+                                              "AND kind IN ('import', 'from', 'alias')", (module,))}
+    defined = {r["name"] for r in _rows(con, "SELECT name FROM symbols WHERE file = ? AND scope = ''",
+                                        (exported[0]["file"],))}
+    return [r for r in exported if r["name"] not in imported and r["name"] not in defined]

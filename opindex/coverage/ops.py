@@ -14,6 +14,9 @@ from . import registrations
 # the global decomposition table's (torch/_decomp, torch/_refs) as Meta kernels; inductor's and TorchScript's
 # decomposition tables are their own
 _PYTHON_META_FILES = re.compile(r"^torch/(_meta_registrations\.py|_decomp/|_refs/)")
+# Python modules that define a namespace of ops through torch.library at import: the module -> the namespace, and the
+# keys each op gets a kernel for (torch/_prims/__init__.py's _make_prim: prim_impl, prim_meta_impl)
+PYTHON_LIBRARIES = {"torch._prims": ("prims", ("CompositeExplicitAutograd", "Meta"))}
 # a returned alias that is not written (`Tensor(a)`, not `Tensor(a!)`): a view op, which activate_meta skips
 _VIEW_RETURN = re.compile(r"\(\w+\)")
 
@@ -59,8 +62,10 @@ def op_name(namespace: str, full_name: str) -> str:
 
 
 def gather(native: list[dict], dispatch: list[dict], block_rows: list[dict], call_rows: list[dict],
-           python_rows: list[dict]) -> tuple[dict[str, Op], dict[str, Kernel]]:
-    """All ops by name, and the backend fallbacks by key."""
+           python_rows: list[dict], python_libraries: dict[str, list[dict]] | None = None
+           ) -> tuple[dict[str, Op], dict[str, Kernel]]:
+    """All ops by name, and the backend fallbacks by key. `python_libraries`: module -> the names it defines as ops
+    (facts.python_defined_ops), for the modules of PYTHON_LIBRARIES."""
     ops: dict[str, Op] = {}
     by_id = {}
     for e in native:
@@ -103,6 +108,13 @@ def gather(native: list[dict], dispatch: list[dict], block_rows: list[dict], cal
             op.kernels[c.key] = Kernel(registrations.kernel_name(c.kernel) if not c.fallthrough else "fallthrough",
                                        c.file, c.line, "registration", block_line=c.block_line)
     _python_meta(ops, python_rows)
+    for module, rows in (python_libraries or {}).items():
+        namespace, keys = PYTHON_LIBRARIES[module]
+        for r in rows:
+            name = op_name(namespace, r["name"])
+            if name not in ops:
+                ops[name] = Op(name, r["file"], r["line"], kernels={
+                    k: Kernel(f"{module}.{r['name']}", r["file"], r["line"], "python") for k in keys})
     return ops, fallbacks
 
 

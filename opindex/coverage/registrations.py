@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from ..pytorch.dispatch_keys import CATCH_ALL, canonical
 
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# the op name at the start of the first string literal: the calls table cuts a long argument (ending it in ...), so
+# a schema's closing quote may be gone; its name, before the "(", is not
+_NAME = re.compile(r'"\s*([\w:.]+)')
 _DISPATCH_KEY = re.compile(r"\bdispatch\s*\(\s*(?:c10::|at::)?(?:DispatchKey::|k)(\w+)")
 _FALLTHROUGH = "makeFallthrough"
 
@@ -62,12 +64,13 @@ def library_calls(block_rows: list[dict], call_rows: list[dict]) -> tuple[list[L
         by_file.setdefault(b.file, []).append(b)
     out = []
     for c in call_rows:
+        # blocks never nest; several share a line when one macro expands to a block per key
+        # (c10d/Ops.cpp: REGISTER_C10D_OP(allreduce_) -> TORCH_LIBRARY_IMPL(c10d, CPU/CUDA/PrivateUse1, m))
         for b in by_file.get(c["file"], ()):
             if b.line <= c["line"] <= b.end_line and c["qualifier"] == b.variable:
                 call = _read(b, c)
                 if call is not None:
                     out.append(call)
-                break
     return out, found
 
 
@@ -82,19 +85,18 @@ def _read(b: Block, c: dict) -> LibraryCall | None:
                            b.line)
     if not args:
         return None
-    text = _STRING.search(args[0])
+    text = _NAME.search(args[0])
     if text is None:
         return None
-    written = text.group(1)
-    name = written.split("(", 1)[0].strip()
-    namespace, sep, bare = name.partition("::")
-    op = name if sep else f"{b.namespace}::{name}"
+    name = text.group(1)
+    op = name if "::" in name else f"{b.namespace}::{name}"
     kernel = args[1] if len(args) > 1 and not args[1].lstrip().startswith("{") else ""  # {tags} is no kernel
-    if c["callee"] == "def":
-        # m.def(schema, fn): the kernel registers as a catch-all, which the dispatcher files under CIA
-        return LibraryCall("def", op, CATCH_ALL if kernel else None, kernel, False, written, c["file"], c["line"],
-                           b.line)
     chosen = _DISPATCH_KEY.search(kernel)
+    if c["callee"] == "def":
+        # m.def(schema, fn): a kernel without a key registers as a catch-all, which the dispatcher files under CIA
+        key = (canonical(chosen.group(1)) if chosen else CATCH_ALL) if kernel else None
+        written = args[0][args[0].index('"') + 1:].rstrip('")').removesuffix("...")
+        return LibraryCall("def", op, key, kernel, False, written, c["file"], c["line"], b.line)
     key = canonical(chosen.group(1)) if chosen else (b.key or CATCH_ALL)
     return LibraryCall("impl", op, key, kernel, _FALLTHROUGH in kernel, None, c["file"], c["line"], b.line)
 

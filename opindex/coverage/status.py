@@ -20,6 +20,9 @@ from ..pytorch.dispatch_keys import (ALIAS_KEYS, ALIAS_ORDER, EXPLICIT, EXPLICIT
 from .ops import Kernel, Op
 
 STATUSES = ("kernel", "inherited", "composite_implicit", "composite_explicit", "fallback", "missing")
+# the keys torchgen generates a structured kernel for (torchgen/model.py STRUCTURED_DISPATCH_KEYS, and Meta from the
+# meta function): another key of a structured .out entry (QuantizedCPU, SparseCPU) is that entry's alone
+STRUCTURED_KEYS = ("CPU", "CUDA", "MPS", "XPU", "Meta")
 # statuses under which a backend runs the op with code of its own or a composite of it
 COVERED = ("kernel", "inherited", "composite_explicit", "composite_implicit")
 
@@ -44,7 +47,7 @@ def status(op: Op, key: str, ops: dict[str, Op], fallbacks: dict[str, Kernel]) -
     if own is not None:
         return Status("kernel", own, own.source)
     delegate = ops.get(op.delegate) if op.delegate else None
-    if delegate is not None and key in delegate.kernels:
+    if delegate is not None and key in delegate.kernels and key in STRUCTURED_KEYS:
         return Status("inherited", delegate.kernels[key], f"structured_delegate {delegate.name}")
     if key == "Meta" and op.entry is not None and (op.entry["structured"] or delegate is not None):
         # torchgen generates the Meta kernel of every structured op from its TORCH_META_FUNC
