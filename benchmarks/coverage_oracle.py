@@ -115,18 +115,22 @@ def compare(dump_path: Path, db: str, keys=TARGET_KEYS + ("MPS", "XPU", "Quantiz
         version = ix.meta.get("pytorch_version")
     mine = {(r["op"], r["key"]): r for r in cov.rows}
     per_key, disagreements = {}, defaultdict(list)
+    known = {op for op in truth if (op, keys[0]) in mine}
     for key in keys:
-        agree = 0
+        agree = agree_known = 0
         for op in sorted(truth):
             row = mine.get((op, key))
             m = mine_of(row["status"]) if row else "unknown"
             t = truth_of(truth[op], key)
             if m == t:
                 agree += 1
+                agree_known += op in known
             else:
                 disagreements[key].append({"op": op, "opindex": row["status"] if row else "unknown",
                                            "dispatcher": t, "reason": reason(op, key, m, t, truth[op], row)})
-        per_key[key] = {"agree": agree, "total": len(truth), "percent": round(100 * agree / len(truth), 2)}
+        per_key[key] = {"agree": agree, "total": len(truth), "percent": round(100 * agree / len(truth), 2),
+                        "agree_known": agree_known, "known": len(known),
+                        "percent_known": round(100 * agree_known / max(len(known), 1), 2)}
     return {"torch": dump_data["torch"], "index": db, "index_version": version, "ops": len(truth),
             "opindex_ops": cov.ops, "coverage_seconds": round(seconds, 2), "per_key": per_key,
             "registrations": registration_lines(truth, db),
@@ -199,9 +203,12 @@ def main(argv=None) -> int:
     for key, r in result["per_key"].items():
         mark = "" if key not in TARGET_KEYS else ("  target >= 99%: met" if r["percent"] >= 99 else
                                                   "  target >= 99%: NOT met")
-        print(f"  {key:28} {r['agree']:5}/{r['total']}  {r['percent']:6.2f}%{mark}")
+        print(f"  {key:28} {r['agree']:5}/{r['total']}  {r['percent']:6.2f}%   over the ops opindex knows: "
+              f"{r['agree_known']:5}/{r['known']}  {r['percent_known']:6.2f}%{mark}")
         for family, n in result["reasons"].get(key, [])[:6]:
             print(f"      {n:5}  {family}")
+    if "+cpu" in result["torch"]:
+        print("  note: a CPU-only wheel registers no CUDA kernels: its CUDA keys show what a CPU build dispatches")
     reg = result["registrations"]
     print(f"  manual registrations of backend and composite keys, file:line equal to the dispatcher's: "
           f"{reg['same']}/{reg['total']} ({reg['percent']}%)")

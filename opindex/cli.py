@@ -537,12 +537,13 @@ def profile(profile_path, db, limit, fmt):
                    "(nn.LSTM), and the ops their composites lack: with --missing, what that model needs.")
 @click.option("--with", "with_dir", metavar="DIR", type=click.Path(file_okay=False), default=None,
               help="An out-of-tree backend's folder: its backend YAML and TORCH_LIBRARY registrations on top.")
-@click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: the ops x keys matrix.")
+@click.option("--html", "html", is_flag=True, help="One self-contained HTML page: the ops x keys matrix, coloured by "
+              "status, filterable.")
 @limit_option(0)
 @db_option
 @output_options
 @_fail_cleanly
-def coverage(devices, ops, missing, for_, with_dir, fmt, limit, db):
+def coverage(devices, ops, missing, for_, with_dir, html, fmt, limit, db):
     """Per operator overload and dispatch key: kernel, inherited, composite_implicit, composite_explicit, fallback
     or missing, with file:line (docs/coverage.md). Exit 1 when no row is listed."""
     from .api import Index
@@ -552,7 +553,9 @@ def coverage(devices, ops, missing, for_, with_dir, fmt, limit, db):
     rows, cap = _capped(cov.rows, limit)
     for note in cov.notes:
         click.echo(f"opindex: {note}", err=True)
-    if fmt == "html":
+    if html:
+        if fmt:
+            raise click.UsageError("--html and --" + fmt + " are mutually exclusive: give one output format")
         from .render.coverage_html import to_html
         click.echo(to_html(rows, cov.keys, cov.notes + ([cap] if cap else [])), nl=False)
     else:

@@ -77,7 +77,7 @@ def coverage(con: sqlite3.Connection, keys=None, *, ops=None, overlay=None) -> C
                          "line": k.line if k else None, "kernel": k.kernel if k else None, "via": s.via or None,
                          "registered_line": k.block_line if k else None,
                          "dtypes": types.of(k, key) if k else None, "lacks": lacks,
-                         "python_apis": f.python_apis.get(op.base.rstrip("_"), 0) if op.namespace == "aten" else 0})
+                         "python_apis": f.python_apis.get(op.base, 0) if op.namespace == "aten" else 0})
     return Coverage(rows, chosen, len(selected))
 
 

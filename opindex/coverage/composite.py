@@ -3,7 +3,8 @@ kernel calls is covered on that backend, through their own composites too (trans
 ops at the bottom of that walk that the backend has no kernel for.
 
 The calls are read from the kernel's C++ body (calls inside the definition a CIA dispatch row names): `at::x(...)`,
-`at::_ops::x::call(...)`, a bare `x(...)` in namespace at, and method calls `t.x(...)`, wherever x names an op. A
+`at::_ops::x::call(...)`, a bare `x(...)` in namespace at, and method calls `t.x(...)`, wherever x names an op
+(`x_symint`, `x_out` and `x_outf` name x). A
 call names an op, not an overload: a name counts as covered when one of its overloads (its out= overloads for
 `x_out(...)` / `x_outf(...)`) is, so the answer is optimistic where overloads differ per backend.
 """
@@ -23,7 +24,8 @@ def called_ops(calls: list[dict], ops: dict[str, Op]) -> dict[str, set[str]]:
         callee = c["callee"]
         if not (c["is_method"] or c["qualifier"] in OP_QUALIFIERS):
             continue
-        for name in (callee, callee.removesuffix("_outf"), callee.removesuffix("_out")):
+        base = callee.removesuffix("_symint")  # at::native_layer_norm_symint(...): the SymInt API of the op
+        for name in (base, base.removesuffix("_outf"), base.removesuffix("_out")):
             if name in names:
                 out.setdefault(c["native_function_id"], set()).add(name)
                 break

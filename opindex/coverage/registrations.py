@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..pytorch.dispatch_keys import CATCH_ALL, canonical
 
@@ -66,12 +66,22 @@ def library_calls(block_rows: list[dict], call_rows: list[dict]) -> tuple[list[L
     for c in call_rows:
         # blocks never nest; several share a line when one macro expands to a block per key
         # (c10d/Ops.cpp: REGISTER_C10D_OP(allreduce_) -> TORCH_LIBRARY_IMPL(c10d, CPU/CUDA/PrivateUse1, m))
-        for b in by_file.get(c["file"], ()):
-            if b.line <= c["line"] <= b.end_line and c["qualifier"] == b.variable:
-                call = _read(b, c)
-                if call is not None:
-                    out.append(call)
+        here = [b for b in by_file.get(c["file"], ()) if b.line <= c["line"] <= b.end_line
+                and c["qualifier"] == b.variable]
+        for b in here:
+            call = _read(b, c)
+            if call is not None:
+                out.append(_pasted(call, b, here) if len(here) > 1 else call)
     return out, found
+
+
+def _pasted(call: LibraryCall, block: Block, siblings: list[Block]) -> LibraryCall:
+    """The kernel of a block one macro expands per key: the call's text is one expansion's (allreduce_PrivateUse1
+    from `FUNC##DEV`), so a sibling's key pasted at its end is this block's key."""
+    for other in siblings:
+        if other.key and block.key and other.key != block.key and call.kernel.endswith(other.key):
+            return replace(call, kernel=call.kernel[:-len(other.key)] + block.key)
+    return call
 
 
 def _read(b: Block, c: dict) -> LibraryCall | None:
