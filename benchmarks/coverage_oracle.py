@@ -58,8 +58,10 @@ def dump(out: Path) -> None:
                 elif is_alias:
                     alias[key] = {"file": path, "line": int(lineno)}
         ops[name] = {"table": table, "alias": alias, "inactive": inactive}
+    packaged = Path(torch.__file__).parent.parent / "torchgen/packaged/ATen/native/native_functions.yaml"
     out.write_text(json.dumps({"torch": torch.__version__, "ops": ops,
-                               "seconds": round(time.perf_counter() - started, 1)}))
+                               "seconds": round(time.perf_counter() - started, 1),
+                               "native_functions": packaged.read_text() if packaged.is_file() else None}))
     print(f"{len(ops)} ops of torch {torch.__version__} -> {out}")
 
 
@@ -131,13 +133,46 @@ def compare(dump_path: Path, db: str, keys=TARGET_KEYS + ("MPS", "XPU", "Quantiz
         per_key[key] = {"agree": agree, "total": len(truth), "percent": round(100 * agree / len(truth), 2),
                         "agree_known": agree_known, "known": len(known),
                         "percent_known": round(100 * agree_known / max(len(known), 1), 2)}
+    ours = {r["op"] for r in cov.rows}
+    extra = sorted(ours - set(truth))
     return {"torch": dump_data["torch"], "index": db, "index_version": version, "ops": len(truth),
             "opindex_ops": cov.ops, "coverage_seconds": round(seconds, 2), "per_key": per_key,
+            "opindex_only": [{"op": op, "defined_at": next((f"{r['file']}:{r['line']}" for r in cov.rows
+                                                            if r["op"] == op and r["file"]
+                                                            and r["via"] != "m.fallback"), None)} for op in extra],
+            "fork_yaml": fork_yaml(dump_data.get("native_functions"), db),
             "registrations": registration_lines(truth, db),
             "registrations_every_key": {k: v for k, v in registration_lines(truth, db, False).items()
                                         if k != "differ"}, "reasons": {
                 k: Counter(_family(d["reason"]) for d in v).most_common() for k, v in disagreements.items()},
             "disagreements": disagreements}
+
+
+def fork_yaml(packaged: str | None, db: str) -> dict | None:
+    """Where the checkout's native_functions.yaml differs from the one the wheel was built from (torchgen/packaged):
+    entries added, removed, or with other dispatch rows. None when the dump has no packaged YAML."""
+    if not packaged:
+        return None
+    import sqlite3
+
+    import yaml
+    wheel = {}
+    for e in yaml.safe_load(packaged):
+        name = e["func"].split("(", 1)[0]
+        wheel[name] = sorted(f"{k.strip()}: {v}" for keys, v in (e.get("dispatch") or {}).items()
+                             for k in str(keys).split(","))
+    con = sqlite3.connect(db)
+    mine = defaultdict(list)
+    for name, key, kernel, implicit in con.execute(
+            "SELECT n.full_name, d.dispatch_key, d.kernel, d.implicit FROM native_functions n "
+            "LEFT JOIN native_dispatch d ON d.native_function_id = n.id"):
+        if key is not None and not implicit:
+            mine[name].append(f"{key}: {kernel}")
+        else:
+            mine.setdefault(name, [])
+    mine = {k: sorted(v) for k, v in mine.items()}
+    return {"added": sorted(set(mine) - set(wheel)), "removed": sorted(set(wheel) - set(mine)),
+            "dispatch_changed": sorted(n for n in set(mine) & set(wheel) if mine[n] != wheel[n])}
 
 
 def _family(text: str) -> str:
@@ -207,6 +242,13 @@ def main(argv=None) -> int:
               f"{r['agree_known']:5}/{r['known']}  {r['percent_known']:6.2f}%{mark}")
         for family, n in result["reasons"].get(key, [])[:6]:
             print(f"      {n:5}  {family}")
+    print(f"  ops opindex lists that the dispatcher does not know: {len(result['opindex_only'])}")
+    for e in result["opindex_only"][:40]:
+        print(f"      {e['op']}  ({e['defined_at']})")
+    if result["fork_yaml"] is not None:
+        f = result["fork_yaml"]
+        print(f"  the checkout's native_functions.yaml against the wheel's: added {f['added']}, removed "
+              f"{f['removed']}, other dispatch rows {f['dispatch_changed']}")
     if "+cpu" in result["torch"]:
         print("  note: a CPU-only wheel registers no CUDA kernels: its CUDA keys show what a CPU build dispatches")
     reg = result["registrations"]

@@ -83,6 +83,8 @@ def gather(native: list[dict], dispatch: list[dict], block_rows: list[dict], cal
             op.kernels[EXPLICIT_NON_FUNCTIONAL] = Kernel(f"structured_delegate {op.delegate}", op.file, op.line,
                                                          "structured")
     for e in native:  # torchgen registers every generated variant as CompositeExplicitAutograd
+        if set(by_id[e["id"]].kernels) <= {IMPLICIT, IMPLICIT_NESTED}:
+            continue  # ... but none for an entry with only a CompositeImplicitAutograd kernel (prelu's prelu.out)
         for variant in filter(None, (v.strip() for v in (e["autogen"] or "").split(","))):
             name = op_name("aten", variant)
             if name not in ops:
