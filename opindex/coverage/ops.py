@@ -4,6 +4,7 @@ block defines (`m.def`) or registers (`m.impl`), the backend fallbacks (`m.fallb
 registered as Meta kernels at `import torch` (torch/_meta_registrations.py's activate_meta)."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -43,11 +44,11 @@ class Op:
     python_meta: Kernel | None = None
     schema: str = ""
 
-    @property
+    @functools.cached_property  # the name never changes; asked for every (op, key)
     def namespace(self) -> str:
         return self.name.partition("::")[0]
 
-    @property
+    @functools.cached_property
     def base(self) -> str:
         """The op's name without namespace and overload (add_)."""
         return self.name.partition("::")[2].split(".", 1)[0]

@@ -115,6 +115,9 @@ def kernel_name(kernel: str) -> str:
     """The function a kernel argument names: TORCH_FN(qadd<false>) -> qadd<false>; &foo -> foo; a lambda stays
     `[](...)`."""
     text = kernel.strip()
+    m = re.match(r"^(?:torch::)?dispatch\s*\([^,]+,\s*(.*)\)$", text, re.S)  # torch::dispatch(key, fn)
+    if m:
+        text = m.group(1).strip()
     m = re.match(r"^(?:TORCH_FN|TORCH_FN_TYPE)\s*\((.*)\)$", text, re.S)
     if m:
         text = m.group(1).strip()

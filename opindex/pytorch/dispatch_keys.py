@@ -8,6 +8,8 @@ runtime keys.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 # Backend components and the functionalities that combine with them (QuantizedCPU is Quantized x CPU).
 BACKENDS = ("CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "MTIA", "PrivateUse1",
             "PrivateUse2", "PrivateUse3", "Meta")
@@ -55,6 +57,7 @@ def runtime_key(functionality: str, backend: str) -> str:
     return f"{functionality}{backend}"
 
 
+@lru_cache(maxsize=1024)  # a few dozen keys, asked for every (op, key)
 def split(key: str) -> tuple[str, str] | None:
     """(functionality, backend) of a per-backend runtime key (SparseCsrCUDA -> (SparseCsr, CUDA)), else None."""
     for functionality in sorted(PER_BACKEND, key=len, reverse=True):
@@ -67,6 +70,7 @@ def is_runtime_backend(key: str) -> bool:
     return split(key) is not None or key in OTHER_BACKEND_KEYS
 
 
+@lru_cache(maxsize=4096)
 def alias_serves(alias: str, key: str) -> bool:
     """Whether a kernel registered to `alias` serves runtime `key` (DispatchKeySet.cpp, getRuntimeDispatchKeySet):
     CompositeExplicitAutograd every backend key but the NestedTensor ones; ...NonFunctional those less the Sparse
