@@ -220,20 +220,20 @@ class Index:
         A Coverage: .rows (dicts), .keys, .notes."""
         from .coverage.request import answer
         devices = (device,) if isinstance(device, str) else tuple(device or ())
-        reached = None
-        if for_ is not None:
-            reached = self._reached(str(for_))
-        return answer(self.con, devices, ops=ops, missing=missing, reached=reached, with_dir=with_dir)
+        reached, exact = self._reached(str(for_)) if for_ is not None else (None, False)
+        return answer(self.con, devices, ops=ops, missing=missing, reached=reached, reached_exact=exact,
+                      with_dir=with_dir)
 
-    def _reached(self, what: str) -> list[str]:
-        """The ops a --for names: those of a profile file, else those the trace of a name reaches."""
+    def _reached(self, what: str) -> tuple[list[str], bool]:
+        """The ops a --for names: those of a profile file (names: every overload), else the overloads the trace of
+        a name reaches."""
         if Path(what).is_file():
             from .coverage.needs import profile_ops
-            return profile_ops(what)
+            return profile_ops(what), False
         t = self.trace(what, device="cuda")
         if not t.hops:
             raise OpindexError(f"--for {what}: no such file, and nothing to trace ({t.message or 'unknown name'})")
-        return list(dict.fromkeys(f"aten::{h.op}" for h in t.hops if getattr(h, "op", None)))
+        return list(dict.fromkeys(f"aten::{h.op}" for h in t.hops if getattr(h, "op", None))), True
 
     # -- facts about the index ------------------------------------------------------------------------------
     @property

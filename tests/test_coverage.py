@@ -166,3 +166,14 @@ def test_alias_keys_serve_the_runtime_keys_the_dispatcher_says():
     assert alias_serves("CompositeExplicitAutogradNonFunctional", "QuantizedCPU")
     assert alias_serves("CompositeImplicitAutograd", "NestedTensorCUDA")
     assert not alias_serves("CompositeImplicitAutogradNestedTensor", "CPU")
+
+
+def test_for_a_name_takes_the_overloads_its_trace_reaches(ix):
+    # nn.Linear -> aten::linear (CIA, line 80), whose kernel (Linear.cpp:4) calls at::mm (:5) and output.add_ (:7):
+    # SparseCPU has neither
+    rows = ix.coverage("SparseCPU", for_="nn.Linear").rows
+    assert [(r["op"], r["status"], r["lacks"]) for r in rows] == [
+        ("aten::add_.Tensor", "missing", None), ("aten::linear", "composite_implicit", ["add_", "mm"]),
+        ("aten::mm", "missing", None)]
+    with pytest.raises(Exception, match="--for no_such_thing: no such file, and nothing to trace"):
+        ix.coverage("mps", for_="no_such_thing")

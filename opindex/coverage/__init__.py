@@ -45,10 +45,11 @@ class Facts:
                    {m: facts.python_defined_ops(con, m) for m in ops_mod.PYTHON_LIBRARIES})
 
 
-def coverage(con: sqlite3.Connection, keys=None, *, ops=None, overlay=None) -> Coverage:
+def coverage(con: sqlite3.Connection, keys=None, *, ops=None, exact=(), overlay=None) -> Coverage:
     """Rows (ROW_FIELDS) for every operator overload the index knows and each of `keys` (None: DEFAULT_KEYS and
     any key of a backend the index registers that PyTorch does not name, a vendor's own). `ops`: only these op
-    names (aten::add, add.Tensor: every overload of a name, or one). `overlay`: facts of an out-of-tree backend
+    names (aten::add, add.Tensor: every overload of a name, or one); `exact`: op overloads taken as they are
+    (aten::_cudnn_rnn is that overload only: what a trace reached). `overlay`: facts of an out-of-tree backend
     (overlay.read(DIR)) registered on top of the index's."""
     f = Facts.read(con)
     if overlay is not None:
@@ -65,7 +66,7 @@ def coverage(con: sqlite3.Connection, keys=None, *, ops=None, overlay=None) -> C
 
     effective = composite.Effective(known, composite.called_ops(f.composite_calls, known), status_of)
     types = dtypes.Dtypes(f.kernel_dtypes, f.stub_dtypes)
-    selected = _select(known, ops)
+    selected = _select(known, ops, exact)
     rows = []
     for op in selected:
         for key in chosen:
@@ -87,15 +88,13 @@ def _vendor_keys(known) -> tuple[str, ...]:
     return tuple(sorted(k for k in seen if not is_pytorch_key(k)))
 
 
-def _select(known: dict, names) -> list:
-    if not names:
+def _select(known: dict, names, exact=()) -> list:
+    if not names and not exact:
         return sorted(known.values(), key=lambda o: o.name)
-    wanted = set()
-    for n in names:
-        full = n if "::" in n else f"aten::{n}"
-        wanted.add(full)
-    return sorted((o for o in known.values() if o.name in wanted or f"{o.namespace}::{o.base}" in wanted),
-                  key=lambda o: o.name)
+    wanted = {n if "::" in n else f"aten::{n}" for n in names or ()}
+    overloads = {n if "::" in n else f"aten::{n}" for n in exact}
+    return sorted((o for o in known.values() if o.name in wanted or o.name in overloads
+                   or f"{o.namespace}::{o.base}" in wanted), key=lambda o: o.name)
 
 
 __all__ = ["coverage", "Coverage", "ROW_FIELDS", "STATUSES"]

@@ -23,8 +23,9 @@ def key_of(text: str, extra=()) -> str:
 
 
 def answer(con, devices=(), *, ops=(), missing: bool = False, reached: list[str] | None = None,
-           with_dir: str | Path | None = None, vendor_keys=()) -> Coverage:
-    """`reached`: the ops a --for profile or trace reaches (None: no --for)."""
+           reached_exact: bool = False, with_dir: str | Path | None = None, vendor_keys=()) -> Coverage:
+    """`reached`: the ops a --for profile or trace reaches (None: no --for); `reached_exact`: they are overloads
+    (a trace's), not names of every overload (a profile's)."""
     keys = tuple(dict.fromkeys(key_of(d, vendor_keys) for d in devices))
     if missing:
         if len(keys) != 1 or keys[0] in ALIAS_KEYS:
@@ -34,15 +35,16 @@ def answer(con, devices=(), *, ops=(), missing: bool = False, reached: list[str]
     if with_dir is not None:
         from .overlay import Overlay
         overlay = Overlay.read(with_dir)
-    wanted = list(ops)
-    if reached is not None:
-        if not reached:
-            raise UsageError("--for reached no op (a profile without CPU op events, or a name nothing traces to)")
-        wanted += reached
-    cov = coverage(con, keys or None, ops=wanted or None, overlay=overlay)
-    if reached is not None:  # the ops their composites lack are needed too
-        extra = needs.with_lacks(cov.rows, {r if "::" in r else f"aten::{r}" for r in reached})
-        cov = coverage(con, keys or None, ops=sorted(set(wanted) | extra), overlay=overlay)
+    if reached is not None and not reached:
+        raise UsageError("--for reached no op (a profile without CPU op events, or a name nothing traces to)")
+    reached = list(reached or ())
+    names = list(ops) + ([] if reached_exact else reached)
+    exact = reached if reached_exact else []
+    cov = coverage(con, keys or None, ops=names or None, exact=exact, overlay=overlay)
+    if reached:  # the ops their composites lack are needed too
+        lacking = needs.with_lacks(cov.rows, {r if "::" in r else f"aten::{r}" for r in reached})
+        cov = coverage(con, keys or None, ops=sorted(set(names) | (lacking - set(exact))), exact=exact,
+                       overlay=overlay)
     if overlay is not None:
         cov.notes.append(f"out-of-tree backend {overlay.root}: {overlay.summary()}")
     if missing:
