@@ -177,3 +177,14 @@ def test_for_a_name_takes_the_overloads_its_trace_reaches(ix):
         ("aten::mm", "missing", None)]
     with pytest.raises(Exception, match="--for no_such_thing: no such file, and nothing to trace"):
         ix.coverage("mps", for_="no_such_thing")
+
+
+def test_a_vendors_own_key_is_reported_by_default(ix, tmp_path):
+    (tmp_path / "chip.cpp").write_text('TORCH_LIBRARY_IMPL(aten, MyChip, m) {\n  m.impl("relu", TORCH_FN(relu_chip));\n}\n')
+    cov = ix.coverage(with_dir=tmp_path)
+    assert cov.keys[-1] == "MyChip"  # no key PyTorch names: added to the default keys
+    rows = _rows(ix, "mychip", with_dir=tmp_path)
+    assert _where(rows[("aten::relu", "MyChip")]) == ("kernel", f"{tmp_path.name}/chip.cpp", 2, "relu_chip")
+    # a key PyTorch does not name is read as a fork's dense backend: the composite keys serve it
+    assert rows[("aten::layer_norm", "MyChip")]["status"] == "composite_implicit"
+    assert rows[("aten::relu_", "MyChip")]["status"] == "missing"

@@ -77,7 +77,9 @@ def alias_serves(alias: str, key: str) -> bool:
     ones and XLA and Lazy; CompositeImplicitAutograd every backend key; ...NestedTensor the NestedTensor keys."""
     parts = split(key)
     if parts is None:
-        return key in OTHER_BACKEND_KEYS and alias in (EXPLICIT, EXPLICIT_NON_FUNCTIONAL, IMPLICIT)
+        # a backend key of its own; and a key PyTorch does not name is a fork's backend, read as a dense one
+        own_backend = key in OTHER_BACKEND_KEYS or not is_pytorch_key(key)
+        return own_backend and alias in (EXPLICIT, EXPLICIT_NON_FUNCTIONAL, IMPLICIT)
     functionality, backend = parts
     if alias == IMPLICIT:
         return True
