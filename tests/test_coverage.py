@@ -188,3 +188,18 @@ def test_a_vendors_own_key_is_reported_by_default(ix, tmp_path):
     # a key PyTorch does not name is read as a fork's dense backend: the composite keys serve it
     assert rows[("aten::layer_norm", "MyChip")]["status"] == "composite_implicit"
     assert rows[("aten::relu_", "MyChip")]["status"] == "missing"
+
+
+def test_a_profile_that_is_no_chrome_trace_is_refused_by_name(sample_db, tmp_path):
+    bad = tmp_path / "step.json"
+    bad.write_text("{not json")
+    result = CliRunner().invoke(main, ["coverage", "--db", str(sample_db), "--device", "mps", "--for", str(bad)])
+    assert result.exit_code == 2 and f"{bad}: not a Chrome trace (JSON)" in result.output
+
+
+def test_the_html_page_shows_kernel_text_as_text(sample_db, tmp_path):
+    (tmp_path / "q.cpp").write_text('TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n'
+                                    '  m.impl("relu", TORCH_FN(relu_pu1<false>));\n}\n')
+    page = CliRunner().invoke(main, ["coverage", "--db", str(sample_db), "--with", str(tmp_path), "--device",
+                                     "PrivateUse1", "--op", "relu", "--html"]).stdout
+    assert "relu_pu1&lt;false&gt;" in page and "relu_pu1<false>" not in page

@@ -67,19 +67,17 @@ def coverage(con: sqlite3.Connection, keys=None, *, ops=None, exact=(), overlay=
     effective = composite.Effective(known, composite.called_ops(f.composite_calls, known), status_of)
     types = dtypes.Dtypes(f.kernel_dtypes, f.stub_dtypes)
     selected = _select(known, ops, exact)
-    rows = []
-    for op in selected:
-        for key in chosen:
-            s = status_of(op, key)
-            k = s.kernel
-            lacks = sorted(effective.lacks(op, key)) if s.status == "composite_implicit" and key not in ALIAS_KEYS \
-                else None
-            rows.append({"op": op.name, "key": key, "status": s.status, "file": k.file if k else None,
-                         "line": k.line if k else None, "kernel": k.kernel if k else None, "via": s.via or None,
-                         "registered_line": k.block_line if k else None,
-                         "dtypes": types.of(k, key) if k else None, "lacks": lacks,
-                         "python_apis": f.python_apis.get(op.base, 0) if op.namespace == "aten" else 0})
+    rows = [_row(op, key, status_of(op, key), effective, types, f.python_apis) for op in selected for key in chosen]
     return Coverage(rows, chosen, len(selected))
+
+
+def _row(op, key: str, s, effective, types, python_apis: dict[str, int]) -> dict:
+    k = s.kernel
+    lacks = sorted(effective.lacks(op, key)) if s.status == "composite_implicit" and key not in ALIAS_KEYS else None
+    return {"op": op.name, "key": key, "status": s.status, "file": k.file if k else None,
+            "line": k.line if k else None, "kernel": k.kernel if k else None, "via": s.via or None,
+            "registered_line": k.block_line if k else None, "dtypes": types.of(k, key) if k else None,
+            "lacks": lacks, "python_apis": python_apis.get(op.base, 0) if op.namespace == "aten" else 0}
 
 
 def _vendor_keys(known) -> tuple[str, ...]:
