@@ -77,9 +77,32 @@ def python_api_counts(con) -> dict[str, int]:
         con, "SELECT op, count(DISTINCT file || ':' || caller) AS n FROM python_bridges GROUP BY op")}
 
 
+# decorators that register a Python function in the global decomposition table (torch/_decomp/__init__.py's
+# register_decomposition, and torch/_refs' factories that call it for the function's own op)
+REGISTERING_DECORATORS = ("register_decomposition", "register_meta", "_make_elementwise_unary_reference",
+                          "_make_elementwise_binary_reference")
+
+
 def python_registrations(con) -> list[dict]:
-    """Python meta functions, decompositions and references with the ops they cover (decompositions)."""
-    return _rows(con, "SELECT op, overload, kind, function, file, line FROM decompositions ORDER BY file, line")
+    """Python meta functions, decompositions and references with the ops they cover (decompositions), and whether
+    a registering decorator sits above the def (`decorated`): a reference torch/_refs only lists in __all__ is
+    registered by none (softmax: "CompositeImplicitAutograd - don't register decomp")."""
+    found = _rows(con, "SELECT op, overload, kind, function, file, line FROM decompositions ORDER BY file, line")
+    files = sorted({r["file"] for r in found})
+    if not files:
+        return found
+    marks, names = ",".join("?" * len(files)), ",".join("?" * len(REGISTERING_DECORATORS))
+    decorators: dict[str, list[int]] = {}
+    for r in _rows(con, f"SELECT file, line FROM calls WHERE callee IN ({names}) AND caller = '' "
+                        f"AND file IN ({marks})", (*REGISTERING_DECORATORS, *files)):
+        decorators.setdefault(r["file"], []).append(r["line"])
+    ends: dict[str, list[int]] = {}
+    for r in _rows(con, f"SELECT file, end_line FROM symbols WHERE file IN ({marks})", files):
+        ends.setdefault(r["file"], []).append(r["end_line"])
+    for r in found:  # a decorator call between the end of the definition above and the def line
+        above = max((e for e in ends.get(r["file"], ()) if e < r["line"]), default=0)
+        r["decorated"] = any(above < line < r["line"] for line in decorators.get(r["file"], ()))
+    return found
 
 
 def checkout_meta(con) -> dict[str, str]:

@@ -130,7 +130,7 @@ def _python_meta(ops: dict[str, Op], rows: list[dict]) -> None:
         if op.namespace == "aten":
             by_base.setdefault(op.base, []).append(op)
     for r in rows:  # meta functions first: activate_meta prefers them over decompositions
-        if not _PYTHON_META_FILES.match(r["file"]):
+        if not _PYTHON_META_FILES.match(r["file"]) or not r.get("decorated", True):
             continue
         for op in by_base.get(r["op"], ()):
             overload = op.name.partition(".")[2] or "default"
