@@ -37,7 +37,8 @@ def to_html(rows: list[dict], keys: tuple[str, ...], notes: list[str], title: st
     parts = [_HEAD, f"<h1>Backend coverage{': ' + html.escape(title) if title else ''}</h1>"]
     parts += [f"<p>{html.escape(n)}</p>" for n in notes]
     parts.append("<p class=legend>" + "".join(
-        f"<span style='background:{c}'>{LETTERS[s]} {s}</span>" for s, c in COLOURS.items()) + "</p>")
+        f"<span style='background:{c}'>{LETTERS[s]} {s}</span>" for s, c in COLOURS.items())
+        + " C! a composite that reaches ops the key lacks (hover a cell: which, and each kernel's file:line)</p>")
     parts.append("<div class=controls>op <input id=q oninput=apply()> status <select id=s onchange=apply()>"
                  "<option value=''>any</option>" + "".join(f"<option>{s}</option>" for s in COLOURS) +
                  "</select> namespace <select id=n onchange=apply()><option value=''>any</option>" +
