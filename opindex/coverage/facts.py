@@ -77,31 +77,41 @@ def python_api_counts(con) -> dict[str, int]:
         con, "SELECT op, count(DISTINCT file || ':' || caller) AS n FROM python_bridges GROUP BY op")}
 
 
-# decorators that register a Python function in the global decomposition table (torch/_decomp/__init__.py's
-# register_decomposition, and torch/_refs' factories that call it for the function's own op)
+# calls that register a Python function in the global decomposition table: decorators above a def
+# (torch/_decomp/__init__.py's register_decomposition, torch/_refs' factories that call it for the function's own op),
+# and the module-level helpers the build reads as registrations (extract/python.py _registering_helpers), on the line
+# of their row
 REGISTERING_DECORATORS = ("register_decomposition", "register_meta", "_make_elementwise_unary_reference",
                           "_make_elementwise_binary_reference")
+REGISTERING_HELPERS = ("register_inplace", "_create_binary_float_meta_func", "_make_inplace", "_make_copy_from_view")
 
 
 def python_registrations(con) -> list[dict]:
     """Python meta functions, decompositions and references with the ops they cover (decompositions), and whether
-    a registering decorator sits above the def (`decorated`): a reference torch/_refs only lists in __all__ is
-    registered by none (softmax: "CompositeImplicitAutograd - don't register decomp")."""
+    a registering decorator sits above the def or the row is a registering helper's call (`decorated`): a
+    reference torch/_refs only lists in __all__ is registered by neither (softmax: "CompositeImplicitAutograd -
+    don't register decomp")."""
     found = _rows(con, "SELECT op, overload, kind, function, file, line FROM decompositions ORDER BY file, line")
     files = sorted({r["file"] for r in found})
     if not files:
         return found
-    marks, names = ",".join("?" * len(files)), ",".join("?" * len(REGISTERING_DECORATORS))
+    callees = REGISTERING_DECORATORS + REGISTERING_HELPERS
+    marks, names = ",".join("?" * len(files)), ",".join("?" * len(callees))
     decorators: dict[str, list[int]] = {}
-    for r in _rows(con, f"SELECT file, line FROM calls WHERE callee IN ({names}) AND caller = '' "
-                        f"AND file IN ({marks})", (*REGISTERING_DECORATORS, *files)):
-        decorators.setdefault(r["file"], []).append(r["line"])
+    helpers: set[tuple[str, int]] = set()
+    for r in _rows(con, f"SELECT file, line, callee FROM calls WHERE callee IN ({names}) AND caller = '' "
+                        f"AND file IN ({marks})", (*callees, *files)):
+        if r["callee"] in REGISTERING_HELPERS:
+            helpers.add((r["file"], r["line"]))
+        else:
+            decorators.setdefault(r["file"], []).append(r["line"])
     ends: dict[str, list[int]] = {}
     for r in _rows(con, f"SELECT file, end_line FROM symbols WHERE file IN ({marks})", files):
         ends.setdefault(r["file"], []).append(r["end_line"])
     for r in found:  # a decorator call between the end of the definition above and the def line
         above = max((e for e in ends.get(r["file"], ()) if e < r["line"]), default=0)
-        r["decorated"] = any(above < line < r["line"] for line in decorators.get(r["file"], ()))
+        r["decorated"] = (r["file"], r["line"]) in helpers or any(above < line < r["line"]
+                                                                   for line in decorators.get(r["file"], ()))
     return found
 
 
