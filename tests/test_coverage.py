@@ -98,7 +98,8 @@ def test_an_out_of_tree_backend_is_read_on_top(ix):
     assert _where(rows[("aten::zero_", "PrivateUse1")]) == ("fallback", cpp, 30, "pu1_fallback")
     assert rows[("aten::mm", "PrivateUse1")]["status"] == "composite_explicit"
     without = _rows(ix, "PrivateUse1")
-    assert without[("aten::relu", "PrivateUse1")]["status"] == "missing" and ("pu1::scale", "PrivateUse1") not in without
+    assert without[("aten::relu", "PrivateUse1")]["status"] == "missing"
+    assert ("pu1::scale", "PrivateUse1") not in without
 
 
 def test_for_a_profile_lists_its_ops_and_what_their_composites_lack(ix, tmp_path):
@@ -180,7 +181,8 @@ def test_for_a_name_takes_the_overloads_its_trace_reaches(ix):
 
 
 def test_a_vendors_own_key_is_reported_by_default(ix, tmp_path):
-    (tmp_path / "chip.cpp").write_text('TORCH_LIBRARY_IMPL(aten, MyChip, m) {\n  m.impl("relu", TORCH_FN(relu_chip));\n}\n')
+    (tmp_path / "chip.cpp").write_text('TORCH_LIBRARY_IMPL(aten, MyChip, m) {\n'
+                                       '  m.impl("relu", TORCH_FN(relu_chip));\n}\n')
     cov = ix.coverage(with_dir=tmp_path)
     assert cov.keys[-1] == "MyChip"  # no key PyTorch names: added to the default keys
     rows = _rows(ix, "mychip", with_dir=tmp_path)
