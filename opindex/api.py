@@ -251,6 +251,31 @@ class Index:
         return fork_report(self.con, side(self.path, self.meta), BuildContext(self.con, "cuda").required(),
                            macros=macros, traces=traces)
 
+    def coverage(self, device=(), *, ops=(), missing: bool = False, for_: str | None = None,
+                 with_dir: str | os.PathLike | None = None):
+        """Per operator overload and dispatch key: kernel, inherited, composite_implicit, composite_explicit,
+        fallback or missing, with file:line (docs/coverage.md). `device`: a key or keys (cuda, MPS, QuantizedCPU;
+        none: the default set); `ops`: op names; `missing`: only what the one `device` lacks that CUDA has, most
+        Python APIs first; `for_`: a torch.profiler trace, or a name to trace, whose ops (and what their composites
+        lack) are the ones listed; `with_dir`: an out-of-tree backend's YAML and registrations on top of the index.
+        A Coverage: .rows (dicts), .keys, .notes."""
+        from .coverage.request import answer
+        devices = (device,) if isinstance(device, str) else tuple(device or ())
+        reached, exact = self._reached(str(for_)) if for_ is not None else (None, False)
+        return answer(self.con, devices, ops=ops, missing=missing, reached=reached, reached_exact=exact,
+                      with_dir=with_dir)
+
+    def _reached(self, what: str) -> tuple[list[str], bool]:
+        """The ops a --for names: those of a profile file (names: every overload), else the overloads the trace of
+        a name reaches."""
+        if Path(what).is_file():
+            from .coverage.needs import profile_ops
+            return profile_ops(what), False
+        t = self.trace(what, device="cuda")
+        if not t.hops:
+            raise OpindexError(f"--for {what}: no such file, and nothing to trace ({t.message or 'unknown name'})")
+        return list(dict.fromkeys(f"aten::{h.op}" for h in t.hops if getattr(h, "op", None))), True
+
     # -- facts about the index ------------------------------------------------------------------------------
     @property
     def meta(self) -> dict[str, str]:
@@ -306,7 +331,7 @@ def _guarded(method, named: bool):
 
 for _method, _named in (("trace", True), ("find", True), ("op", True), ("stub", True), ("callers", True),
                         ("callees", True), ("suggestions", True), ("kernels", False), ("profile", False),
-                        ("stats", False), ("diff", False), ("fork_report", False)):
+                        ("stats", False), ("diff", False), ("fork_report", False), ("coverage", False)):
     setattr(Index, _method, _guarded(getattr(Index, _method), _named))
 Index.meta = property(_guarded(Index.meta.fget, False))
 

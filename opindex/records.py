@@ -264,9 +264,14 @@ class DecompositionRow(NamedTuple):
     overload: str | None  # its overload (default, out, Tensor), NULL when the packet is named
     # decomposition (@register_decomposition outside torch/_refs), reference (a module-level def in torch/_refs/**:
     # registered by @register_decomposition there, or listed in its module's __all__, then op is the def's name), meta
-    # (@register_meta)
+    # (@register_meta); also a module-level call of a helper that registers one: register_inplace(aten.x_, ...) and
+    # _create_binary_float_meta_func(aten.x) (meta) for the op they name, `x_ = _make_inplace(x)` and `x_copy =
+    # _make_copy_from_view(aten.x)` for the op named like the variable
     kind: str
-    function: str  # qualified name of the Python def implementing it; line is that def's line
+    # qualified name of the Python def implementing it, line that def's line; for a helper's call the module's name of
+    # the helper (torch._refs._make_copy_from_view), or of the def _make_inplace wraps (torch._refs.abs), line the
+    # call's
+    function: str
 
 
 class IncludeRow(NamedTuple):

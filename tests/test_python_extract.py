@@ -313,6 +313,33 @@ def test_refs_rule_registered_or_exported():
     assert got == [(4, "add", None, "reference", "torch._refs.add"), (7, "abs", None, "reference", "torch._refs.abs")]
 
 
+def test_module_level_helpers_that_register_an_op():
+    src = '''
+    import torch
+    aten = torch._ops.ops.aten
+
+    def abs(a): ...
+
+    abs_ = _make_inplace(abs)
+    register_inplace(aten.addbmm_, aten.addbmm)
+    _create_binary_float_meta_func(aten.special_zeta)
+    diagonal_copy = _make_copy_from_view(aten.diagonal)
+    other_helper(aten.mm)
+    register_inplace(some_list[0], aten.mm)
+
+    def inside():
+        register_inplace(aten.mul_, aten.mul)
+    '''
+    got = rows(src, "decompositions", path="torch/_refs/__init__.py", module="torch._refs",
+               cols=("line", "op", "overload", "kind", "function"))
+    # the op the first argument names, or the one named like the variable bound; none inside a def or for an
+    # argument that names no op
+    assert got == [(6, "abs_", None, "reference", "torch._refs.abs"),
+                   (7, "addbmm_", None, "reference", "torch._refs.register_inplace"),
+                   (8, "special_zeta", None, "meta", "torch._refs._create_binary_float_meta_func"),
+                   (9, "diagonal_copy", None, "reference", "torch._refs._make_copy_from_view")]
+
+
 def test_pyi_stubs_are_symbols():
     src = '''
     from typing import overload

@@ -248,6 +248,7 @@ class _FileExtraction:
         self._calls(groups.get("call", []))
         self._state(groups.get("parameter", []), groups.get("registered", []))
         self._decompositions(groups.get("register", []))
+        self._registering_helpers(groups.get("helper", []))
         return self.rows
 
     def guards(self, data: bytes, root) -> None:
@@ -527,6 +528,31 @@ class _FileExtraction:
                 if name:
                     state.append(ModuleStateRow(file=self.path, line=_line(node), class_name=owner.qn, name=name,
                                                 kind=kind))
+
+    def _registering_helpers(self, matches: list[dict]) -> None:
+        """Ops a module-level helper call registers (the decomposition table's, as @register_decomposition does):
+        register_inplace(aten.x_, ...) and _create_binary_float_meta_func(aten.x) the op they name (a meta
+        function for the latter); `x_ = _make_inplace(x)` and `x_copy = _make_copy_from_view(aten.x)` the op named
+        like the variable they bind (torch/_refs registers getattr(aten, name) there). The row's function is the
+        helper's, or for _make_inplace the reference it wraps."""
+        rows = self.rows["decompositions"]
+        in_refs = self.module == "torch._refs" or self.module.startswith("torch._refs.")
+        for caps in matches:
+            helper = _text(caps["helper.func"][0])
+            first = collapse(_text(caps["helper.first"][0]))
+            target = caps.get("helper.target")
+            if target is not None:
+                op, overload = _text(target[0]), None
+            else:
+                resolved = self._resolve(first) if is_dotted(first) else None
+                found = aten_op(resolved) if resolved else None
+                if found is None:
+                    continue
+                op, overload = found
+            kind = "meta" if helper == "_create_binary_float_meta_func" else "reference" if in_refs else "decomposition"
+            function = f"{self.module}.{first}" if helper == "_make_inplace" else f"{self.module}.{helper}"
+            rows.append(DecompositionRow(file=self.path, line=_line(caps["helper"][0]), op=op, overload=overload,
+                                         kind=kind, function=function))
 
     def _decompositions(self, matches: list[dict]) -> None:
         rows = self.rows["decompositions"]

@@ -85,9 +85,14 @@ decompositions = Table(
     Column("kind", String(16), nullable=False,
            comment="decomposition (@register_decomposition outside torch/_refs), reference (a module-level def in "
                    "torch/_refs/**: registered by @register_decomposition there, or listed in its module's "
-                   "__all__, then op is the def's name), meta (@register_meta)"),
+                   "__all__, then op is the def's name), meta (@register_meta); also a module-level call of a "
+                   "helper that registers one: register_inplace(aten.x_, ...) and "
+                   "_create_binary_float_meta_func(aten.x) (meta) for the op they name, `x_ = _make_inplace(x)` "
+                   "and `x_copy = _make_copy_from_view(aten.x)` for the op named like the variable"),
     Column("function", Text, nullable=False,
-           comment="qualified name of the Python def implementing it; line is that def's line"),
+           comment="qualified name of the Python def implementing it, line that def's line; for a helper's call "
+                   "the module's name of the helper (torch._refs._make_copy_from_view), or of the def "
+                   "_make_inplace wraps (torch._refs.abs), line the call's"),
     Index("ix_decompositions_op", "op"),
     comment="Python decompositions, references and meta functions, with the ops they cover.",
 )

@@ -19,3 +19,18 @@
       arguments: (argument_list . (_) @register.ops)))
   (#match? @register.func "(^|[.])(register_decomposition|register_meta)$")
   definition: (function_definition) @register.def) @register
+
+; Module-level calls of the helpers that register a decomposition or meta function for an op as they make it:
+; register_inplace(aten.x_, aten.x), _create_binary_float_meta_func(aten.x), x_ = _make_inplace(x),
+; x_copy = _make_copy_from_view(aten.x)
+(module
+  (expression_statement
+    [(call
+       function: (identifier) @helper.func
+       arguments: (argument_list . (_) @helper.first))
+     (assignment
+       left: (identifier) @helper.target
+       right: (call
+         function: (identifier) @helper.func
+         arguments: (argument_list . (_) @helper.first)))] @helper)
+  (#any-of? @helper.func "register_inplace" "_create_binary_float_meta_func" "_make_inplace" "_make_copy_from_view"))
