@@ -586,7 +586,7 @@ def profile(profile_path, db, limit, max_size, fmt):
 @_fail_cleanly
 def mcp_(db):
     """Serve the index to coding agents over the Model Context Protocol (stdio): tools trace, find, op, stub,
-    callers, callees, kernels, sql, profile, diff; resources opindex://schema and opindex://build (docs/mcp.md).
+    callers, callees, kernels, sql, profile, diff, coverage; resources opindex://schema and opindex://build (docs/mcp.md).
 
     Needs `pip install 'opindex[mcp]'`. Which index: --db, else the same rules as every query (stderr says which).
     Nothing but protocol messages is written to stdout."""

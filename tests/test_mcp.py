@@ -41,7 +41,7 @@ def test_the_server_lists_every_tool_with_its_input_schema_and_says_which_index(
         return client.instructions, (await client.list_tools()).tools
     instructions, tools = session(sample_db, scenario)
     assert [t.name for t in tools] == ["trace", "find", "op", "stub", "callers", "callees", "kernels", "sql",
-                                       "profile", "diff"]
+                                       "profile", "diff", "coverage"]
     for t in tools:
         schema = t.input_schema
         assert schema["type"] == "object" and schema["additionalProperties"] is False

@@ -92,3 +92,18 @@ def test_diff_compares_the_served_index_with_another(ix, sample_copy, tmp_path):
     assert call(ix, "diff", {}).data == {"error": "bad_arguments", "message": "diff: give other (an index file, or "
                                                                             "a checkout with its own index), or "
                                                                             "fork=true"}
+
+
+def test_coverage_pages_its_rows_and_names_an_empty_answer(ix):
+    # sample_checkout's native_functions.yaml:8 gives relu a CUDA row of its own
+    one = call(ix, "coverage", {"device": ["cuda"], "ops": ["relu"]})
+    assert not one.error and one.data["rows"] == [
+        ["aten::relu", "CUDA", "kernel", "aten/src/ATen/native/native_functions.yaml:8", "relu", ""]]
+    first = call(ix, "coverage", {"device": ["cuda"], "limit": 3})
+    assert len(first.data["rows"]) == 3 and first.data["next_cursor"]
+    second = call(ix, "coverage", {"device": ["cuda"], "limit": 3, "cursor": first.data["next_cursor"]})
+    assert second.data["offset"] == 3 and second.data["rows"][0] != first.data["rows"][0]
+    every = call(ix, "coverage", {"device": ["cuda"], "limit": 500, "max_chars": 10**6})
+    assert every.data["rows"][:6] == first.data["rows"] + second.data["rows"]
+    none = call(ix, "coverage", {"ops": ["no_such_op"]})
+    assert none.error and none.text.startswith("no coverage row for these arguments")

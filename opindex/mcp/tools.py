@@ -1,8 +1,8 @@
 """The tool table: one ToolSpec per tool, named as the CLI command it twins, each calling one opindex.api method.
 
 Adding a tool is one entry in TOOLS: its name, a description for the model, the properties of its input schema and
-a function (Index, checked arguments) -> Answer. `max_chars` is added to every tool. `diff` was added so when its
-command landed; `coverage`, being written now, becomes a tool here, one entry, when it lands in opindex.api."""
+a function (Index, checked arguments) -> Answer. `max_chars` is added to every tool. `diff` and `coverage` were
+added so when their commands landed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -135,6 +135,23 @@ def run_kernels(ix, a: dict) -> Answer:
     return _paged("kernels", a, fetch, columns, row, "kernels",
                   lambda: _not_found(ix, op, f"no GPU code found for {op!r}") if op else
                   error("not_found", "no GPU launches in this index"))
+
+
+def run_coverage(ix, a: dict) -> Answer:
+    """`opindex coverage`'s rows, a page at a time: per op overload and dispatch key, its status and file:line."""
+    found = []  # Index.coverage answers every row at once: computed once per call
+
+    def fetch(n):
+        if not found:
+            found.append(ix.coverage(a.get("device") or (), ops=a.get("ops") or (), missing=a["missing"],
+                                     for_=a.get("for")).rows)
+        return found[0] if n is None else found[0][:n]
+    columns = ["op", "key", "status", "at", "kernel", "lacks"]
+    return _paged("coverage", a, fetch, columns,
+                  lambda r: [r["op"], r["key"], r["status"], f"{r['file']}:{r['line']}" if r["file"] else "",
+                             r["kernel"], " ".join(r["lacks"] or ())], "rows",
+                  lambda: error("not_found", "no coverage row for these arguments (an op name: add, add.Tensor; "
+                                             "a key: cuda, mps, QuantizedCPU)"))
 
 
 def run_sql(ix, a: dict) -> Answer:
@@ -298,7 +315,18 @@ TOOLS = [
              "removed, renamed, changed; stubs, registrations, kernels, library calls; with names, each op's two "
              "main chains hop by hop. fork=true: what the served checkout, a vendor fork, changes, from it alone.",
              DIFF, run_diff),
-    # coverage: one ToolSpec here once `opindex coverage` is in opindex.api
+    ToolSpec("coverage", "Which ops a backend implements, inherits, falls back on, or lacks: per op overload and "
+             "dispatch key, status kernel | inherited | composite_implicit | composite_explicit | fallback | missing, "
+             "with the registering file:line; lacks: what a composite decomposes into that the key is missing.",
+             {"device": {"type": "array", "items": {"type": "string"}, "default": [],
+                         "description": "Dispatch keys or devices: cuda, mps, QuantizedCPU (none: the default set)"},
+              "ops": {"type": "array", "items": {"type": "string"}, "default": [],
+                      "description": "Only these ops: add (every overload), add.Tensor"},
+              "missing": {"type": "boolean", "default": False,
+                          "description": "Only what the one device lacks that CUDA has, most Python APIs first."},
+              "for": {"type": "string", "description": "A torch.profiler trace path, or a name to trace (nn.LSTM): "
+                                                       "only the ops it reaches"},
+              "limit": _limit(50), "cursor": CURSOR}, run_coverage),
 ]
 BY_NAME = {t.name: t for t in TOOLS}
 
