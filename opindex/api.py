@@ -37,6 +37,8 @@ def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, i
     report = _build(ck, target, jobs=jobs, progress=progress, force=force)
     if default:
         indexes.remember(target)
+    else:  # `opindex list` shows it, and a query inside its checkout opens it
+        indexes.record(target)
     return report
 
 
@@ -97,7 +99,8 @@ class Index:
         except ValueError as e:
             raise OpindexError(str(e)) from None
         t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
-                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build, dtype=dtype)
+                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build, dtype=dtype,
+                  index=str(self.path))
         if not t.hops and _profiler_kernel_name(name):
             t = self._kernel_trace(name, t)
         return TraceView.of(t)
@@ -207,7 +210,8 @@ class Index:
         with dataframe=True)."""
         from .profile.report import annotate
         rows = annotate(self.con, path, root=self.meta.get("checkout_root"),
-                        index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress)
+                        index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress,
+                        index_file=str(self.path))
         return rows.to_dataframe() if dataframe else rows
 
     # -- facts about the index ------------------------------------------------------------------------------
@@ -220,6 +224,20 @@ class Index:
     @property
     def root(self) -> Path:
         return Path(self.meta["checkout_root"])
+
+    def which(self) -> str:
+        """"index FILE (checkout ROOT)": which index answers, for messages and the CLI's footer."""
+        root = self.meta.get("checkout_root")
+        return f"index {self.path}" + (f" (checkout {root})" if root else "")
+
+    def __repr__(self) -> str:
+        try:
+            meta = self.meta
+        except OpindexError:  # closed
+            meta = {}
+        root, version = meta.get("checkout_root"), meta.get("pytorch_version")
+        return (f"<opindex.Index {str(self.path)!r}" + (f" checkout={root!r}" if root else "")
+                + (f" pytorch={version!r}" if version else "") + ">")
 
     def stats(self) -> list[dict]:
         from . import schema

@@ -116,14 +116,38 @@ def output_options(fn):
     return fn
 
 
-def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = None) -> None:
-    """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table."""
+def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = None, ix=None) -> None:
+    """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table; a table ends with the
+    index that answered (`ix`)."""
     from .render import terminal
     from .render.rows import render
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
     click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None), nl=False)
+    if ix is not None and fmt == "table":
+        click.echo(ix.which())
     if cap:
         click.echo(f"opindex: {cap}", err=True)
+
+
+def _open(db):
+    """The index a command reads (Index(db)); a warning on stderr when the current folder lies in a checkout
+    that is not the index's."""
+    from .api import Index
+    from .indexer.indexes import mismatch
+    ix = Index(db)
+    try:
+        note = mismatch(ix.path, ix.meta.get("checkout_root"))
+    except BaseException:
+        ix.close()
+        raise
+    if note:
+        click.echo(f"warning: {note}", err=True)
+    return ix
+
+
+def _nothing(what: str, ix) -> None:
+    """Said on stderr when a listing found nothing: what was looked for, and in which index."""
+    click.echo(f"opindex: {what} in {ix.which()}", err=True)
 
 
 def limit_option(default: int):
@@ -236,13 +260,14 @@ def sql(query, params, timeout, db, fmt):
     Rows are written as SQLite returns them (any number, in constant memory); a column name that repeats gets _2,
     _3 (`SELECT 1 AS x, 2 AS x` gives x and x_2). Ctrl-C stops a running query. A query that returns no rows
     exits 0."""
-    from .api import Index
     from .render import terminal
     from .render.stream import write_rows
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
     out = _Batched()
-    with Index(db) as ix, ix.stream(query, dict(params), timeout=timeout) as found:
+    with _open(db) as ix, ix.stream(query, dict(params), timeout=timeout) as found:
         write_rows(found, found.columns, fmt, out.write, width=terminal.width() if fmt == "table" else None)
+        if fmt == "table":
+            out.write(ix.which() + "\n")
     out.flush()
 
 
@@ -272,8 +297,8 @@ class _Batched:
 @output_options
 @_fail_cleanly
 def list_(fmt):
-    """The indexes in ~/.cache/opindex ($XDG_CACHE_HOME/opindex), one per checkout built without --db: the
-    checkout each holds, its PyTorch version, when it was built; `current` marks the one a query here opens
+    """The indexes in ~/.cache/opindex ($XDG_CACHE_HOME/opindex), one per checkout built without --db, and those
+    built with --db or $OPINDEX_DB: the checkout each holds, its PyTorch version, when it was built; `current` marks the one a query here opens
     (without --db or $OPINDEX_DB), `last` the one built last."""
     from .indexer.indexes import list_indexes
     _emit(list_indexes(), fmt)
@@ -294,9 +319,8 @@ def schema(markdown):
 @_fail_cleanly
 def stats(db, fmt):
     """What the index holds: build facts, files per layer, rows per table."""
-    from .api import Index
-    with Index(db) as ix:
-        _emit(ix.stats(), fmt)
+    with _open(db) as ix:
+        _emit(ix.stats(), fmt, ix=ix)
 
 
 def _flat(records) -> list[dict]:
@@ -380,9 +404,8 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     --tree prints every hop, --snippets the source lines. Every cap (--max-hops, --limit) is stated in the
     output: `truncated` in JSON, a TRUNCATED line in text, a line on stderr.
     """
-    from .api import Index
     from .render import terminal
-    with Index(db) as ix:
+    with _open(db) as ix:
         t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops, limit=limit,
                      defines=defines, undefines=undefines, config=config, dtype=dtype)
     if t.truncated:
@@ -414,10 +437,11 @@ def find(name, kind, layer, exact, limit, db, fmt):
     NAME is literal (operator[] finds operator[]) except the wildcards * (any characters) and ? (one character):
     '*lstm*'. A backslash makes a wildcard literal ('operator\\*' is operator*), as does --exact for the whole
     name."""
-    from .api import Index
-    with Index(db) as ix:
+    with _open(db) as ix:
         rows, cap = _capped(ix.find(name, kind=kind, layer=layer, limit=limit and limit + 1, exact=exact), limit)
-        _emit(_flat(rows), fmt, cap=cap)
+        _emit(_flat(rows), fmt, cap=cap, ix=ix)
+        if not rows:
+            _nothing(f"no definition named {name}", ix)
     if not rows:
         sys.exit(1)
 
@@ -425,10 +449,11 @@ def find(name, kind, layer, exact, limit, db, fmt):
 def _records_command(method: str, doc: str):
     """A listing command that is one Index method returning typed records (callers, callees)."""
     def command(name, limit, db, fmt):
-        from .api import Index
-        with Index(db) as ix:
+        with _open(db) as ix:
             rows, cap = _capped(getattr(ix, method)(name, limit=limit and limit + 1), limit)
-            _emit(_flat(rows), fmt, cap=cap)
+            _emit(_flat(rows), fmt, cap=cap, ix=ix)
+            if not rows:
+                _nothing(f"no {'call of' if method == 'callers' else 'call from'} {name}", ix)
         if not rows:
             sys.exit(1)  # nothing found
     command.__doc__ = doc
@@ -448,12 +473,11 @@ _records_command("callees", "What the function NAME calls.")
 @_fail_cleanly
 def op(name, db, fmt):
     """The native_functions.yaml entry (or every overload of NAME) and its dispatch rows, one row per row."""
-    from .api import Index
-    with Index(db) as ix:
+    with _open(db) as ix:
         rows = [row for e in ix.op(name) for row in e.rows()]
         if not rows:
-            raise click.ClickException(f"no native_functions.yaml entry named {name}")
-        _emit(rows, fmt)
+            raise click.ClickException(f"no native_functions.yaml entry named {name} in {ix.which()}")
+        _emit(rows, fmt, ix=ix)
 
 
 @main.command()
@@ -463,12 +487,11 @@ def op(name, db, fmt):
 @_fail_cleanly
 def stub(name, db, fmt):
     """A dispatch stub: declaration, callers, and registrations per device."""
-    from .api import Index
-    with Index(db) as ix:
+    with _open(db) as ix:
         s = ix.stub(name)
-    if s is None:
-        raise click.ClickException(f"no dispatch stub named {name}")
-    _emit(s.rows(), fmt)
+        if s is None:
+            raise click.ClickException(f"no dispatch stub named {name} in {ix.which()}")
+        _emit(s.rows(), fmt, ix=ix)
 
 
 @main.command()
@@ -478,9 +501,8 @@ def stub(name, db, fmt):
 @_fail_cleanly
 def kernels(op_name, db, fmt):
     """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the library calls of an op."""
-    from .api import Index
-    with Index(db) as ix:
-        _emit(ix.kernels(op_name), fmt)
+    with _open(db) as ix:
+        _emit(ix.kernels(op_name), fmt, ix=ix)
 
 
 @main.command()
@@ -498,10 +520,9 @@ def kernels(op_name, db, fmt):
 def profile(profile_path, db, limit, fmt):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
     or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
-    from .api import Index
     from .profile import render
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-    with Index(db) as ix:
+    with _open(db) as ix:
         bar = None
 
         def progress(done, total):

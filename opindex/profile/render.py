@@ -43,7 +43,8 @@ def _header_lines(rows: ProfileRows) -> list[str]:
     s = rows.summary()
     lines = [f"profile: {s['profile']} ({s['kernels']} kernel names, {s['total_gpu_us']:,.1f} us of GPU time"
              + (f", torch {s['torch_version']}" if s["torch_version"] else "") + ")",
-             f"index: PyTorch {s['index_pytorch_version'] or '?'} at {s['checkout_root'] or '?'}",
+             f"index: {s['index'] or '?'} (PyTorch {s['index_pytorch_version'] or '?'} at "
+             f"{s['checkout_root'] or '?'})",
              f"attributed to a source location: {100 * s['attributed_share']:.1f}% of GPU time"]
     return lines
 

@@ -43,7 +43,10 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     hidden = {} if full else machinery(t)
     direction = "bottom-up" if t.direction == "up" else "top-down"
     out = [paint(f"opindex trace {t.query}", "1") + f"   ({direction}, device {t.device}, "
-           f"dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)", ""]
+           f"dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)"]
+    if t.index:  # which index answered: a trace of the wrong checkout shows at once
+        out.append(paint(t.which_index().removeprefix("the "), "2"))
+    out.append("")
     if t.build or t.build_conflicts:
         out += _build_lines(t, paint, width) + [""]
     if t.message and not t.truncated:  # e.g. how a kernel name was read

@@ -200,6 +200,7 @@ class Trace:
     message: str = ""  # why there are no hops (unknown / ambiguous)
     unknown: bool = False  # the name names nothing in this index (`opindex trace` exits 1; ambiguous exits 2)
     root: str | None = None  # checkout root, for reading source snippets
+    index: str | None = None  # the index file that answered (named in the text, the JSON and "not found")
     max_hops: int = 5000  # the walk stops here (0: no limit); `truncated` then says so
     limit: int = 6  # fan-in per step of a bottom-up walk (callers, launches, registrations); 0: no limit
     truncated: dict = field(default_factory=dict)  # {"hops": N, "callers": N, "reason": ...} when a cap cut it
@@ -263,26 +264,32 @@ class Trace:
         for h in self.main_chain():
             h.main = True
 
+    def which_index(self) -> str:
+        """"the index FILE (checkout ROOT)": which index answered, for messages."""
+        if not self.index:
+            return "this index"
+        return f"the index {self.index}" + (f" (checkout {self.root})" if self.root else "")
+
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
         build[{name, value, source}], build_conflicts, main_chain (hop ids, root first), hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
         op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
-        walk, and how to lift them)."""
+        walk, and how to lift them), index ({file, checkout}: which index answered)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,
                 "build_conflicts": self.build_conflicts,
                 "main_chain": [h.id for h in self.main_chain()],
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
-                "truncated": self.truncated}
+                "truncated": self.truncated, "index": {"file": self.index, "checkout": self.root}}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
 
 
-JSON_VERSION = 2  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop
+JSON_VERSION = 3  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop; 3 index
 
 # the note on the derivatives.yaml entry of an op a CompositeImplicitAutograd kernel calls (its autograd is theirs;
 # the hop's `found` is Found.COMPOSITE_CALLEE)
