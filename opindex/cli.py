@@ -110,7 +110,7 @@ class _Cli(click.Group):
 def output_options(fn):
     """The same output flags on every listing command (learn them once)."""
     fn = click.option("--fmt", "fmt", type=click.Choice(FORMATS), default=None,
-                      help="Output format (default: table on a terminal, json otherwise).")(fn)
+                      help="Output format (default: table, on a terminal or not).")(fn)
     for flag in ("tsv", "csv", "ndjson", "json", "table"):
         fn = click.option(f"--{flag}", "fmt", flag_value=flag, help=f"Same as --fmt {flag}.")(fn)
     return fn
@@ -121,7 +121,7 @@ def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = Non
     index that answered (`ix`)."""
     from .render import terminal
     from .render.rows import render
-    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
     click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None), nl=False)
     if ix is not None and fmt == "table":
         click.echo(ix.which())
@@ -262,7 +262,7 @@ def sql(query, params, timeout, db, fmt):
     exits 0."""
     from .render import terminal
     from .render.stream import write_rows
-    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
     out = _Batched()
     with _open(db) as ix, ix.stream(query, dict(params), timeout=timeout) as found:
         write_rows(found, found.columns, fmt, out.write, width=terminal.width() if fmt == "table" else None)
@@ -510,7 +510,7 @@ def kernels(op_name, db, fmt):
 @db_option
 @click.option("--limit", type=click.IntRange(1), default=None, help="Show only the N kernels with the most GPU time.")
 @click.option("--fmt", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]), default=None,
-              help="Output format (default: table on a terminal, json otherwise).")
+              help="Output format (default: table, on a terminal or not).")
 @click.option("--table", "fmt", flag_value="table", help="Same as --fmt table.")
 @click.option("--json", "fmt", flag_value="json", help="Same as --fmt json.")
 @click.option("--csv", "fmt", flag_value="csv", help="Same as --fmt csv.")
@@ -521,7 +521,7 @@ def profile(profile_path, db, limit, fmt):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
     or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
     from .profile import render
-    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
     with _open(db) as ix:
         bar = None
 
