@@ -116,13 +116,44 @@ def output_options(fn):
     return fn
 
 
+def link_options(fn):
+    """--absolute and --hyperlinks/--no-hyperlinks, kept in the click context (_emit and trace read them)."""
+    def keep(ctx, param, value):
+        ctx.meta[f"opindex.{param.name}"] = value
+        return value
+    fn = click.option("--absolute", is_flag=True, expose_value=False, callback=keep,
+                      help="File paths absolute (the checkout root joined), not relative to the checkout.")(fn)
+    return click.option("--hyperlinks/--no-hyperlinks", default=None, expose_value=False, callback=keep,
+                        help="Each file:line an OSC 8 hyperlink to the file (default: on a terminal, unless "
+                             "NO_COLOR, TERM=dumb or $OPINDEX_HYPERLINKS=0).")(fn)
+
+
+def _link_settings() -> tuple[bool, bool]:
+    """(--absolute, hyperlinks on) of the running command."""
+    from .render import terminal
+    from .render.links import use_hyperlinks
+    meta = click.get_current_context().meta
+    return bool(meta.get("opindex.absolute")), use_hyperlinks(meta.get("opindex.hyperlinks"),
+                                                              terminal.is_terminal())
+
+
 def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = None, ix=None) -> None:
     """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table; a table ends with the
-    index that answered (`ix`)."""
+    index that answered (`ix`), its paths absolute with --absolute and hyperlinks where _link_settings says."""
     from .render import terminal
-    from .render.rows import render
+    from .render.links import absolute, terminal_link
+    from .render.rows import is_path_column, render
     fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
-    click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None), nl=False)
+    link = None
+    if ix is not None:
+        whole, links = _link_settings()
+        root = ix.meta.get("checkout_root")
+        if whole:
+            rows = [{k: absolute(root, v) if is_path_column(k) and isinstance(v, str) else v for k, v in r.items()}
+                    for r in rows]
+        if links:
+            link = lambda row, column: terminal_link(root, row.get(column), row.get("line"))  # noqa: E731
+    click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None, link=link), nl=False)
     if ix is not None and fmt == "table":
         click.echo(ix.which())
     if cap:
@@ -387,6 +418,7 @@ def _flat(records) -> list[dict]:
                    "Without any, the build is what the checkout requires, then a current upstream CUDA build; the "
                    "text's Build line and the JSON's `build` say which value decided and where it came from.")
 @db_option
+@link_options
 @_fail_cleanly
 def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, no_pager,
           dtype, defines, undefines, config, db):
@@ -408,6 +440,9 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     with _open(db) as ix:
         t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops, limit=limit,
                      defines=defines, undefines=undefines, config=config, dtype=dtype)
+    whole, links = _link_settings()
+    if whole:
+        t = t.with_absolute_paths()
     if t.truncated:
         click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:
@@ -418,7 +453,7 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
         click.echo(out(), nl=fmt == "json")
         return
     text = t.to_text(context=context, full=full, tree=tree, snippets=snippets, color=terminal.use_color(color),
-                     width=terminal.width())
+                     width=terminal.width(), links=links)
     terminal.page(text, enabled=not no_pager)
 
 
@@ -430,6 +465,7 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
 @limit_option(200)
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def find(name, kind, layer, exact, limit, db, fmt):
     """Definitions named NAME (name or qualified name), exit 1 when there is none.
@@ -459,7 +495,7 @@ def _records_command(method: str, doc: str):
     command.__doc__ = doc
     command.__name__ = method
     return main.command(name=method)(click.argument("name")(limit_option(500)(db_option(output_options(
-        _fail_cleanly(command))))))
+        link_options(_fail_cleanly(command)))))))
 
 
 _records_command("callers", "Call sites of NAME.")
@@ -470,6 +506,7 @@ _records_command("callees", "What the function NAME calls.")
 @click.argument("name")
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def op(name, db, fmt):
     """The native_functions.yaml entry (or every overload of NAME) and its dispatch rows, one row per row."""
@@ -484,6 +521,7 @@ def op(name, db, fmt):
 @click.argument("name")
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def stub(name, db, fmt):
     """A dispatch stub: declaration, callers, and registrations per device."""
@@ -498,6 +536,7 @@ def stub(name, db, fmt):
 @click.option("--op", "op_name", default=None, metavar="NAME", help="Only the GPU code this op's trace reaches.")
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def kernels(op_name, db, fmt):
     """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the library calls of an op."""
@@ -516,8 +555,11 @@ def kernels(op_name, db, fmt):
 @click.option("--csv", "fmt", flag_value="csv", help="Same as --fmt csv.")
 @click.option("--markdown", "fmt", flag_value="markdown", help="A Markdown report: a table, then each kernel's chain.")
 @click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time bars, chains, snippets.")
+@click.option("--editor-url", "editor_url", default=None, metavar="TEMPLATE",
+              help="With --html: each location links to TEMPLATE with {path} and {line} (`vscode://file/{path}:{line}`"
+                   "; default $OPINDEX_EDITOR_URL, else file://).")
 @_fail_cleanly
-def profile(profile_path, db, limit, fmt):
+def profile(profile_path, db, limit, fmt, editor_url):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
     or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
     from .profile import render
@@ -540,8 +582,11 @@ def profile(profile_path, db, limit, fmt):
     if fmt != "table":
         for w in rows.warnings:
             click.echo(f"warning: {w}", err=True)
+    if fmt == "html":
+        click.echo(render.to_html(rows, editor_url), nl=False)
+        return
     click.echo({"table": render.to_table, "json": render.to_json, "csv": render.to_csv,
-                "markdown": render.to_markdown, "html": render.to_html}[fmt](rows), nl=False)
+                "markdown": render.to_markdown}[fmt](rows), nl=False)
 
 
 @main.command()

@@ -80,7 +80,6 @@ def to_json(rows: ProfileRows) -> str:
 
 
 def to_markdown(rows: ProfileRows) -> str:
-    s = rows.summary()
     out = ["# Profile to source", ""]
     out += [f"- {line}" for line in _header_lines(rows)]
     out += [f"- **warning**: {w}" for w in rows.warnings]
@@ -118,8 +117,20 @@ def to_markdown(rows: ProfileRows) -> str:
     return "\n".join(out)
 
 
-def to_html(rows: ProfileRows) -> str:
-    s = rows.summary()
+def _linked(text: str, root: str | None, template: str | None) -> str:
+    """`text` (file:line, maybe followed by a function name) escaped, its location a link (render.links.url)."""
+    from ..render.links import url
+    loc, _, rest = text.partition(" ")
+    file, _, line = loc.rpartition(":")
+    target = url(root, file, int(line), template) if file and line.isdigit() else None
+    if not target:
+        return html.escape(text)
+    return (f"<a href=\"{html.escape(target)}\">{html.escape(loc)}</a>"
+            + (f" {html.escape(rest)}" if rest else ""))
+
+
+def to_html(rows: ProfileRows, link_template: str | None = None) -> str:
+    """The page; each location links to its file (`link_template`, else $OPINDEX_EDITOR_URL, else file://)."""
     root = Path(rows.checkout_root) if rows.checkout_root else None
     top = max((r["share"] for r in rows), default=0.0) or 1.0
     parts = [_HTML_HEAD, "<h1>Profile to source</h1><ul>"]
@@ -133,11 +144,12 @@ def to_html(rows: ProfileRows) -> str:
         color = {"attributed": "#3b7", "library": "#37b", "not in this checkout": "#c83", "generated": "#a5c"}.get(
             r["status"], "#999")
         pct = 100 * r["share"]
+        src = _linked(where(r), rows.checkout_root, link_template) if where(r) else html.escape(r["status"])
         parts.append("<details><summary>"
                      f"<span class=bar style='width:{max(0.5, 100 * r['share'] / top) * 0.35:.2f}%;background:{color}'>"
                      f"</span><span class=pct>{pct:.1f}%</span> <code>{html.escape(r['short'])}</code> "
                      f"<span class=op>{html.escape(r.get('op') or '')}</span> "
-                     f"<span class=src>{html.escape(where(r) or r['status'])}</span></summary>")
+                     f"<span class=src>{src}</span></summary>")
         parts.append(f"<p class=k>{html.escape(r['kernel'])}</p><p>{r['calls']} calls, {r['gpu_us']:.1f} us; "
                      f"status: {html.escape(r['status'])}" + (f" ({html.escape(r['library'])})" if r.get('library')
                                                               else "") + "</p>")
@@ -147,7 +159,8 @@ def to_html(rows: ProfileRows) -> str:
         for h in r["chain"]:
             loc = f"{h.file}:{h.line}" if h.file else ""
             parts.append(f"<li><b>{html.escape(str(h.kind))}</b> <code>{html.escape(h.name)}</code> "
-                         f"<span class=loc>{html.escape(loc)}</span> {html.escape(h.detail or '')}")
+                         f"<span class=loc>{_linked(loc, rows.checkout_root, link_template)}</span> "
+                         f"{html.escape(h.detail or '')}")
             if root and i < SNIPPET_KERNELS and h.file:
                 snip = _snippet(root, h.file, h.line)
                 if snip:

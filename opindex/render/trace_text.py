@@ -18,8 +18,8 @@ _STYLE = {"python": "33", "bridge": "33", "native": "34", "dispatch": "34", "cpp
 
 
 class _Paint:
-    def __init__(self, on: bool):
-        self.on = on
+    def __init__(self, on: bool, links: bool = False, root: str | None = None):
+        self.on, self.links, self.root = on, links, root
 
     def __call__(self, text: str, style: str) -> str:
         return f"\x1b[{style}m{text}\x1b[0m" if self.on and text else text
@@ -27,14 +27,23 @@ class _Paint:
     def layer(self, layer: str, text: str | None = None) -> str:
         return self(text if text is not None else layer, _STYLE.get(layer, "0"))
 
+    def where(self, text: str, h: Hop | None) -> str:
+        """A hop's `file:line`, dim, and with `links` an OSC 8 hyperlink to the file (a click opens it)."""
+        shown = self(text, "2")
+        if not (self.links and text and h is not None and h.file):
+            return shown
+        from .links import osc8, terminal_link
+        return osc8(shown, terminal_link(self.root, h.file, h.line))
+
 
 def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
-           color: bool = False, width: int | None = None) -> str:
+           color: bool = False, width: int | None = None, links: bool = False) -> str:
     """The text trace. The TensorIterator machinery under each launcher call (gpu_kernel -> gpu_kernel_impl ->
     launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>) is the same for every op: folded to one line
     unless `full`; the JSON always has every hop. `full` implies `tree`. `width` (a terminal's) cuts long names,
-    never a file path; None cuts nothing."""
-    paint = _Paint(color)
+    never a file path; None cuts nothing. `links`: each file:line an OSC 8 hyperlink (a terminal that supports
+    them makes it clickable)."""
+    paint = _Paint(color, links, t.root)
     if not t.hops:
         lines = [t.message or f"nothing found for {t.query!r}"]
         lines += [f"  {c}" for c in t.candidates]
@@ -198,12 +207,12 @@ def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: 
     name = name.ljust(pad) if where else name
     layer = paint.layer(h.layer, h.layer.ljust(_LAYER_WIDTH))
     text = paint(mark + name, "31") if h.absent else name
-    return f"{prefix}{layer} {text}" + (f"  {paint(where, '2')}" if where else "") + suffix
+    return f"{prefix}{layer} {text}" + (f"  {paint.where(where, h)}" if where else "") + suffix
 
 
 def _plain(text: str) -> str:
     import re
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return re.sub(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b]*\x1b\\", "", text)  # colours and OSC 8 links take no room
 
 
 def _cut(text: str, n: int) -> str:
@@ -260,7 +269,7 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             if width and note and head + len(note) + 4 > width:  # the note gives way before the name
                 note = _cut(note, max(width - head - 4, 12))
             line = _hop_line(f"{i:>3} ↳ ", stand_in, f"{name}{count}", paint, width,
-                             (f"  {paint(where, '2')}" if where else "") + (f"  ({note})" if note else ""))
+                             (f"  {paint.where(where, first)}" if where else "") + (f"  ({note})" if note else ""))
             lines.append((line, len(hops)))
         grouped = [k for key in list(leaves) for k in leaves[key] if k.kind == "grouped"]
         if grouped:
@@ -497,7 +506,7 @@ def tree_lines(t: Trace, hidden: dict[int, int], paint: _Paint | None = None, wi
                                   len(where)))
         label = paint.layer(hop.layer, f"[{hop.layer}]")
         text = paint(name, "31") if hop.absent else name
-        out.append(f"  {prefix}{branch}{paint(mark, '31')}{label} {text}{paint(where, '2')}")
+        out.append(f"  {prefix}{branch}{paint(mark, '31')}{label} {text}{paint.where(where, hop)}")
         kids = [k for k in kids_of.get(hop.id, []) if k.id not in hidden]
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
         if snippets:

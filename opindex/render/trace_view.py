@@ -18,12 +18,25 @@ class TraceView(Trace):
         return view
 
     def to_text(self, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
-                color: bool = False, width: int | None = None) -> str:
+                color: bool = False, width: int | None = None, links: bool = False) -> str:
         """The text trace: the main chain, folded branches, the backward and a hint of the flags that expand it;
         `tree` every hop (`full` with the TensorIterator machinery unfolded), `snippets` `context` source lines
-        under each hop shown."""
+        under each hop shown; `links` each file:line an OSC 8 hyperlink to the file."""
         from .trace_text import render
-        return render(self, context=context, full=full, tree=tree, snippets=snippets, color=color, width=width)
+        return render(self, context=context, full=full, tree=tree, snippets=snippets, color=color, width=width,
+                      links=links)
+
+    def with_absolute_paths(self) -> "TraceView":
+        """The same trace with each hop's file an absolute path (the checkout root joined: --absolute)."""
+        from dataclasses import replace
+
+        from .links import absolute
+        chain = [h.id for h in self.main_chain()]  # chosen on the index's paths (rank.py reads them): kept
+        view = TraceView.of(self)
+        view.hops = [replace(h, file=absolute(self.root, h.file)) for h in self.hops]
+        view.__dict__["_main"] = ((len(view.hops), id(view.hops[-1]) if view.hops else None),
+                                  [view.hops[i] for i in chain])
+        return view
 
     def to_markdown(self) -> str:
         from .trace_graph import markdown
