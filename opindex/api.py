@@ -193,6 +193,12 @@ class Index:
                                                 {"c": qn, "l": limit or -1})]
         return out[:limit] if limit else out
 
+    def similar(self, name: str, what: str = "op", limit: int = 5) -> list[str]:
+        """Names close to `name` that `what` (op, stub, find, callers, callees) would find: the "did you mean" of
+        a name that found nothing."""
+        from .trace.targets import similar
+        return similar(self.con, name, what, limit)
+
     def kernels(self, op: str | None = None) -> list[dict]:
         """GPU launches; with `op`, only those reached by that op's trace (device cuda)."""
         if op is None:
@@ -282,7 +288,7 @@ def _guarded(method, named: bool):
 
 
 for _method, _named in (("trace", True), ("find", True), ("op", True), ("stub", True), ("callers", True),
-                        ("callees", True), ("kernels", False), ("profile", False), ("stats", False)):
+                        ("callees", True), ("similar", True), ("kernels", False), ("profile", False), ("stats", False)):
     setattr(Index, _method, _guarded(getattr(Index, _method), _named))
 Index.meta = property(_guarded(Index.meta.fget, False))
 

@@ -176,9 +176,11 @@ def _open(db):
     return ix
 
 
-def _nothing(what: str, ix) -> None:
-    """Said on stderr when a listing found nothing: what was looked for, and in which index."""
-    click.echo(f"opindex: {what} in {ix.which()}", err=True)
+def _nothing(what: str, ix, name: str, pool: str) -> str:
+    """What a command that found nothing says: what was looked for, in which index, and the names of `pool` (op,
+    stub, find, callers, callees) close to `name`."""
+    near = ix.similar(name, pool)
+    return f"{what} in {ix.which()}" + (f"; did you mean {', '.join(near)}?" if near else "")
 
 
 def limit_option(default: int):
@@ -477,7 +479,7 @@ def find(name, kind, layer, exact, limit, db, fmt):
         rows, cap = _capped(ix.find(name, kind=kind, layer=layer, limit=limit and limit + 1, exact=exact), limit)
         _emit(_flat(rows), fmt, cap=cap, ix=ix)
         if not rows:
-            _nothing(f"no definition named {name}", ix)
+            click.echo(f"opindex: {_nothing(f'no definition named {name}', ix, name, 'find')}", err=True)
     if not rows:
         sys.exit(1)
 
@@ -489,7 +491,8 @@ def _records_command(method: str, doc: str):
             rows, cap = _capped(getattr(ix, method)(name, limit=limit and limit + 1), limit)
             _emit(_flat(rows), fmt, cap=cap, ix=ix)
             if not rows:
-                _nothing(f"no {'call of' if method == 'callers' else 'call from'} {name}", ix)
+                what = f"no {'call of' if method == 'callers' else 'call from'} {name}"
+                click.echo(f"opindex: {_nothing(what, ix, name, method)}", err=True)
         if not rows:
             sys.exit(1)  # nothing found
     command.__doc__ = doc
@@ -513,7 +516,7 @@ def op(name, db, fmt):
     with _open(db) as ix:
         rows = [row for e in ix.op(name) for row in e.rows()]
         if not rows:
-            raise click.ClickException(f"no native_functions.yaml entry named {name} in {ix.which()}")
+            raise click.ClickException(_nothing(f"no native_functions.yaml entry named {name}", ix, name, "op"))
         _emit(rows, fmt, ix=ix)
 
 
@@ -528,7 +531,7 @@ def stub(name, db, fmt):
     with _open(db) as ix:
         s = ix.stub(name)
         if s is None:
-            raise click.ClickException(f"no dispatch stub named {name} in {ix.which()}")
+            raise click.ClickException(_nothing(f"no dispatch stub named {name}", ix, name, "stub"))
         _emit(s.rows(), fmt, ix=ix)
 
 

@@ -122,7 +122,7 @@ class RowStream:
             return damaged(self.path, exc)
         if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
             return UsageError(f"opindex sql is read-only: {msg}")
-        return UsageError(f"SQL error: {msg}")
+        return UsageError(f"SQL error: {msg}{_near(self.con, msg)}")
 
     def __iter__(self) -> Iterator[dict]:
         cols = self.columns
@@ -143,6 +143,32 @@ class RowStream:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _near(con: sqlite3.Connection, msg: str) -> str:
+    """For "no such table: X" and "no such column: X": the tables (views) or columns named like X, and where they
+    are all listed."""
+    import difflib
+    for what in ("table", "column"):
+        if msg.startswith(f"no such {what}: "):
+            wrong = msg.split(": ", 1)[1].rpartition(".")[2]
+            break
+    else:
+        return ""
+    try:
+        tables = [n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND "
+                                            "name NOT LIKE 'sqlite%' ORDER BY name")]
+        names = tables if what == "table" else sorted({c for t in tables for (c,) in con.execute(
+            "SELECT name FROM pragma_table_info(?)", (t,))})
+    except sqlite3.DatabaseError:
+        return ""
+    low = wrong.lower().rstrip("s")
+    near = [n for n in names if n.lower().endswith(f"_{wrong.lower()}")]  # stubs -> dispatch_stubs
+    near += difflib.get_close_matches(wrong, names, n=3, cutoff=0.6)
+    near += sorted((n for n in names if low and low in n.lower()), key=len)
+    near = list(dict.fromkeys(near))[:5]
+    return (f"; did you mean {', '.join(near)}?" if near else "") + \
+        f" (`opindex schema` lists every table, column and view)"
 
 
 def name_pattern(pattern: str, exact: bool = False) -> tuple[str, str]:

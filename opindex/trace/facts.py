@@ -896,3 +896,19 @@ def function_macros(con, file: str) -> list[dict]:
 def ufunc_loops_named(con, loop: str) -> list[dict]:
     """The ufunc_inner_loop rows whose loop is `loop` (add: the entries torchgen writes CUDAFunctor_add for)."""
     return rows(con, "SELECT * FROM native_ufunc_loops WHERE loop = ? ORDER BY line", (loop,))
+
+
+# -- "did you mean": the names each command takes, near a typed one ------------------------------------------------
+NAME_POOLS = {  # what a command looks a name up in: (table, column)
+    "op": ("native_functions", "name"), "stub": ("dispatch_stubs", "stub"), "find": ("symbols", "name"),
+    "callers": ("calls", "callee"), "callees": ("symbols", "name")}
+
+
+def names_near(con, what: str, stem: str, slack: int = 3) -> list[str]:
+    """Distinct names of `what`'s pool (NAME_POOLS) starting with the same letter (any case) as `stem`, of about its
+    length, or holding it: the few a close match is drawn from (a scan of the pool, 0.2 s on PyTorch 2.4)."""
+    table, column = NAME_POOLS[what]  # names from this module, never from users
+    return [r["n"] for r in rows(
+        con, f"SELECT DISTINCT {column} AS n FROM {table} WHERE (lower(substr({column}, 1, 1)) = lower(?) AND "
+             f"length({column}) BETWEEN ? AND ?) OR instr(lower({column}), lower(?)) > 0 LIMIT 20000",
+        (stem[:1], len(stem) - slack, len(stem) + slack, stem))]

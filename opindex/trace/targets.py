@@ -117,6 +117,22 @@ def ambiguous(targets: list[Target]) -> bool:
     return len({x.label for x in targets}) > 1
 
 
+def similar(con, name: str, what: str, limit: int = 5) -> list[str]:
+    """Names of `what` (op, stub, find, callers, callees: facts.NAME_POOLS) close to `name`, closest first: a
+    typo's neighbours (difflib, any case), then names that hold it."""
+    stem = name.split("::")[-1].split(".")[-1] if what != "op" else name.removeprefix("aten::").split(".")[0]
+    if not stem:
+        return []
+    pool = [n for n in q.names_near(con, what, stem) if n and n != stem]
+    by_lower: dict[str, list[str]] = {}
+    for n in pool:
+        by_lower.setdefault(n.lower(), []).append(n)
+    close = [n for low in difflib.get_close_matches(stem.lower(), list(by_lower), n=limit, cutoff=0.75)
+             for n in by_lower[low]]
+    holding = sorted((n for n in pool if stem.lower() in n.lower()), key=len)
+    return list(dict.fromkeys(close + holding))[:limit]
+
+
 def like_escape(text: str) -> str:
     """`text` as a literal inside a LIKE pattern written with ESCAPE '\\' (% and _ match only themselves)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
