@@ -168,7 +168,7 @@ def _near(con: sqlite3.Connection, msg: str) -> str:
     near += sorted((n for n in names if low and low in n.lower()), key=len)
     near = list(dict.fromkeys(near))[:5]
     return (f"; did you mean {', '.join(near)}?" if near else "") + \
-        f" (`opindex schema` lists every table, column and view)"
+        " (`opindex schema` lists every table, column and view)"
 
 
 def name_pattern(pattern: str, exact: bool = False) -> tuple[str, str]:

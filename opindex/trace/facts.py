@@ -11,7 +11,9 @@ import posixpath
 import re
 import sqlite3
 
-from ..pytorch.devices import COMPOSITE_KEYS, DEVICE_OPTIONS as DEVICES, dispatch_keys, registration_devices
+from ..pytorch.devices import COMPOSITE_KEYS, DEVICE_OPTIONS, dispatch_keys, registration_devices
+
+DEVICES = DEVICE_OPTIONS  # the --device choices, as the walks read them (q.DEVICES)
 
 CPP_LANGUAGES = ("cpp", "cuda")
 DEFINITION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function", "meta_func",

@@ -13,7 +13,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from .rank import TAIL_LAYERS, main_chain  # noqa: F401 (TAIL_LAYERS: the renderers read it from here)
+from . import rank
+from .rank import main_chain
+
+TAIL_LAYERS = rank.TAIL_LAYERS  # the renderers read it from here
 
 class Layer(StrEnum):
     """The layers of the seed document, in reading order; every hop belongs to one."""
