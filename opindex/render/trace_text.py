@@ -58,7 +58,7 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     out.append("")
     if t.build or t.build_conflicts:
         out += _build_lines(t, paint, width) + [""]
-    if t.message and not t.truncated:  # e.g. how a kernel name was read
+    if t.message and t.message != t.truncated.get("reason"):  # how a kernel name was read, which definition
         out += [f"note: {t.message}", ""]
     chain = main_chain(t, hidden)
     out += _chain_section(t, chain, hidden, paint, width, snippets and not tree, context)

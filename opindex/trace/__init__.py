@@ -24,7 +24,7 @@ from .builder import MAX_HOPS
 from .conditions import BuildContext
 from .walk import Walker
 from .model import LAYERS, Condition, Hop, Trace
-from .targets import Target, ambiguous, lookup, suggestions
+from .targets import Target, ambiguous, for_device, lookup, same_kernel_in_files, suggestions
 from .up import UpWalker
 
 __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
@@ -62,9 +62,14 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in {t.which_index()}" + (
             "; did you mean one of these?" if t.candidates else "")  # listed once, in t.candidates
         return t
-    if _ambiguous(targets):
+    targets, note, unsure = for_device(targets, device)
+    if same_kernel_in_files(targets):  # typed back as NAME@FILE
+        t.candidates = [f"{x.label}@{x.obj['file']} ({x.kind}, line {x.obj['line']})" for x in targets]
+        t.message = f"{name!r} names __global__ kernels of several files; name one of the candidates"
+        return t
+    if unsure or _ambiguous(targets):
         t.candidates = [f"{x.label} ({x.kind}, {x.obj.get('file')}:{x.obj.get('line')})" for x in targets]
-        t.message = f"{name!r} is ambiguous; name one of the candidates"
+        t.message = note or f"{name!r} is ambiguous; name one of the candidates"
         return t
     python = [x.kind for x in targets if x.kind in ("python_class", "python_function")]
     if bottom_up and python:  # Python code is the top: there is nothing above it to walk to
@@ -86,7 +91,9 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
         t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "
                                 f"limit) to see the rest")
-    if t.truncated:
+    if note:  # which device's definition of the name was traced (a cap says itself, in t.truncated)
+        t.message = note
+    elif t.truncated:
         t.message = t.truncated["reason"]
     t.finish()
     return t

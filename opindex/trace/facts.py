@@ -715,8 +715,14 @@ def callers_of(con, name: str) -> list[dict]:
     return rows(con, "SELECT * FROM calls WHERE callee = ? ORDER BY file, line", (name,))
 
 
-def launches_of(con, kernel: str) -> list[dict]:
-    return rows(con, "SELECT * FROM kernel_launches WHERE kernel = ? ORDER BY file, line", (kernel,))
+def launches_of(con, kernel: str, def_file: str | None = None) -> list[dict]:
+    """The launches of a kernel name; with `def_file`, those the link step tied to the definition in that file (or
+    to none): a kernel of the same name in another file has launches of its own."""
+    if def_file is None:
+        return rows(con, "SELECT * FROM kernel_launches WHERE kernel = ? ORDER BY file, line", (kernel,))
+    return rows(con, "SELECT * FROM kernel_launches l WHERE l.kernel = ? AND (EXISTS (SELECT 1 FROM launch_links k "
+                     "WHERE k.launch_id = l.id AND k.def_file = ?) OR NOT EXISTS (SELECT 1 FROM launch_links k "
+                     "WHERE k.launch_id = l.id AND k.symbol_id IS NOT NULL)) ORDER BY file, line", (kernel, def_file))
 
 
 def device_operators(con, class_name: str, file: str) -> list[dict]:

@@ -5,6 +5,7 @@ import difflib
 from dataclasses import dataclass
 
 from . import facts as q
+from ..extract.cpp_names import device_from_path
 from ..model import OpindexError
 from .names import resolve
 
@@ -19,9 +20,15 @@ class Target:
 
 
 def lookup(con, name: str) -> list[Target]:
+    """What `name` refers to. `NAME@FILE` keeps the definitions of NAME in a file whose path ends with FILE (the
+    candidates of a kernel name defined in several files are written so)."""
     raw = name.strip()
     if not raw:
         raise OpindexError("empty name")
+    if "@" in raw and not raw.startswith("@"):
+        base, _, where = raw.rpartition("@")
+        return [t for t in lookup(con, base) if isinstance(t.obj, dict) and str(t.obj.get("file") or "").endswith(
+            where)]
     n = raw[len("aten::"):] if raw.startswith("aten::") else raw
     if "." in n and "::" not in n:
         found = q.native_by_full_name(con, n)
@@ -105,6 +112,33 @@ def _dedupe(targets: list[Target]) -> list[Target]:
             seen.add(key)
             out.append(t)
     return out
+
+
+def for_device(targets: list[Target], option: str) -> tuple[list[Target], str, bool]:
+    """One C++ name defined in files compiled for several devices (LayerNormKernelImpl in native/cpu/ and in a
+    .cu file): (the definitions for the traced device, a note that says so, False), or, when there is none for it,
+    (all of them, why, True: ambiguous). Anything else is returned as it is."""
+    code = [t for t in targets if t.kind in ("cpp", "global_kernel")]
+    if option == "all" or len(code) < 2 or len(code) != len(targets) or len({t.label for t in code}) > 1:
+        return targets, "", False
+    devices = [device_from_path(t.obj["file"]) for t in code]
+    if len(set(devices)) < 2:
+        return targets, "", False
+    wanted = set(q.registration_devices(option))
+    mine = [t for t, d in zip(code, devices) if d in wanted]
+    others = ", ".join(f"{d} at {t.obj['file']}:{t.obj['line']}" for t, d in zip(code, devices) if d not in wanted)
+    label, on = code[0].label, "/".join(sorted(set(devices)))
+    if not mine:
+        return targets, f"{label} is defined for {on}, not for --device {option}: name one of the candidates", True
+    return mine, (f"{label} is defined for {on}: the {'/'.join(sorted(wanted))} definition is traced (the others: "
+                  f"{others}; --device picks another)"), False
+
+
+def same_kernel_in_files(targets: list[Target]) -> bool:
+    """__global__ kernels of one name in several files (RowwiseMomentsCUDAKernel of group_norm_kernel.cu and of
+    layer_norm_kernel.cu): different kernels, never walked as one."""
+    kernels = [t for t in targets if t.kind == "global_kernel"]
+    return len(kernels) == len(targets) and len({t.obj["file"] for t in kernels}) > 1
 
 
 def ambiguous(targets: list[Target]) -> bool:
