@@ -63,10 +63,10 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
             "; did you mean one of these?" if t.candidates else "")  # listed once, in t.candidates
         return t
     targets, note, unsure = for_device(targets, device)
-    if same_kernel_in_files(targets):  # typed back as NAME@FILE
-        t.candidates = [f"{x.label}@{x.obj['file']} ({x.kind}, line {x.obj['line']})" for x in targets]
-        t.message = f"{name!r} names __global__ kernels of several files; name one of the candidates"
-        return t
+    if same_kernel_in_files(targets):  # each walked up from its own launches (UpWalker.global_kernel)
+        note = (f"{name!r} names __global__ kernels of {len({x.obj['file'] for x in targets})} files, each shown with "
+                f"its own launches; NAME@FILE traces one: " + ", ".join(f"{x.label}@{x.obj['file']}"
+                                                                         for x in targets))
     if unsure or _ambiguous(targets):
         t.candidates = [f"{x.label} ({x.kind}, {x.obj.get('file')}:{x.obj.get('line')})" for x in targets]
         t.message = note or f"{name!r} is ambiguous; name one of the candidates"
