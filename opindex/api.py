@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .indexer import indexes
 from .db import connect_readonly
-from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexError, Registration, Stub,
+from .model import (CallSite, DispatchRow, Listing, Location, NativeFunction, OpindexError, Registration, Stub,
                     Symbol)
 
 
@@ -144,14 +144,15 @@ class Index:
             sql += " AND f.layer = :layer"
             params["layer"] = layer
         sql += " ORDER BY s.qualified_name, s.file, s.line LIMIT :limit"
-        return [_symbol(r) for r in self.rows(sql, params)]
+        return Listing(_symbol(r) for r in self.rows(sql, params))
 
     def op(self, name: str) -> list[NativeFunction]:
-        """native_functions.yaml entries: exact full name (add.out, aten::add.Tensor) or every overload of a name."""
+        """native_functions.yaml entries: exact full name (add.out, aten::add.Tensor) or every overload of a name
+        (a Listing: to_dataframe() has one row per dispatch row)."""
         n = name.removeprefix("aten::")
         entries = self.rows("SELECT * FROM native_functions WHERE full_name = :n ORDER BY line", {"n": n}) or \
             self.rows("SELECT * FROM native_functions WHERE name = :n ORDER BY line", {"n": n})
-        out = []
+        out = Listing()
         for e in entries:
             rows = self.rows("SELECT * FROM native_dispatch WHERE native_function_id = :id ORDER BY line, "
                              "dispatch_key", {"id": e["id"]})
@@ -178,8 +179,8 @@ class Index:
         """Call sites of `name` (unqualified callee name, or a qualified C++/Python name's last part); at most
         `limit` (0: all)."""
         callee = _last(name)
-        return [_call(r) for r in self.rows("SELECT * FROM calls WHERE callee = :n ORDER BY file, line LIMIT :l",
-                                            {"n": callee, "l": limit or -1})]
+        return Listing(_call(r) for r in self.rows(
+            "SELECT * FROM calls WHERE callee = :n ORDER BY file, line LIMIT :l", {"n": callee, "l": limit or -1}))
 
     def callees(self, name: str, limit: int = 500) -> list[CallSite]:
         """What the function `name` calls (its qualified name, or a bare name matching one definition); at most
@@ -191,7 +192,7 @@ class Index:
         for qn in quals:
             out += [_call(r) for r in self.rows("SELECT * FROM calls WHERE caller = :c ORDER BY file, line LIMIT :l",
                                                 {"c": qn, "l": limit or -1})]
-        return out[:limit] if limit else out
+        return Listing(out[:limit] if limit else out)
 
     def similar(self, name: str, what: str = "op", limit: int = 5) -> list[str]:
         """Names close to `name` that `what` (op, stub, find, callers, callees) would find: the "did you mean" of
@@ -202,11 +203,11 @@ class Index:
     def kernels(self, op: str | None = None) -> list[dict]:
         """GPU launches; with `op`, only those reached by that op's trace (device cuda)."""
         if op is None:
-            return self.rows("SELECT kernel, kind, template_args, config, caller, file, line FROM kernel_launches "
-                             "ORDER BY file, line")
+            return Listing(self.rows("SELECT kernel, kind, template_args, config, caller, file, line FROM "
+                                     "kernel_launches ORDER BY file, line"))
         t = self.trace(op, device="cuda")
-        return [{"kernel": h.name, "kind": h.kind, "file": h.file, "line": h.line} for h in t.hops
-                if h.layer in ("cuda", "library") and not h.absent]
+        return Listing({"kernel": h.name, "kind": h.kind, "file": h.file, "line": h.line} for h in t.hops
+                       if h.layer in ("cuda", "library") and not h.absent)
 
     def profile(self, path: str | os.PathLike, *, limit: int | None = None, dataframe: bool = False,
                 progress=None):
@@ -247,13 +248,14 @@ class Index:
 
     def stats(self) -> list[dict]:
         from . import schema
-        out = [{"what": k, "value": v} for k, v in sorted(self.meta.items())]
+        out = [{"what": "index", "value": str(self.path)}]
+        out += [{"what": k, "value": v} for k, v in sorted(self.meta.items())]
         for layer in self.rows("SELECT layer, count(*) AS n FROM files GROUP BY layer ORDER BY layer"):
             out.append({"what": f"files[{layer['layer']}]", "value": layer["n"]})
         for table in schema.metadata.sorted_tables:
             n = self.rows(f"SELECT count(*) AS n FROM {table.name}")[0]["n"]  # names from our schema, not users
             out.append({"what": f"rows[{table.name}]", "value": n})
-        return out
+        return Listing(out)
 
     def close(self) -> None:
         self.con.close()

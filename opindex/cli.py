@@ -357,21 +357,8 @@ def stats(db, fmt):
 
 
 def _flat(records) -> list[dict]:
-    """Typed records -> rows: a Location becomes file and line columns."""
-    import dataclasses
-    out = []
-    for r in records:
-        row = {}
-        for f in dataclasses.fields(r):
-            v = getattr(r, f.name)
-            if f.name == "location":
-                row["file"], row["line"] = v.file, v.line
-            elif isinstance(v, tuple):
-                row[f.name] = len(v)
-            else:
-                row[f.name] = v
-        out.append(row)
-    return out
+    """Typed records -> rows (model.Record.to_dict: a Location becomes file and line columns)."""
+    return [r.to_dict() for r in records]
 
 
 @main.command()

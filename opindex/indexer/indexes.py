@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from ..db import Broken, UsageError, readonly_uri
-from ..model import OpindexError
+from ..model import Listing, OpindexError
 
 LEGACY_NAME = "index.sqlite"  # the one default index of opindex before per-checkout indexes: still found
 LAST_NAME = "last"  # holds the path of the index last built into the cache folder
@@ -230,7 +230,7 @@ def list_indexes() -> list[dict]:
                      "pytorch_version": meta.get("pytorch_version") or None, "built_at": meta.get("built_at"),
                      "size_mb": round(path.stat().st_size / 1e6, 1), "current": path == current,
                      "last": path == last})
-    return rows
+    return Listing(rows)
 
 
 def _meta(path: Path) -> dict[str, str]:

@@ -68,8 +68,8 @@ class ProfileRows(list):
                 "warnings": list(self.warnings), "caps": self.caps}
 
     def to_dataframe(self):
-        import pandas as pd
-        return pd.DataFrame([{k: v for k, v in r.items() if k != "chain"} for r in self])
+        from ..model import require_pandas
+        return require_pandas().DataFrame([{k: v for k, v in r.items() if k != "chain"} for r in self])
 
 
 def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = None, index_version: str | None = None,

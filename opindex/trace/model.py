@@ -273,6 +273,23 @@ class Trace:
             return "this index"
         return f"the index {self.index}" + (f" (checkout {self.root})" if self.root else "")
 
+    def rows(self) -> list[dict]:
+        """One flat row per hop, in walking order: id, parent, depth (0 at a root), layer, kind, name, file, line,
+        main (on the main chain), absent, detail; what to_dataframe() holds."""
+        depth: dict[int, int] = {}
+        out = []
+        for h in self.hops:  # ids grow depth-first: a parent comes before its children
+            depth[h.id] = 0 if h.parent is None else depth.get(h.parent, 0) + 1
+            out.append({"id": h.id, "parent": h.parent, "depth": depth[h.id], "layer": str(h.layer),
+                        "kind": str(h.kind), "name": h.name, "file": h.file, "line": h.line, "main": h.main,
+                        "absent": h.absent, "detail": h.detail})
+        return out
+
+    def to_dataframe(self):
+        """rows() as a pandas DataFrame (pandas is optional: a clear error without it)."""
+        from ..model import require_pandas
+        return require_pandas().DataFrame(self.rows())
+
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
