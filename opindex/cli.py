@@ -392,6 +392,9 @@ def _flat(records) -> list[dict]:
                    "without device code per body).")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text (default: on a terminal, unless NO_COLOR is set).")
+@click.option("--legend/--no-legend", "legend", default=None,
+              help="Text: the line that explains '◆ default of N' (default: once per terminal session, never when "
+                   "piped).")
 @click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
                                               "$OPINDEX_PAGER, else $PAGER, else less -FRX).")
 @click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True,
@@ -409,8 +412,8 @@ def _flat(records) -> list[dict]:
 @db_option
 @link_options
 @_fail_cleanly
-def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, no_pager,
-          dtype, defines, undefines, config, db):
+def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, legend,
+          no_pager, dtype, defines, undefines, config, db):
     """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
     registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
 
@@ -423,7 +426,7 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     functions a kernel calls, and the helpers without device code each body calls, among them); the backward;
     and the flags that expand it.
     --tree prints every hop, --snippets the source lines. Every cap (--max-hops, --limit) is stated in the
-    output: `truncated` in JSON, a TRUNCATED line in text, a line on stderr.
+    output, once: a TRUNCATED line in text; `truncated` in JSON, and a line on stderr beside every other format.
     """
     from .render import terminal
     with _open(db) as ix:
@@ -432,7 +435,7 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     whole, links = _link_settings()
     if whole:
         t = t.with_absolute_paths()
-    if t.truncated:
+    if t.truncated and fmt:  # text says it in its TRUNCATED line: each note once
         click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:
         click.echo(t.to_text(), err=True, nl=False)
@@ -441,8 +444,10 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     if out:
         click.echo(out(), nl=fmt == "json")
         return
+    if legend is None:
+        legend = terminal.is_terminal() and terminal.once_per_session("legend")
     text = t.to_text(context=context, full=full, tree=tree, snippets=snippets, color=terminal.use_color(color),
-                     width=terminal.width(), links=links)
+                     width=terminal.width(), links=links, legend=legend)
     terminal.page(text, enabled=not no_pager)
 
 

@@ -18,13 +18,14 @@ class TraceView(Trace):
         return view
 
     def to_text(self, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
-                color: bool = False, width: int | None = None, links: bool = False) -> str:
+                color: bool = False, width: int | None = None, links: bool = False, legend: bool = False) -> str:
         """The text trace: the main chain, folded branches, the backward and a hint of the flags that expand it;
         `tree` every hop (`full` with the TensorIterator machinery unfolded), `snippets` `context` source lines
-        under each hop shown; `links` each file:line an OSC 8 hyperlink to the file."""
+        under each hop shown; `links` each file:line an OSC 8 hyperlink to the file; `legend` the line that
+        explains "◆ default of N"."""
         from .trace_text import render
         return render(self, context=context, full=full, tree=tree, snippets=snippets, color=color, width=width,
-                      links=links)
+                      links=links, legend=legend)
 
     def with_absolute_paths(self) -> "TraceView":
         """The same trace with each hop's file an absolute path (the checkout root joined: --absolute)."""
