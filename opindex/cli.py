@@ -549,7 +549,8 @@ def kernels(op_name, db, fmt):
 @click.option("--json", "fmt", flag_value="json", help="Same as --fmt json.")
 @click.option("--csv", "fmt", flag_value="csv", help="Same as --fmt csv.")
 @click.option("--markdown", "fmt", flag_value="markdown", help="A Markdown report: a table, then each kernel's chain.")
-@click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time bars, chains, snippets.")
+@click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time by layer and by module -> op -> "
+              "kernel, then each kernel's chain and snippets.")
 @click.option("--editor-url", "editor_url", default=None, metavar="TEMPLATE",
               help="With --html: each location links to TEMPLATE with {path} and {line} (`vscode://file/{path}:{line}`"
                    "; default $OPINDEX_EDITOR_URL, else file://).")

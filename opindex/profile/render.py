@@ -133,19 +133,22 @@ def to_html(rows: ProfileRows, link_template: str | None = None) -> str:
     """The page; each location links to its file (`link_template`, else $OPINDEX_EDITOR_URL, else file://)."""
     root = Path(rows.checkout_root) if rows.checkout_root else None
     top = max((r["share"] for r in rows), default=0.0) or 1.0
-    parts = [_HTML_HEAD, "<h1>Profile to source</h1><ul>"]
+    from .picture import STYLE, icicle, layer_bar
+    parts = [_HTML_HEAD.replace("</style>", STYLE + "</style>"), "<h1>Profile to source</h1><ul>"]
     parts += [f"<li>{html.escape(line)}</li>" for line in _header_lines(rows)]
     parts += [f"<li class=warn>warning: {html.escape(w)}</li>" for w in rows.warnings]
     parts += [f"<li class=cap>cap: {html.escape(c)}</li>" for c in rows.caps]
     if len(rows) > SNIPPET_KERNELS:
         parts.append(f"<li class=cap>cap: source snippets for the first {SNIPPET_KERNELS} kernels only</li>")
     parts.append("</ul>")
+    if rows:  # the picture first, then the table: one row per kernel, each opening to its chain
+        parts += [layer_bar(rows), icicle(rows), "<h2>Kernels, largest GPU time first</h2>"]
     for i, r in enumerate(rows):
         color = {"attributed": "#3b7", "library": "#37b", "not in this checkout": "#c83", "generated": "#a5c"}.get(
             r["status"], "#999")
         pct = 100 * r["share"]
         src = _linked(where(r), rows.checkout_root, link_template) if where(r) else html.escape(r["status"])
-        parts.append("<details><summary>"
+        parts.append(f"<details id=k{r.get('rank')}><summary>"
                      f"<span class=bar style='width:{max(0.5, 100 * r['share'] / top) * 0.35:.2f}%;background:{color}'>"
                      f"</span><span class=pct>{pct:.1f}%</span> <code>{html.escape(r['short'])}</code> "
                      f"<span class=op>{html.escape(r.get('op') or '')}</span> "
@@ -167,7 +170,7 @@ def to_html(rows: ProfileRows, link_template: str | None = None) -> str:
                     parts.append(f"<pre>{html.escape(snip)}</pre>")
             parts.append("</li>")
         parts.append("</ol></details>")
-    parts.append("</body></html>\n")
+    parts.append(_OPEN_TARGET + "</body></html>\n")
     return "\n".join(parts)
 
 
@@ -192,6 +195,11 @@ def _clip(s: str, n: int) -> str:
 def _md(s: str) -> str:
     return markdown_text(str(s)).replace("|", "\\|").replace("`", "'")
 
+
+# a kernel's box in the picture links to its row (#k3): the row opens as the page jumps to it
+_OPEN_TARGET = ("<script>function opindexOpen(){var d=location.hash&&document.getElementById(location.hash.slice(1));"
+                "if(d&&d.tagName==='DETAILS')d.open=true;}addEventListener('hashchange',opindexOpen);opindexOpen();"
+                "</script>")
 
 _HTML_HEAD = """<!doctype html><html><head><meta charset="utf-8"><title>opindex profile</title><style>
 body{font:14px system-ui,sans-serif;margin:1.5em;max-width:1400px}
