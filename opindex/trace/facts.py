@@ -914,7 +914,7 @@ NAME_POOLS = {  # what a command looks a name up in: (table, column)
 
 def names_near(con, what: str, stem: str, slack: int = 3) -> list[str]:
     """Distinct names of `what`'s pool (NAME_POOLS) starting with the same letter (any case) as `stem`, of about its
-    length, or holding it: the few a close match is drawn from (a scan of the pool, 0.2 s on PyTorch 2.4)."""
+    length, or holding it: the few a close match is drawn from (one scan of the pool)."""
     table, column = NAME_POOLS[what]  # names from this module, never from users
     return [r["n"] for r in rows(
         con, f"SELECT DISTINCT {column} AS n FROM {table} WHERE (lower(substr({column}, 1, 1)) = lower(?) AND "
