@@ -92,6 +92,14 @@ def test_a_notebook_trace_loads_a_branch_when_it_opens(ix, tmp_path):
         WebDriverWait(b, 10).until(lambda _: first.get_attribute("data-loaded") == "1")
         items = first.find_elements(By.XPATH, "./div[@class='b']/ul/li")
         assert [li.find_element(By.TAG_NAME, "code").text for li in items] == [h.name for h in below]
+        # each file:line shown, on the chain and in a loaded branch, links to the file in the checkout
+        chain_link = b.find_element(By.CSS_SELECTOR, "ol > li > a.w")
+        file, line = chain_link.text.rsplit(":", 1)
+        assert chain_link.get_attribute("href") == f"file://{SAMPLE}/{file}" and line.isdigit()
+        assert (SAMPLE / file).is_file()
+        branch_links = [a.get_attribute("href") for a in first.find_elements(By.CSS_SELECTOR, ".b a.w")]
+        assert branch_links == [f"file://{SAMPLE}/{h.file}" for h in below if h.file and h.line]
+        assert not b.find_elements(By.CSS_SELECTOR, "span.w")
         nested = first.find_elements(By.CSS_SELECTOR, ".b details[data-h]")  # deeper levels load the same way
         if nested:
             nested[0].find_element(By.TAG_NAME, "summary").click()

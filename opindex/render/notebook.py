@@ -8,9 +8,11 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
 import zlib
 
 from ..trace.model import Trace
+from .links import ENV, FILE_URL
 
 _STYLE = ("<style>.opindex-trace ol,.opindex-trace ul{margin:0 0 0 1.2em;padding:0}.opindex-trace summary"
           "{cursor:pointer}.opindex-trace .w,.opindex-trace .d{color:#6b7280}.opindex-trace .x{color:#b91c1c}"
@@ -18,8 +20,13 @@ _STYLE = ("<style>.opindex-trace ol,.opindex-trace ul{margin:0 0 0 1.2em;padding
 
 # Opens a branch: reads the data once (base64 of zlib, DecompressionStream), then on each <details data-h> opened
 # for the first time puts the hops below it in, each with children as a <details> of its own (loaded the same way).
+# Each file:line shown becomes a link (the checkout root and the URL template travel in the root's data-r, data-u).
 # Text goes in through textContent: names from source files are never HTML.
 _SCRIPT = """<script>(function(){var root=document.currentScript.parentNode,hops=null;
+function linked(w){var m=/^(.*):(\\d+)$/.exec(w.textContent);if(!m||!root.dataset.r)return w;var a=el('a','w',w.textContent);
+a.href=root.dataset.u.split('{path}').join(encodeURI(root.dataset.r+'/'+m[1])).split('{line}').join(m[2]);
+if(w.parentNode)w.parentNode.replaceChild(a,w);return a;}
+root.querySelectorAll('span.w').forEach(linked);
 function load(){if(hops)return Promise.resolve(hops);var b=atob(root.querySelector('.opindex-data').textContent);
 var a=new Uint8Array(b.length);for(var i=0;i<b.length;i++)a[i]=b.charCodeAt(i);
 return new Response(new Blob([a]).stream().pipeThrough(new DecompressionStream('deflate'))).json().then(function(d){
@@ -29,7 +36,7 @@ return hops;});}
 function el(t,c,s){var e=document.createElement(t);if(c)e.className=c;if(s!==undefined)e.textContent=s;return e;}
 function line(h){var s=el('span');if(h.absent)s.appendChild(el('span','x','\\u2717 '));s.appendChild(el('b','',h.layer));
 s.appendChild(document.createTextNode(' '));s.appendChild(el('code','',h.name));
-if(h.f&&h.line){s.appendChild(document.createTextNode(' '));s.appendChild(el('span','w',h.f+':'+h.line));}
+if(h.f&&h.line){s.appendChild(document.createTextNode(' '));s.appendChild(linked(el('span','w',h.f+':'+h.line)));}
 if(h.detail){s.appendChild(document.createTextNode(' '));s.appendChild(el('span','d',h.detail));}return s;}
 function fill(d,id){var box=d.querySelector('.b');load().then(function(all){var ul=el('ul');
 all[id].kids.forEach(function(k){var li=el('li');if(k.kids.length){var det=el('details');det.dataset.h=k.id;
@@ -86,7 +93,7 @@ def _hop_html(h) -> str:
     return f"{mark}<b>{h.layer}</b> <code>{_esc(h.name)}</code>{where}{detail}"
 
 
-def _data(t: Trace, kids: dict, on: set) -> str:
+def _data(t: Trace, kids: dict, on: set) -> str:  # (an empty trace's data: "")
     """The hops off the main chain, for the script: [id, parent, layer, name, file index, line, detail, absent,
     hops below], the files once; JSON, zlib, base64."""
     files: dict[str, int] = {}
@@ -118,8 +125,10 @@ def notebook_html(t: Trace) -> str:
                 f'<div class="b"><i>t.branch({h.id}) shows them</i></div></details></li>')
 
     folded = sum(len(b) for b in branches.values()) + len(others)
-    out = [f'<div class="opindex-trace">{_STYLE}{head}: {_hops(len(t.hops))}; the main chain ({_hops(len(chain))}), '
-           f"then {folded:,} branch{'' if folded == 1 else 'es'} folded (click to open)</p>"]
+    where = (f' data-r="{html.escape(t.root)}" data-u="{html.escape(os.environ.get(ENV) or FILE_URL)}"'
+             if t.root else "")  # read by the script: each file:line a link (file://, or $OPINDEX_EDITOR_URL)
+    out = [f'<div class="opindex-trace"{where}>{_STYLE}{head}: {_hops(len(t.hops))}; the main chain '
+           f"({_hops(len(chain))}), then {folded:,} branch{'' if folded == 1 else 'es'} folded (click to open)</p>"]
     if t.message:
         out.append(f"<p>{_esc(t.message)}</p>")
     if t.truncated:
@@ -131,9 +140,8 @@ def notebook_html(t: Trace) -> str:
     out.append("</ol>")
     if others:
         out.append(f"<p>Other starts:</p><ul>{''.join(branch(r) for r in others)}</ul>")
-    if folded:
-        out.append(f'<script type="application/octet-stream" class="opindex-data">'
-                   f'{_data(t, kids, {h.id for h in chain})}</script>{_SCRIPT}')
+    data = _data(t, kids, {h.id for h in chain}) if folded else ""
+    out.append(f'<script type="application/octet-stream" class="opindex-data">{data}</script>{_SCRIPT}')
     out.append("</div>")
     return "".join(out)
 
