@@ -44,7 +44,8 @@ def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, i
 
 class Index:
     """An opened index (read-only). ``Index()`` opens $OPINDEX_DB, else the index of the checkout holding the
-    current folder, else the one built last (`opindex list`)."""
+    current folder, else the one built last (`opindex list`). `mismatch` says when the current folder lies in
+    another checkout than the index's (None otherwise); ``Index()`` without a path also warns it."""
 
     def __init__(self, db: str | os.PathLike | None = None):
         self.path = indexes.for_query(db)
@@ -54,6 +55,11 @@ class Index:
         # one query at a time on the connection: an Index shared by threads takes turns (two threads on one
         # connection deadlocked: the progress handler waited for SQLite's mutex while holding the GIL)
         self._lock = threading.RLock()
+        # read apart from self.meta (a damaged index opens; its calls then raise Broken)
+        self.mismatch = indexes.mismatch(self.path, indexes.checkout_of(self.path))
+        if self.mismatch and db is None:  # the index was chosen for the user: say it is another checkout's
+            import warnings
+            warnings.warn(self.mismatch, stacklevel=2)
 
     # -- raw SQL --------------------------------------------------------------------------------------------
     def rows(self, query: str, params: dict | tuple = (), *, timeout: float | None = None) -> list[dict]:

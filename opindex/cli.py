@@ -163,16 +163,14 @@ def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = Non
 def _open(db):
     """The index a command reads (Index(db)); a warning on stderr when the current folder lies in a checkout
     that is not the index's."""
+    import warnings
+
     from .api import Index
-    from .indexer.indexes import mismatch
-    ix = Index(db)
-    try:
-        note = mismatch(ix.path, ix.meta.get("checkout_root"))
-    except BaseException:
-        ix.close()
-        raise
-    if note:
-        click.echo(f"warning: {note}", err=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said here, once, as the CLI says warnings
+        ix = Index(db)
+    if ix.mismatch:
+        click.echo(f"warning: {ix.mismatch}", err=True)
     return ix
 
 

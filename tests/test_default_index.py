@@ -181,6 +181,16 @@ def test_every_answer_names_its_index_and_a_query_in_another_checkout_says_so(ca
                                                           f"(checkout {b})\n")
     monkeypatch.chdir(b / "aten")  # inside B's own checkout: no warning
     assert runner.invoke(main, ["find", "relu", "--json"]).stderr == ""
+    import warnings
+
     import opindex
     with opindex.open(db) as ix:
         assert repr(ix) == f"<opindex.Index {str(db)!r} checkout={str(b)!r} pytorch='2.13.0a0+sample'>"
+    monkeypatch.chdir(a)  # the library: Index() (the index chosen for the user) warns; Index(path) only says it
+    with pytest.warns(UserWarning, match=f"^this folder is in the checkout {a}, but the index opened, {db}, is of "
+                                         f"{b}; it has no index yet"):
+        opindex.open().close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with opindex.open(db) as ix:
+            assert ix.mismatch.startswith(f"this folder is in the checkout {a}")
