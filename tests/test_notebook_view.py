@@ -151,4 +151,4 @@ def test_real_traces_show_the_chain_and_fold_the_rest(real_index):
         assert parsed.items == parsed.shown == len(chain) + len(branches), name
         assert len(loaded(t._repr_html_())["h"]) == len(t.hops) - len(chain), name
     lstm = real_index.trace("nn.LSTM")
-    assert len(lstm._repr_html_().encode()) < 50_000  # 47.2 KB for its 786 hops (2026-12-05); every hop was 148 KB
+    assert len(lstm._repr_html_().encode()) < 50_000  # 47.2 KB for its 786 hops (2026-12-05); every hop was 251 KB
