@@ -329,8 +329,8 @@ class _Batched:
 @_fail_cleanly
 def list_(fmt):
     """The indexes in ~/.cache/opindex ($XDG_CACHE_HOME/opindex), one per checkout built without --db, and those
-    built with --db or $OPINDEX_DB: the checkout each holds, its PyTorch version, when it was built; `current` marks the one a query here opens
-    (without --db or $OPINDEX_DB), `last` the one built last."""
+    built with --db or $OPINDEX_DB: the checkout each holds, its PyTorch version, when it was built; `current`
+    marks the one a query here opens (without --db or $OPINDEX_DB), `last` the one built last."""
     from .indexer.indexes import list_indexes
     _emit(list_indexes(), fmt)
 
@@ -547,8 +547,9 @@ def kernels(op_name, db, fmt):
 @click.option("--json", "fmt", flag_value="json", help="Same as --fmt json.")
 @click.option("--csv", "fmt", flag_value="csv", help="Same as --fmt csv.")
 @click.option("--markdown", "fmt", flag_value="markdown", help="A Markdown report: a table, then each kernel's chain.")
-@click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time by layer and by module -> op -> "
-              "kernel, then each kernel's chain and snippets.")
+@click.option("--html", "fmt", flag_value="html",
+              help="One self-contained HTML page: GPU time by layer and by module -> op -> kernel, then each "
+                   "kernel's chain and snippets.")
 @click.option("--editor-url", "editor_url", default=None, metavar="TEMPLATE",
               help="With --html: each location links to TEMPLATE with {path} and {line} (`vscode://file/{path}:{line}`"
                    "; default $OPINDEX_EDITOR_URL, else file://).")
