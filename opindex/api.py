@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .indexer import indexes
 from .db import connect_readonly
-from .model import (CallSite, DispatchRow, Location, NativeFunction, OpindexError, Registration, Stub,
+from .model import (CallSite, DispatchRow, Listing, Location, NativeFunction, OpindexError, Registration, Stub,
                     Symbol)
 
 
@@ -37,12 +37,15 @@ def build(checkout: str | None = None, db: str | os.PathLike | None = None, *, i
     report = _build(ck, target, jobs=jobs, progress=progress, force=force)
     if default:
         indexes.remember(target)
+    else:  # `opindex list` shows it, and a query inside its checkout opens it
+        indexes.record(target)
     return report
 
 
 class Index:
     """An opened index (read-only). ``Index()`` opens $OPINDEX_DB, else the index of the checkout holding the
-    current folder, else the one built last (`opindex list`)."""
+    current folder, else the one built last (`opindex list`). `mismatch` says when the current folder lies in
+    another checkout than the index's (None otherwise); ``Index()`` without a path also warns it."""
 
     def __init__(self, db: str | os.PathLike | None = None):
         self.path, self.chosen_by = indexes.chosen_for_query(db)  # chosen_by: the rule, in words
@@ -52,6 +55,11 @@ class Index:
         # one query at a time on the connection: an Index shared by threads takes turns (two threads on one
         # connection deadlocked: the progress handler waited for SQLite's mutex while holding the GIL)
         self._lock = threading.RLock()
+        # read apart from self.meta (a damaged index opens; its calls then raise Broken)
+        self.mismatch = indexes.mismatch(self.path, indexes.checkout_of(self.path))
+        if self.mismatch and db is None:  # the index was chosen for the user: say it is another checkout's
+            import warnings
+            warnings.warn(self.mismatch, stacklevel=2)
 
     # -- raw SQL --------------------------------------------------------------------------------------------
     def rows(self, query: str, params: dict | tuple = (), *, timeout: float | None = None, **limits) -> list[dict]:
@@ -102,7 +110,8 @@ class Index:
         except ValueError as e:
             raise OpindexError(str(e)) from None
         t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
-                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build, dtype=dtype)
+                  root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build, dtype=dtype,
+                  index=str(self.path))
         if not t.hops and _profiler_kernel_name(name):
             t = self._kernel_trace(name, t)
         return TraceView.of(t)
@@ -146,7 +155,7 @@ class Index:
             sql += " AND f.layer = :layer"
             params["layer"] = layer
         sql += " ORDER BY s.qualified_name, s.file, s.line LIMIT :limit"
-        return [_symbol(r) for r in self.rows(sql, params)]
+        return Listing(_symbol(r) for r in self.rows(sql, params))
 
     def suggestions(self, name: str, limit: int = 8) -> list[str]:
         """Names close to `name` (ops, stubs, torch.nn classes): the "did you mean" of a trace of an unknown name."""
@@ -154,11 +163,12 @@ class Index:
         return suggestions(self.con, name, limit)
 
     def op(self, name: str) -> list[NativeFunction]:
-        """native_functions.yaml entries: exact full name (add.out, aten::add.Tensor) or every overload of a name."""
+        """native_functions.yaml entries: exact full name (add.out, aten::add.Tensor) or every overload of a name
+        (a Listing: to_dataframe() has one row per dispatch row)."""
         n = name.removeprefix("aten::")
         entries = self.rows("SELECT * FROM native_functions WHERE full_name = :n ORDER BY line", {"n": n}) or \
             self.rows("SELECT * FROM native_functions WHERE name = :n ORDER BY line", {"n": n})
-        out = []
+        out = Listing()
         for e in entries:
             rows = self.rows("SELECT * FROM native_dispatch WHERE native_function_id = :id ORDER BY line, "
                              "dispatch_key", {"id": e["id"]})
@@ -185,8 +195,8 @@ class Index:
         """Call sites of `name` (unqualified callee name, or a qualified C++/Python name's last part); at most
         `limit` (0: all)."""
         callee = _last(name)
-        return [_call(r) for r in self.rows("SELECT * FROM calls WHERE callee = :n ORDER BY file, line LIMIT :l",
-                                            {"n": callee, "l": limit or -1})]
+        return Listing(_call(r) for r in self.rows(
+            "SELECT * FROM calls WHERE callee = :n ORDER BY file, line LIMIT :l", {"n": callee, "l": limit or -1}))
 
     def callees(self, name: str, limit: int = 500) -> list[CallSite]:
         """What the function `name` calls (its qualified name, or a bare name matching one definition); at most
@@ -198,16 +208,22 @@ class Index:
         for qn in quals:
             out += [_call(r) for r in self.rows("SELECT * FROM calls WHERE caller = :c ORDER BY file, line LIMIT :l",
                                                 {"c": qn, "l": limit or -1})]
-        return out[:limit] if limit else out
+        return Listing(out[:limit] if limit else out)
+
+    def similar(self, name: str, what: str = "op", limit: int = 5) -> list[str]:
+        """Names close to `name` that `what` (op, stub, find, callers, callees) would find: the "did you mean" of
+        a name that found nothing."""
+        from .trace.targets import similar
+        return similar(self.con, name, what, limit)
 
     def kernels(self, op: str | None = None) -> list[dict]:
         """GPU launches; with `op`, only those reached by that op's trace (device cuda)."""
         if op is None:
-            return self.rows("SELECT kernel, kind, template_args, config, caller, file, line FROM kernel_launches "
-                             "ORDER BY file, line")
+            return Listing(self.rows("SELECT kernel, kind, template_args, config, caller, file, line FROM "
+                                     "kernel_launches ORDER BY file, line"))
         t = self.trace(op, device="cuda")
-        return [{"kernel": h.name, "kind": h.kind, "file": h.file, "line": h.line} for h in t.hops
-                if h.layer in ("cuda", "library") and not h.absent]
+        return Listing({"kernel": h.name, "kind": h.kind, "file": h.file, "line": h.line} for h in t.hops
+                       if h.layer in ("cuda", "library") and not h.absent)
 
     def profile(self, path: str | os.PathLike, *, limit: int | None = None, dataframe: bool = False,
                 progress=None, max_size_mb: float | None = 512):
@@ -218,7 +234,7 @@ class Index:
         from .profile.report import annotate
         rows = annotate(self.con, path, root=self.meta.get("checkout_root"),
                         index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress,
-                        max_size_mb=max_size_mb)
+                        max_size_mb=max_size_mb, index_file=str(self.path))
         return rows.to_dataframe() if dataframe else rows
 
     # -- two trees side by side (opindex/diff, docs/diff.md) ----------------------------------------------------
@@ -287,15 +303,30 @@ class Index:
     def root(self) -> Path:
         return Path(self.meta["checkout_root"])
 
+    def which(self) -> str:
+        """"index FILE (checkout ROOT)": which index answers, for messages and the CLI's footer."""
+        root = self.meta.get("checkout_root")
+        return f"index {self.path}" + (f" (checkout {root})" if root else "")
+
+    def __repr__(self) -> str:
+        try:
+            meta = self.meta
+        except OpindexError:  # closed
+            meta = {}
+        root, version = meta.get("checkout_root"), meta.get("pytorch_version")
+        return (f"<opindex.Index {str(self.path)!r}" + (f" checkout={root!r}" if root else "")
+                + (f" pytorch={version!r}" if version else "") + ">")
+
     def stats(self) -> list[dict]:
         from . import schema
-        out = [{"what": k, "value": v} for k, v in sorted(self.meta.items())]
+        out = [{"what": "index", "value": str(self.path)}]
+        out += [{"what": k, "value": v} for k, v in sorted(self.meta.items())]
         for layer in self.rows("SELECT layer, count(*) AS n FROM files GROUP BY layer ORDER BY layer"):
             out.append({"what": f"files[{layer['layer']}]", "value": layer["n"]})
         for table in schema.metadata.sorted_tables:
             n = self.rows(f"SELECT count(*) AS n FROM {table.name}")[0]["n"]  # names from our schema, not users
             out.append({"what": f"rows[{table.name}]", "value": n})
-        return out
+        return Listing(out)
 
     def close(self) -> None:
         self.con.close()
@@ -330,8 +361,9 @@ def _guarded(method, named: bool):
 
 
 for _method, _named in (("trace", True), ("find", True), ("op", True), ("stub", True), ("callers", True),
-                        ("callees", True), ("suggestions", True), ("kernels", False), ("profile", False),
-                        ("stats", False), ("diff", False), ("fork_report", False), ("coverage", False)):
+                        ("callees", True), ("suggestions", True), ("similar", True), ("kernels", False),
+                        ("profile", False), ("stats", False), ("diff", False), ("fork_report", False),
+                        ("coverage", False)):
     setattr(Index, _method, _guarded(getattr(Index, _method), _named))
 Index.meta = property(_guarded(Index.meta.fget, False))
 

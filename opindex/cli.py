@@ -113,20 +113,75 @@ class _Cli(click.Group):
 def output_options(fn):
     """The same output flags on every listing command (learn them once)."""
     fn = click.option("--fmt", "fmt", type=click.Choice(FORMATS), default=None,
-                      help="Output format (default: table on a terminal, json otherwise).")(fn)
+                      help="Output format (default: table, on a terminal or not).")(fn)
     for flag in ("tsv", "csv", "ndjson", "json", "table"):
         fn = click.option(f"--{flag}", "fmt", flag_value=flag, help=f"Same as --fmt {flag}.")(fn)
     return fn
 
 
-def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = None) -> None:
-    """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table."""
+def link_options(fn):
+    """--absolute and --hyperlinks/--no-hyperlinks, kept in the click context (_emit and trace read them)."""
+    def keep(ctx, param, value):
+        ctx.meta[f"opindex.{param.name}"] = value
+        return value
+    fn = click.option("--absolute", is_flag=True, expose_value=False, callback=keep,
+                      help="File paths absolute (the checkout root joined), not relative to the checkout.")(fn)
+    return click.option("--hyperlinks/--no-hyperlinks", default=None, expose_value=False, callback=keep,
+                        help="Each file:line an OSC 8 hyperlink to the file (default: on a terminal, unless "
+                             "NO_COLOR, TERM=dumb or $OPINDEX_HYPERLINKS=0).")(fn)
+
+
+def _link_settings() -> tuple[bool, bool]:
+    """(--absolute, hyperlinks on) of the running command."""
     from .render import terminal
-    from .render.rows import render
-    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-    click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None), nl=False)
+    from .render.links import use_hyperlinks
+    meta = click.get_current_context().meta
+    return bool(meta.get("opindex.absolute")), use_hyperlinks(meta.get("opindex.hyperlinks"),
+                                                              terminal.is_terminal())
+
+
+def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = None, ix=None) -> None:
+    """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table; a table ends with the
+    index that answered (`ix`), its paths absolute with --absolute and hyperlinks where _link_settings says."""
+    from .render import terminal
+    from .render.links import absolute, terminal_link
+    from .render.rows import is_path_column, render
+    fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
+    link = None
+    if ix is not None:
+        whole, links = _link_settings()
+        root = ix.meta.get("checkout_root")
+        if whole:
+            rows = [{k: absolute(root, v) if is_path_column(k) and isinstance(v, str) else v for k, v in r.items()}
+                    for r in rows]
+        if links:
+            link = lambda row, column: terminal_link(root, row.get(column), row.get("line"))  # noqa: E731
+    click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None, link=link), nl=False)
+    if ix is not None and fmt == "table":
+        click.echo(ix.which())
     if cap:
         click.echo(f"opindex: {cap}", err=True)
+
+
+def _open(db):
+    """The index a command reads (Index(db)); a warning on stderr when the current folder lies in a checkout
+    that is not the index's."""
+    import warnings
+
+    from .api import Index
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said here, once, as the CLI says warnings
+        ix = Index(db)
+    if ix.mismatch:
+        click.echo(f"warning: {ix.mismatch}", err=True)
+    return ix
+
+
+def _nothing(what: str, ix, name: str, pool: str) -> str:
+    """What a command that found nothing says: what was looked for, in which index, and the names of `pool` (op,
+    stub, find, callers, callees) close to `name`."""
+    near = ix.similar(name, pool)
+    return f"{what} in {ix.which()}" + (f"; did you mean {', '.join(near)}?" if near else "")
 
 
 def limit_option(default: int):
@@ -243,14 +298,15 @@ def sql(query, params, timeout, max_value, max_memory, db, fmt):
     Rows are written as SQLite returns them (any number, in constant memory); a column name that repeats gets _2,
     _3 (`SELECT 1 AS x, 2 AS x` gives x and x_2). Ctrl-C stops a running query. A query that returns no rows
     exits 0."""
-    from .api import Index
     from .render import terminal
     from .render.stream import write_rows
-    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
     out = _Batched()
-    with Index(db) as ix, ix.stream(query, dict(params), timeout=timeout, max_value=max_value,
+    with _open(db) as ix, ix.stream(query, dict(params), timeout=timeout, max_value=max_value,
                                     max_memory_mb=max_memory) as found:
         write_rows(found, found.columns, fmt, out.write, width=terminal.width() if fmt == "table" else None)
+        if fmt == "table":
+            out.write(ix.which() + "\n")
     out.flush()
 
 
@@ -280,9 +336,9 @@ class _Batched:
 @output_options
 @_fail_cleanly
 def list_(fmt):
-    """The indexes in ~/.cache/opindex ($XDG_CACHE_HOME/opindex), one per checkout built without --db: the
-    checkout each holds, its PyTorch version, when it was built; `current` marks the one a query here opens
-    (without --db or $OPINDEX_DB), `last` the one built last."""
+    """The indexes in ~/.cache/opindex ($XDG_CACHE_HOME/opindex), one per checkout built without --db, and those
+    built with --db or $OPINDEX_DB: the checkout each holds, its PyTorch version, when it was built; `current`
+    marks the one a query here opens (without --db or $OPINDEX_DB), `last` the one built last."""
     from .indexer.indexes import list_indexes
     _emit(list_indexes(), fmt)
 
@@ -302,27 +358,13 @@ def schema(markdown):
 @_fail_cleanly
 def stats(db, fmt):
     """What the index holds: build facts, files per layer, rows per table."""
-    from .api import Index
-    with Index(db) as ix:
-        _emit(ix.stats(), fmt)
+    with _open(db) as ix:
+        _emit(ix.stats(), fmt, ix=ix)
 
 
 def _flat(records) -> list[dict]:
-    """Typed records -> rows: a Location becomes file and line columns."""
-    import dataclasses
-    out = []
-    for r in records:
-        row = {}
-        for f in dataclasses.fields(r):
-            v = getattr(r, f.name)
-            if f.name == "location":
-                row["file"], row["line"] = v.file, v.line
-            elif isinstance(v, tuple):
-                row[f.name] = len(v)
-            else:
-                row[f.name] = v
-        out.append(row)
-    return out
+    """Typed records -> rows (model.Record.to_dict: a Location becomes file and line columns)."""
+    return [r.to_dict() for r in records]
 
 
 @main.command()
@@ -356,6 +398,9 @@ def _flat(records) -> list[dict]:
                    "without device code per body).")
 @click.option("--color/--no-color", "color", default=None,
               help="Colour the text (default: on a terminal, unless NO_COLOR is set).")
+@click.option("--legend/--no-legend", "legend", default=None,
+              help="Text: the line that explains '◆ default of N' (default: once per terminal session, never when "
+                   "piped).")
 @click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
                                               "$OPINDEX_PAGER, else $PAGER, else less -FRX).")
 @click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True,
@@ -371,9 +416,10 @@ def _flat(records) -> list[dict]:
                    "Without any, the build is what the checkout requires, then a current upstream CUDA build; the "
                    "text's Build line and the JSON's `build` say which value decided and where it came from.")
 @db_option
+@link_options
 @_fail_cleanly
-def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, no_pager,
-          dtype, defines, undefines, config, db):
+def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt, max_hops, limit, color, legend,
+          no_pager, dtype, defines, undefines, config, db):
     """Trace NAME across the layers: Python -> bridge -> native_functions.yaml -> C++ kernel -> stubs ->
     registrations -> CUDA launches / library calls -> backward formulas -> decompositions -> codegen.
 
@@ -386,14 +432,16 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     functions a kernel calls, and the helpers without device code each body calls, among them); the backward;
     and the flags that expand it.
     --tree prints every hop, --snippets the source lines. Every cap (--max-hops, --limit) is stated in the
-    output: `truncated` in JSON, a TRUNCATED line in text, a line on stderr.
+    output, once: a TRUNCATED line in text; `truncated` in JSON, and a line on stderr beside every other format.
     """
-    from .api import Index
     from .render import terminal
-    with Index(db) as ix:
+    with _open(db) as ix:
         t = ix.trace(name, device=device, depth=depth, up=up, backward=backward, max_hops=max_hops, limit=limit,
                      defines=defines, undefines=undefines, config=config, dtype=dtype)
-    if t.truncated:
+    whole, links = _link_settings()
+    if whole:
+        t = t.with_absolute_paths()
+    if t.truncated and fmt:  # text says it in its TRUNCATED line: each note once
         click.echo(f"opindex: {t.truncated['reason']}", err=True)
     if not t.hops:
         click.echo(t.to_text(), err=True, nl=False)
@@ -402,8 +450,10 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
     if out:
         click.echo(out(), nl=fmt == "json")
         return
+    if legend is None:
+        legend = terminal.is_terminal() and terminal.once_per_session("legend")
     text = t.to_text(context=context, full=full, tree=tree, snippets=snippets, color=terminal.use_color(color),
-                     width=terminal.width())
+                     width=terminal.width(), links=links, legend=legend)
     terminal.page(text, enabled=not no_pager)
 
 
@@ -415,6 +465,7 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
 @limit_option(200)
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def find(name, kind, layer, exact, limit, db, fmt):
     """Definitions named NAME (name or qualified name), exit 1 when there is none.
@@ -422,10 +473,11 @@ def find(name, kind, layer, exact, limit, db, fmt):
     NAME is literal (operator[] finds operator[]) except the wildcards * (any characters) and ? (one character):
     '*lstm*'. A backslash makes a wildcard literal ('operator\\*' is operator*), as does --exact for the whole
     name."""
-    from .api import Index
-    with Index(db) as ix:
+    with _open(db) as ix:
         rows, cap = _capped(ix.find(name, kind=kind, layer=layer, limit=limit and limit + 1, exact=exact), limit)
-        _emit(_flat(rows), fmt, cap=cap)
+        _emit(_flat(rows), fmt, cap=cap, ix=ix)
+        if not rows:
+            click.echo(f"opindex: {_nothing(f'no definition named {name}', ix, name, 'find')}", err=True)
     if not rows:
         sys.exit(1)
 
@@ -433,16 +485,18 @@ def find(name, kind, layer, exact, limit, db, fmt):
 def _records_command(method: str, doc: str):
     """A listing command that is one Index method returning typed records (callers, callees)."""
     def command(name, limit, db, fmt):
-        from .api import Index
-        with Index(db) as ix:
+        with _open(db) as ix:
             rows, cap = _capped(getattr(ix, method)(name, limit=limit and limit + 1), limit)
-            _emit(_flat(rows), fmt, cap=cap)
+            _emit(_flat(rows), fmt, cap=cap, ix=ix)
+            if not rows:
+                what = f"no {'call of' if method == 'callers' else 'call from'} {name}"
+                click.echo(f"opindex: {_nothing(what, ix, name, method)}", err=True)
         if not rows:
             sys.exit(1)  # nothing found
     command.__doc__ = doc
     command.__name__ = method
     return main.command(name=method)(click.argument("name")(limit_option(500)(db_option(output_options(
-        _fail_cleanly(command))))))
+        link_options(_fail_cleanly(command)))))))
 
 
 _records_command("callers", "Call sites of NAME.")
@@ -453,30 +507,30 @@ _records_command("callees", "What the function NAME calls.")
 @click.argument("name")
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def op(name, db, fmt):
     """The native_functions.yaml entry (or every overload of NAME) and its dispatch rows, one row per row."""
-    from .api import Index
-    with Index(db) as ix:
+    with _open(db) as ix:
         rows = [row for e in ix.op(name) for row in e.rows()]
         if not rows:
-            raise click.ClickException(f"no native_functions.yaml entry named {name}")
-        _emit(rows, fmt)
+            raise click.ClickException(_nothing(f"no native_functions.yaml entry named {name}", ix, name, "op"))
+        _emit(rows, fmt, ix=ix)
 
 
 @main.command()
 @click.argument("name")
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def stub(name, db, fmt):
     """A dispatch stub: declaration, callers, and registrations per device."""
-    from .api import Index
-    with Index(db) as ix:
+    with _open(db) as ix:
         s = ix.stub(name)
-    if s is None:
-        raise click.ClickException(f"no dispatch stub named {name}")
-    _emit(s.rows(), fmt)
+        if s is None:
+            raise click.ClickException(_nothing(f"no dispatch stub named {name}", ix, name, "stub"))
+        _emit(s.rows(), fmt, ix=ix)
 
 
 @main.command()
@@ -531,12 +585,12 @@ def diff(a, rest, fork, fork_macros, device, fmt, limit, trace_limit, max_hops, 
 @click.option("--op", "op_name", default=None, metavar="NAME", help="Only the GPU code this op's trace reaches.")
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def kernels(op_name, db, fmt):
     """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the library calls of an op."""
-    from .api import Index
-    with Index(db) as ix:
-        _emit(ix.kernels(op_name), fmt)
+    with _open(db) as ix:
+        _emit(ix.kernels(op_name), fmt, ix=ix)
 
 
 @main.command()
@@ -546,20 +600,24 @@ def kernels(op_name, db, fmt):
 @click.option("--max-size", type=click.FloatRange(0), default=512, show_default=True, metavar="MB",
               help="Refuse a profile larger than this after gunzip, exit 2 (0: no limit).")
 @click.option("--fmt", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]), default=None,
-              help="Output format (default: table on a terminal, json otherwise).")
+              help="Output format (default: table, on a terminal or not).")
 @click.option("--table", "fmt", flag_value="table", help="Same as --fmt table.")
 @click.option("--json", "fmt", flag_value="json", help="Same as --fmt json.")
 @click.option("--csv", "fmt", flag_value="csv", help="Same as --fmt csv.")
 @click.option("--markdown", "fmt", flag_value="markdown", help="A Markdown report: a table, then each kernel's chain.")
-@click.option("--html", "fmt", flag_value="html", help="One self-contained HTML page: GPU time bars, chains, snippets.")
+@click.option("--html", "fmt", flag_value="html",
+              help="One self-contained HTML page: GPU time by layer and by module -> op -> kernel, then each "
+                   "kernel's chain and snippets.")
+@click.option("--editor-url", "editor_url", default=None, metavar="TEMPLATE",
+              help="With --html: each location links to TEMPLATE with {path} and {line} (`vscode://file/{path}:{line}`"
+                   "; default $OPINDEX_EDITOR_URL, else file://).")
 @_fail_cleanly
-def profile(profile_path, db, limit, max_size, fmt):
+def profile(profile_path, db, limit, max_size, fmt, editor_url):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
     or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
-    from .api import Index
     from .profile import render
-    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-    with Index(db) as ix:
+    fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
+    with _open(db) as ix:
         bar = None
 
         def progress(done, total):
@@ -577,8 +635,11 @@ def profile(profile_path, db, limit, max_size, fmt):
     if fmt != "table":
         for w in rows.warnings:
             click.echo(f"warning: {w}", err=True)
+    if fmt == "html":
+        click.echo(render.to_html(rows, editor_url), nl=False)
+        return
     click.echo({"table": render.to_table, "json": render.to_json, "csv": render.to_csv,
-                "markdown": render.to_markdown, "html": render.to_html}[fmt](rows), nl=False)
+                "markdown": render.to_markdown}[fmt](rows), nl=False)
 
 
 @main.command(name="mcp")

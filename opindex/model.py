@@ -7,7 +7,53 @@ from worker processes). Records are frozen: a record is a fact about one checkou
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+
+def require_pandas():
+    """pandas, or an error that says how to get it (it is optional: `pip install 'opindex[pandas]'`)."""
+    try:
+        import pandas
+    except ImportError:
+        raise OpindexError("pandas is not installed: `pip install pandas` (or opindex[pandas]) for DataFrames; "
+                           "to_dicts() / rows() give the same rows as dicts") from None
+    return pandas
+
+
+class Record:
+    """A typed result row: to_dict() is its flat row (a Location as file and line, a tuple as its length), what
+    the CLI prints and a DataFrame holds."""
+
+    def to_dict(self) -> dict:
+        row: dict = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, Location):
+                row["file"], row["line"] = v.file, v.line
+            elif isinstance(v, tuple):
+                row[f.name] = len(v)
+            else:
+                row[f.name] = v
+        return row
+
+
+class Listing(list):
+    """What a listing method returns: a list of records (or dicts) that also gives its flat rows (to_dicts(); a
+    record with rows(), an op's entry, gives one row per dispatch row) and a pandas DataFrame (to_dataframe())."""
+
+    def to_dicts(self) -> list[dict]:
+        out: list[dict] = []
+        for r in self:
+            if hasattr(r, "rows"):
+                out += r.rows()
+            elif hasattr(r, "to_dict"):
+                out.append(r.to_dict())
+            else:
+                out.append(dict(r))
+        return out
+
+    def to_dataframe(self):
+        return require_pandas().DataFrame(self.to_dicts())
 
 
 @dataclass(frozen=True)
@@ -33,7 +79,7 @@ class SourceError(OpindexError):
 
 
 @dataclass(frozen=True)
-class Symbol:
+class Symbol(Record):
     """A definition (C++/CUDA function, kernel, structured kernel, class; Python class or def)."""
     name: str
     qualified_name: str
@@ -44,7 +90,7 @@ class Symbol:
 
 
 @dataclass(frozen=True)
-class DispatchRow:
+class DispatchRow(Record):
     dispatch_key: str
     kernel: str
     implicit: bool
@@ -52,7 +98,7 @@ class DispatchRow:
 
 
 @dataclass(frozen=True)
-class UfuncLoop:
+class UfuncLoop(Record):
     """One key of an entry's ufunc_inner_loop: (Generic: add (AllAndComplex, BFloat16, Half))."""
     ufunc_key: str
     loop: str
@@ -76,7 +122,7 @@ class _OpName:
 
 
 @dataclass(frozen=True)
-class NativeFunction(_OpName):
+class NativeFunction(_OpName, Record):
     """A native_functions.yaml entry with its dispatch rows (torchgen's NativeFunction, in the index's words: the
     list fields are the comma-separated text the native_functions table holds)."""
     full_name: str
@@ -106,7 +152,7 @@ class NativeFunction(_OpName):
 
 
 @dataclass(frozen=True)
-class DerivativeFormula:
+class DerivativeFormula(Record):
     """One formula of a derivatives.yaml entry: the inputs it covers and its text."""
     dispatch_key: str  # 'Default', or the key of the dispatch: section it sits in
     inputs: str  # as written: 'self', 'input, weight, bias'; 'result' names a forward (JVP) formula
@@ -118,7 +164,7 @@ class DerivativeFormula:
 
 
 @dataclass(frozen=True)
-class Derivative(_OpName):
+class Derivative(_OpName, Record):
     """A derivatives.yaml entry with its formulas."""
     full_name: str
     schema: str
@@ -129,7 +175,7 @@ class Derivative(_OpName):
 
 
 @dataclass(frozen=True)
-class Registration:
+class Registration(Record):
     stub: str
     kernel: str | None
     macro: str
@@ -138,7 +184,7 @@ class Registration:
 
 
 @dataclass(frozen=True)
-class CallSite:
+class CallSite(Record):
     caller: str
     callee: str
     qualifier: str
@@ -146,7 +192,7 @@ class CallSite:
 
 
 @dataclass(frozen=True)
-class Stub:
+class Stub(Record):
     """A dispatch stub: where it is declared/defined, who calls it, what each device registers."""
     name: str
     declarations: tuple[Location, ...]
@@ -162,3 +208,7 @@ class Stub:
         rows += [{"what": f"registered ({r.macro})", "device": r.device, "name": r.kernel, "file": r.location.file,
                   "line": r.location.line} for r in self.registrations]
         return rows
+
+    def to_dataframe(self):
+        """rows() as a pandas DataFrame."""
+        return require_pandas().DataFrame(self.rows())

@@ -133,7 +133,7 @@ class RowStream:
             return damaged(self.path, exc)
         if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
             return UsageError(f"opindex sql is read-only: {msg}")
-        return UsageError(f"SQL error: {msg}")
+        return UsageError(f"SQL error: {msg}{_near(self.con, msg)}")
 
     def _next_batch(self, batch: list) -> int:
         """Rows for the next fetch: as many as fit _BATCH_BYTES at the size of this batch's longest end row."""
@@ -164,6 +164,32 @@ class RowStream:
 
 def _row_bytes(row) -> int:
     return sum(len(v) for v in row if isinstance(v, (str, bytes)))
+
+
+def _near(con: sqlite3.Connection, msg: str) -> str:
+    """For "no such table: X" and "no such column: X": the tables (views) or columns named like X, and where they
+    are all listed."""
+    import difflib
+    for what in ("table", "column"):
+        if msg.startswith(f"no such {what}: "):
+            wrong = msg.split(": ", 1)[1].rpartition(".")[2]
+            break
+    else:
+        return ""
+    try:
+        tables = [n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND "
+                                            "name NOT LIKE 'sqlite%' ORDER BY name")]
+        names = tables if what == "table" else sorted({c for t in tables for (c,) in con.execute(
+            "SELECT name FROM pragma_table_info(?)", (t,))})
+    except sqlite3.DatabaseError:
+        return ""
+    low = wrong.lower().rstrip("s")
+    near = [n for n in names if n.lower().endswith(f"_{wrong.lower()}")]  # stubs -> dispatch_stubs
+    near += difflib.get_close_matches(wrong, names, n=3, cutoff=0.6)
+    near += sorted((n for n in names if low and low in n.lower()), key=len)
+    near = list(dict.fromkeys(near))[:5]
+    return (f"; did you mean {', '.join(near)}?" if near else "") + \
+        " (`opindex schema` lists every table, column and view)"
 
 
 def name_pattern(pattern: str, exact: bool = False) -> tuple[str, str]:

@@ -88,14 +88,19 @@ class DispatchRegistrationRow(NamedTuple):
     """dispatch_registrations: REGISTER_*DISPATCH sites: which function a stub runs on a device."""
     file: str  # path relative to the checkout root
     line: int  # 1-based line
-    stub: str  # stub name
+    # stub name, bare as dispatch_stubs and stub_calls hold it (a namespace written in the macro is dropped:
+    # REGISTER_DISPATCH(cpublas::gemm_stub, ...) is gemm_stub)
+    stub: str
     kernel: str | None  # registered function as written, & removed (add_kernel); NULL for REGISTER_NO_CPU_DISPATCH
     macro: str  # REGISTER_DISPATCH, REGISTER_CUDA_DISPATCH, ...
     # CPU, CUDA, HIP, MPS, XPU, PrivateUse1; a plain REGISTER_DISPATCH takes it from where the file is compiled
     # (native/cpu/** CPU; .cu, cuda/, cudnn/, miopen/ CUDA; mps/ MPS ...)
     device: str
     cpu_capability: str | None  # AVX2, AVX512, VSX, ZVECTOR, SVE256, ... for per-ISA forms, else NULL
-    from_macro: str | None  # the #define it was expanded from (same file), else NULL
+    # the #define it was expanded from (same file); `ufunc_inner_loop` for the REGISTER_DISPATCH(<op>_stub,
+    # &<op>_kernel) torchgen's ufunc codegen writes for such an entry, CPU and CUDA (file and line: the entry's
+    # ufunc_inner_loop:), else NULL
+    from_macro: str | None
 
 
 class StubCallRow(NamedTuple):

@@ -36,7 +36,7 @@ def render(ix, args: str) -> str:
     from opindex.render.trace_text import tree
     name, opts = parse_args(args)
     t = ix.trace(name, **opts)
-    lines = tree(t) if t.hops else [t.message]
+    lines = tree(t) if t.hops else [t.message.replace(t.which_index(), "this index")]  # no temporary path
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

@@ -133,4 +133,64 @@ def test_opindex_db_naming_another_checkouts_index_is_refused_without_force(cach
     # --db names the file for this build: not refused
     assert cli("build", str(a), "-q", "-j", "1", "--db", str(db)).exit_code == 0
     assert symbols(db) == n_a
-    assert not cache.exists()  # builds through --db / $OPINDEX_DB leave the cache folder alone
+    # builds through --db / $OPINDEX_DB write no index into the cache folder, only its name into the list of them
+    assert [p.name for p in cache.iterdir()] == ["elsewhere"]
+    assert (cache / "elsewhere").read_text() == f"{db}\n"
+
+
+def test_a_db_build_is_listed_and_a_query_inside_its_checkout_opens_it(cache, two_checkouts, tmp_path,
+                                                                        monkeypatch):
+    a, b = two_checkouts
+    assert cli("build", str(b), "-q", "-j", "1").exit_code == 0  # B's own index: the last built
+    db = tmp_path / "fn.sqlite"
+    assert cli("build", str(a), "-q", "-j", "1", "--db", str(db)).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    rows = json.loads(cli("list", "--json").output)
+    assert [(r["index"], r["checkout"], r["current"], r["last"]) for r in rows] == [
+        (expected_path(cache, b), str(b), True, True), (str(db), str(a), False, False)]
+    monkeypatch.chdir(a / "torch")  # inside A: its --db index answers, not the last built (B's)
+    result = cli("sql", "SELECT count(*) AS n FROM symbols WHERE name = 'extra_only_in_b'", "--table")
+    assert result.output == f"n\n-\n0\n(1 row)\nindex {db} (checkout {a})\n"
+    assert [r["current"] for r in json.loads(cli("list", "--json").output)] == [False, True]
+
+
+def test_every_answer_names_its_index_and_a_query_in_another_checkout_says_so(cache, two_checkouts, tmp_path,
+                                                                               monkeypatch):
+    a, b = two_checkouts
+    db = tmp_path / "b.sqlite"
+    assert cli("build", str(b), "-q", "-j", "1", "--db", str(db)).exit_code == 0
+    monkeypatch.chdir(a)  # A has no index: the one opened ($OPINDEX_DB) is B's; said on stderr
+    monkeypatch.setenv("OPINDEX_DB", str(db))
+    runner = CliRunner()
+    from opindex.cli import main
+    result = runner.invoke(main, ["trace", "torch.sort"])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"warning: this folder is in the checkout {a}, but the index opened, {db}, is of {b}; it has no index yet: "
+        f"`opindex build {a}`\n"
+        f"'torch.sort' is not a Python name, op, C++ function, stub or kernel in the index {db} (checkout {b})\n")
+    traced = runner.invoke(main, ["trace", "relu"])
+    assert traced.stdout.splitlines()[1] == f"index {db} (checkout {b})"
+    assert json.loads(runner.invoke(main, ["trace", "relu", "--json"]).stdout)["index"] == {
+        "file": str(db), "checkout": str(b)}
+    op = runner.invoke(main, ["op", "nope"])
+    assert op.exit_code == 1 and op.stderr.endswith(
+        f"Error: no native_functions.yaml entry named nope in index {db} (checkout {b})\n")
+    found = runner.invoke(main, ["find", "nope", "--json"])
+    assert found.exit_code == 1 and found.stderr.endswith(f"opindex: no definition named nope in index {db} "
+                                                          f"(checkout {b})\n")
+    monkeypatch.chdir(b / "aten")  # inside B's own checkout: no warning
+    assert runner.invoke(main, ["find", "relu", "--json"]).stderr == ""
+    import warnings
+
+    import opindex
+    with opindex.open(db) as ix:
+        assert repr(ix) == f"<opindex.Index {str(db)!r} checkout={str(b)!r} pytorch='2.13.0a0+sample'>"
+    monkeypatch.chdir(a)  # the library: Index() (the index chosen for the user) warns; Index(path) only says it
+    with pytest.warns(UserWarning, match=f"^this folder is in the checkout {a}, but the index opened, {db}, is of "
+                                         f"{b}; it has no index yet"):
+        opindex.open().close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with opindex.open(db) as ix:
+            assert ix.mismatch.startswith(f"this folder is in the checkout {a}")

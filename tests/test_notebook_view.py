@@ -23,8 +23,9 @@ def small() -> TraceView:
     return TraceView(query="torch.relu", direction="down", device="cuda", depth=1, hops=hops)
 
 
-def test_html_is_the_chain_with_the_branches_in_details():
-    body = small()._repr_html_().split("</style>", 1)[1]
+def test_html_is_the_chain_with_the_branches_loaded_on_demand():
+    page = small()._repr_html_()
+    body = page.split("</style>", 1)[1].split('<script type="application/octet-stream"', 1)[0]
     assert body == (
         '<p><b>opindex trace <code>torch.relu</code></b> (top-down, device cuda, depth 1): 9 hops; the main chain '
         '(5 hops), then 2 branches folded (click to open)</p><ol>'
@@ -32,40 +33,59 @@ def test_html_is_the_chain_with_the_branches_in_details():
         '<span class="d">def relu(x)</span></li>'
         '<li><b>native</b> <code>aten::relu</code> <span class="w">native_functions.yaml:4</span> '
         '<span class="d">relu(Tensor self) -&gt; Tensor</span><ul>'
-        '<li><details><summary><b>backward</b> <code>derivatives.yaml: relu</code> '
-        '<span class="w">derivatives.yaml:3</span> <i>(1 hop below)</i></summary><ul>'
-        '<li><b>backward</b> <code>self: threshold_backward(grad, result, 0)</code> '
-        '<span class="w">derivatives.yaml:4</span></li></ul></details></li>'
-        '<li><details><summary><b>dispatch</b> <code>MPS: relu_mps</code> <span class="w">native_functions.yaml:8'
-        '</span> <i>(1 hop below)</i></summary><ul><li><span class="x">✗</span> <b>registration</b> '
-        '<code>no MPS registration found by opindex</code></li></ul></details></li></ul></li>'
+        '<li><details data-h="5"><summary><b>backward</b> <code>derivatives.yaml: relu</code> '
+        '<span class="w">derivatives.yaml:3</span> <i>(1 hop below)</i></summary>'
+        '<div class="b"><i>t.branch(5) shows them</i></div></details></li>'
+        '<li><details data-h="7"><summary><b>dispatch</b> <code>MPS: relu_mps</code> <span class="w">'
+        'native_functions.yaml:8</span> <i>(1 hop below)</i></summary>'
+        '<div class="b"><i>t.branch(7) shows them</i></div></details></li></ul></li>'
         '<li><b>dispatch</b> <code>CUDA: relu</code> <span class="w">native_functions.yaml:7</span></li>'
         '<li><b>cpp</b> <code>at::native::relu</code> <span class="w">Activation.cpp:20</span></li>'
         '<li><b>cuda</b> <code>relu_kernel&lt;&lt;&lt;g, b&gt;&gt;&gt;</code> <span class="w">Activation.cu:30</span> '
-        '<span class="d">&lt;T, T_ACC&gt; &amp; *x*</span></li></ol></div>')
+        '<span class="d">&lt;T, T_ACC&gt; &amp; *x*</span></li></ol>')
+    # the hops off the chain travel once, as data the page's script reads when a branch opens
+    assert loaded(page) == {"f": ["derivatives.yaml", "native_functions.yaml"], "h": [
+        [5, 1, "backward", "derivatives.yaml: relu", 0, 3, "", 0, 1],
+        [6, 5, "backward", "self: threshold_backward(grad, result, 0)", 0, 4, "", 0, 0],
+        [7, 1, "dispatch", "MPS: relu_mps", 1, 8, "", 0, 1],
+        [8, 7, "registration", "no MPS registration found by opindex", -1, 0, "", 1, 0]]}
 
 
-def test_markdown_is_the_chain_then_the_branches_in_details():
+def loaded(page: str) -> dict:
+    import base64
+    import json
+    import re
+    import zlib
+    data = re.search(r'class="opindex-data">([^<]*)</script>', page).group(1)
+    return json.loads(zlib.decompress(base64.b64decode(data)))
+
+
+def test_a_branch_on_demand_is_a_trace_of_its_own():
+    b = small().branch(7)
+    assert [(h.id, h.parent, h.name) for h in b.hops] == [(0, None, "MPS: relu_mps"),
+                                                         (1, 0, "no MPS registration found by opindex")]
+    assert b.query == "torch.relu, below hop 7"
+
+
+def test_markdown_is_the_chain_then_a_line_per_branch():
     assert small()._repr_markdown_() == """\
 ### opindex trace `torch.relu` (top-down, device cuda, depth 1)
 
-9 hops: the main chain (5 hops), then 2 branches folded below it.
+9 hops: the main chain (5 hops), then 2 branches, one line each.
 
 1. **python** `torch.relu` — `torch/functional.py:10` — def relu(x)
-2. **native** `aten::relu` — `native_functions.yaml:4` — relu(Tensor self) -&gt; Tensor *(+2 branches, 4 hops: below)*
+2. **native** `aten::relu` — `native_functions.yaml:4` — relu(Tensor self) -&gt; Tensor
+   - **backward** `derivatives.yaml: relu` — `derivatives.yaml:3` *(1 hop below: `t.branch(5)`)*
+   - **dispatch** `MPS: relu_mps` — `native_functions.yaml:8` *(1 hop below: `t.branch(7)`)*
 3. **dispatch** `CUDA: relu` — `native_functions.yaml:7`
 4. **cpp** `at::native::relu` — `Activation.cpp:20`
 5. **cuda** `relu_kernel<<<g, b>>>` — `Activation.cu:30` — &lt;T, T\\_ACC&gt; &amp; \\*x\\*
-
-<details><summary>branches of 2. native aten::relu (4 hops)</summary>
-
-- **backward** `derivatives.yaml: relu` — `derivatives.yaml:3`
-  - **backward** `self: threshold_backward(grad, result, 0)` — `derivatives.yaml:4`
-- **dispatch** `MPS: relu_mps` — `native_functions.yaml:8`
-  - ✗ **registration** `no MPS registration found by opindex`
-
-</details>
 """
+
+
+def test_a_traces_repr_is_its_text_view():
+    t = small()
+    assert repr(t) == t.to_text(context=0) and repr(t).startswith("opindex trace torch.relu   (top-down")
 
 
 def test_a_name_that_is_no_trace_shows_its_message_and_candidates():
@@ -116,9 +136,9 @@ def test_lstm_on_the_sample_shows_its_chain_and_one_line_per_branch(ix):
     on = {h.id for h in chain}
     branches = [h for h in t.hops if h.parent in on and h.id not in on]
     parsed = shown(t)
-    assert parsed.items == len(t.hops)  # every hop, once
-    assert parsed.shown == len(chain) + len(branches) < len(t.hops)
-    assert [c.name for c in chain][-1] in t._repr_markdown_().split("<details>")[0]
+    assert parsed.items == parsed.shown == len(chain) + len(branches) < len(t.hops)
+    assert len(loaded(t._repr_html_())["h"]) == len(t.hops) - len(chain)  # every other hop, once, on demand
+    assert [c.name for c in chain][-1] in t._repr_markdown_()
 
 
 def test_real_traces_show_the_chain_and_fold_the_rest(real_index):
@@ -128,5 +148,7 @@ def test_real_traces_show_the_chain_and_fold_the_rest(real_index):
         on = {h.id for h in chain}
         branches = [h for h in t.hops if h.parent in on and h.id not in on]
         parsed = shown(t)
-        assert parsed.items == len(t.hops), name
-        assert parsed.shown == len(chain) + len(branches), name
+        assert parsed.items == parsed.shown == len(chain) + len(branches), name
+        assert len(loaded(t._repr_html_())["h"]) == len(t.hops) - len(chain), name
+    lstm = real_index.trace("nn.LSTM")
+    assert len(lstm._repr_html_().encode()) < 50_000  # 47.2 KB for its 786 hops (2026-12-05); every hop was 251 KB

@@ -490,7 +490,7 @@ def test_cli_formats(sample_ix, tmp_path):
     md = CliRunner().invoke(main, args + ["--markdown", "--limit", "1"]).output
     assert "| 1 | 50.0% |" in md and "showing the 1 kernels with the most GPU time of 2" in md
     page = CliRunner().invoke(main, args + ["--html"]).output
-    assert page.startswith("<!doctype html>") and page.count("<details>") == 2 and "SoftMax.cu:9" in page
+    assert page.startswith("<!doctype html>") and page.count("<details id=k") == 2 and "SoftMax.cu:9" in page
     csv_out = CliRunner().invoke(main, args + ["--csv"]).output
     assert csv_out.splitlines()[0].startswith("rank,share,gpu_us,calls")
     assert "SoftMax.cu:9" in CliRunner().invoke(main, args + ["--table"]).output

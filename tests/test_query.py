@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-from conftest import SAMPLE_ENTRIES
+from conftest import SAMPLE, SAMPLE_ENTRIES
 
 from opindex.cli import main
 from opindex.model import Location
@@ -20,9 +20,10 @@ def test_trace_json_shape(sample_db):
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert set(data) == {"version", "query", "direction", "device", "depth", "dtype", "build", "build_conflicts",
-                         "main_chain", "choices", "hops", "candidates", "message", "truncated"}
+                         "main_chain", "choices", "hops", "candidates", "message", "truncated", "index"}
+    assert data["index"] == {"file": str(sample_db), "checkout": str(SAMPLE)}
     assert (data["dtype"], data["build"], data["build_conflicts"]) == ("float32", [], [])  # no #if read
-    assert data["version"] == 2
+    assert data["version"] == 3
     assert data["truncated"] == {}
     assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)
     hops = data["hops"]
@@ -129,7 +130,7 @@ def test_trace_pictures(ix):
     assert "| library | `aten/src/ATen/cuda/CUDABlas.cpp:10` | `cublasSgemm` |" in md
     # a notebook shows the main chain and folds the branches (tests/test_notebook_view.py)
     assert t._repr_markdown_().startswith("### opindex trace `mm` (top-down, device cuda, depth 1)\n")
-    assert t._repr_html_().startswith('<div class="opindex-trace">')
+    assert t._repr_html_().startswith(f'<div class="opindex-trace" data-r="{SAMPLE}" data-u="file://{{path}}">')
 
 
 def test_trace_names_people_type(ix):
@@ -165,8 +166,8 @@ def test_trace_says_what_is_absent(ix):
 def test_unknown_name_suggests(sample_db):
     result = cli(sample_db, "trace", "rellu")
     assert result.exit_code == 1  # nothing found
-    assert result.output.startswith("'rellu' is not a Python name, op, C++ function, stub or kernel in this index; "
-                                    "did you mean one of these?\n  relu\n")
+    assert result.output.startswith("'rellu' is not a Python name, op, C++ function, stub or kernel in the index "
+                                    f"{sample_db} (checkout {SAMPLE}); did you mean one of these?\n  relu\n")
 
 
 def test_ambiguous_name_lists_candidates(ix):
@@ -216,7 +217,8 @@ def test_listing_commands(sample_db):
 
 def test_unknown_stub_and_op_are_errors(sample_db):
     assert cli(sample_db, "stub", "nope_stub").exit_code == 1
-    assert cli(sample_db, "op", "nope_op").output == "Error: no native_functions.yaml entry named nope_op\n"
+    assert cli(sample_db, "op", "nope_op").output == (
+        f"Error: no native_functions.yaml entry named nope_op in index {sample_db} (checkout {SAMPLE})\n")
 
 
 def test_views(ix):

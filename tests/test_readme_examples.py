@@ -67,7 +67,8 @@ def test_the_readme_has_the_examples_this_file_runs():
     assert python_examples() == ['ix.sql("SELECT * FROM op_kernels WHERE function = :f", f="add.out")',
                                  'ix.find("relu")', 'ix.op("add")', 'ix.stub("LayerNormKernel")',
                                  'ix.callers("clamp_min")', 'ix.callees("at::native::relu")',
-                                 'ix.coverage("mps", missing=True).rows']
+                                 'ix.coverage("mps", missing=True).rows',
+                                 'ix.similar("layer_nrom", "op")']
 
 
 def run_cli(db, command: str) -> tuple[int, str]:

@@ -108,7 +108,7 @@ def test_a_long_trace_fits_a_screen_and_says_what_it_folded():
     n, folded = map(int, re.findall(r"\d+", more))
     assert shown + n == 198 and folded == 2 * n  # every branch is on a line or counted, none dropped
     assert lines[-1] == "Expand: --tree (all 399 hops)  --snippets (source lines)  --depth 2 (follow more op calls)  " \
-                        "--backward (trace the ops the backward calls)  --json"
+                        "--backward (trace the ops the backward calls)  --json  --legend (what ◆ means)"
 
 
 def test_names_give_way_to_the_width_paths_never():

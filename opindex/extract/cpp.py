@@ -386,6 +386,7 @@ class _File:
                 stub, fn_type = args[0], None
             if not _IDENT.match(stub):
                 continue
+            stub = stub.rpartition("::")[2]  # REGISTER_DISPATCH(cpublas::gemm_stub, ...): the stub is gemm_stub
             if macro in ("DECLARE_DISPATCH", "DEFINE_DISPATCH"):
                 self.stubs.add(stub)
                 self.rows["dispatch_stubs"].append(DispatchStubRow(

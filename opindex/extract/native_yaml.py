@@ -104,6 +104,27 @@ def parse_entry(raw: dict, path: str) -> NativeFunction:
     return NativeFunction(**fields, dispatch=tuple(rows), ufunc_loops=tuple(loops))
 
 
+UFUNC_CODEGEN = "ufunc_inner_loop"  # dispatch_registrations.from_macro of the registrations ufunc codegen writes
+
+
+def ufunc_registrations(entries: list[NativeFunction]) -> list[tuple[str, str, str, int]]:
+    """(stub, kernel, device, line) of each REGISTER_DISPATCH torchgen's ufunc codegen writes: for an op with a
+    ufunc_inner_loop entry, `<op>_stub` runs `<op>_kernel` on CPU (UfuncCPUKernel_<op>.cpp) and CUDA
+    (UfuncCUDA_<op>.cu), torchgen/dest/ufunc.py's StubSignature; once per op, at its first such entry's
+    ufunc_inner_loop: line."""
+    out, seen = [], set()
+    for e in entries:
+        if not e.ufunc_loops:
+            continue
+        op = e.full_name.split(".")[0]
+        if op in seen:
+            continue
+        seen.add(op)
+        line = min(u.location.line for u in e.ufunc_loops) - 1  # the `ufunc_inner_loop:` key, above its first row
+        out += [(f"{op}_stub", f"{op}_kernel", device, line) for device in UFUNC_DISPATCH_KEYS]
+    return out
+
+
 def parse(text: bytes, path: str) -> tuple[list[NativeFunction], list[str]]:
     """Entries plus warnings ("file:line: message") for entries that could not be read; a file that is not YAML
     at all raises SourceError naming the line."""

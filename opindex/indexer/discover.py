@@ -99,6 +99,11 @@ def _add(prefix: str, rel: str, out: list[SourceFile], warn, top_real: str) -> N
     kind = classify(rel)
     if kind is None:
         return
+    if kind[0] == "template" and rel.endswith((".py", ".pyi")) and os.path.isfile(
+            prefix + rel.rpartition("/")[0] + "/__init__.py"):
+        # a templates/ folder that is a Python package holds modules (torch/distributed/nn/jit/templates/
+        # remote_module_template.py: defs whose strings are templates); codegen's template folders are no packages
+        kind = ("python", "python")
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:  # a name that is no UTF-8 (bytes the file system took as they came)

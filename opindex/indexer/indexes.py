@@ -11,10 +11,12 @@ import sqlite3
 from pathlib import Path
 
 from ..db import Broken, UsageError, readonly_uri
-from ..model import OpindexError
+from ..model import Listing, OpindexError
 
 LEGACY_NAME = "index.sqlite"  # the one default index of opindex before per-checkout indexes: still found
 LAST_NAME = "last"  # holds the path of the index last built into the cache folder
+ELSEWHERE_NAME = "elsewhere"  # the indexes built with --db or $OPINDEX_DB, one path a line (`opindex list`)
+MARKER = Path("aten/src/ATen/native/native_functions.yaml")  # a folder holding it is a PyTorch checkout
 
 
 def cache_dir() -> Path:
@@ -74,16 +76,90 @@ def for_build(arg: str | os.PathLike | None, root: Path) -> tuple[Path, str]:
     return path, "--db" if arg is not None else "$OPINDEX_DB"
 
 
-def _here() -> Path | None:
+def _cwd() -> Path | None:
     try:
-        cwd = Path.cwd().resolve()
+        return Path.cwd().resolve()
     except OSError:  # the current folder was removed
         return None
+
+
+def _here() -> Path | None:
+    """The index of the checkout holding the current folder: its own (default_for) or one built for it with --db;
+    of several, the one written last."""
+    cwd = _cwd()
+    if cwd is None:
+        return None
+    elsewhere = _recorded_by_checkout()
     for folder in (cwd, *cwd.parents):
-        candidate = default_for(folder)
-        if candidate.is_file():
-            return candidate
+        found = [p for p in (default_for(folder),) if p.is_file()] + elsewhere.get(str(folder), [])
+        if found:
+            return max(found, key=_mtime)
     return None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def recorded() -> list[Path]:
+    """The indexes built with --db or $OPINDEX_DB (record()), those still there."""
+    try:
+        lines = (cache_dir() / ELSEWHERE_NAME).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [Path(t) for t in dict.fromkeys(line.strip() for line in lines)
+            if t and Path(t).is_absolute() and Path(t).is_file()]
+
+
+def record(path: Path) -> None:
+    """Add an index built with --db or $OPINDEX_DB to the list `opindex list` and a query's choice read (written to
+    a temporary file and renamed; indexes removed since are dropped)."""
+    path = Path(path).resolve()
+    folder = cache_dir()
+    temp = folder / f".{ELSEWHERE_NAME}.{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temp.write_text("".join(f"{p}\n" for p in [*(p for p in recorded() if p != path), path]),
+                        encoding="utf-8")
+        os.replace(temp, folder / ELSEWHERE_NAME)
+    except OSError:
+        temp.unlink(missing_ok=True)  # the index still works through --db; only `opindex list` misses it
+
+
+def _recorded_by_checkout() -> dict[str, list[Path]]:
+    out: dict[str, list[Path]] = {}
+    for path in recorded():
+        root = checkout_of(path)
+        if root:
+            out.setdefault(os.path.realpath(root), []).append(path)
+    return out
+
+
+def checkout_here() -> Path | None:
+    """The checkout holding the current folder: the innermost folder that is the checkout of a known index (its
+    own or a recorded one) or holds aten/src/ATen/native/native_functions.yaml."""
+    cwd = _cwd()
+    if cwd is None:
+        return None
+    known = set(_recorded_by_checkout())
+    for folder in (cwd, *cwd.parents):
+        if str(folder) in known or default_for(folder).is_file() or (folder / MARKER).is_file():
+            return folder
+    return None
+
+
+def mismatch(path: Path, root: str | None) -> str | None:
+    """A sentence when the current folder lies in a checkout other than the opened index's, else None."""
+    here = checkout_here()
+    if here is None or not root or os.path.realpath(root) == str(here):
+        return None
+    own = _here()
+    fix = (f"its own index is {own} (open it with --db {own})" if own and Path(own) != Path(path)
+           else f"it has no index yet: `opindex build {here}`")
+    return f"this folder is in the checkout {here}, but the index opened, {path}, is of {root}; {fix}"
 
 
 def last_built() -> Path | None:
@@ -138,13 +214,15 @@ def refuse_another_checkout(path: Path, chosen_by: str, root: Path, force: bool)
 
 
 def list_indexes() -> list[dict]:
-    """The indexes in the cache folder, with the checkout each holds; `current` marks the one a query run here
-    opens when no --db or $OPINDEX_DB is given, `last` the one built last."""
+    """The indexes in the cache folder and those built with --db or $OPINDEX_DB, with the checkout each holds;
+    `current` marks the one a query run here opens when no --db or $OPINDEX_DB is given, `last` the one built
+    last."""
     folder = cache_dir()
     try:
         paths = sorted(p for p in folder.iterdir() if p.suffix == ".sqlite" and p.is_file())
     except OSError:
-        return []
+        paths = []
+    paths += [p for p in recorded() if p not in paths]  # built with --db or $OPINDEX_DB
     try:
         current = for_query(None) if explicit(None) is None else None
     except OpindexError:
@@ -157,7 +235,7 @@ def list_indexes() -> list[dict]:
                      "pytorch_version": meta.get("pytorch_version") or None, "built_at": meta.get("built_at"),
                      "size_mb": round(path.stat().st_size / 1e6, 1), "current": path == current,
                      "last": path == last})
-    return rows
+    return Listing(rows)
 
 
 def _meta(path: Path) -> dict[str, str]:

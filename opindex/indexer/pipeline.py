@@ -343,6 +343,7 @@ def _load(writer: Writer, root: Path, tasks, jobs: int, report: BuildReport, sho
     merge_start = time.monotonic()
     report.phases["extract"] = merge_start - extract_start
     writer.merge(leftovers(writer.target, "shard"))
+    writer.write_codegen_registrations()
     report.phases["merge"] = time.monotonic() - merge_start
     writer.forget(changed)
 

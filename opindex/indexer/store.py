@@ -14,8 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..records import (FACT_ROWS, DerivativeFormulaRow, DerivativeRow, NativeDispatchRow, NativeFunctionRow,
-                       NativeUfuncLoopRow)
+from ..records import (FACT_ROWS, DerivativeFormulaRow, DerivativeRow, DispatchRegistrationRow, NativeDispatchRow,
+                       NativeFunctionRow, NativeUfuncLoopRow)
 from ..sqlite_ddl import PER_FILE_TABLES, REGISTRY_TABLES, SCHEMA_VERSION, TABLES, VIEWS
 
 CHECKOUT_ID = 1  # one checkout per database file for now; every row still carries it
@@ -146,6 +146,19 @@ class Writer:
         self._insert_with_ids("native_functions", NativeFunctionRow, fns)
         self.con.executemany(insert_sql("native_dispatch", NativeDispatchRow), rows)
         self.con.executemany(insert_sql("native_ufunc_loops", NativeUfuncLoopRow), loops)
+        from ..extract.native_yaml import UFUNC_CODEGEN, ufunc_registrations
+        # written after the merge (write_codegen_registrations): dispatch_registrations is a table of the workers'
+        # shards, and a fresh build adopts a shard as its file
+        self.codegen_registrations = [
+            DispatchRegistrationRow(file=path, line=line, stub=stub, kernel=kernel, macro="REGISTER_DISPATCH",
+                                    device=device, cpu_capability=None, from_macro=UFUNC_CODEGEN)
+            for stub, kernel, device, line in ufunc_registrations(entries)]
+
+    def write_codegen_registrations(self) -> None:
+        """The registrations ufunc codegen writes for native_functions.yaml's ufunc_inner_loop entries (read when
+        that file was parsed), once the shards are in."""
+        rows = self.__dict__.pop("codegen_registrations", [])
+        self.con.executemany(insert_sql("dispatch_registrations", DispatchRegistrationRow), rows)
 
     def add_derivatives(self, path: str, entries) -> None:
         """model.Derivative records -> derivatives rows (ids taken here), with their formulas pointing at them."""

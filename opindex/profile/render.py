@@ -43,7 +43,8 @@ def _header_lines(rows: ProfileRows) -> list[str]:
     s = rows.summary()
     lines = [f"profile: {s['profile']} ({s['kernels']} kernel names, {s['total_gpu_us']:,.1f} us of GPU time"
              + (f", torch {s['torch_version']}" if s["torch_version"] else "") + ")",
-             f"index: PyTorch {s['index_pytorch_version'] or '?'} at {s['checkout_root'] or '?'}",
+             f"index: {s['index'] or '?'} (PyTorch {s['index_pytorch_version'] or '?'} at "
+             f"{s['checkout_root'] or '?'})",
              f"attributed to a source location: {100 * s['attributed_share']:.1f}% of GPU time"]
     return lines
 
@@ -79,7 +80,6 @@ def to_json(rows: ProfileRows) -> str:
 
 
 def to_markdown(rows: ProfileRows) -> str:
-    s = rows.summary()
     out = ["# Profile to source", ""]
     out += [f"- {line}" for line in _header_lines(rows)]
     out += [f"- **warning**: {w}" for w in rows.warnings]
@@ -117,26 +117,42 @@ def to_markdown(rows: ProfileRows) -> str:
     return "\n".join(out)
 
 
-def to_html(rows: ProfileRows) -> str:
-    s = rows.summary()
+def _linked(text: str, root: str | None, template: str | None) -> str:
+    """`text` (file:line, maybe followed by a function name) escaped, its location a link (render.links.url)."""
+    from ..render.links import url
+    loc, _, rest = text.partition(" ")
+    file, _, line = loc.rpartition(":")
+    target = url(root, file, int(line), template) if file and line.isdigit() else None
+    if not target:
+        return html.escape(text)
+    return (f"<a href=\"{html.escape(target)}\">{html.escape(loc)}</a>"
+            + (f" {html.escape(rest)}" if rest else ""))
+
+
+def to_html(rows: ProfileRows, link_template: str | None = None) -> str:
+    """The page; each location links to its file (`link_template`, else $OPINDEX_EDITOR_URL, else file://)."""
     root = Path(rows.checkout_root) if rows.checkout_root else None
     top = max((r["share"] for r in rows), default=0.0) or 1.0
-    parts = [_HTML_HEAD, "<h1>Profile to source</h1><ul>"]
+    from .picture import STYLE, icicle, layer_bar
+    parts = [_HTML_HEAD.replace("</style>", STYLE + "</style>"), "<h1>Profile to source</h1><ul>"]
     parts += [f"<li>{html.escape(line)}</li>" for line in _header_lines(rows)]
     parts += [f"<li class=warn>warning: {html.escape(w)}</li>" for w in rows.warnings]
     parts += [f"<li class=cap>cap: {html.escape(c)}</li>" for c in rows.caps]
     if len(rows) > SNIPPET_KERNELS:
         parts.append(f"<li class=cap>cap: source snippets for the first {SNIPPET_KERNELS} kernels only</li>")
     parts.append("</ul>")
+    if rows:  # the picture first, then the table: one row per kernel, each opening to its chain
+        parts += [layer_bar(rows), icicle(rows), "<h2>Kernels, largest GPU time first</h2>"]
     for i, r in enumerate(rows):
         color = {"attributed": "#3b7", "library": "#37b", "not in this checkout": "#c83", "generated": "#a5c"}.get(
             r["status"], "#999")
         pct = 100 * r["share"]
-        parts.append("<details><summary>"
+        src = _linked(where(r), rows.checkout_root, link_template) if where(r) else html.escape(r["status"])
+        parts.append(f"<details id=k{r.get('rank')}><summary>"
                      f"<span class=bar style='width:{max(0.5, 100 * r['share'] / top) * 0.35:.2f}%;background:{color}'>"
                      f"</span><span class=pct>{pct:.1f}%</span> <code>{html.escape(r['short'])}</code> "
                      f"<span class=op>{html.escape(r.get('op') or '')}</span> "
-                     f"<span class=src>{html.escape(where(r) or r['status'])}</span></summary>")
+                     f"<span class=src>{src}</span></summary>")
         parts.append(f"<p class=k>{html.escape(r['kernel'])}</p><p>{r['calls']} calls, {r['gpu_us']:.1f} us; "
                      f"status: {html.escape(r['status'])}" + (f" ({html.escape(r['library'])})" if r.get('library')
                                                               else "") + "</p>")
@@ -146,14 +162,15 @@ def to_html(rows: ProfileRows) -> str:
         for h in r["chain"]:
             loc = f"{h.file}:{h.line}" if h.file else ""
             parts.append(f"<li><b>{html.escape(str(h.kind))}</b> <code>{html.escape(h.name)}</code> "
-                         f"<span class=loc>{html.escape(loc)}</span> {html.escape(h.detail or '')}")
+                         f"<span class=loc>{_linked(loc, rows.checkout_root, link_template)}</span> "
+                         f"{html.escape(h.detail or '')}")
             if root and i < SNIPPET_KERNELS and h.file:
                 snip = _snippet(root, h.file, h.line)
                 if snip:
                     parts.append(f"<pre>{html.escape(snip)}</pre>")
             parts.append("</li>")
         parts.append("</ol></details>")
-    parts.append("</body></html>\n")
+    parts.append(_OPEN_TARGET + "</body></html>\n")
     return "\n".join(parts)
 
 
@@ -178,6 +195,11 @@ def _clip(s: str, n: int) -> str:
 def _md(s: str) -> str:
     return markdown_text(str(s)).replace("|", "\\|").replace("`", "'")
 
+
+# a kernel's box in the picture links to its row (#k3): the row opens as the page jumps to it
+_OPEN_TARGET = ("<script>function opindexOpen(){var d=location.hash&&document.getElementById(location.hash.slice(1));"
+                "if(d&&d.tagName==='DETAILS')d.open=true;}addEventListener('hashchange',opindexOpen);opindexOpen();"
+                "</script>")
 
 _HTML_HEAD = """<!doctype html><html><head><meta charset="utf-8"><title>opindex profile</title><style>
 body{font:14px system-ui,sans-serif;margin:1.5em;max-width:1400px}

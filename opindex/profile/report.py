@@ -44,6 +44,7 @@ class ProfileRows(list):
     version_source: str | None = None
     index_version: str | None = None
     checkout_root: str | None = None
+    index_file: str | None = None   # the index that answered
     warnings: list
     unlinked: int = 0
 
@@ -62,18 +63,19 @@ class ProfileRows(list):
     def summary(self) -> dict:
         return {"profile": self.profile, "format": self.format, "torch_version": self.torch_version,
                 "torch_version_from": self.version_source, "index_pytorch_version": self.index_version,
-                "checkout_root": self.checkout_root, "total_gpu_us": round(self.total_us, 3),
+                "checkout_root": self.checkout_root, "index": self.index_file, "total_gpu_us": round(self.total_us, 3),
                 "attributed_gpu_us": round(self.attributed_us, 3), "attributed_share": round(self.attributed_share, 4),
                 "kernels": self.kernels_total, "shown": len(self), "unlinked_launches": self.unlinked,
                 "warnings": list(self.warnings), "caps": self.caps}
 
     def to_dataframe(self):
-        import pandas as pd
-        return pd.DataFrame([{k: v for k, v in r.items() if k != "chain"} for r in self])
+        from ..model import require_pandas
+        return require_pandas().DataFrame([{k: v for k, v in r.items() if k != "chain"} for r in self])
 
 
 def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = None, index_version: str | None = None,
-             limit: int | None = None, progress=None, max_size_mb: float | None = MAX_SIZE_MB) -> ProfileRows:
+             limit: int | None = None, progress=None, max_size_mb: float | None = MAX_SIZE_MB,
+             index_file: str | None = None) -> ProfileRows:
     """Read the profile at `path` (at most `max_size_mb` MB after gunzip; None or 0: no limit) and attribute each
     kernel name to the indexed checkout. `progress(done, total)` is called after each kernel when given."""
     prof = read_profile(path, max_size_mb)
@@ -87,6 +89,7 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
     rows.total_us, rows.kernels_total, rows.limit = prof.total_us, len(groups), limit
     rows.torch_version, rows.version_source = prof.torch_version, prof.version_source
     rows.index_version, rows.checkout_root, rows.unlinked = index_version, root, prof.unlinked
+    rows.index_file = index_file
     if prof.torch_version and index_version and _minor(prof.torch_version) != _minor(index_version):
         rows.warnings.append(
             f"the profile was recorded with torch {prof.torch_version} (from its {prof.version_source}) but the index "

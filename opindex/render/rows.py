@@ -10,7 +10,10 @@ from .printable import printable
 FORMATS = ("table", "json", "ndjson", "csv", "tsv")  # the listing commands' --fmt choices (cli.output_options)
 
 
-def render(rows: list[dict], fmt: str, columns: list[str] | None = None, width: int | None = None) -> str:
+def render(rows: list[dict], fmt: str, columns: list[str] | None = None, width: int | None = None,
+           link=None) -> str:
+    """`rows` in `fmt`; a table fits `width` when given, and with `link(row, column)` (a URL or None) its path
+    cells are OSC 8 hyperlinks."""
     columns = columns or (list(rows[0]) if rows else [])
     if fmt == "json":
         return json.dumps(rows, indent=2, default=str) + "\n"
@@ -22,7 +25,7 @@ def render(rows: list[dict], fmt: str, columns: list[str] | None = None, width: 
         w.writerow(columns)
         w.writerows([[_cell(r.get(c)) for c in columns] for r in rows])
         return buf.getvalue()
-    return table(rows, columns, width)
+    return table(rows, columns, width, link)
 
 
 def _cell(v) -> str:
@@ -38,7 +41,7 @@ def is_path_column(name: str) -> bool:
     return name in ("file", "path", "where", "location") or name.endswith(("_file", "_path"))
 
 
-def table(rows: list[dict], columns: list[str], width: int | None = None) -> str:
+def table(rows: list[dict], columns: list[str], width: int | None = None, link=None) -> str:
     """An aligned table. With `width` (a terminal's), the widest columns that are not file paths are cut (with …)
     until the rows fit; file paths are never cut. Without it nothing is cut."""
     if not columns:
@@ -50,7 +53,14 @@ def table(rows: list[dict], columns: list[str], width: int | None = None) -> str
         cells = [[_clip(v, w) for v, w in zip(row, widths)] for row in cells]
     line = lambda vals: (" " * _GAP).join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
     out = [line([_clip(c, w) for c, w in zip(columns, widths)]), line(["-" * w for w in widths])]
-    out += [line(r) for r in cells]
+    if link is None:
+        out += [line(r) for r in cells]
+    else:  # a hyperlink's escape sequence takes no room on the screen: padded by the text it shows
+        from .links import osc8
+        paths = [is_path_column(c) for c in columns]
+        out += [(" " * _GAP).join(osc8(v, link(row, c)) + " " * (w - len(v)) if p and v else v.ljust(w)
+                                  for v, w, c, p in zip(cells_of, widths, columns, paths)).rstrip()
+                for row, cells_of in zip(rows, cells)]
     out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out) + "\n"
 

@@ -35,6 +35,21 @@ def width(stream=None) -> int | None:
     return shutil.get_terminal_size((100, 24)).columns
 
 
+def once_per_session(what: str) -> bool:
+    """True the first time `what` is asked for in this terminal session (the session id of the shell: a new
+    terminal starts a new one), then False; a marker file in the cache folder remembers it."""
+    from ..indexer.indexes import cache_dir
+    try:
+        marker = cache_dir() / f".{what}-{os.getsid(0)}"
+        if marker.exists():
+            return False
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        return True  # nowhere to remember it: shown, as before
+    return True
+
+
 def height() -> int:
     return shutil.get_terminal_size((100, 24)).lines
 

@@ -18,8 +18,8 @@ _STYLE = {"python": "33", "bridge": "33", "native": "34", "dispatch": "34", "cpp
 
 
 class _Paint:
-    def __init__(self, on: bool):
-        self.on = on
+    def __init__(self, on: bool, links: bool = False, root: str | None = None):
+        self.on, self.links, self.root = on, links, root
 
     def __call__(self, text: str, style: str) -> str:
         return f"\x1b[{style}m{text}\x1b[0m" if self.on and text else text
@@ -27,15 +27,27 @@ class _Paint:
     def layer(self, layer: str, text: str | None = None) -> str:
         return self(text if text is not None else layer, _STYLE.get(layer, "0"))
 
+    def where(self, text: str, h: Hop | None) -> str:
+        """A hop's `file:line`, dim, and with `links` an OSC 8 hyperlink to the file (a click opens it)."""
+        shown = self(text, "2")
+        if not (self.links and text and h is not None and h.file):
+            return shown
+        from .links import osc8, terminal_link
+        return osc8(shown, terminal_link(self.root, h.file, h.line))
+
 
 def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,
-           color: bool = False, width: int | None = None, branches: bool = True, hint: bool = True) -> str:
+           color: bool = False, width: int | None = None, links: bool = False, legend: bool = False,
+           branches: bool = True, hint: bool = True) -> str:
     """The text trace. The TensorIterator machinery under each launcher call (gpu_kernel -> gpu_kernel_impl ->
     launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>) is the same for every op: folded to one line
     unless `full`; the JSON always has every hop. `full` implies `tree`. `width` (a terminal's) cuts long names,
-    never a file path; None cuts nothing. `branches=False` leaves the folded branches out (the MCP server's
-    smallest grade says so and how to ask for them), `hint=False` the line of CLI flags that expand the text."""
-    paint = _Paint(color)
+    never a file path or a launch configuration: a line still wider wraps at its column gaps; None cuts and wraps
+    nothing. `links`: each file:line an OSC 8 hyperlink (a terminal that supports them makes it clickable).
+    `legend`: the line that explains "◆ default of N" (the CLI shows it once per terminal session).
+    `branches=False` leaves the folded branches out (the MCP server's smallest grade says so and how to ask for
+    them), `hint=False` the line of CLI flags that expand the text."""
+    paint = _Paint(color, links, t.root)
     if not t.hops:
         lines = [t.message or f"nothing found for {t.query!r}"]
         lines += [f"  {c}" for c in t.candidates]
@@ -44,13 +56,16 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     hidden = {} if full else machinery(t)
     direction = "bottom-up" if t.direction == "up" else "top-down"
     out = [paint(f"opindex trace {t.query}", "1") + f"   ({direction}, device {t.device}, "
-           f"dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)", ""]
+           f"dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)"]
+    if t.index:  # which index answered: a trace of the wrong checkout shows at once
+        out.append(paint(t.which_index().removeprefix("the "), "2"))
+    out.append("")
     if t.build or t.build_conflicts:
         out += _build_lines(t, paint, width) + [""]
-    if t.message and not t.truncated:  # e.g. how a kernel name was read
+    if t.message and t.message != t.truncated.get("reason"):  # how a kernel name was read, which definition
         out += [f"note: {t.message}", ""]
     chain = main_chain(t, hidden)
-    out += _chain_section(t, chain, hidden, paint, width, snippets and not tree, context)
+    out += _chain_section(t, chain, hidden, paint, width, snippets and not tree, context, legend)
     if tree:
         out += ["", paint("Tree", "1"), ""] + tree_lines(t, hidden, paint, width, snippets, context)
         missing = [h for h in t.hops if h.absent and h.id not in hidden and h.kind != "capped"]
@@ -66,8 +81,52 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     if t.truncated:
         out += ["", paint(f"TRUNCATED: {t.truncated['reason']}", "31;1")]
     if not tree and hint:
-        out += ["", _expand_hint(t)]
+        marked = not legend and any("◆ default of" in line for line in out)
+        out += ["", _expand_hint(t) + ("  --legend (what ◆ means)" if marked else "")]
+    if width:
+        out = [part for line in out for part in wrap(line, width)]
     return "\n".join(out) + "\n"
+
+
+_ZERO_WIDTH = None  # compiled on first use: ANSI colours and OSC 8 hyperlinks take no room on the screen
+
+
+def wrap(line: str, width: int, indent: int = 7) -> list[str]:
+    """`line` in lines of at most `width` visible characters: broken at its last column gap (two spaces) in the
+    second half of the width, else at a space there, else at the last gap or space; the rest indented by `indent`;
+    a word wider than the width stays whole (a path is never cut)."""
+    global _ZERO_WIDTH
+    if _ZERO_WIDTH is None:
+        import re
+        _ZERO_WIDTH = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b]*\x1b\\")
+    out = []
+    while True:
+        cols, col, i = [], 0, 0  # cols[k]: the visible column at raw index k
+        for m in _ZERO_WIDTH.finditer(line):
+            for _ in range(i, m.start()):
+                cols.append(col)
+                col += 1
+            cols += [col] * (m.end() - m.start())
+            i = m.end()
+        for _ in range(i, len(line)):
+            cols.append(col)
+            col += 1
+        if col <= width:
+            return out + [line]
+        lead = len(line) - len(line.lstrip(" "))
+        fits = [k for k in range(lead + 1, len(line)) if line[k] == " " and cols[k] <= width]
+        gaps = [k for k in fits if line[k - 1] == " " and cols[k] > indent + 8]
+        spaces = [k for k in fits if cols[k] > indent + 8]
+        half = width // 2  # a break in the second half keeps the line full: a column gap there, else a space
+        at = ([k for k in gaps if cols[k] >= half] or [k for k in spaces if cols[k] >= half] or gaps or spaces
+              or [None])[-1]
+        if at is None:
+            return out + [line]
+        head, rest = line[:at].rstrip(" "), line[at:].lstrip(" ")
+        if not rest:
+            return out + [head]
+        out.append(head)
+        line = " " * indent + rest
 
 
 # -- the build traced -------------------------------------------------------------------------------------------------
@@ -85,7 +144,7 @@ def _build_lines(t: Trace, paint, width: int | None) -> list[str]:
     parts = [f"{', '.join(groups[k])} ({k})" for k in order]
     line = "Build: " + "; ".join(parts)
     if width and len(line) > width:
-        line = _cut(line, width - 12) + " (--json: all)"
+        line = _cut(line, width - 14) + " (--json: all)"
     return [line] + [paint(f"WARNING: {c}", "31;1") for c in t.build_conflicts]
 
 
@@ -101,7 +160,8 @@ def main_chain(t: Trace, hidden: dict[int, int] | None = None) -> list[Hop]:
     return chain
 
 
-def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: bool, context: int) -> list[str]:
+def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: bool, context: int,
+                   legend: bool = False) -> list[str]:
     if t.direction == "up":
         title = "Main chain: from the start up to the first Python surface"
     else:
@@ -124,7 +184,7 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         out.append(_hop_line(f"{i:>3}  ", h, name, paint, width, suffix, pad))
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
-    if forks:
+    if forks and legend:
         legend = ("◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); without "
                   "', ranked' the call's arguments, dtype and build rule the others out; with it they do not, and the "
                   "default is ranked: device code that computes, the op's own ops before helpers, a vendor library "
@@ -179,18 +239,18 @@ def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: 
     where, name = printable(_where(h)), printable(name)  # names and paths come from files: no control characters
     mark = "✗ " if h.absent else ""
     fixed = len(prefix) + _LAYER_WIDTH + 1 + len(mark) + (len(where) + 2 if where else 0) + len(_plain(suffix))
-    if width:  # a name gives way to the width down to _MIN_NAME characters; a path never (the line then wraps)
-        name = _cut(name, max(_MIN_NAME, width - fixed))
+    if width and "<<<" not in name:  # a name gives way to the width down to _MIN_NAME characters; a path and a
+        name = _cut(name, max(_MIN_NAME, width - fixed))  # launch configuration never (the line then wraps)
         pad = min(pad, max(_MIN_NAME, width - fixed))
     name = name.ljust(pad) if where else name
     layer = paint.layer(h.layer, h.layer.ljust(_LAYER_WIDTH))
     text = paint(mark + name, "31") if h.absent else name
-    return f"{prefix}{layer} {text}" + (f"  {paint(where, '2')}" if where else "") + suffix
+    return f"{prefix}{layer} {text}" + (f"  {paint.where(where, h)}" if where else "") + suffix
 
 
 def _plain(text: str) -> str:
     import re
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return re.sub(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b]*\x1b\\", "", text)  # colours and OSC 8 links take no room
 
 
 def _cut(text: str, n: int) -> str:
@@ -247,7 +307,7 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             if width and note and head + len(note) + 4 > width:  # the note gives way before the name
                 note = _cut(note, max(width - head - 4, 12))
             line = _hop_line(f"{i:>3} ↳ ", stand_in, f"{name}{count}", paint, width,
-                             (f"  {paint(where, '2')}" if where else "") + (f"  ({note})" if note else ""))
+                             (f"  {paint.where(where, first)}" if where else "") + (f"  ({note})" if note else ""))
             lines.append((line, len(hops)))
         grouped = [k for key in list(leaves) for k in leaves[key] if k.kind == "grouped"]
         if grouped:
@@ -484,7 +544,7 @@ def tree_lines(t: Trace, hidden: dict[int, int], paint: _Paint | None = None, wi
                                   len(where)))
         label = paint.layer(hop.layer, f"[{hop.layer}]")
         text = paint(name, "31") if hop.absent else name
-        out.append(f"  {prefix}{branch}{paint(mark, '31')}{label} {text}{paint(where, '2')}")
+        out.append(f"  {prefix}{branch}{paint(mark, '31')}{label} {text}{paint.where(where, hop)}")
         kids = [k for k in kids_of.get(hop.id, []) if k.id not in hidden]
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
         if snippets:

@@ -11,8 +11,8 @@ def _caller() -> Column:
                   comment="qualified name of the enclosing function, '' at file level")
 
 
-def _from_macro() -> Column:
-    return Column("from_macro", Text, comment="the #define it was expanded from (same file), else NULL")
+def _from_macro(also: str = "") -> Column:
+    return Column("from_macro", Text, comment=f"the #define it was expanded from (same file){also}, else NULL")
 
 
 macros = Table(
@@ -42,7 +42,9 @@ dispatch_registrations = Table(
     "dispatch_registrations", metadata,
     Column("id", Integer, primary_key=True, comment="row id"),
     checkout_fk(), *file_line(),
-    Column("stub", Text, nullable=False, comment="stub name"),
+    Column("stub", Text, nullable=False, comment="stub name, bare as dispatch_stubs and stub_calls hold it (a "
+                                                 "namespace written in the macro is dropped: "
+                                                 "REGISTER_DISPATCH(cpublas::gemm_stub, ...) is gemm_stub)"),
     Column("kernel", Text, comment="registered function as written, & removed (add_kernel); NULL for "
                                    "REGISTER_NO_CPU_DISPATCH"),
     Column("macro", Text, nullable=False, comment="REGISTER_DISPATCH, REGISTER_CUDA_DISPATCH, ..."),
@@ -50,7 +52,8 @@ dispatch_registrations = Table(
            comment="CPU, CUDA, HIP, MPS, XPU, PrivateUse1; a plain REGISTER_DISPATCH takes it from where the file "
                    "is compiled (native/cpu/** CPU; .cu, cuda/, cudnn/, miopen/ CUDA; mps/ MPS ...)"),
     Column("cpu_capability", Text, comment="AVX2, AVX512, VSX, ZVECTOR, SVE256, ... for per-ISA forms, else NULL"),
-    _from_macro(),
+    _from_macro("; `ufunc_inner_loop` for the REGISTER_DISPATCH(<op>_stub, &<op>_kernel) torchgen's ufunc codegen "
+                "writes for such an entry, CPU and CUDA (file and line: the entry's ufunc_inner_loop:)"),
     Index("ix_dispatch_registrations_stub", "stub"),
     Index("ix_dispatch_registrations_kernel", "kernel"),
     comment="REGISTER_*DISPATCH sites: which function a stub runs on a device.",

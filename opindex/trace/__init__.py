@@ -24,7 +24,7 @@ from .builder import MAX_HOPS
 from .conditions import BuildContext
 from .walk import Walker
 from .model import LAYERS, Condition, Hop, Trace
-from .targets import Target, ambiguous, lookup, suggestions
+from .targets import Target, ambiguous, for_device, lookup, same_kernel_in_files, suggestions
 from .up import UpWalker
 
 __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
@@ -32,38 +32,44 @@ __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
 
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
           root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None,
-          dtype: str = "float32") -> Trace:
-    """The trace of `name`; a walk larger than `max_hops` hops (0: no limit) stops there and says so in
+          dtype: str = "float32", index: str | None = None) -> Trace:
+    """The trace of `name` (`index`: the index file's path, named in the trace and its "not found" message); a walk larger than `max_hops` hops (0: no limit) stops there and says so in
     Trace.truncated. `build`: the user's settings (pytorch.build_config.settings_from: -D, -U, a config file);
     Trace.build then lists every setting a test of the walk read, with where its value came from. `dtype`: the
     input's (float32 unless stated), which decides the C++ tests of a dtype (`at::isComplexType(common_dtype)`)."""
     if dtype not in DTYPES:
         raise OpindexError(f"unknown dtype {dtype!r}: choose from {', '.join(DTYPES)}")
     with q.memoized(con):  # about half of a large trace's lookups repeat
-        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build, dtype)
+        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build, dtype, index)
     if "write_paths" in vars(q.resident(con)):  # fill/copy paths walked: kept for the next process
         q.resident(con).write_paths.save()
     return t
 
 
 def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None,
-           max_hops: int, limit: int, build: dict | None = None, dtype: str = "float32") -> Trace:
+           max_hops: int, limit: int, build: dict | None = None, dtype: str = "float32",
+           index: str | None = None) -> Trace:
     if device not in q.DEVICES:
         raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
     targets = lookup(con, name)
     bottom_up = up if up is not None else bool(targets) and all(t.kind in ("stub", "global_kernel") or (
         t.kind == "cpp" and _is_registered_kernel(con, t.obj)) for t in targets)
     t = Trace(query=name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
-              max_hops=max_hops, limit=limit, dtype=dtype)
+              max_hops=max_hops, limit=limit, dtype=dtype, index=index)
     if not targets:
         t.unknown = True
         t.candidates = suggestions(con, name)
-        t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in this index" + (
+        t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in {t.which_index()}" + (
             "; did you mean one of these?" if t.candidates else "")  # listed once, in t.candidates
         return t
-    if _ambiguous(targets):
+    targets, note, unsure = for_device(targets, device)
+    if same_kernel_in_files(targets):  # each walked up from its own launches (UpWalker.global_kernel)
+        note = (f"{name!r} names __global__ kernels of {len({x.obj['file'] for x in targets})} files, each shown with "
+                f"its own launches; NAME@FILE traces one: " + ", ".join(f"{x.label}@{x.obj['file']}"
+                                                                         for x in targets))
+    if unsure or _ambiguous(targets):
         t.candidates = [f"{x.label} ({x.kind}, {x.obj.get('file')}:{x.obj.get('line')})" for x in targets]
-        t.message = f"{name!r} is ambiguous; name one of the candidates"
+        t.message = note or f"{name!r} is ambiguous; name one of the candidates"
         return t
     python = [x.kind for x in targets if x.kind in ("python_class", "python_function")]
     if bottom_up and python:  # Python code is the top: there is nothing above it to walk to
@@ -85,7 +91,9 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
         t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "
                                 f"limit) to see the rest")
-    if t.truncated:
+    if note:  # which device's definition of the name was traced (a cap says itself, in t.truncated)
+        t.message = note
+    elif t.truncated:
         t.message = t.truncated["reason"]
     t.finish()
     return t

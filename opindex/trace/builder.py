@@ -81,7 +81,8 @@ class TraceBuilder:
         dropped, because it led nowhere, does not count)."""
         cut = [h for h in self.trace.hops if h.kind == "capped"]
         if cut:
-            self.trace.cut("fan_out", len(cut), f"{len(cut)} hops follow only the first few of what they lead to "
+            said = f"{len(cut)} hops follow" if len(cut) > 1 else "1 hop follows"
+            self.trace.cut("fan_out", len(cut), f"{said} only the first few of what they lead to "
                            "and say so ('more ... not followed'); --limit 0 (Index.trace(..., limit=0)) follows all")
 
     def repeat(self, hop: Hop) -> Hop:

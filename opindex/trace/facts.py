@@ -11,7 +11,9 @@ import posixpath
 import re
 import sqlite3
 
-from ..pytorch.devices import COMPOSITE_KEYS, DEVICE_OPTIONS as DEVICES, dispatch_keys, registration_devices
+from ..pytorch.devices import COMPOSITE_KEYS, DEVICE_OPTIONS, dispatch_keys, registration_devices
+
+DEVICES = DEVICE_OPTIONS  # the --device choices, as the walks read them (q.DEVICES)
 
 CPP_LANGUAGES = ("cpp", "cuda")
 DEFINITION_KINDS = ("function", "method", "impl_func", "global_kernel", "device_function", "meta_func",
@@ -713,8 +715,14 @@ def callers_of(con, name: str) -> list[dict]:
     return rows(con, "SELECT * FROM calls WHERE callee = ? ORDER BY file, line", (name,))
 
 
-def launches_of(con, kernel: str) -> list[dict]:
-    return rows(con, "SELECT * FROM kernel_launches WHERE kernel = ? ORDER BY file, line", (kernel,))
+def launches_of(con, kernel: str, def_file: str | None = None) -> list[dict]:
+    """The launches of a kernel name; with `def_file`, those the link step tied to the definition in that file (or
+    to none): a kernel of the same name in another file has launches of its own."""
+    if def_file is None:
+        return rows(con, "SELECT * FROM kernel_launches WHERE kernel = ? ORDER BY file, line", (kernel,))
+    return rows(con, "SELECT * FROM kernel_launches l WHERE l.kernel = ? AND (EXISTS (SELECT 1 FROM launch_links k "
+                     "WHERE k.launch_id = l.id AND k.def_file = ?) OR NOT EXISTS (SELECT 1 FROM launch_links k "
+                     "WHERE k.launch_id = l.id AND k.symbol_id IS NOT NULL)) ORDER BY file, line", (kernel, def_file))
 
 
 def device_operators(con, class_name: str, file: str) -> list[dict]:
@@ -902,3 +910,19 @@ def function_macros(con, file: str) -> list[dict]:
 def ufunc_loops_named(con, loop: str) -> list[dict]:
     """The ufunc_inner_loop rows whose loop is `loop` (add: the entries torchgen writes CUDAFunctor_add for)."""
     return rows(con, "SELECT * FROM native_ufunc_loops WHERE loop = ? ORDER BY line", (loop,))
+
+
+# -- "did you mean": the names each command takes, near a typed one ------------------------------------------------
+NAME_POOLS = {  # what a command looks a name up in: (table, column)
+    "op": ("native_functions", "name"), "stub": ("dispatch_stubs", "stub"), "find": ("symbols", "name"),
+    "callers": ("calls", "callee"), "callees": ("symbols", "name")}
+
+
+def names_near(con, what: str, stem: str, slack: int = 3) -> list[str]:
+    """Distinct names of `what`'s pool (NAME_POOLS) starting with the same letter (any case) as `stem`, of about its
+    length, or holding it: the few a close match is drawn from (one scan of the pool)."""
+    table, column = NAME_POOLS[what]  # names from this module, never from users
+    return [r["n"] for r in rows(
+        con, f"SELECT DISTINCT {column} AS n FROM {table} WHERE (lower(substr({column}, 1, 1)) = lower(?) AND "
+             f"length({column}) BETWEEN ? AND ?) OR instr(lower({column}), lower(?)) > 0 LIMIT 20000",
+        (stem[:1], len(stem) - slack, len(stem) + slack, stem))]

@@ -13,7 +13,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from .rank import TAIL_LAYERS, choices, main_chain  # noqa: F401 (TAIL_LAYERS: the renderers read it from here)
+from . import rank
+from .rank import choices, main_chain
+
+TAIL_LAYERS = rank.TAIL_LAYERS  # the renderers read it from here
 
 class Layer(StrEnum):
     """The layers of the seed document, in reading order; every hop belongs to one."""
@@ -200,6 +203,7 @@ class Trace:
     message: str = ""  # why there are no hops (unknown / ambiguous)
     unknown: bool = False  # the name names nothing in this index (`opindex trace` exits 1; ambiguous exits 2)
     root: str | None = None  # checkout root, for reading source snippets
+    index: str | None = None  # the index file that answered (named in the text, the JSON and "not found")
     max_hops: int = 5000  # the walk stops here (0: no limit); `truncated` then says so
     limit: int = 6  # fan-in per step of a bottom-up walk (callers, launches, registrations); 0: no limit
     truncated: dict = field(default_factory=dict)  # {"hops": N, "callers": N, "reason": ...} when a cap cut it
@@ -263,6 +267,29 @@ class Trace:
         for h in self.main_chain():
             h.main = True
 
+    def which_index(self) -> str:
+        """"the index FILE (checkout ROOT)": which index answered, for messages."""
+        if not self.index:
+            return "this index"
+        return f"the index {self.index}" + (f" (checkout {self.root})" if self.root else "")
+
+    def rows(self) -> list[dict]:
+        """One flat row per hop, in walking order: id, parent, depth (0 at a root), layer, kind, name, file, line,
+        main (on the main chain), absent, detail; what to_dataframe() holds."""
+        depth: dict[int, int] = {}
+        out = []
+        for h in self.hops:  # ids grow depth-first: a parent comes before its children
+            depth[h.id] = 0 if h.parent is None else depth.get(h.parent, 0) + 1
+            out.append({"id": h.id, "parent": h.parent, "depth": depth[h.id], "layer": str(h.layer),
+                        "kind": str(h.kind), "name": h.name, "file": h.file, "line": h.line, "main": h.main,
+                        "absent": h.absent, "detail": h.detail})
+        return out
+
+    def to_dataframe(self):
+        """rows() as a pandas DataFrame (pandas is optional: a clear error without it)."""
+        from ..model import require_pandas
+        return require_pandas().DataFrame(self.rows())
+
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
@@ -270,20 +297,20 @@ class Trace:
         settled, others}] (where the main chain went one way of several, and whether the inputs settled it), hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
         op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
-        walk, and how to lift them)."""
+        walk, and how to lift them), index ({file, checkout}: which index answered)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,
                 "build_conflicts": self.build_conflicts,
                 "main_chain": [h.id for h in self.main_chain()], "choices": choices(self),
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
-                "truncated": self.truncated}
+                "truncated": self.truncated, "index": {"file": self.index, "checkout": self.root}}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
 
 
-JSON_VERSION = 2  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop
+JSON_VERSION = 3  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop; 3 index
 
 # the note on the derivatives.yaml entry of an op a CompositeImplicitAutograd kernel calls (its autograd is theirs;
 # the hop's `found` is Found.COMPOSITE_CALLEE)

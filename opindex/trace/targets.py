@@ -5,6 +5,7 @@ import difflib
 from dataclasses import dataclass
 
 from . import facts as q
+from ..extract.cpp_names import device_from_path
 from ..model import OpindexError
 from .names import resolve
 
@@ -19,9 +20,15 @@ class Target:
 
 
 def lookup(con, name: str) -> list[Target]:
+    """What `name` refers to. `NAME@FILE` keeps the definitions of NAME in a file whose path ends with FILE (the
+    candidates of a kernel name defined in several files are written so)."""
     raw = name.strip()
     if not raw:
         raise OpindexError("empty name")
+    if "@" in raw and not raw.startswith("@"):
+        base, _, where = raw.rpartition("@")
+        return [t for t in lookup(con, base) if isinstance(t.obj, dict) and str(t.obj.get("file") or "").endswith(
+            where)]
     n = raw[len("aten::"):] if raw.startswith("aten::") else raw
     if "." in n and "::" not in n:
         found = q.native_by_full_name(con, n)
@@ -107,6 +114,33 @@ def _dedupe(targets: list[Target]) -> list[Target]:
     return out
 
 
+def for_device(targets: list[Target], option: str) -> tuple[list[Target], str, bool]:
+    """One C++ name defined in files compiled for several devices (LayerNormKernelImpl in native/cpu/ and in a
+    .cu file): (the definitions for the traced device, a note that says so, False), or, when there is none for it,
+    (all of them, why, True: ambiguous). Anything else is returned as it is."""
+    code = [t for t in targets if t.kind in ("cpp", "global_kernel")]
+    if option == "all" or len(code) < 2 or len(code) != len(targets) or len({t.label for t in code}) > 1:
+        return targets, "", False
+    devices = [device_from_path(t.obj["file"]) for t in code]
+    if len(set(devices)) < 2:
+        return targets, "", False
+    wanted = set(q.registration_devices(option))
+    mine = [t for t, d in zip(code, devices) if d in wanted]
+    others = ", ".join(f"{d} at {t.obj['file']}:{t.obj['line']}" for t, d in zip(code, devices) if d not in wanted)
+    label, on = code[0].label, "/".join(sorted(set(devices)))
+    if not mine:
+        return targets, f"{label} is defined for {on}, not for --device {option}: name one of the candidates", True
+    return mine, (f"{label} is defined for {on}: the {'/'.join(sorted(wanted))} definition is traced (the others: "
+                  f"{others}; --device picks another)"), False
+
+
+def same_kernel_in_files(targets: list[Target]) -> bool:
+    """__global__ kernels of one name in several files (RowwiseMomentsCUDAKernel of group_norm_kernel.cu and of
+    layer_norm_kernel.cu): different kernels, never walked as one."""
+    kernels = [t for t in targets if t.kind == "global_kernel"]
+    return len(kernels) == len(targets) and len({t.obj["file"] for t in kernels}) > 1
+
+
 def ambiguous(targets: list[Target]) -> bool:
     """Several things of different names: the user must pick one (overloads of one op are walked together)."""
     kinds = {x.kind for x in targets}
@@ -115,6 +149,22 @@ def ambiguous(targets: list[Target]) -> bool:
     if len({x.dispatch for x in targets}) == 1 and targets[0].dispatch:
         return False  # F.max_pool2d: the branch defs of one boolean_dispatch object, walked together
     return len({x.label for x in targets}) > 1
+
+
+def similar(con, name: str, what: str, limit: int = 5) -> list[str]:
+    """Names of `what` (op, stub, find, callers, callees: facts.NAME_POOLS) close to `name`, closest first: a
+    typo's neighbours (difflib, any case), then names that hold it."""
+    stem = name.split("::")[-1].split(".")[-1] if what != "op" else name.removeprefix("aten::").split(".")[0]
+    if not stem:
+        return []
+    pool = [n for n in q.names_near(con, what, stem) if n and n != stem]
+    by_lower: dict[str, list[str]] = {}
+    for n in pool:
+        by_lower.setdefault(n.lower(), []).append(n)
+    close = [n for low in difflib.get_close_matches(stem.lower(), list(by_lower), n=limit, cutoff=0.75)
+             for n in by_lower[low]]
+    holding = sorted((n for n in pool if stem.lower() in n.lower()), key=len)
+    return list(dict.fromkeys(close + holding))[:limit]
 
 
 def like_escape(text: str) -> str:

@@ -36,7 +36,7 @@ class UpWalker:
     def global_kernel(self, k: dict, parent: Hop | None = None) -> Hop:
         hop = self.b.add(parent, "cuda", "global_kernel", f"__global__ {k['qualified_name']}", k["file"], k["line"],
                        cpp_detail(k), kernel=k["name"])
-        launches = q.launches_of(self.con, k["name"])
+        launches = q.launches_of(self.con, k["name"], k["file"])
         if not launches:
             self.b.add(hop, "cuda", "note", f"no <<<>>> launch of {k['name']} found", absent=True)
         for launch in self.fan_in(launches, hop, "launches", lambda x: (x["file"], x["line"])):

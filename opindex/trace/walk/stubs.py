@@ -3,6 +3,7 @@ device and the kernels they register."""
 from __future__ import annotations
 
 from .. import facts as q
+from ...extract.native_yaml import UFUNC_CODEGEN
 from ...pytorch.devices import runs_on
 from ...pytorch.stubs import is_stub_call
 from ..model import Found, Hop
@@ -29,22 +30,28 @@ class StubWalk(Step):
         if decl:
             hop.detail += f"; declared {decl[0]['file']}:{decl[0]['line']}"
         regs = q.registrations(self.con, s["stub"], self.device)
+        # the REGISTER_DISPATCH ufunc codegen writes (dispatch_registrations, from_macro ufunc_inner_loop) has no
+        # source: walked as the op's inner loops below
+        codegen = [r for r in regs if r["from_macro"] == UFUNC_CODEGEN]
+        regs = [r for r in regs if r not in codegen]
         foreign = [r for r in regs if not runs_on(r["file"], self.device)]  # miopen/ registers as CUDA too
         regs = [r for r in regs if r not in foreign]
         if not regs and foreign:
             self.b.add(hop, "registration", "note", f"stub {s['stub']} is registered for {self.device.upper()} only "
                      f"in another platform's code ({foreign[0]['file']}:{foreign[0]['line']})", absent=True)
             return
-        loops = q.ufunc_stub_loops(self.con, s["stub"]) if not regs and self.device == "cuda" else []
+        loops = q.ufunc_stub_loops(self.con, s["stub"]) if not regs and (self.device == "cuda" or codegen) else []
         if loops:
             # sub_out calls add_stub: torchgen's ufunc codegen registers it (REGISTER_DISPATCH(add_stub, &add_kernel)
             # in the UfuncCUDA_add.cu it writes), with the same kernel as ufunc_add_CUDA: the op's inner loops
-            cg = self.b.add(hop, "registration", "ufunc", f"CUDA: {s['stub']} is registered by torchgen's ufunc "
-                          f"codegen (compute_ufunc_cuda writes REGISTER_DISPATCH({s['stub']}, ...) at build time)",
+            key = "cpu" if self.device == "cpu" else "cuda"
+            writer = "compute_ufunc_cpu_kernel" if key == "cpu" else "compute_ufunc_cuda"
+            cg = self.b.add(hop, "registration", "ufunc", f"{key.upper()}: {s['stub']} is registered by torchgen's "
+                          f"ufunc codegen ({writer} writes REGISTER_DISPATCH({s['stub']}, ...) at build time)",
                           loops[0]["file"], loops[0]["line"])
             for loop in loops:
                 self.ops.ufunc_loop(loop, cg)
-            self.ops.ufunc_codegen("cuda", cg)
+            self.ops.ufunc_codegen(key, cg)
             return
         if not regs:
             others = sorted({r["device"] for r in q.registrations(self.con, s["stub"], "all")})
