@@ -80,7 +80,7 @@ def _is_module(qualified: str, bases: dict[str, list[str]]) -> bool:
 
 
 def renderings(t) -> list[tuple[str, object]]:
-    from opindex.render.trace_view import notebook_markdown
+    from opindex.render.notebook import notebook_markdown
     return [("text", lambda: t.to_text()), ("tree", lambda: t.to_text(tree=True)),
             ("full", lambda: t.to_text(full=True, tree=True, snippets=True, context=3)),
             ("json", t.to_json), ("markdown", t.to_markdown), ("dot", t.to_dot), ("mermaid", t.to_mermaid),
