@@ -80,3 +80,13 @@ def test_calls_not_tuned_for_take_the_side_their_inputs_take(real_index):
     assert ("aten/src/ATen/native/cuda/BinaryMiscOpsKernels.cu", 37) in [c[1:] for c in chain]
     assert _end(mse) == ("__global__ at::native::vectorized_elementwise_kernel",
                          "aten/src/ATen/native/cuda/CUDALoops.cuh", 63)
+
+
+def test_a_trace_that_starts_at_a_function_that_runs_what_it_is_passed(real_index_1_4):
+    """1.4's __global__ batch_norm_collect_statistics_kernel (cuda/Normalization.cuh:216, a template over the
+    VarTransform its launcher passes) is walked per caller when reached from one; traced down from itself it has no
+    caller: one root, walked once (the crash sweep of 2026-12-05 found an AttributeError here)."""
+    t = real_index_1_4.trace("at::native::batch_norm_collect_statistics_kernel", up=False)
+    assert (t.hops[0].name, t.hops[0].file, t.hops[0].line) == (
+        "at::native::batch_norm_collect_statistics_kernel", "aten/src/ATen/native/cuda/Normalization.cuh", 216)
+    assert t.hops[0].parent is None and len([h for h in t.hops if h.parent is None]) == 1

@@ -26,7 +26,7 @@ class BodyWalk(Step):
     def cpp(self, d: dict, parent: Hop, depth: int, kind: str | None = None,
             call_site: tuple[str, int] | None = None) -> Hop | None:
         key = d["id"]  # by definition: the gemm<float> and gemm<double> specialisations are two
-        if q.runs_what_it_is_passed(self.con, key):
+        if parent is not None and q.runs_what_it_is_passed(self.con, key):  # (a trace that starts here: once)
             # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
             # the backward-input one from :909): what it leads to depends on the caller, so once per caller
             key = (key, parent.name, parent.file)
