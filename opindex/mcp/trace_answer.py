@@ -7,9 +7,12 @@ The text is the CLI's text renderer's; the structured content is Trace.to_dict's
 of the grade, each hop's file and line as one `at`."""
 from __future__ import annotations
 
-from ..render.trace_text import render
-from ..trace.model import TAIL_LAYERS, Trace
+from typing import TYPE_CHECKING
+
 from .budget import Answer, error
+
+if TYPE_CHECKING:
+    from ..trace.model import Trace
 
 DETAILS = ("main", "branches", "full")
 MAX_DEPTH = 5  # the deepest trace the tool (and `opindex trace --depth`) takes
@@ -19,7 +22,8 @@ def trace_answer(t: Trace, detail: str) -> Answer:
     if not t.hops:
         kind = "unknown_name" if t.unknown else "ambiguous_name" if t.candidates else "usage"
         return error(kind, t.message or f"nothing found for {t.query!r}", t.candidates)
-    full = detail == "full"
+    from ..render.trace_text import render  # the trace machinery, loaded by the first trace (an `op` lookup
+    full = detail == "full"                 # answers without it: the server's start is the SDK's and this)
     text = render(t, context=0, tree=full, full=full, branches=detail != "main", hint=False)
     return Answer(text + _more(t, detail), _structured(t, detail))
 
@@ -46,6 +50,7 @@ def _more(t: Trace, detail: str) -> str:
 
 def _branch_heads(t: Trace) -> list:
     on = {h.id for h in t.main_chain()}
+    from ..trace.rank import TAIL_LAYERS
     return [h for h in t.hops if h.parent in on and h.id not in on and h.layer not in TAIL_LAYERS]
 
 
