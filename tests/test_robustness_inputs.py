@@ -108,3 +108,23 @@ def test_an_index_shared_by_threads_takes_turns(sample_db):
         th.join(60)
     assert not any(th.is_alive() for th in threads) and errors == []
     assert len(results) == 10 and len(set(results)) == 1
+
+
+def test_a_full_disk_leaves_no_temporary_cache_file(sample_db, tmp_path, monkeypatch):
+    """Issue 33 (15): the cache file is written to a temporary file, then renamed; a write that fails (ENOSPC) keeps
+    the old file and removes the part-written one."""
+    import errno
+
+    from opindex.api import Index
+    from opindex.trace import cache as cache_module
+    monkeypatch.setenv("OPINDEX_CACHE", str(tmp_path / "cache"))
+
+    def full_disk(data, f):
+        f.write("{")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(cache_module.json, "dump", full_disk)
+    with Index(sample_db) as ix:
+        t = ix.trace("aten::native_layer_norm_backward")
+    assert t.hops
+    folder = tmp_path / "cache" / "paths"
+    assert folder.is_dir() and list(folder.iterdir()) == []

@@ -12,6 +12,7 @@ rewritten. Nothing fails when the folder cannot be written: the paths are walked
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -96,14 +97,17 @@ class PathCache:
                           for (ops, device, *build), path in self.paths.items() if not build],
                 "others": [{"op": op, "device": device, "kernels": kernels}
                            for (op, device), kernels in self.others.items()]}
+        tmp = None
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=self.file.name, suffix=".tmp")
             with os.fdopen(fd, "w") as f:
                 json.dump(data, f)
             os.replace(tmp, self.file)
-        except OSError:
-            pass  # a read-only home: the next process walks them again
+        except OSError:  # a read-only home, a full disk: the next process walks them again, and no part-written
+            if tmp is not None:  # temporary file stays behind
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
 
 def _locate(db: str, meta: dict | None) -> tuple[Path | None, dict]:
