@@ -228,3 +228,21 @@ def test_the_stock_build_walks_the_stock_launcher_of_a_vendor_ifdef(real_index):
     assert chain[-3:] == [("at::native::launch_vectorized_kernel", 247),
                           ("vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads(), 0, stream>>>",
                            256), ("__global__ at::native::vectorized_elementwise_kernel", 63)]
+
+
+def test_an_untuned_call_read_hop_by_hop_avg_pool2d(real_index):
+    """F.avg_pool2d in float32 on a contiguous input, read from AveragePool2d.cu (2.4): structured_avg_pool2d_out_cuda
+    (:249) sets `memory_format = input_.suggest_memory_format()` and switches on it (:302); `case
+    MemoryFormat::ChannelsLast` (:303) launches the nhwc kernel (:305), `case MemoryFormat::Contiguous` (:330)
+    launches avg_pool2d_out_cuda_frame (:331; __global__ at :33). Its other way, `input_.contiguous(...)` (:284), a
+    copy that runs only for a non-contiguous input, is not ruled out by a condition: the choice says `ranked`."""
+    t = real_index.trace("F.avg_pool2d")
+    cu = "aten/src/ATen/native/cuda/AveragePool2d.cu"
+    assert [(h.name, h.file, h.line) for h in t.main_chain()[-3:]] == [
+        ("at::native::structured_avg_pool2d_out_cuda", cu, 249),
+        ("avg_pool2d_out_cuda_frame<scalar_t, accscalar_t><<<num_blocks, num_threads, 0, "
+         "at::cuda::getCurrentCUDAStream()>>>", cu, 331),
+        ("__global__ at::native::avg_pool2d_out_cuda_frame", cu, 33)]
+    [choice] = t.to_dict()["choices"]
+    assert choice["settled"] is False and {(t.hops[o].line, tuple(c.assumed for c in t.hops[o].conditions))
+                                           for o in choice["others"]} == {(305, (False,)), (284, ())}
