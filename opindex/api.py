@@ -158,7 +158,8 @@ class Index:
         return Listing(_symbol(r) for r in self.rows(sql, params))
 
     def suggestions(self, name: str, limit: int = 8) -> list[str]:
-        """Names close to `name` (ops, stubs, torch.nn classes): the "did you mean" of a trace of an unknown name."""
+        """Names close to `name` (ops, stubs, torch.nn classes), each one a trace takes when typed back: the "did you
+        mean" of a trace of an unknown name (`similar` is the one of the other commands, from their own names)."""
         from .trace import suggestions
         return suggestions(self.con, name, limit)
 

@@ -107,3 +107,10 @@ def test_coverage_pages_its_rows_and_names_an_empty_answer(ix):
     assert every.data["rows"][:6] == first.data["rows"] + second.data["rows"]
     none = call(ix, "coverage", {"ops": ["no_such_op"]})
     assert none.error and none.text.startswith("no coverage row for these arguments")
+
+
+def test_an_unknown_name_is_answered_with_the_names_that_command_would_find(ix):
+    # the sample's native_functions.yaml has layer_norm; its find and callers pools hold relu's definitions and calls
+    assert call(ix, "op", {"name": "layer_nrom"}).data["suggestions"] == ["layer_norm"]
+    assert call(ix, "find", {"name": "relux"}).data["suggestions"] == ["ReLU", "relu", "relu_"]
+    assert call(ix, "callers", {"name": "relux"}).data["suggestions"] == ["relu", "relu_"]

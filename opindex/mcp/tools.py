@@ -96,8 +96,10 @@ def _paged(tool: str, a: dict, fetch, columns: list[str], row, what: str, empty,
                             offset=offset, more=more, head=text, extra=extra)
 
 
-def _not_found(ix, name: str, message: str) -> Answer:
-    return error("not_found", message, ix.suggestions(name))
+def _not_found(ix, name: str, message: str, what: str | None = None) -> Answer:
+    """A tool error with the names close to `name`: those the `what` command would find (Index.similar: op, stub,
+    find, callers, callees), else a trace's did-you-mean (Index.suggestions: names that work when typed back)."""
+    return error("not_found", message, ix.similar(name, what) if what else ix.suggestions(name))
 
 
 def run_find(ix, a: dict) -> Answer:
@@ -106,7 +108,7 @@ def run_find(ix, a: dict) -> Answer:
                   ["qualified_name", "kind", "language", "at"],
                   lambda s: [s.qualified_name, s.kind, s.language, str(s.location)], "definitions",
                   lambda: _not_found(ix, a["name"], f"no definition named {a['name']!r} (a wildcard: "
-                                                    f"'*{a['name'].strip('*')}*')"))
+                                                    f"'*{a['name'].strip('*')}*')", "find"))
 
 
 def _calls(method: str):
@@ -115,7 +117,7 @@ def _calls(method: str):
         return _paged(method, a, lambda n: getattr(ix, method)(a["name"], limit=n or 0),
                       ["caller", "callee", "qualifier", "at"],
                       lambda c: [c.caller, c.callee, c.qualifier, str(c.location)], "calls",
-                      lambda: _not_found(ix, a["name"], f"no {what} {a['name']!r} in this index"))
+                      lambda: _not_found(ix, a["name"], f"no {what} {a['name']!r} in this index", method))
     return run
 
 
@@ -202,7 +204,7 @@ def run_profile(ix, a: dict) -> Answer:
 def run_op(ix, a: dict) -> Answer:
     entries = ix.op(a["name"])
     if not entries:
-        return _not_found(ix, a["name"], f"no native_functions.yaml entry named {a['name']!r}")
+        return _not_found(ix, a["name"], f"no native_functions.yaml entry named {a['name']!r}", "op")
     lines, data = [], []
     for e in entries:
         kind = "structured" if e.structured else (f"structured_delegate: {e.structured_delegate}"
@@ -223,7 +225,7 @@ def run_op(ix, a: dict) -> Answer:
 def run_stub(ix, a: dict) -> Answer:
     s = ix.stub(a["name"])
     if s is None:
-        return _not_found(ix, a["name"], f"no dispatch stub named {a['name']!r}")
+        return _not_found(ix, a["name"], f"no dispatch stub named {a['name']!r}", "stub")
     lines = [f"stub {s.name}"]
     lines += [f"  declared/defined  {d}" for d in s.declarations]
     lines += [f"  called  {c.caller}  {c.location}" for c in s.callers]
