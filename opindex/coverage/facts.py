@@ -3,18 +3,12 @@ of the index at once: a few bulk queries beat thousands of small ones). Paramete
 Results are plain dicts (column -> value)."""
 from __future__ import annotations
 
-import sqlite3
+from ..trace.facts import rows as _rows  # the query side's one row reader
 
 # the macros that open a block of registrations (torch/library.h); TORCH_LIBRARY_IMPL(ns, key, m) names the key
 LIBRARY_MACROS = ("TORCH_LIBRARY", "TORCH_LIBRARY_FRAGMENT", "TORCH_LIBRARY_IMPL")
 # the methods of torch::Library a block calls: def (a schema), impl (a kernel), fallback (a backend fallback)
 LIBRARY_METHODS = ("def", "impl", "fallback")
-
-
-def _rows(con: sqlite3.Connection, sql: str, params=()) -> list[dict]:
-    cur = con.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
 def native_functions(con) -> list[dict]:

@@ -6,13 +6,7 @@ layout test keeps the diff's SQL here, as the trace's is in trace/facts.py.
 from __future__ import annotations
 
 import json
-import sqlite3
-
-
-def _rows(con: sqlite3.Connection, sql: str, params=()) -> list[dict]:
-    cur = con.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+from ..trace.facts import rows as _rows  # the query side's one row reader
 
 
 def meta(con) -> dict[str, str]:
