@@ -7,7 +7,8 @@ on this fork's own build (USE_MACA, which the checkout requires) its vectorized_
 (maca_kernels/layer_norm_kernel_opt.cuh:452); relu calls at::threshold (Activation.cpp:165)
 in 1.8 and at::clamp_min (:506) in 2.4; nn.LSTM's cuDNN call is cudnnRNNForwardTraining (cudnn/RNN.cpp:1007) in 1.8
 and cudnnRNNForward (:1596) in 2.4. The registry counts are the ones benchmarks/registry_diff.py computes from the
-YAML with pyyaml alone."""
+YAML with pyyaml alone. On 2.4 the fork's unary ops run vectorized_elementwise_kernel_unary_opt at CUDALoops.cuh:129,
+the overload its enable_if takes for float, Half and BFloat16 (the one at :121 only does `assert(0)`)."""
 from __future__ import annotations
 
 import pytest
@@ -78,7 +79,7 @@ CHAINS = {
         ('changed', 'launcher call', 'launch_vectorized_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:157', 'launch_vectorized_kernel_arity1', 'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh:707'),
         ('changed', 'launcher', 'at::native::launch_vectorized_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:94', 'launch_vectorized_kernel_arity1', 'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh:25'),
         ('changed', 'launch', 'vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads, 0, stream>>>', 'aten/src/ATen/native/cuda/CUDALoops.cuh:103', 'vectorized_elementwise_kernel_unary_opt<block_size, 8, res_t, arg0, func_t, array_t, narity><<<grid, block_size, 0, stream>>>', 'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh:52'),
-        ('changed', 'device code', '__global__ at::native::vectorized_elementwise_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:64', '__global__ at::native::vectorized_elementwise_kernel_unary_opt', 'aten/src/ATen/native/cuda/CUDALoops.cuh:121'),
+        ('changed', 'device code', '__global__ at::native::vectorized_elementwise_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:64', '__global__ at::native::vectorized_elementwise_kernel_unary_opt', 'aten/src/ATen/native/cuda/CUDALoops.cuh:129'),
     ],
     'torch.tanh': [
         ('same', 'python', 'torch.tanh', f'{Y}:3787', None, f'{Y}:5968'),
@@ -97,7 +98,7 @@ CHAINS = {
         ('changed', 'launcher call', 'launch_vectorized_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:157', 'launch_vectorized_kernel_arity1', 'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh:707'),
         ('changed', 'launcher', 'at::native::launch_vectorized_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:94', 'launch_vectorized_kernel_arity1', 'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh:25'),
         ('changed', 'launch', 'vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads, 0, stream>>>', 'aten/src/ATen/native/cuda/CUDALoops.cuh:103', 'vectorized_elementwise_kernel_unary_opt<block_size, 8, res_t, arg0, func_t, array_t, narity><<<grid, block_size, 0, stream>>>', 'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh:52'),
-        ('changed', 'device code', '__global__ at::native::vectorized_elementwise_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:64', '__global__ at::native::vectorized_elementwise_kernel_unary_opt', 'aten/src/ATen/native/cuda/CUDALoops.cuh:121'),
+        ('changed', 'device code', '__global__ at::native::vectorized_elementwise_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:64', '__global__ at::native::vectorized_elementwise_kernel_unary_opt', 'aten/src/ATen/native/cuda/CUDALoops.cuh:129'),
     ],
     'F.embedding': [
         ('same', 'python', 'torch.nn.functional.embedding', 'torch/nn/functional.py:1828', None, 'torch/nn/functional.py:2157'),
@@ -190,7 +191,7 @@ CHAINS = {
         ('removed', 'launcher call', 'launch_vectorized_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:157', None, None),
         ('removed', 'launcher', 'at::native::launch_vectorized_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:94', None, None),
         ('changed', 'launch', 'vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads, 0, stream>>>', 'aten/src/ATen/native/cuda/CUDALoops.cuh:103', 'vectorized_elementwise_kernel_unary_opt<block_size, 8, res_t, arg0, func_t, array_t, narity><<<grid, block_size, 0, stream>>>', 'aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh:52'),
-        ('changed', 'device code', '__global__ at::native::vectorized_elementwise_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:64', '__global__ at::native::vectorized_elementwise_kernel_unary_opt', 'aten/src/ATen/native/cuda/CUDALoops.cuh:121'),
+        ('changed', 'device code', '__global__ at::native::vectorized_elementwise_kernel', 'aten/src/ATen/native/cuda/CUDALoops.cuh:64', '__global__ at::native::vectorized_elementwise_kernel_unary_opt', 'aten/src/ATen/native/cuda/CUDALoops.cuh:129'),
     ],
     'torch.cat': [
         ('same', 'python', 'torch.cat', f'{Y}:908', None, f'{Y}:1374'),

@@ -60,7 +60,8 @@ def test_calls_not_tuned_for_take_the_side_their_inputs_take(real_index):
     """Read hop by hop against the source (2026-12-05):
     - torch.tanh, bfloat16: tanh_kernel_cuda (cuda/UnaryGeometricTanhKernel.cu:19) tests `at::isComplexType
       (common_dtype)` (:21): false, so the else branch's gpu_kernel_maca_arity1 (:49), whose arity-1 machinery in
-      this fork (USE_MACA, required) launches vectorized_elementwise_kernel_unary_opt (CUDALoops.cuh:121); the
+      this fork (USE_MACA, required) launches vectorized_elementwise_kernel_unary_opt: the overload its enable_if
+      takes for BFloat16 (CUDALoops.cuh:129), not the `assert(0)` one at :121 it keeps for other types; the
       complex branch's `#if AT_USE_JITERATOR()` (false here: jit_macros.h:7 under USE_MACA) is not on the chain.
     - F.mse_loss, reduction='mean' by default: mse_loss_out (Loss.cpp:128) tests `reduction != Reduction::None`
       (:130): true, so the mse_stub call at :133 (not the else's at :140), to mse_kernel_cuda's gpu_kernel (cuda/
@@ -71,7 +72,7 @@ def test_calls_not_tuned_for_take_the_side_their_inputs_take(real_index):
     assert ("aten/src/ATen/native/cuda/UnaryGeometricTanhKernel.cu", 49) in chain
     assert ("aten/src/ATen/native/cuda/UnaryGeometricTanhKernel.cu", 27) not in chain  # the jitted launch
     assert _end(tanh) == ("__global__ at::native::vectorized_elementwise_kernel_unary_opt",
-                          "aten/src/ATen/native/cuda/CUDALoops.cuh", 121)
+                          "aten/src/ATen/native/cuda/CUDALoops.cuh", 129)
     assert {s["name"]: s["source"] for s in tanh.build}["AT_USE_JITERATOR()"] == \
         "#define at aten/src/ATen/jit_macros.h:7"
     mse = real_index.trace("F.mse_loss")

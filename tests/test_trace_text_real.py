@@ -246,3 +246,25 @@ def test_an_untuned_call_read_hop_by_hop_avg_pool2d(real_index):
     [choice] = t.to_dict()["choices"]
     assert choice["settled"] is False and {(t.hops[o].line, tuple(c.assumed for c in t.hops[o].conditions))
                                            for o in choice["others"]} == {(305, (False,)), (284, ())}
+
+
+def test_an_untuned_call_read_hop_by_hop_sigmoid_in_float16(real_index):
+    """torch.sigmoid with --dtype float16 on the fork's build, read from UnarySpecialOpsKernel.cu (2.4):
+    sigmoid_kernel_cuda (:124) takes the jiterator only under `if (at::isComplexType(common_dtype))` (:126, the call
+    at :136): false for float16. Its floating branch calls gpu_kernel_maca_arity1 at :155 or :161 by
+    `disable_sigmoid_opt`, a setting of the fork's environment the index cannot read: the choice says `ranked`. Both
+    launch vectorized_elementwise_kernel_unary_opt: the overload its enable_if takes for Half (CUDALoops.cuh:129), not
+    the `assert(0)` one at :121 it keeps for other types."""
+    t = real_index.trace("torch.sigmoid", dtype="float16")
+    cu = "aten/src/ATen/native/cuda/UnarySpecialOpsKernel.cu"
+    chain = t.main_chain()
+    end = chain[-1]
+    assert (end.name, end.file, end.line) == ("__global__ at::native::vectorized_elementwise_kernel_unary_opt",
+                                              "aten/src/ATen/native/cuda/CUDALoops.cuh", 129)
+    [call] = [h for h in chain if h.file == cu and h.kind == "tensor_iterator"]
+    assert call.line in (155, 161)
+    jitted = next(h for h in t.hops if h.file == cu and h.line == 136)
+    assert [(c.text, c.assumed) for c in jitted.conditions] == [("at::isComplexType(common_dtype)", False),
+                                                                ("AT_USE_JITERATOR()", False)]
+    choice = next(c for c in t.to_dict()["choices"] if c["hop"] == call.id)
+    assert choice["settled"] is False

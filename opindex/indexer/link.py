@@ -21,7 +21,7 @@ from ..pytorch.stubs import is_stub_call
 from ..sqlite_ddl import LINK_TABLES
 from .legacy import legacy_links
 from .callgraph import CALL_GRAPH_INSERTS, Beside, CallSites, call_graph, relink_calls, walks
-from .definitions import S_FILE, S_KIND, S_LAYER, S_LINE, S_QUAL, S_SCOPE, S_SIG, \
+from .definitions import S_FILE, S_ID, S_KIND, S_LAYER, S_LINE, S_QUAL, S_SCOPE, S_SIG, \
     Conditions, Includes, Symbols, definition_columns
 
 CHECKOUT_ID = 1
@@ -234,12 +234,34 @@ def _launches(con, symbols: Symbols) -> None:
         # of same-named kernels, the one in the launching function's namespace: mbtopk::launch launches
         # mbtopk::gatherTopK, not sbtopk::gatherTopK of the same file
         where = (caller or "").split("::")[:-1]
-        # (a test's kernel of that name last); stable: source order next
-        same.sort(key=lambda s: ("/test/" in s[S_FILE], -_shared_prefix(s[S_QUAL].split("::")[:-1], where),
+        # (a test's kernel of that name last; an overload whose body only asserts false last too: CUDALoops.cuh's
+        # `vectorized_elementwise_kernel_unary_opt` at :121 is the `assert(0)` stand-in its enable_if keeps for the
+        # types the real one at :129 does not take); stable: source order next
+        stand_ins = _assert_only(con, same) if len(same) > 1 else set()
+        same.sort(key=lambda s: ("/test/" in s[S_FILE], s[S_ID] in stand_ins,
+                                 -_shared_prefix(s[S_QUAL].split("::")[:-1], where),
                                  s[S_QUAL].count("::")))  # then the shallowest: ::k from a global function
         rows.append((launch_id, kernel, *definition_columns(same[0] if same else None)))
     con.executemany(f"INSERT INTO launch_links (launch_id, kernel, symbol_id, definition, def_file, def_line, "
                     f"checkout_id) VALUES (?, ?, ?, ?, ?, ?, {CHECKOUT_ID})", rows)
+
+
+_ASSERTS = frozenset({"assert", "CUDA_KERNEL_ASSERT", "TORCH_INTERNAL_ASSERT", "TORCH_CHECK"})
+
+
+def _assert_only(con, defs: list[tuple]) -> set[int]:
+    """The symbol ids of `defs` whose body makes one call, an assert whose first argument is a false literal
+    (`assert(0)`, `TORCH_CHECK(false, ...)`)."""
+    out = set()
+    for s in defs:
+        found = con.execute("SELECT c.callee, c.arguments FROM calls c JOIN symbols d ON d.id = ? WHERE c.file = "
+                            "d.file AND c.caller = d.qualified_name AND c.line BETWEEN d.line AND d.end_line",
+                            (s[S_ID],)).fetchall()
+        if len(found) == 1 and found[0][0] in _ASSERTS:
+            arguments = json.loads(found[0][1] or "[]")
+            if arguments and arguments[0].strip().lower() in ("0", "false"):
+                out.add(s[S_ID])
+    return out
 
 
 def _shared_prefix(a: list[str], b: list[str]) -> int:

@@ -67,7 +67,8 @@ launch_links = Table(
     *_definition(),
     Index("ix_launch_links_launch", "launch_id"),
     Index("ix_launch_links_symbol", "symbol_id"),
-    comment="<<<>>> launch -> the __global__ definition it launches (its own file first).",
+    comment="<<<>>> launch -> the __global__ definition it launches (its own file first, the launching function's "
+            "namespace next; an overload whose body only asserts false, an enable_if stand-in, last).",
 )
 
 call_links = Table(
