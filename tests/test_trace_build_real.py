@@ -91,3 +91,38 @@ def test_a_trace_that_starts_at_a_function_that_runs_what_it_is_passed(real_inde
     assert (t.hops[0].name, t.hops[0].file, t.hops[0].line) == (
         "at::native::batch_norm_collect_statistics_kernel", "aten/src/ATen/native/cuda/Normalization.cuh", 216)
     assert t.hops[0].parent is None and len([h for h in t.hops if h.parent is None]) == 1
+
+
+def test_a_header_s_call_reaches_the_definition_its_translation_unit_reads(real_index):
+    """torch.where's CUDA kernel where_kernel_impl (cuda/TensorCompare.cu:14) calls gpu_kernel_maca_arity3 (:16),
+    whose machinery (maca_kernels/CUDALoops_maca_arity3.cuh:609) calls launch_vectorized_kernel (:642). That header
+    is a fragment #included by both CUDALoops.cuh (:446) and maca_kernels/CUDALoops_copy.cuh (:4744), each defining
+    launch_vectorized_kernel before the #include (CUDALoops.cuh:174, the USE_MACA side; CUDALoops_copy.cuh:162).
+    TensorCompare.cu reads Loops.cuh (:6), which reads CUDALoops.cuh (Loops.cuh:68), never CUDALoops_copy.cuh (only
+    Copy.cu's translation unit does): the chain goes through CUDALoops.cuh:174 to its launch (:223) and the
+    __global__ vectorized_elementwise_kernel at CUDALoops.cuh:63, not the copy's namesake at CUDALoops_copy.cuh:75."""
+    loops = "aten/src/ATen/native/cuda/CUDALoops.cuh"
+    chain = [(h.name, h.file, h.line) for h in real_index.trace("torch.where").main_chain()]
+    assert chain[-3:] == [("at::native::launch_vectorized_kernel", loops, 174),
+                          ("vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads(), 0, stream>>>",
+                           loops, 223),
+                          ("__global__ at::native::vectorized_elementwise_kernel", loops, 63)]
+    assert not any(f.endswith("CUDALoops_copy.cuh") for _, f, _ in chain)
+
+
+def test_a_forward_trace_does_not_end_in_a_backward_function(real_index):
+    """F.conv2d on a stock CUDA build (-U USE_MACA): _convolution (Convolution.cpp:1521) switches over the backend
+    _select_conv_backend chose, which the index cannot evaluate (an open choice); its CudnnTranspose case calls
+    cudnn_convolution_transpose (:1617), whose cuDNN work is cudnn_convolution_backward_input (cudnn/ConvShared.cpp
+    :365): a backward function, ranked after the forward ways. The chain takes the Cudnn case's cudnn_convolution
+    (:1605) -> cudnn_convolution_forward_out (ConvShared.cpp:205) -> raw_cudnn_convolution_forward_out
+    (cudnn/Conv_v8.cpp:1172) -> run_single_conv (:974) -> run_conv_plan (:358) -> cudnnBackendExecute (:400)."""
+    t = real_index.trace("F.conv2d", undefines=["USE_MACA"])
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    v8 = "aten/src/ATen/native/cudnn/Conv_v8.cpp"
+    assert ("at::cudnn_convolution", "aten/src/ATen/native/Convolution.cpp", 1605) in chain
+    assert chain[-4:] == [("raw_cudnn_convolution_forward_out", v8, 1172), ("run_single_conv", v8, 974),
+                          ("run_conv_plan", v8, 358), ("cudnnBackendExecute", v8, 400)]
+    assert not any("backward" in name for name, _, _ in chain)
+    # the choice is the ranking's, and says so
+    assert any(c["ways"] == 7 and not c["settled"] for c in t.to_dict()["choices"])

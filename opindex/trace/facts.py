@@ -61,6 +61,24 @@ class Resident:
         return out
 
     @functools.cached_property
+    def include_graph(self) -> dict[str, list[str]]:
+        """file -> the indexed files its #include lines name (a path from a source root, `ATen/native/x.cuh`, or
+        one relative to the including file, `maca_kernels/x.cuh`)."""
+        by_name: dict[str, list[str]] = {}
+        for (path,) in self.con.execute("SELECT path FROM files"):
+            by_name.setdefault(path.rpartition("/")[2], []).append(path)
+        out: dict[str, list[str]] = {}
+        for file, spec in self.con.execute("SELECT file, path FROM includes"):
+            near = posixpath.normpath(posixpath.join(posixpath.dirname(file), spec))
+            out.setdefault(file, []).extend(
+                f for f in by_name.get(spec.rpartition("/")[2], ()) if f == near or f == spec or f.endswith("/" + spec))
+        return out
+
+    @functools.cached_property
+    def translation_units(self) -> dict[str, frozenset[str]]:
+        return {}  # source file -> every file it includes, directly or not (included_in), filled as asked
+
+    @functools.cached_property
     def built_files(self) -> dict[tuple, dict]:
         return {}  # (device, user settings) -> header -> whether that build compiles it (BuildContext.file_built)
 
@@ -634,6 +652,25 @@ def include_sites(con, file: str) -> list[tuple[str, int]]:
     return [(f, line) for f, line, path in named
             if ("/" in path and (file == path or file.endswith("/" + path)))  # from a source root
             or posixpath.normpath(posixpath.join(posixpath.dirname(f), path)) == file]  # relative
+
+
+def included_in(con, source: str) -> frozenset[str]:
+    """The files a translation unit (a .cu or .cpp file) reads: itself and every file it #includes, directly or
+    through other headers (kept per open index). Empty for an index without the includes table."""
+    kept = resident(con).translation_units
+    if source not in kept:
+        try:
+            graph = resident(con).include_graph
+        except sqlite3.OperationalError:
+            graph = {}
+        seen, todo = {source}, [source]
+        while todo:
+            for f in graph.get(todo.pop(), ()):
+                if f not in seen:
+                    seen.add(f)
+                    todo.append(f)
+        kept[source] = frozenset(seen)
+    return kept[source]
 
 
 def macro_sites(con, name: str, function_like: bool) -> list[dict]:

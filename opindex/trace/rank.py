@@ -194,7 +194,8 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
     then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
     through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
-    branch the op's default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
+    backward function (a forward trace whose name does not say backward), then one through a branch the op's
+    default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
     path = path or t.path(end)  # (a path through a repeat: given)
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
@@ -223,8 +224,12 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     writes = any(h.kind == "writes" for h in path)
     # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
     special = sum(1 for h in path if h.not_default)
+    # a forward trace's work is no backward function's: F.conv2d's switch over the convolution backend has a
+    # transposed case whose cuDNN path runs cudnn_convolution_backward_input; ranked after every forward way
+    backward = "backward" not in tokens and any(
+        h.layer in ("native", "cpp") and "backward" in words(h.name.split("::")[-1]) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    return (writes, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
+    return (writes, backward, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
 
 
 # -- where the main chain chose ---------------------------------------------------------------------------------------
