@@ -397,3 +397,31 @@ def test_a_local_flag_is_read_as_what_it_was_set_to():
     # every tensor of the call is of the input's dtype: TensorIterator needs no dynamic cast
     assert holds("!(needs_dynamic_casting<func_t>::check(iter))", inputs) is True
     assert holds("iter.is_contiguous()", {}) is None
+
+
+def test_a_parameter_compared_with_a_constant_of_its_file(tmp_path):
+    """`mode == MODE_MAX` reads MODE_MAX from the file's `constexpr int MODE_MAX = 2;` (or a `#define`); a name
+    defined twice with different values, or not at all, leaves the test unknown."""
+    from opindex.trace.conditions import CONSTANTS, file_constants
+    src = tmp_path / "aten/src/ATen/native/cuda"
+    src.mkdir(parents=True)
+    (src / "Bag.cu").write_text(textwrap.dedent("""\
+        namespace {
+        constexpr int MODE_SUM = 0;
+        static constexpr int64_t MODE_MAX = 2;
+        #define MODE_MEAN 1
+        const int TWICE = 1;
+        }
+        void f() {
+          const int TWICE = 3;
+        }
+        """))
+    found = file_constants(str(tmp_path), "aten/src/ATen/native/cuda/Bag.cu")
+    assert found == {"MODE_SUM": 0, "MODE_MAX": 2, "MODE_MEAN": 1}
+    defaults = {"mode": 0, CONSTANTS: found}
+    assert holds("mode == MODE_MAX", defaults) is False
+    assert holds("mode == MODE_SUM", defaults) is True
+    assert holds("not (mode == MODE_MAX)", defaults) is True
+    assert holds("mode == TWICE", defaults) is None
+    assert holds("mode == MODE_MAX", {"mode": 0}) is None  # no constants read: unknown
+    assert file_constants(str(tmp_path), "missing.cu") == {}

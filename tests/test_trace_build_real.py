@@ -126,3 +126,13 @@ def test_a_forward_trace_does_not_end_in_a_backward_function(real_index):
     assert not any("backward" in name for name, _, _ in chain)
     # the choice is the ranking's, and says so
     assert any(c["ways"] == 7 and not c["settled"] for c in t.to_dict()["choices"])
+
+
+def test_a_parameter_compared_with_a_constant_its_file_defines(real_index):
+    """F.embedding_bag: _embedding_bag_cuda (cuda/EmbeddingBag.cu) launches EmbeddingBag_updateOutputKernel_max
+    under `if (mode == MODE_MAX)` (:404) and EmbeddingBag_updateOutputKernel_sum_mean (:115) in its else (:413).
+    MODE_MAX is `constexpr int MODE_MAX = 2;` (:48); mode is the schema's `int mode=0` (native_functions.yaml:2338;
+    F.embedding_bag's default mode='mean' passes 1): the test is false, the chain ends at the sum/mean kernel."""
+    name, file, line = _end(real_index.trace("F.embedding_bag"))
+    assert (name, file, line) == ("__global__ at::native::EmbeddingBag_updateOutputKernel_sum_mean",
+                                  "aten/src/ATen/native/cuda/EmbeddingBag.cu", 115)

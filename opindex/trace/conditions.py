@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import operator
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -395,12 +396,17 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = value is not None
     elif op:
         right = _literal(literal)
-        if value is None or right is _UNKNOWN or isinstance(value, Constant) != isinstance(right, Constant) \
+        if value is None or right is _UNKNOWN or isinstance(value, Constant) and not isinstance(right, Constant) \
                 or isinstance(value, str) != isinstance(right, str):
             return None  # (`p == "nuc"` with p=2.0, a schema's str default against a C++ constant: not said here)
         if isinstance(value, (Constant, str)) and op not in ("==", "!="):
             return None  # `reduction == Reduction::Mean` with reduction=Mean: constants compare by name only (and
             # strings by value: `p == "nuc"` with p="fro")
+        if isinstance(right, Constant) and not isinstance(value, (Constant, bool)) \
+                and right.name in defaults.get(CONSTANTS, {}):
+            right = defaults[CONSTANTS][right.name]  # `mode == MODE_MAX`, `constexpr int MODE_MAX = 2;` above
+        elif isinstance(value, Constant) != isinstance(right, Constant):
+            return None
         compare = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
                    "<": operator.lt}[op]
         result = compare(value, right)
@@ -417,6 +423,35 @@ def _is_instance(defaults: dict[str, object], name: str, types: list[str]) -> bo
         return None
     value = defaults[name]
     return any(isinstance(value, _BUILTIN_TYPES[t]) for t in types if t in _BUILTIN_TYPES)
+
+
+# The integer constants a C++ file defines for itself (`constexpr int MODE_MAX = 2;`, `#define MODE_SUM 0`, an enum's
+# `MAX = 2`), by name: a parameter's value compares with them (_holds)
+CONSTANTS = "(constants)"
+_CONSTANT = re.compile(r"^\s*(?:(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[\w:]+\s+([A-Za-z_]\w*)"
+                       r"\s*=\s*(-?\d+)\s*;|#\s*define\s+([A-Za-z_]\w*)\s+\(?(-?\d+)\)?\s*$)", re.M)
+
+
+@functools.lru_cache(maxsize=1024)
+def file_constants(root: str | None, file: str | None) -> dict[str, int]:
+    """The integer constants `file` defines at the start of a line (constexpr/const declarations, #defines), read
+    from the checkout's text; {} when it cannot be read (a moved checkout: the tests stay unknown). A name defined
+    twice with different values is left out."""
+    if not root or not file:
+        return {}
+    try:
+        with open(os.path.join(root, file), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    out: dict[str, int] = {}
+    twice: set[str] = set()
+    for m in _CONSTANT.finditer(text):
+        name, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if out.get(name, int(value)) != int(value):
+            twice.add(name)
+        out[name] = int(value)
+    return {k: v for k, v in out.items() if k not in twice}
 
 
 @dataclass(frozen=True)
@@ -460,7 +495,8 @@ class BodyGuards:
         if found is None:
             # the input's dtype decides dtype tests, the traced device device tests
             defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
-                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general"}
+                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general",
+                                           CONSTANTS: file_constants(self.builder.trace.root, d.get("file"))}
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
             found = self.cache[key] = Guards(
