@@ -399,6 +399,39 @@ def test_a_local_flag_is_read_as_what_it_was_set_to():
     assert holds("iter.is_contiguous()", {}) is None
 
 
+def test_a_local_flag_reassigned_at_its_own_depth_reads_as_the_last_value():
+    # 1.8's batch_norm: `bool use_cudnn = false;` then `use_cudnn = (... && weight.defined() ...);` at the same depth:
+    # the test reads the assignment; addmm's `useLtInterface`, assigned inside an `if`, stays a plain name
+    rows = conditions("""\
+        namespace at::native {
+        void bn(const Tensor& input, const Tensor& weight) {
+          bool use_cudnn = false;
+          use_cudnn = (input.is_cuda() && weight.defined());
+          if (use_cudnn) {
+            cudnn_bn(input);
+          }
+          if (use_cudnn && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()) {
+            cudnn_bn2(input);
+          }
+        }
+        void mm(const Tensor& self, const Tensor& result) {
+          bool useLt = false;
+          if (&result != &self) {
+            useLt = self.dim() == 1;
+          }
+          if (useLt) {
+            lt(self);
+          }
+        }
+        }
+        """)
+    assert [r[1:3] + r[3:4] for r in rows if r[2] == "if" and r[3] in (
+        "(input.is_cuda() && weight.defined())", "((input.is_cuda() && weight.defined())) && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()",
+        "useLt")] == [
+        (7, "if", "(input.is_cuda() && weight.defined())"),
+        (10, "if", "((input.is_cuda() && weight.defined())) && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()"), (19, "if", "useLt")]
+
+
 def test_a_parameter_compared_with_a_constant_of_its_file(tmp_path):
     """`mode == MODE_MAX` reads MODE_MAX from the file's `constexpr int MODE_MAX = 2;` (or a `#define`); a name
     defined twice with different values, or not at all, leaves the test unknown."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..pytorch.syntax import define_at
+from ..pytorch.syntax import define_at, split_top_level
 
 # a directive, continuation lines included; searched from its literal '#' (a pattern that starts at the line would
 # be tried at every line), only blanks may come before it on its line (checked per hit)
@@ -43,6 +43,9 @@ _DTYPE_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:(?:at::|c10::)?(?:isComplexType|i
 # a branch the source marks likely or unlikely (`if (C10_UNLIKELY(x))`, a fork's `if (maca_unlikely(x))`, `if
 # (__builtin_expect(x, 0))`): the whole condition is kept, read from the tree
 _HINT_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:\w*(?:unlikely|UNLIKELY|likely|LIKELY)\w*|__builtin_expect)\s*\(")
+# a bare name first, then `&&` anything (`if (use_cudnn && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN())`):
+# the name is a local flag (_local_flag reads what it was set to) or a parameter, and decides the whole test when false
+_FLAG_GUARD = re.compile(rb"if\s*\(\s*!?\s*[A-Za-z_]\w*\s*&&")
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -106,12 +109,14 @@ def requirements(data: bytes) -> list[tuple[int, str]]:
 
 def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
     """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD), of
-    dtype tests (_DTYPE_GUARD) and of branch hints (_HINT_GUARD), the else block as `not (...)`; only inside
+    dtype tests (_DTYPE_GUARD), of branch hints (_HINT_GUARD) and of a flag joined by `&&` to anything (_FLAG_GUARD),
+    the else block as `not (...)`; only inside
     functions. The then block's rows start at the `if` line."""
     if b"if" not in data:
         return []
     out, seen = [], set()
-    found = [*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data), *_HINT_GUARD.finditer(data)]
+    found = [*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data), *_HINT_GUARD.finditer(data),
+             *_FLAG_GUARD.finditer(data)]
     for m in sorted(found, key=lambda m: m.start()):
         if m.start() and data[m.start() - 1] in _WORD or m.start() in seen:
             continue  # `elif (`, `verify_if(`: not the keyword; an `if` both patterns find
@@ -250,6 +255,12 @@ def _local_flag(data: bytes, before: int, cond: str) -> str | None:
     """`if (contiguous)` after `bool contiguous = iter.is_contiguous();`: the test of what the local holds
     (`iter.is_contiguous()`, `!(...)` for `if (!contiguous)`), which the trace's inputs can decide; None when the
     name is no local set that way (a parameter: `if (train)`)."""
+    parts = split_top_level(cond, "&&", brackets="(")
+    if len(parts) > 1:  # `use_cudnn && eps >= ...`: each flag of a conjunction read the same way
+        read = [_local_flag(data, before, p.strip()) for p in parts]
+        if all(r is None for r in read):
+            return None
+        return " && ".join(f"({r})" if r is not None else p.strip() for p, r in zip(parts, read))
     m = re.fullmatch(r"(!\s*)?([A-Za-z_]\w*)", cond)
     init = _initializer(data, before, m.group(2)) if m else None
     if init is None:
@@ -268,5 +279,18 @@ def _initializer(data: bytes, before: int, name: str) -> str | None:
         if start <= 0:
             start = 0
             break
-    found = list(re.finditer(rb"\b(?:auto|bool)\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", data[start:before]))
-    return _clean(found[-1].group(1)) if found else None
+    window = data[start:before]
+    found = list(re.finditer(rb"\b(?:auto|bool)\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", window))
+    if not found:
+        return None
+    init = found[-1]
+    # a later plain assignment at the declaration's own depth replaces the value (1.8's batch_norm: `bool use_cudnn
+    # = false; use_cudnn = (input.is_cuda() && ... && weight.defined() ...);`); one inside a nested block (an `if`
+    # that may or may not run: addmm's `useLtInterface = ...`) leaves it unknown
+    value = init.group(1)
+    for m in re.finditer(rb"(?<![\w.>&*])" + name.encode() + rb"\s*=(?!=)\s*([^;{}]+);", window[init.end():]):
+        between = window[init.end():init.end() + m.start()]
+        if between.count(b"{") != between.count(b"}"):
+            return None
+        value = m.group(1)
+    return _clean(value)
