@@ -401,7 +401,8 @@ def test_a_local_flag_is_read_as_what_it_was_set_to():
 
 def test_a_local_flag_reassigned_at_its_own_depth_reads_as_the_last_value():
     # 1.8's batch_norm: `bool use_cudnn = false;` then `use_cudnn = (... && weight.defined() ...);` at the same depth:
-    # the test reads the assignment; addmm's `useLtInterface`, assigned inside an `if`, stays a plain name
+    # the test reads the assignment; addmm's `useLtInterface`, assigned inside an `if`, is its first value or the
+    # assignment when the if's test holds; one assigned inside a loop is left as it is
     rows = conditions("""\
         namespace at::native {
         void bn(const Tensor& input, const Tensor& weight) {
@@ -423,13 +424,25 @@ def test_a_local_flag_reassigned_at_its_own_depth_reads_as_the_last_value():
             lt(self);
           }
         }
+        void loop(const Tensor& self) {
+          bool found = false;
+          for (int i = 0; i < 3; i++) {
+            found = self.dim() == i;
+          }
+          if (found) {
+            lt(self);
+          }
+        }
         }
         """)
     assert [r[1:3] + r[3:4] for r in rows if r[2] == "if" and r[3] in (
         "(input.is_cuda() && weight.defined())", "((input.is_cuda() && weight.defined())) && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()",
-        "useLt")] == [
+        "(false) || ((&result != &self) && (self.dim() == 1))", "found")] == [
         (7, "if", "(input.is_cuda() && weight.defined())"),
-        (10, "if", "((input.is_cuda() && weight.defined())) && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()"), (19, "if", "useLt")]
+        (10, "if", "((input.is_cuda() && weight.defined())) && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()"),
+        (19, "if", "(false) || ((&result != &self) && (self.dim() == 1))"), (28, "if", "found")]
+    assert holds("(false) || ((&result != &self) && (self.dim() == 1))", {}) is None
+    assert holds("(false) || ((!(true)) && (self.dim() == 1))", {}) is False
 
 
 def test_a_parameter_compared_with_a_constant_of_its_file(tmp_path):

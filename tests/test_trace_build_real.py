@@ -136,3 +136,30 @@ def test_a_parameter_compared_with_a_constant_its_file_defines(real_index):
     name, file, line = _end(real_index.trace("F.embedding_bag"))
     assert (name, file, line) == ("__global__ at::native::EmbeddingBag_updateOutputKernel_sum_mean",
                                   "aten/src/ATen/native/cuda/EmbeddingBag.cu", 115)
+
+
+def test_a_function_s_value_and_a_flag_set_under_ifs_decide_the_blas_path(real_index):
+    """torch.mm and torch.addmm (cuda/Blas.cpp, addmm_out_cuda_impl :199): `bool useLtInterface = false;` (:215) is
+    set only inside `if (&result != &self)` / `if (!disable_addmm_cuda_lt)` (:229, under `#if CUDA_VERSION >= 11040`)
+    and an `#if defined(USE_ROCM)` else branch (:268). `disable_addmm_cuda_lt` is `getDisableAddmmCudaLt()` (:216),
+    which in this fork reads ENABLE_ADDMM_CUDA_LT (:175) and returns true when it is unset (PyTorch's default, an
+    empty environment): both assignments are ruled out, `if (useLtInterface)` (:318) is false, and the else branch
+    calls at::cuda::blas::gemm (:393) -> gemm_internal_cublas (CUDABlas.cpp:808) -> cublasSgemm (:816), on the
+    fork's build and with -U USE_MACA alike (the function has no #if)."""
+    blas = "aten/src/ATen/cuda/CUDABlas.cpp"
+    for name, kw in (("torch.mm", {}), ("torch.addmm", {}), ("torch.addmm", {"undefines": ["USE_MACA"]})):
+        chain = [(h.name, h.file, h.line) for h in real_index.trace(name, **kw).main_chain()]
+        assert ("at::cuda::blas::gemm", "aten/src/ATen/native/cuda/Blas.cpp", 393) in chain, name
+        assert chain[-2:] == [("at::cuda::blas::gemm_internal_cublas", blas, 808), ("cublasSgemm", blas, 816)], name
+
+
+def test_a_function_that_returns_a_constant_in_the_build_traced(real_index):
+    """cudnnv8_enabled_check_debug (ConvUtils.h:78) returns false first under `#if defined(USE_MACA)` (:79-81): in
+    the fork's build raw_cudnn_convolution_forward_out (cudnn/Conv_v8.cpp:1172) takes its else branch (:1199), the
+    v7 path: raw_cudnn_convolution_forward_out_v7 (Conv_v7.cpp:780) -> cudnnConvolutionForward (:759). A stock build
+    (-U USE_MACA) reads TORCH_CUDNN_V8_API_DISABLED, unset: v8 (test_a_forward_trace_does_not_end_in_a_backward_
+    function)."""
+    chain = [(h.name, h.file, h.line) for h in real_index.trace("F.conv2d").main_chain()]
+    v7 = "aten/src/ATen/native/cudnn/Conv_v7.cpp"
+    assert ("at::native::raw_cudnn_convolution_forward_out_v7", v7, 780) in chain
+    assert chain[-1] == ("cudnnConvolutionForward", v7, 759)

@@ -20,6 +20,7 @@ from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
+from . import function_value
 from .model import NOT_DEFAULT, Condition
 from .rank import is_test
 
@@ -136,6 +137,12 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     the names have their default values; None when that cannot be said. A test of several parts is read as Python
     (py_holds): and/or/not, parentheses, isinstance()."""
     condition = _unwrap(condition)
+    if condition in ("true", "false", "not (true)", "not (false)"):  # a function's value written in (function_value)
+        return condition in ("true", "not (false)")
+    bang = re.fullmatch(r"!\s*(\(.*\))", condition, re.S)
+    if bang is not None and _closes_at_end(bang.group(1)):  # `!(a && b)`, `!(false)`
+        inner = holds(bang.group(1), defaults)
+        return None if inner is None else not inner
     found = _holds(condition, defaults)
     if found is None and DTYPE in defaults:
         found = dtype_holds(condition, defaults[DTYPE])
@@ -150,7 +157,10 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     if found is None and ("&&" in condition or "||" in condition):
         return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
-        return py_holds(condition, defaults)
+        found = py_holds(condition, defaults)
+    if found is None and condition.startswith("not (") and condition.endswith(")"):
+        inner = holds(condition[5:-1], defaults)  # an else block of a test read above (`not (!(true))`)
+        found = None if inner is None else not inner
     return found
 
 
@@ -263,9 +273,19 @@ def _unwrap(condition: str) -> str:
     text = condition.strip()
     negate = text.startswith("not (") and text.endswith(")")
     inner = text[5:-1].strip() if negate else text
-    while inner.startswith("(") and inner.endswith(")") and len(split_top_level(inner[1:-1], ")", "(")) == 1:
+    while inner.startswith("(") and inner.endswith(")") and _closes_at_end(inner):
         inner = inner[1:-1].strip()
     return f"not ({inner})" if negate else inner
+
+
+def _closes_at_end(text: str) -> bool:
+    """Whether the `(` that starts `text` is closed by its last character (`(a) && (b)` is not)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i == len(text) - 1
+    return False
 
 
 # The C++ scalar type an input dtype runs as inside AT_DISPATCH (scalar_t), as explicit specializations name it
@@ -476,6 +496,9 @@ def _literal(text: str) -> object:
         return _UNKNOWN
 
 
+_DIRECTIVE_TERM = re.compile(r"\[#if ([^\]]*)\]")
+
+
 class BodyGuards:
     """The Guards of each body a walk enters, read once per body and op: a C++ body with the default arguments of
     the op being walked (the builder's innermost entry), a Python def with its own parameters' defaults."""
@@ -483,6 +506,7 @@ class BodyGuards:
     def __init__(self, con, device: str, builder, build: "BuildContext"):
         self.con, self.device, self.builder, self.build = con, device, builder, build
         self.cache: dict[tuple, Guards] = {}
+        self.functions: dict[tuple[str, str], bool | None] = {}  # (name, file) -> what it returns (function_value)
 
     def over(self, d: dict) -> Guards:
         """The #if branches and if blocks over a C++ body (body(), calls() and device_calls() ask in turn), read
@@ -499,10 +523,37 @@ class BodyGuards:
                                            CONSTANTS: file_constants(self.builder.trace.root, d.get("file"))}
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
-            found = self.cache[key] = Guards(
-                q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults,
-                d.get("file"), self.build)
+            rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
+            found = self.cache[key] = Guards([self.with_values(r, d["file"]) for r in rows], self.device, defaults,
+                                             d.get("file"), self.build)
         return found
+
+    def with_values(self, row: dict, file: str) -> dict:
+        """A condition row with the no-argument functions it calls written as the value they return in the build
+        traced (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())` is `false` in the fork's
+        USE_MACA build."""
+        if row["kind"] == "#if":
+            return row
+        text = row["condition"]
+        if "[#if " in text:  # a flag set under an #if (extract/cpp_conditions.py): the build says whether it is
+            text = _DIRECTIVE_TERM.sub(lambda m: {True: "true", False: "false"}.get(self.build.holds(m.group(1)),
+                                                                                     m.group(0)), text)
+        if "()" in text and function_value.calls_in(text):
+            text = function_value.substitute(text, lambda name: self.function_value(name, file))
+        return row if text == row["condition"] else {**row, "condition": text}
+
+    def function_value(self, name: str, file: str) -> bool | None:
+        """What the function `name` (qualified as written) returns, when one definition answers: the one in `file`,
+        else the only one of that name."""
+        key = (name, file)
+        if key not in self.functions:
+            defs = [s for s in q.symbols_named(self.con, name.rpartition("::")[2]) if s["kind"] == "function"
+                    and s["qualified_name"].endswith(name)]
+            here = [s for s in defs if s["file"] == file]
+            one = here[0] if len(here) == 1 else defs[0] if len(defs) == 1 else None
+            self.functions[key] = None if one is None else function_value.body_value(
+                self.builder.trace.root, one["file"], one["line"], one["end_line"], self.build.holds)
+        return self.functions[key]
 
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not

@@ -12,6 +12,10 @@ import re
 from functools import lru_cache
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
+# ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
+# input (cudnn_convolution_transpose -> cudnn_convolution_backward_input; slow_conv_transpose2d): for a traced name
+# with this word a backward function on the path is its work
+FORWARD_BY_BACKWARD = frozenset({"transpose", "transposed"})
 
 
 def main_chain(t) -> list:
@@ -226,7 +230,7 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     special = sum(1 for h in path if h.not_default)
     # a forward trace's work is no backward function's: F.conv2d's switch over the convolution backend has a
     # transposed case whose cuDNN path runs cudnn_convolution_backward_input; ranked after every forward way
-    backward = "backward" not in tokens and any(
+    backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
         h.layer in ("native", "cpp") and "backward" in words(h.name.split("::")[-1]) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
     return (writes, backward, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
