@@ -163,3 +163,23 @@ def test_a_function_that_returns_a_constant_in_the_build_traced(real_index):
     v7 = "aten/src/ATen/native/cudnn/Conv_v7.cpp"
     assert ("at::native::raw_cudnn_convolution_forward_out_v7", v7, 780) in chain
     assert chain[-1] == ("cudnnConvolutionForward", v7, 759)
+
+
+def test_up_from_a_cuda_kernel_reaches_the_module_not_a_namesake_helper(real_index):
+    """layer_norm_cuda --up: its CUDA dispatch row (native_functions.yaml:3263) of aten::native_layer_norm (:3260),
+    whose composite caller layer_norm_symint (layer_norm.cpp:187) is aten::layer_norm's kernel (:3256), called by
+    F.layer_norm (torch/nn/functional.py:2576), which nn.LayerNorm.forward calls (nn/modules/normalization.py:202).
+    transformers/transformer.cpp:63 defines an anonymous-namespace helper `norm` that calls at::layer_norm: named
+    like aten::norm's kernel but never the definition the link step chose for it (ReduceOps.cpp), so no torch.norm
+    or F.normalize above it."""
+    t = real_index.trace("layer_norm_cuda", up=True)
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    assert chain == [
+        ("at::native::layer_norm_cuda", "aten/src/ATen/native/cuda/layer_norm_kernel.cu", 1575),
+        ("CUDA: layer_norm_cuda", yaml, 3263), ("aten::native_layer_norm", yaml, 3260),
+        ("at::native::layer_norm_symint", "aten/src/ATen/native/layer_norm.cpp", 187),
+        ("aten::layer_norm", yaml, 3256),
+        ("torch.nn.functional.layer_norm: torch.layer_norm", "torch/nn/functional.py", 2576),
+        ("torch.nn.modules.normalization.LayerNorm", "torch/nn/modules/normalization.py", 202)]
+    assert not any(h.name in ("torch.norm", "at::native::norm") for h in t.hops)

@@ -806,6 +806,18 @@ def bridges_to(con, op: str) -> list[dict]:
     return rows(con, "SELECT * FROM python_bridges WHERE op = ? ORDER BY file, line", (op,))
 
 
+# how torch/nn/modules write a call of torch.nn.functional (`F.layer_norm(...)`, `torch.nn.functional.x(...)`)
+FUNCTIONAL_QUALIFIERS = ("F", "torch.nn.functional", "nn.functional", "functional")
+
+
+def module_forwards_calling(con, name: str) -> list[dict]:
+    """The nn.Module forward methods (torch/nn/modules, torch/ao/nn) that call torch.nn.functional's `name`."""
+    return rows(con, f"SELECT file, line, caller FROM calls WHERE language = 'python' AND callee = ? AND qualifier IN "
+                     f"({','.join('?' * len(FUNCTIONAL_QUALIFIERS))}) AND caller LIKE '%.forward' AND "
+                     f"(file LIKE 'torch/nn/modules/%' OR file LIKE 'torch/ao/nn/%') ORDER BY file, line",
+                (name, *FUNCTIONAL_QUALIFIERS))
+
+
 def meta_functions(con, name: str) -> list[dict]:
     return rows(con, "SELECT * FROM symbols WHERE name = ? AND kind IN ('meta_func', 'precompute_meta_func') "
                      "ORDER BY file NOT LIKE '%/native/%', file, line", (name,))
@@ -873,6 +885,11 @@ def definitions_in_file(con, file: str, kinds: tuple[str, ...]) -> list[dict]:
     """(line, end_line, qualified_name) of a file's definitions of `kinds`, by line."""
     return rows(con, f"SELECT line, end_line, qualified_name FROM symbols WHERE file = ? AND kind IN "
                      f"({','.join('?' * len(kinds))}) ORDER BY line", (file, *kinds))
+
+
+def chosen_kernel_definitions(con) -> list[dict]:
+    """(dispatch_id, def_file, def_line) of every definition the link step chose for a dispatch row's kernel."""
+    return rows(con, "SELECT dispatch_id, def_file, def_line FROM op_kernel_links WHERE chosen")
 
 
 def all_dispatch_rows(con) -> list[dict]:

@@ -20,8 +20,8 @@ FORWARD_BY_BACKWARD = frozenset({"transpose", "transposed"})
 
 def main_chain(t) -> list:
     """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
-    start to the first Python surface. Of the ends (Trace.ends), the best by `rank_end`; without one, the
-    deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A hop that
+    start to the first nn.Module surface reached, else the first Python surface. Of the ends (Trace.ends), the best
+    by `rank_end`; without one, the deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A hop that
     repeats one shown above (its machinery walked once, there) reaches what that one reaches: the path through it
     and on below the hop it repeats is a candidate too (_through_repeats), and then one step of the chain is no
     parent-child link but a repeat and what it repeats."""
@@ -44,8 +44,10 @@ def main_chain(t) -> list:
             return min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
-        if ends:
-            return t.path(ends[0])
+        # an nn.Module (its forward calls the functional) is the surface most code reaches the op through
+        modules = [h for h in ends if h.layer == "python" and h.kind == "module"]
+        if modules or ends:
+            return t.path((modules or ends)[0])
     pool = [h for h in t.hops if not h.absent and h.layer not in TAIL_LAYERS and not _in_tail(t, h)
             and h.kind != "helper"] or t.hops  # (a helper leaf leads nowhere: never the path's end)
     return t.path(max(pool, key=lambda h: (len(t.path(h)), -h.id)))
