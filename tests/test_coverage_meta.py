@@ -101,3 +101,15 @@ def test_schema_shapes_the_rule_reads():
         1, 0, 2, 1]
     assert [inplace_meta.is_inplace(n) for n in ("put_", "__iand__", "__and__", "put", "__ilshift__")] == [
         True, True, False, False, True]
+
+
+def test_the_skip_list_in_parentheses_is_read_too():
+    # later releases wrap the test: `elif (\n op_overload.name()\n in {...}\n ):` (torch 2.13's activate_meta)
+    from opindex.extract.python import extract
+    source = (b"def activate_meta():\n    for op_overload, fn in table.items():\n        if op_overload.is_view:\n"
+              b"            pass\n        elif (\n            op_overload.name()\n            in {\n"
+              b'                "aten::clone",\n                "aten::rot90.out",\n            }\n        ):\n'
+              b"            pass\n")
+    rows = extract(META, source, "torch._meta_registrations").rows["decompositions"]
+    assert [(r.line, r.op, r.overload, r.kind) for r in rows] == [(8, "clone", "default", "skipped"),
+                                                                   (9, "rot90", "out", "skipped")]
