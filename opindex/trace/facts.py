@@ -855,7 +855,9 @@ def module_bridges_at(con, file: str, line: int) -> list[dict]:
 
 
 def decompositions_of(con, op: str) -> list[dict]:
-    return rows(con, "SELECT * FROM decompositions WHERE op = ? ORDER BY kind, file, line", (op,))
+    """The op's Python functions (a `skipped` row names none: activate_meta's list of ops it leaves alone)."""
+    return rows(con, "SELECT * FROM decompositions WHERE op = ? AND kind != 'skipped' ORDER BY kind, file, line",
+                (op,))
 
 
 def codegen_files(con, names: tuple[str, ...]) -> list[dict]:
