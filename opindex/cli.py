@@ -603,9 +603,15 @@ def diff(a, rest, fork, fork_macros, device, fmt, limit, trace_limit, max_hops, 
 @link_options
 @_fail_cleanly
 def kernels(op_name, db, fmt):
-    """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the library calls of an op."""
+    """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the device code and library calls
+    an op's trace reaches: a NAME trace does not know exits 1 (2 when ambiguous) with the close names."""
     with _open(db) as ix:
-        _emit(ix.kernels(op_name), fmt, ix=ix)
+        rows = ix.kernels(op_name)
+        if op_name and not rows:
+            t = ix.trace(op_name)  # why nothing: trace's own message (the index, did you mean ...)
+            if not t.hops:
+                raise _fail(t.to_text().rstrip("\n"), 1 if t.unknown else 2)
+        _emit(rows, fmt, ix=ix)
 
 
 @main.command()
