@@ -27,6 +27,39 @@ def test_the_default_text_fits_a_screen_and_accounts_for_every_hop(real_index, n
     assert all(re.fullmatch(r"  … and \d+ more branches \(\d+ hops\): --tree shows them", line) for line in folded)
 
 
+@pytest.mark.parametrize("name", ("nn.LSTM", "F.scaled_dot_product_attention", "F.conv2d", "F.layer_norm"))
+def test_at_100_columns_the_default_text_fits_the_screen_with_its_main_chain_whole(real_index, name):
+    """Counted in wrapped lines (issue 29: 69-95 lines before); every main-chain hop keeps its file:line."""
+    t = real_index.trace(name)
+    lines = t.to_text(width=100).splitlines()
+    assert len(lines) <= 60 and all(len(line) <= 100 for line in lines), len(lines)
+    text = "\n".join(lines)
+    assert all(f"{h.file}:{h.line}" in text for h in t.main_chain())
+    assert bool(t.truncated) == any(line.startswith("TRUNCATED: ") for line in lines)
+    assert lines[-1].startswith(f"Expand: --tree (all {len(t.hops)} hops)")
+
+
+def test_at_100_columns_the_lstm_chain_marks_its_choices_on_their_lines(real_index):
+    """nn.LSTM's choices (RNN.cpp:1431 lstm_cudnn_stub, the stub call; cudnn/RNN.cpp:1596 cudnnRNNForward, in
+    AT_CUDNN_CHECK) in the short form where the long one would not fit the name column (the last two less
+    padded to fit)."""
+    lines = real_index.trace("nn.LSTM").to_text(width=100).splitlines()
+    assert "  7  stub         lstm_cudnn_stub                    aten/src/ATen/native/RNN.cpp:1431  ◆2 ranked" in lines
+    assert " 15  library      cudnnRNNForward                 aten/src/ATen/native/cudnn/RNN.cpp:1596  ◆7 ranked" \
+        in lines
+
+
+def test_at_100_columns_a_chain_longer_than_the_screen_is_whole(real_index):
+    """nn.MultiheadAttention: 24 hops to flash_fwd_kernel's launch (flash_fwd_launch_template.h:93), most of them
+    two lines at 100 columns: the chain is never cut; the rest is at its least."""
+    t = real_index.trace("nn.MultiheadAttention")
+    lines = t.to_text(width=100).splitlines()
+    chain = t.main_chain()
+    assert len(chain) == 24 and all(f"{h.file}:{h.line}" in "\n".join(lines) for h in chain)
+    assert lines[lines.index("Backward") + 3].startswith("     … and ")  # one entry and its formula, the count
+    assert "       aten/src/ATen/native/transformers/cuda/flash_attn/flash_fwd_launch_template.h:93" in lines
+
+
 def _chain_end(ix, name: str):
     return ix.trace(name).main_chain()[-1]
 

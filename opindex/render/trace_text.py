@@ -195,12 +195,11 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         forks += bool(choice)
         suffix = f"  ◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked") if choice else ""
         line = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(suffix, "1"), pad)
-        if suffix and width:  # the short form where the long one would not fit the line in the name column, or
-            short = f"  ◆{choice['ways']}" + ("" if choice["settled"] else " ranked")  # takes a line more
+        if suffix and width:  # the short form where the long one would not fit the line in the name column
+            short = f"  ◆{choice['ways']}" + ("" if choice["settled"] else " ranked")  # (unless it wraps more)
             aligned = 5 + _LAYER_WIDTH + 1 + max(pad, len(name)) + 2 + len(_where(h))
             other = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(short, "1"), pad)
-            if aligned + len(suffix) > width and (aligned + len(short) <= width
-                                                  or height([other], width) < height([line], width)):
+            if aligned + len(suffix) > width and height([other], width) <= height([line], width):
                 line = other
         out.append(line)
         if snippets:
