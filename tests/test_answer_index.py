@@ -122,3 +122,16 @@ def test_the_coverage_page_links_each_cell_and_names_its_index(sample_db):
     assert f'<a href="file://{SAMPLE}/aten/src/ATen/native/native_functions.yaml">K</a>' in page
     assert f"<p>index {sample_db} (checkout {SAMPLE})</p>" in page
     assert re.search(r"http", page) is None  # self-contained
+
+
+def test_every_rendering_of_a_trace_names_its_index(sample_db, ix):
+    said = f"index {sample_db} (checkout {SAMPLE})"
+    assert cli(sample_db, "trace", "relu", "--markdown").stdout.splitlines()[:3] == [
+        "### opindex trace `relu` (down, device cuda)", "", said]
+    assert cli(sample_db, "trace", "relu", "--dot").stdout.splitlines()[:2] == ["digraph trace {", f"  // {said}"]
+    assert cli(sample_db, "trace", "relu", "--mermaid").stdout.splitlines()[:2] == ["flowchart TD", f"  %% {said}"]
+    assert cli(sample_db, "trace", "relu").stdout.splitlines()[1] == said
+    assert json.loads(cli(sample_db, "trace", "relu", "--json").stdout)["index"] == index_of(sample_db)
+    t = ix.trace("relu")  # a notebook's views too
+    assert f'<p class="d">{said}</p>' in t._repr_html_()
+    assert f"\n\nindex {sample_db} (checkout {SAMPLE.parent}/sample\\_checkout)\n\n" in t._repr_markdown_()
