@@ -17,7 +17,8 @@ from .render.rows import FORMATS
 
 EXIT_CODES = """\b
 Exit codes (every command):
-  0 found; 1 nothing found (find, callers, callees, op, stub, trace);
+  0 found; 1 nothing found (find, callers, callees, op, stub, trace,
+    kernels --op);
   diff: 0 differences shown, 1 none;
   2 usage error, or a name that is ambiguous (its candidates are listed);
   3 broken index or environment (missing, damaged, unreadable index, a

@@ -432,7 +432,7 @@ def test_exit_codes_of_a_missing_index(tmp_path):
 
 def test_exit_codes_are_in_the_help_and_the_readme():
     text = CliRunner().invoke(main, ["--help"]).output
-    assert "0 found; 1 nothing found (find, callers, callees, op, stub, trace);" in text
+    assert "0 found; 1 nothing found (find, callers, callees, op, stub, trace,\n      kernels --op);" in text
     assert "2 usage error, or a name that is ambiguous" in text and "3 broken index or environment" in text
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert "0 found, 1 nothing found" in readme
