@@ -7,7 +7,7 @@ import re
 
 from click.testing import CliRunner
 
-from opindex.render.trace_text import wrap
+from opindex.render.screen import wrap
 from opindex.render.trace_view import TraceView
 from opindex.trace.builder import TraceBuilder
 from opindex.trace.model import Hop, Trace
@@ -88,7 +88,7 @@ def test_the_short_mark_where_the_long_one_would_wrap_the_line():
 
 
 def test_a_name_is_cut_only_where_its_line_then_fits():
-    from opindex.render.trace_text import _cut_name
+    from opindex.render.screen import cut_name as _cut_name
     long = "at::native::_scaled_dot_product_flash_attention_cuda"
     assert _cut_name(long, 45) == "…_scaled_dot_product_flash_attention_cuda"
     assert _cut_name(long, 50) == "…native::_scaled_dot_product_flash_attention_cuda"
