@@ -275,8 +275,10 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             stand_in = Hop(first.id, first.parent, layer, first.kind, f"{name}{count}", None, None, "",
                            first.absent)
             head = len(f"{i:>3} ↳ ") + _LAYER_WIDTH + 1 + len(name) + len(count) + len(where) + 2
-            if width and note and head + len(note) + 4 > width:  # the note gives way before the name
-                note = _cut(note, max(width - head - 4, 12))
+            if width and note and head + len(note) + 4 > width:  # the note gives way before the name: cut,
+                room = width - head - 4  # then its count of hops alone, then none
+                note = _cut(note, room) if room >= 20 else f"{len(hops)} hops" if room >= len(f"{len(hops)} hops") \
+                    else ""
             line = _hop_line(f"{i:>3} ↳ ", stand_in, f"{name}{count}", paint, width,
                              (f"  {paint.where(where, first)}" if where else "") + (f"  ({note})" if note else ""),
                              min_name=_MIN_BRANCH_NAME)
