@@ -168,3 +168,14 @@ def test_each_note_once_a_cap_in_the_truncated_line_only():
     text = t.to_text()
     assert "TRUNCATED: 1 hop follows only the first few of what they lead to" in text
     assert "follow only the first few" not in text.split("TRUNCATED:")[0]  # said once, not also under "Also in"
+
+
+def test_a_branch_note_gives_way_before_its_name():
+    from test_trace_text import _rnn_like
+    t = _rnn_like()
+    t.hops[5].name, t.hops[5].file = "at::native::matmul_long_name_12345", "aten/src/ATen/native/RNN.cpp"
+    lines = t.to_text(width=100).splitlines()
+    # unwrapped: "(4 hops; device code: gemv_kernel)"; at 100 columns its hop count alone, the name whole
+    assert "  3 ↳ native       at::native::matmul_long_name_12345  aten/src/ATen/native/RNN.cpp:20  (4 hops)" in lines
+    assert "  3 ↳ native       at::native::matmul_long_name_12345  aten/src/ATen/native/RNN.cpp:20  (4 hops; device " \
+           "code: gemv_kernel)" in t.to_text().splitlines()
