@@ -4,6 +4,7 @@ said once (issue 29, item 6)."""
 from __future__ import annotations
 
 import re
+import socket
 
 from click.testing import CliRunner
 
@@ -12,6 +13,7 @@ from opindex.render.trace_view import TraceView
 from opindex.trace.builder import TraceBuilder
 from opindex.trace.model import Hop, Trace
 
+HOST = socket.gethostname()
 LAUNCH = "RowwiseMomentsCUDAKernel<T, T_ACC><<<M, cuda_utils::kCUDABlockReduceNumThreads, 0, cuda_stream>>>"
 
 
@@ -101,16 +103,18 @@ def test_a_name_is_cut_only_where_its_line_then_fits():
     assert lines[at + 1] == f"       {path}:58"
 
 
-def _long_chain(branches: int, derivatives: int, length: int = 23) -> TraceView:
-    """A chain of `length` hops whose lines wrap at 100 columns, `branches` leaves off its first hop, `derivatives`
-    derivatives.yaml entries under it."""
-    path = "aten/src/ATen/native/transformers/cuda/flash_attn/flash_fwd_launch_template.h"
+def _long_chain(branches: int, derivatives: int, length: int = 23, one_file: bool = False) -> TraceView:
+    """A chain of `length` hops whose lines wrap at 100 columns (each in a file of its own, or all but the first in
+    `one_file`), `branches` leaves off its second hop, `derivatives` derivatives.yaml entries under its first."""
+    path = lambda i: ("aten/src/ATen/native/transformers/cuda/flash_attn/flash_fwd_launch_template.h" if one_file
+                      else f"aten/src/ATen/native/transformers/cuda/flash_attn/flash_fwd_launch_tmpl_{i:02d}.h")
     hops = [Hop(0, None, "python", "function", "torch.nn.functional.scaled_dot_product_attention",
                 "torch/nn/functional.py", 1)]
     for i in range(1, length):
-        hops.append(Hop(i, i - 1, "cpp", "function", f"at::native::run_flash_attention_forward_step_{i}", path, i))
-    hops[-1] = Hop(length - 1, length - 2, "cuda", "launch", "flash_fwd_kernel<<<grid, Kernel_traits::kNThreads, smem, stream>>>",
-                   path, 93)
+        hops.append(Hop(i, i - 1, "cpp", "function", f"at::native::run_flash_attention_forward_step_{i}", path(i),
+                        i))
+    hops[-1] = Hop(length - 1, length - 2, "cuda", "launch",
+                   "flash_fwd_kernel<<<grid, Kernel_traits::kNThreads, smem, stream>>>", path(length - 1), 93)
     for i in range(branches):
         hops.append(Hop(len(hops), 1, "cpp", "calls", f"at::native::branch_{i}", "aten/src/ATen/native/x.cpp", i + 1))
         hops.append(Hop(len(hops), len(hops) - 1, "cuda", "launch", f"k{i}<<<1, 1>>>", "aten/src/x.cu", i + 1))
@@ -156,6 +160,23 @@ def test_a_chain_longer_than_the_screen_is_never_cut():
     lines = t.to_text(width=100).splitlines()
     assert len(lines) == 66 and sum(line[:5].strip().isdigit() for line in lines) == 26
     assert "  … and 28 more branches (56 hops): --tree shows them" in lines  # the least: two branches and the count
+
+
+def test_a_wrapping_chain_shows_the_line_alone_of_a_hop_in_the_file_above():
+    t = _long_chain(branches=30, derivatives=3, length=26, one_file=True)
+    lines = t.to_text(width=100).splitlines()
+    path = t.hops[1].file
+    at = lines.index("  2  cpp          at::native::run_flash_attention_forward_step_1")
+    assert lines[at + 1] == f"       {path}:1"  # the first hop in that file: its whole path
+    assert lines[at + 2] == "  3  cpp          at::native::run_flash_attention_forward_step_2" + " " * 20 + \
+        ":2  ◆31 ranked"  # in the name column of the chain (its longest name, the first hop's)
+    assert lines[at + 3] == "  4  cpp          at::native::run_flash_attention_forward_step_3" + " " * 20 + ":3"
+    assert len(lines) <= 60 and sum(line[:5].strip().isdigit() for line in lines) == 26
+    t.root = "/src/pytorch"
+    linked = t.to_text(width=100, links=True)  # the hyperlink of `:2` is to the whole file
+    assert f"\x1b]8;;file://{HOST}/src/pytorch/{path}\x1b\\:2\x1b]8;;\x1b\\" in linked
+    piped = t.to_text().splitlines()  # unwrapped, every hop its whole file:line
+    assert sum(f"{path}:" in line for line in piped) == 25
 
 
 def test_each_note_once_a_cap_in_the_truncated_line_only():

@@ -139,9 +139,13 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         what = "the device code it ends in" if device else "its deepest hop (no device code found)"
         title = f"Main chain: the default path on {t.device.upper()}, to {what}"
     out = [paint(title, "1"), *gap]
+    # compact (a chain whose lines wrap): a hop in the file of the hop above shows its line alone, `:14703`, as
+    # `opindex diff` does (the hyperlink keeps the whole path)
+    shown = {h.id: f":{h.line}" if not gap and i and h.file and h.line and h.file == chain[i - 1].file
+             else _where(h) for i, h in enumerate(chain)}
     pad = min(max((len(h.name) for h in chain), default=0), 64)
     if width and chain:  # one name column for the hops whose line fits the width (a line that wraps has none)
-        fixed = lambda h: 5 + _LAYER_WIDTH + 1 + len(_where(h)) + 2  # noqa: E731
+        fixed = lambda h: 5 + _LAYER_WIDTH + 1 + len(shown[h.id]) + 2  # noqa: E731
         pad = min(pad, max((len(h.name) for h in chain if fixed(h) + len(h.name) <= width), default=0))
     forks = 0
     for i, h in enumerate(chain, 1):
@@ -149,11 +153,11 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         choice = _choice(t, h)
         forks += bool(choice)
         suffix = f"  ◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked") if choice else ""
-        line = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(suffix, "1"), pad)
+        line = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(suffix, "1"), pad, where=shown[h.id])
         if suffix and width:  # the short form where the long one would not fit the line in the name column
             short = f"  ◆{choice['ways']}" + ("" if choice["settled"] else " ranked")  # (unless it wraps more)
-            aligned = 5 + _LAYER_WIDTH + 1 + max(pad, len(name)) + 2 + len(_where(h))
-            other = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(short, "1"), pad)
+            aligned = 5 + _LAYER_WIDTH + 1 + max(pad, len(name)) + 2 + len(shown[h.id])
+            other = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(short, "1"), pad, where=shown[h.id])
             if aligned + len(suffix) > width and height([other], width) <= height([line], width):
                 line = other
         out.append(line)
@@ -212,8 +216,10 @@ def _kids(t: Trace) -> dict:
 
 
 def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: str = "", pad: int = 0,
-              min_name: int = _MIN_NAME) -> str:
-    where, name = printable(_where(h)), printable(name)  # names and paths come from files: no control characters
+              min_name: int = _MIN_NAME, where: str | None = None) -> str:
+    """One hop a line: `where` (default its file:line) is what shows of its location (a hyperlink to the file)."""
+    where = printable(_where(h) if where is None else where)
+    name = printable(name)  # names and paths come from files: no control characters
     mark = "✗ " if h.absent else ""
     fixed = len(prefix) + _LAYER_WIDTH + 1 + len(mark) + (len(where) + 2 if where else 0) + len(_plain(suffix))
     if width and "<<<" not in name:  # a name gives way to the width down to min_name characters; a path and a
