@@ -55,7 +55,8 @@ def test_the_legend_is_shown_on_request_and_named_otherwise():
     plain = _rnn_like().to_text()
     assert "◆ default of 2" in plain and "◆ default of N: N-1 other branches" not in plain
     assert plain.rstrip().endswith("--legend (what ◆ means)")
-    assert "     ◆ default of N (◆N where the line is narrow): N-1 other branches" in _rnn_like().to_text(legend=True)
+    assert "     ◆ default of N (◆N where the line is narrow): N-1 other branches" in \
+        _rnn_like().to_text(legend=True)
 
 
 def test_the_legend_once_per_terminal_session(tmp_path, monkeypatch):
@@ -198,5 +199,5 @@ def test_a_branch_note_gives_way_before_its_name():
     lines = t.to_text(width=100).splitlines()
     # unwrapped: "(4 hops; device code: gemv_kernel)"; at 100 columns its hop count alone, the name whole
     assert "  3 ↳ native       at::native::matmul_long_name_12345  aten/src/ATen/native/RNN.cpp:20  (4 hops)" in lines
-    assert "  3 ↳ native       at::native::matmul_long_name_12345  aten/src/ATen/native/RNN.cpp:20  (4 hops; device " \
-           "code: gemv_kernel)" in t.to_text().splitlines()
+    assert "  3 ↳ native       at::native::matmul_long_name_12345  aten/src/ATen/native/RNN.cpp:20  (4 hops; " \
+           "device code: gemv_kernel)" in t.to_text().splitlines()

@@ -57,7 +57,8 @@ def test_at_100_columns_the_lstm_chain_marks_its_choices_on_their_lines(real_ind
     AT_CUDNN_CHECK) in the short form where the long one would not fit the name column (the last less padded to
     fit)."""
     lines = real_index.trace("nn.LSTM").to_text(width=100).splitlines()
-    assert "  7  stub         lstm_cudnn_stub                    aten/src/ATen/native/RNN.cpp:1431  ◆2 ranked" in lines
+    assert "  7  stub         lstm_cudnn_stub                    aten/src/ATen/native/RNN.cpp:1431  ◆2 ranked" \
+        in lines
     assert " 15  library      cudnnRNNForward                 aten/src/ATen/native/cudnn/RNN.cpp:1596  ◆7 ranked" \
         in lines
 
