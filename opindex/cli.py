@@ -114,8 +114,8 @@ class _Cli(click.Group):
 def output_options(fn):
     """The same output flags on every listing command (learn them once)."""
     fn = click.option("--fmt", "fmt", type=click.Choice(FORMATS), default=None,
-                      help="Output format (default: table, on a terminal or not; a JSON row ends with `index`, "
-                           "the index that answered: docs/json.md).")(fn)
+                      help="Output format (default: table, on a terminal or not; each JSON row names its index: "
+                           "`index`, docs/json.md).")(fn)
     for flag in ("tsv", "csv", "ndjson", "json", "table"):
         fn = click.option(f"--{flag}", "fmt", flag_value=flag, help=f"Same as --fmt {flag}.")(fn)
     return fn
