@@ -62,18 +62,41 @@ class Resident:
         return out
 
     @functools.cached_property
-    def include_graph(self) -> dict[str, list[str]]:
-        """file -> the indexed files its #include lines name (a path from a source root, `ATen/native/x.cuh`, or
-        one relative to the including file, `maca_kernels/x.cuh`)."""
-        by_name: dict[str, list[str]] = {}
-        for (path,) in self.con.execute("SELECT path FROM files"):
-            by_name.setdefault(path.rpartition("/")[2], []).append(path)
+    def include_lines(self) -> dict[str, list[str]]:
+        """file -> the paths its #include lines name, as written."""
         out: dict[str, list[str]] = {}
         for file, spec in self.con.execute("SELECT file, path FROM includes"):
-            near = posixpath.normpath(posixpath.join(posixpath.dirname(file), spec))
-            out.setdefault(file, []).extend(
-                f for f in by_name.get(spec.rpartition("/")[2], ()) if f == near or f == spec or f.endswith("/" + spec))
+            out.setdefault(file, []).append(spec)
         return out
+
+    @functools.cached_property
+    def files_by_name(self) -> dict[str, list[str]]:
+        """The indexed files by their last path part."""
+        out: dict[str, list[str]] = {}
+        for (path,) in self.con.execute("SELECT path FROM files"):
+            out.setdefault(path.rpartition("/")[2], []).append(path)
+        return out
+
+    def included(self, file: str) -> list[str]:
+        """The indexed files `file`'s #include lines name (a path from a source root, `ATen/native/x.cuh`, or one
+        relative to the including file, `maca_kernels/x.cuh`), resolved when first asked."""
+        kept = self.include_targets
+        if file not in kept:
+            out = []
+            for spec in self.include_lines.get(file, ()):
+                near = posixpath.normpath(posixpath.join(posixpath.dirname(file), spec))
+                out += [f for f in self.files_by_name.get(spec.rpartition("/")[2], ())
+                        if f == near or f == spec or f.endswith("/" + spec)]
+            kept[file] = out
+        return kept[file]
+
+    @functools.cached_property
+    def include_targets(self) -> dict[str, list[str]]:
+        return {}  # file -> what its #includes resolve to (included), filled as asked
+
+    @functools.cached_property
+    def call_arguments(self) -> dict[tuple[str, int, str], list]:
+        return {}  # (file, line, callee) -> the arguments columns of the calls there (arguments_of_call)
 
     @functools.cached_property
     def translation_units(self) -> dict[str, frozenset[str]]:
@@ -430,26 +453,19 @@ def stub_argument(con, file: str, line: int, parameter: str) -> dict | None:
 def arguments_of_call(con, file: str, line: int, callee: str) -> list[str] | None:
     """The argument texts of the one call of `callee` at file:line (calls.arguments); None when there is not
     exactly one such call or it has no argument list."""
-    found = rows(con, "SELECT arguments FROM calls WHERE file = ? AND line = ? AND callee = ?", (file, line, callee))
-    if len(found) != 1 or not found[0]["arguments"]:
+    kept = resident(con).call_arguments
+    key = (file, line, callee)
+    if key not in kept:  # by callee (an indexed column), then the place
+        kept[key] = [r["arguments"] for r in rows(
+            con, "SELECT arguments FROM calls WHERE callee = ? AND file = ? AND line = ?", (callee, file, line))]
+    found = kept[key]
+    if len(found) != 1 or not found[0]:
         return None
     try:
-        args = json.loads(found[0]["arguments"])
+        args = json.loads(found[0])
     except ValueError:
         return None
     return [a.strip() for a in args] if all(isinstance(a, str) for a in args) else None
-
-
-def call_arguments(con, file: str, line: int) -> list[str]:
-    """The argument texts of the calls made at file:line (calls.arguments, a JSON list per call), all together."""
-    out: list[str] = []
-    for r in rows(con, "SELECT arguments FROM calls WHERE file = ? AND line = ? AND arguments IS NOT NULL",
-                  (file, line)):
-        try:
-            out += [a.strip() for a in json.loads(r["arguments"]) if isinstance(a, str)]
-        except ValueError:
-            continue
-    return out
 
 
 def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
@@ -686,12 +702,14 @@ def included_in(con, source: str) -> frozenset[str]:
     kept = resident(con).translation_units
     if source not in kept:
         try:
-            graph = resident(con).include_graph
+            included = resident(con).included
+            included(source)
         except sqlite3.OperationalError:
-            graph = {}
+            kept[source] = frozenset({source})
+            return kept[source]
         seen, todo = {source}, [source]
         while todo:
-            for f in graph.get(todo.pop(), ()):
+            for f in included(todo.pop()):
                 if f not in seen:
                     seen.add(f)
                     todo.append(f)

@@ -87,7 +87,8 @@ class StubWalk(Step):
             found = q.stub_argument(self.con, file, line, s["stub"])
             if found:
                 return found["stub"]
-            if s["stub"] not in q.call_arguments(self.con, file, line):
+            callee = hop.name.rpartition("::")[2]
+            if s["stub"] not in (q.arguments_of_call(self.con, file, line, callee) or ()):
                 return None
             hop = self.trace.hops[hop.parent] if hop.parent is not None else None
         return None
