@@ -59,6 +59,9 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
            f"dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)"]
     if t.index:  # which index answered: a trace of the wrong checkout shows at once
         out.append(paint(t.which_index().removeprefix("the "), "2"))
+    if t.call is not None:  # a traced call: the values its tests read, one line (what could not be read after it)
+        out.append(f"Call: {t.call['callee']}({t.call_summary})")
+        out += [f"  note: {n}" for n in t.call.get("notes", [])]
     out.append("")
     if t.build or t.build_conflicts:
         out += _build_lines(t, paint, width) + [""]

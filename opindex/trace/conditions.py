@@ -19,6 +19,7 @@ from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
+from . import pyflow
 from .model import NOT_DEFAULT, Condition
 from .rank import is_test
 
@@ -356,6 +357,10 @@ def _py_value(node, defaults: dict[str, object]) -> bool | None:
         types = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         return _is_instance(defaults, node.args[0].id, [ast.unparse(t) for t in types])
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        if CONSTANT in defaults:  # a traced call: its tensors' ranks and sizes (`input.dim() == 4`)
+            found = pyflow.value(node, defaults)
+            if isinstance(found, bool):
+                return found
         try:
             return _holds(ast.unparse(node), defaults)  # one name against a literal: the forms above
         except Exception:  # noqa: BLE001 - an odd literal: unknown
@@ -395,6 +400,8 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = value is not None
     elif op:
         right = _literal(literal)
+        if isinstance(right, Constant) and not isinstance(value, Constant) and CONSTANT in defaults:
+            return _against_constant(value, right, op, defaults[CONSTANT], bool(bang), negate)
         if value is None or right is _UNKNOWN or isinstance(value, Constant) != isinstance(right, Constant) \
                 or isinstance(value, str) != isinstance(right, str):
             return None  # (`p == "nuc"` with p=2.0, a schema's str default against a C++ constant: not said here)
@@ -406,6 +413,30 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = compare(value, right)
     else:
         result = bool(value)
+    result = not result if bang else result
+    return not result if negate else result
+
+
+# A traced call's defaults hold this key (trace/call.py): a C++ constant's integer value in the body's file, by name
+CONSTANT = "(constant)"
+
+
+def _against_constant(value, right: "Constant", op: str, constant, bang: bool, negate: bool) -> bool | None:
+    """A value a traced call gave (a string, an int, or an int made from a string: pyflow.Named) against a C++
+    constant: by the constant's integer value where its file defines it (`constexpr int MODE_MAX = 2;`), else by
+    name, as PyTorch names enum members after the strings (reduction 'none' is at::Reduction::None, approximate
+    'tanh' GeluType::Tanh, mode 'reflect' at::padding_mode::reflect); None when neither says."""
+    if op not in ("==", "!="):
+        return None
+    number = constant(right.name) if constant is not None else None
+    name = value.name if isinstance(value, pyflow.Named) else value if isinstance(value, str) else None
+    if number is not None and isinstance(value, int) and not isinstance(value, bool):
+        result = int(value) == number
+    elif name is not None:
+        result = name.lower() == right.name.lower()
+    else:
+        return None
+    result = result == (op == "==")
     result = not result if bang else result
     return not result if negate else result
 
@@ -463,6 +494,10 @@ class BodyGuards:
                                            MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general"}
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
+            call = self.build.call
+            if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py)
+                defaults.update(call.cpp_values(schemas, d))
+                defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
             found = self.cache[key] = Guards(
                 q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults,
                 d.get("file"), self.build)
@@ -471,8 +506,11 @@ class BodyGuards:
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not
         None:`, max_norm=None: the renorm under it is not the default path)."""
-        return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device,
-                      python_defaults(fn.get("signature")), fn["file"], self.build)
+        defaults = python_defaults(fn.get("signature"))
+        if self.build.call is not None:  # the def a traced call binds to reads the call's values
+            defaults = {**defaults, **self.build.call.python_values(fn), CONSTANT: None}
+        return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device, defaults, fn["file"],
+                      self.build)
 
 
 class BuildContext:
@@ -482,6 +520,7 @@ class BuildContext:
 
     def __init__(self, con, device: str, user: dict[str, Setting] | None = None, dtype: str = "float32"):
         self.con, self.device, self.user, self.dtype = con, device, user or {}, dtype
+        self.call = None  # a traced call's values (trace/call.py CallValues), when the trace is of a call
         self.defaults = {k: Setting(k, v, f"upstream default ({_BUILD_OF.get(device, device)})")
                          for k, v in _DEFAULTS.get(device, {}).items()}
         self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)
