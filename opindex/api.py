@@ -116,7 +116,7 @@ class Index:
         t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
                   root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build, dtype=dtype,
                   index=str(self.path))
-        if not t.hops and _profiler_kernel_name(name):
+        if not t.hops and t.call is None and not t.unknown_call and _profiler_kernel_name(name):
             t = self._kernel_trace(name, t)
         return TraceView.of(t)
 

@@ -55,7 +55,7 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     tree = tree or full
     hidden = {} if full else machinery(t)
     direction = "bottom-up" if t.direction == "up" else "top-down"
-    out = [paint(f"opindex trace {t.query}", "1") + f"   ({direction}, device {t.device}, "
+    out = [paint(f"opindex trace {t.call['text'] if t.call else t.query}", "1") + f"   ({direction}, device {t.device}, "
            f"dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)"]
     if t.index:  # which index answered: a trace of the wrong checkout shows at once
         out.append(paint(t.which_index().removeprefix("the "), "2"))

@@ -65,10 +65,11 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
                            f"reaches it)")
     bottom_up = up if up is not None else bool(targets) and all(t.kind in ("stub", "global_kernel") or (
         t.kind == "cpp" and _is_registered_kernel(con, t.obj)) for t in targets)
-    t = Trace(query=name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
+    t = Trace(query=call.callee if call is not None else name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
               max_hops=max_hops, limit=limit, dtype=dtype, index=index)
     if not targets:
         t.unknown = True
+        t.unknown_call = call is not None
         name = call.callee if call is not None else name
         t.candidates = suggestions(con, name)
         t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in {t.which_index()}" + (

@@ -27,6 +27,7 @@ from ..pytorch.call_expr import Call, CallError, Tensor, Unknown, parse_call
 from ..pytorch.receivers import split_parameters
 from . import facts as q
 from . import pyflow
+from .conditions import INPUT_MEMORY_FORMAT, Constant
 from .python import bridged_entries, find_method, follow_python, module_of
 
 FIRST_TENSOR_NAMES = ("self", "input", "self_", "input_")  # what C++ calls an op's first tensor argument
@@ -34,6 +35,11 @@ _FLOATING = ("float", "bfloat", "complex")
 # a C++ local made from a tensor's sizes: `const int64_t n_dims = input.dim();`, `auto dim_size = self.size(dim);`
 _SIZE_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|int64_t|int|int32_t|size_t|bool)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
                          r"(dim|ndimension|numel|size)\s*\(\s*(-?\w*)\s*\)\s*;")
+# a C++ local that is a parameter cast: `auto mode = static_cast<at::padding_mode>(mode_int);`
+_CAST_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]+)\s+(\w+)\s*=\s*static_cast<[^<>;]*>\(\s*(\w+)\s*\)\s*;")
+# `const auto memory_format = input.suggest_memory_format();`
+_FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
+                           r"suggest_memory_format\(\s*\)\s*;")
 _CONSTANT_DEF = r"\b(?:static\s+)?(?:constexpr|const)\s+(?:int|int64_t|auto|uint8_t|int32_t)\s+{}\s*=\s*(-?\d+)\s*;"
 
 
@@ -68,6 +74,8 @@ class CallValues:
         given: dict = {}
         for schema in schemas:
             given.update(self.schemas.get(schema, {}))
+        if schemas:  # a kernel whose parameters are the innermost schema's, renamed (`int mode` as `mode_int`)
+            given.update(_renamed(schemas[-1], d.get("signature"), given))
         out = {k: v for k, v in given.items() if k in params or f"{k}_opt" in params}
         first = self.first_tensor()
         if first is not None:
@@ -85,6 +93,12 @@ class CallValues:
         """Locals of a body made from a tensor argument's sizes (`n_dims = input.dim()`), read from the source."""
         text = _body_text(self.root, d)
         out: dict = {}
+        for name, tensor in _FORMAT_LOCAL.findall(text or ""):
+            if isinstance(values.get(tensor), Tensor):  # a tensor made the default way is contiguous
+                out[name] = Constant(INPUT_MEMORY_FORMAT)
+        for name, param in _CAST_LOCAL.findall(text or ""):
+            if param in values and name not in values:
+                out[name] = values[param]  # `auto mode = static_cast<at::padding_mode>(mode_int);`
         for name, tensor, what, arg in _SIZE_LOCAL.findall(text or ""):
             t = values.get(tensor)
             if not isinstance(t, Tensor) or name in out:
@@ -122,6 +136,17 @@ class CallValues:
         if defaults:
             text += "; defaults " + ", ".join(f"{a.name}={_short(a.value)}" for a in defaults)
         return text
+
+
+def _renamed(schema: str, signature: str | None, given: dict) -> dict:
+    """The values of a schema's arguments under the names the C++ kernel's parameters give them, where its
+    parameters are the schema's one for one in order (a kernel may rename one: `int mode` as `int64_t mode_int`)."""
+    params = [p.strip() for p in split_parameters(signature or "()")]
+    names = [m.group(1) for m in (re.search(r"(\w+)\s*(?:=.*)?$", p) for p in params) if m]
+    args = [a[0] for a in schema_parameters(schema)]
+    if len(names) != len(args) or names == args:
+        return {}
+    return {c: given[a] for a, c in zip(args, names) if a != c and a in given}
 
 
 def _short(value) -> str:
@@ -216,9 +241,11 @@ def _bind_def(con, values: CallValues, fn: dict, skip_self: bool) -> None:
     if env is None:
         raise OpindexError(f"the call {call.text!r} does not fit {fn['qualified_name']}"
                            f"{fn.get('signature') or '(...)'}")
-    given = set(call.kwargs) | {a.arg for a in (args.posonlyargs + args.args)[:len(call.args)]}
-    values.arguments = [Argument(k, v if v is not pyflow.UNKNOWN else Unknown("not given, no literal default"),
-                                 "given" if k in given else "default") for k, v in env.items()]
+    order = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    given = set(call.kwargs) | set(order[:len(call.args)])
+    values.arguments = [Argument(k, env[k] if env[k] is not pyflow.UNKNOWN else Unknown("not given, no literal "
+                                 "default"), "given" if k in given else "default")
+                        for k in order + [k for k in env if k not in order]]
     values.python[(fn["file"], fn["line"])] = {k: v for k, v in env.items() if v is not pyflow.UNKNOWN}
     if isinstance(node, ast.FunctionDef) and node.body and not isinstance(node.body[0], ast.Pass):
         _follow_bridges(con, values, fn, node, env)
@@ -333,13 +360,22 @@ def _body_text(root: str | None, d: dict) -> str | None:
 
 
 def _def_node(root: str | None, fn: dict) -> ast.FunctionDef | None:
-    """A Python def's ast, from its first line to the end of its indented body (read from the checkout)."""
+    """A Python def's ast, its lines as the symbols row has them (else to the end of its indented body), read
+    from the checkout."""
     text = _file_text(root, fn.get("file"))
     if text is None or not fn.get("line"):
         return None
-    lines = text.splitlines()[fn["line"] - 1:]
+    lines = text.splitlines()[fn["line"] - 1:fn.get("end_line") or None]
     if not lines:
         return None
+    if fn.get("end_line"):
+        try:
+            tree = ast.parse(textwrap.dedent("\n".join(lines)))
+            if tree.body and isinstance(tree.body[0], ast.FunctionDef):
+                return tree.body[0]
+        except SyntaxError:
+            pass  # (a row whose end is not the def's: read by indentation)
+        lines = text.splitlines()[fn["line"] - 1:]
     indent = len(lines[0]) - len(lines[0].lstrip())
     body = [lines[0]]
     for line in lines[1:]:

@@ -32,6 +32,7 @@ _SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)(?:\s*([!=]
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
 _PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
 _UNKNOWN = object()
+_CAST = re.compile(r"static_cast<[^<>]*>\(\s*(\w+)\s*\)")
 
 
 @dataclass
@@ -369,9 +370,12 @@ def _py_value(node, defaults: dict[str, object]) -> bool | None:
 
 
 def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
-    """One name tested (C++ or Python), or a documented global setting; `not (...)` around it."""
+    """One name tested (C++ or Python), or a documented global setting; `not (...)` around it. A name cast
+    (`static_cast<at::padding_mode>(mode_int) == ...`, a switch over a cast) is tested as the name."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1] if negate else condition
+    if "static_cast" in test:
+        test = _CAST.sub(r"\1", test)
     setting = _SETTING.match(test)
     if setting is not None:  # `globalContext().deterministicAlgorithms()`: a documented default
         bang, name, op, constant = setting.groups()

@@ -215,6 +215,7 @@ class Trace:
     # notes}; None for a name
     call: dict | None = None
     call_summary: str = ""  # the values it read, one line (the text's header)
+    unknown_call: bool = False  # the query was a call whose callee names nothing here (not a kernel name either)
 
     # -- shape ------------------------------------------------------------------------------------------------
     def children(self, hop_id: int | None) -> list[Hop]:

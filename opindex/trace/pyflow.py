@@ -106,6 +106,8 @@ def _call(node: ast.Call, env, resolve, depth):
     if isinstance(func, ast.Attribute) and func.attr in ("dim", "ndimension", "numel", "size") \
             and not node.keywords:
         tensor = value(func.value, env, resolve, depth)
+        if isinstance(tensor, (tuple, list)) and func.attr == "size" and not node.args:
+            return len(tensor)  # an int[] argument's size() in C++ (`pad.size() == 4`)
         if not isinstance(tensor, Tensor):
             return UNKNOWN
         if func.attr == "size":
