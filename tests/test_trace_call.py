@@ -1,8 +1,11 @@
 """Tracing a call, not only a name (issue 28, point 3): the call string read with ast, its values bound to the def
-or schema, and the main chain they choose on the sample checkout."""
+or schema, and the main chain they choose on the sample checkout with tests/data/call_sample laid over it (a loss
+whose CUDA kernel `reduction` chooses, a def whose op `mode` and the input's rank choose; kept apart so the
+sample's own counts and golden traces stay as they are)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,37 @@ from opindex.pytorch.call_expr import CallError, Tensor, Unknown, looks_like_cal
 
 LOSS = "aten/src/ATen/native/cuda/Loss.cu"
 RUNTIME_CALLS = Path(__file__).resolve().parent.parent / "benchmarks" / "runtime_calls.txt"
+
+
+OVERLAY = Path(__file__).resolve().parent / "data" / "call_sample"
+
+
+@pytest.fixture(scope="module")
+def call_db(tmp_path_factory) -> Path:
+    """The sample checkout, the overlay's files added and its `appended/` files appended, built once."""
+    from opindex.api import build
+    from conftest import SAMPLE
+    root = tmp_path_factory.mktemp("call-sample") / "checkout"
+    shutil.copytree(SAMPLE, root)
+    for f in OVERLAY.rglob("*"):
+        rel = f.relative_to(OVERLAY)
+        if f.is_file() and rel.parts[0] != "appended":
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, root / rel)
+    for f in (OVERLAY / "appended").rglob("*"):
+        if f.is_file():
+            target = root / f.relative_to(OVERLAY / "appended")
+            target.write_text(target.read_text() + f.read_text())
+    db = root.parent / "call.sqlite"
+    build(str(root), db, jobs=1)
+    return db
+
+
+@pytest.fixture(scope="module")
+def ix(call_db):
+    from opindex.api import Index
+    with Index(call_db) as index:
+        yield index
 
 
 def _end(t):
@@ -104,7 +138,7 @@ def test_reduction_none_runs_the_no_reduce_kernel_and_the_default_the_reducing_o
 
 def test_a_string_argument_and_the_input_rank_choose_the_op(ix):
     """normalize_rows: `if input.dim() == 2 and mode == "argmax": return torch.argmax(input, 1)`, else
-    input.softmax(1) (sample torch/nn/functional.py:61-63)."""
+    input.softmax(1) (the overlay's lines of the sample's torch/nn/functional.py, 61-63)."""
     argmax = ix.trace("F.normalize_rows(torch.randn(4, 8), mode='argmax')")
     softmax = ix.trace("F.normalize_rows(torch.randn(4, 8))")
     rank3 = ix.trace("F.normalize_rows(torch.randn(2, 4, 8), mode='argmax')")
@@ -152,19 +186,19 @@ def test_the_dtype_comes_from_the_tensors_and_a_contradicting_one_is_an_error(ix
         ix.trace("F.relu(torch.randn(4), True, 3)")
 
 
-def test_the_cli_traces_a_call_and_refuses_a_bad_one(sample_db):
+def test_the_cli_traces_a_call_and_refuses_a_bad_one(call_db):
     ok = CliRunner().invoke(main, ["trace", "F.nll_loss(torch.randn(4, 10), torch.randint(0, 10, (4,)), "
-                                   "reduction='none')", "--json", "--db", str(sample_db)])
+                                   "reduction='none')", "--json", "--db", str(call_db)])
     assert ok.exit_code == 0, ok.output
     d = json.loads(ok.stdout)
     assert d["hops"][d["main_chain"][-1]]["kernel"] == "nll_loss_no_reduce_kernel"
-    bad = CliRunner().invoke(main, ["trace", "F.nll_loss(torch.randn(4, 10)", "--db", str(sample_db)])
+    bad = CliRunner().invoke(main, ["trace", "F.nll_loss(torch.randn(4, 10)", "--db", str(call_db)])
     assert bad.exit_code == 2
     assert "cannot read the call 'F.nll_loss(torch.randn(4, 10)': not Python" in bad.output
-    unknown = CliRunner().invoke(main, ["trace", "F.no_such_thing(torch.randn(4))", "--db", str(sample_db)])
+    unknown = CliRunner().invoke(main, ["trace", "F.no_such_thing(torch.randn(4))", "--db", str(call_db)])
     assert unknown.exit_code == 1 and "'F.no_such_thing' is not a Python name" in unknown.output
 
 
-def test_trace_help_shows_a_call(sample_db):
+def test_trace_help_shows_a_call():
     out = CliRunner().invoke(main, ["trace", "--help"]).output
     assert "opindex trace \"F.interpolate(torch.randn(8, 16, 32, 32), scale_factor=2, mode='bilinear')\"" in out

@@ -48,16 +48,3 @@ def gelu_tanh(input: Tensor) -> Tensor:
     # composed in Python: several ops, no single bridge does the work
     inner = torch.tanh(input * 0.7978845608 * (1.0 + 0.044715 * input * input))
     return torch.mul(input, torch.add(inner, 1.0)) * 0.5
-
-from . import _reduction as _Reduction  # noqa: E402 (kept after the older defs: their lines stay put)
-
-
-def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    return torch._C._nn.nll_loss(input, target, _Reduction.get_enum(reduction))
-
-
-def normalize_rows(input: Tensor, mode: str = "softmax") -> Tensor:
-    # picks an op by a string argument and the input's rank
-    if input.dim() == 2 and mode == "argmax":
-        return torch.argmax(input, 1)
-    return input.softmax(1)
