@@ -100,7 +100,8 @@ def reason(op: str, key: str, mine: str, truth: str, entry: dict | None, row: di
     if mine == "kernel" and row.get("via") == "python" and truth != "kernel":
         return "a Python Meta function opindex counts that activate_meta skips (its exclusion list, or a view)"
     if truth == "kernel" and mine == "fallback" and str(where.get("file", "")).endswith("RegisterMeta.cpp"):
-        return "a Meta kernel torchgen generates for an entry that names no Meta key (a rule opindex does not model)"
+        return "a Meta kernel torchgen generates for an entry that names no Meta key, which neither the structured " \
+               "nor the in-place rule gives (docs/coverage.md, The Meta key)"
     if truth == "kernel" and str(where.get("file", "")).startswith("../"):
         return f"a registration in {where['file'].removeprefix('../')}:{where['line']} the index does not hold " \
                f"(a macro-generated or token-pasted TORCH_LIBRARY_IMPL)"

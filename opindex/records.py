@@ -265,13 +265,16 @@ class DecompositionRow(NamedTuple):
     """decompositions: Python decompositions, references and meta functions, with the ops they cover."""
     file: str  # path relative to the checkout root
     line: int  # 1-based line
-    op: str  # the aten operator covered (addmm)
+    # the aten operator covered (addmm); an operator of another namespace with its prefix (mkldnn::_linear_pointwise)
+    op: str
     overload: str | None  # its overload (default, out, Tensor), NULL when the packet is named
     # decomposition (@register_decomposition outside torch/_refs), reference (a module-level def in torch/_refs/**:
     # registered by @register_decomposition there, or listed in its module's __all__, then op is the def's name), meta
     # (@register_meta); also a module-level call of a helper that registers one: register_inplace(aten.x_, ...) and
     # _create_binary_float_meta_func(aten.x) (meta) for the op they name, `x_ = _make_inplace(x)` and `x_copy =
-    # _make_copy_from_view(aten.x)` for the op named like the variable
+    # _make_copy_from_view(aten.x)` for the op named like the variable; skipped: an op activate_meta's own list leaves
+    # to its C++ Meta kernel (`elif op_overload.name() in {"aten::clone", ...}: pass`), overload `default` for a name
+    # without one, line the name's, function torch._meta_registrations.activate_meta
     kind: str
     # qualified name of the Python def implementing it, line that def's line; for a helper's call the module's name of
     # the helper (torch._refs._make_copy_from_view), or of the def _make_inplace wraps (torch._refs.abs), line the

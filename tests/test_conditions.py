@@ -397,3 +397,77 @@ def test_a_local_flag_is_read_as_what_it_was_set_to():
     # every tensor of the call is of the input's dtype: TensorIterator needs no dynamic cast
     assert holds("!(needs_dynamic_casting<func_t>::check(iter))", inputs) is True
     assert holds("iter.is_contiguous()", {}) is None
+
+
+def test_a_local_flag_reassigned_at_its_own_depth_reads_as_the_last_value():
+    # 1.8's batch_norm: `bool use_cudnn = false;` then `use_cudnn = (... && weight.defined() ...);` at the same depth:
+    # the test reads the assignment; addmm's `useLtInterface`, assigned inside an `if`, is its first value or the
+    # assignment when the if's test holds; one assigned inside a loop is left as it is
+    rows = conditions("""\
+        namespace at::native {
+        void bn(const Tensor& input, const Tensor& weight) {
+          bool use_cudnn = false;
+          use_cudnn = (input.is_cuda() && weight.defined());
+          if (use_cudnn) {
+            cudnn_bn(input);
+          }
+          if (use_cudnn && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()) {
+            cudnn_bn2(input);
+          }
+        }
+        void mm(const Tensor& self, const Tensor& result) {
+          bool useLt = false;
+          if (&result != &self) {
+            useLt = self.dim() == 1;
+          }
+          if (useLt) {
+            lt(self);
+          }
+        }
+        void loop(const Tensor& self) {
+          bool found = false;
+          for (int i = 0; i < 3; i++) {
+            found = self.dim() == i;
+          }
+          if (found) {
+            lt(self);
+          }
+        }
+        }
+        """)
+    assert [r[1:3] + r[3:4] for r in rows if r[2] == "if" and r[3] in (
+        "(input.is_cuda() && weight.defined())", "((input.is_cuda() && weight.defined())) && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()",
+        "(false) || ((&result != &self) && (self.dim() == 1))", "found")] == [
+        (7, "if", "(input.is_cuda() && weight.defined())"),
+        (10, "if", "((input.is_cuda() && weight.defined())) && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN()"),
+        (19, "if", "(false) || ((&result != &self) && (self.dim() == 1))"), (28, "if", "found")]
+    assert holds("(false) || ((&result != &self) && (self.dim() == 1))", {}) is None
+    assert holds("(false) || ((!(true)) && (self.dim() == 1))", {}) is False
+
+
+def test_a_parameter_compared_with_a_constant_of_its_file(tmp_path):
+    """`mode == MODE_MAX` reads MODE_MAX from the file's `constexpr int MODE_MAX = 2;` (or a `#define`); a name
+    defined twice with different values, or not at all, leaves the test unknown."""
+    from opindex.trace.conditions import CONSTANTS, file_constants
+    src = tmp_path / "aten/src/ATen/native/cuda"
+    src.mkdir(parents=True)
+    (src / "Bag.cu").write_text(textwrap.dedent("""\
+        namespace {
+        constexpr int MODE_SUM = 0;
+        static constexpr int64_t MODE_MAX = 2;
+        #define MODE_MEAN 1
+        const int TWICE = 1;
+        }
+        void f() {
+          const int TWICE = 3;
+        }
+        """))
+    found = file_constants(str(tmp_path), "aten/src/ATen/native/cuda/Bag.cu")
+    assert found == {"MODE_SUM": 0, "MODE_MAX": 2, "MODE_MEAN": 1}
+    defaults = {"mode": 0, CONSTANTS: found}
+    assert holds("mode == MODE_MAX", defaults) is False
+    assert holds("mode == MODE_SUM", defaults) is True
+    assert holds("not (mode == MODE_MAX)", defaults) is True
+    assert holds("mode == TWICE", defaults) is None
+    assert holds("mode == MODE_MAX", {"mode": 0}) is None  # no constants read: unknown
+    assert file_constants(str(tmp_path), "missing.cu") == {}

@@ -65,3 +65,38 @@ def test_a_composite_names_what_a_backend_lacks(rows):
     assert rows[("aten::cross_entropy_loss", "XPU")]["lacks"] == ["nll_loss2d_forward"]
     assert rows[("aten::cross_entropy_loss", "CUDA")]["lacks"] == []
     assert rows[("aten::linear", "XPU")]["lacks"] == []
+
+
+@pytest.fixture(scope="module")
+def meta_rows(real_index):
+    ops = ["put_", "_add_relu_.Tensor", "_foreach_add_.Scalar", "clone", "zeros_like", "special_zeta.other_scalar",
+           "mkldnn::_convolution_pointwise"]
+    return {r["op"]: (r["status"], r["file"], r["line"], r["kernel"], r["via"])
+            for r in real_index.coverage(["Meta"], ops=ops).rows}
+
+
+def test_meta_kernels_torchgen_writes_for_inplace_ops(meta_rows):
+    # native_functions.yaml:8025 `- func: put_(...) -> Tensor(a!)` (`CPU, CUDA: put_` only) and :591
+    # `_add_relu_.Tensor` (`CPU: add_relu_`): the dispatcher's Meta kernel of each is in the generated RegisterMeta.cpp
+    assert meta_rows["aten::put_"] == ("kernel", YAML, 8025, "meta", "inplace meta")
+    assert meta_rows["aten::_add_relu_.Tensor"] == ("kernel", YAML, 591, "meta", "inplace meta")
+    # _foreach_add_.Scalar returns `()`: no in-place Meta kernel; its CompositeExplicitAutograd row (:10339) serves
+    assert meta_rows["aten::_foreach_add_.Scalar"][:3] == ("composite_explicit", YAML, 10339)
+
+
+def test_meta_python_registrations_activate_meta_makes_or_leaves(meta_rows):
+    # torch/_meta_registrations.py:6155 `"aten::clone",` in activate_meta's `elif op_overload.name() in {...}: pass`:
+    # clone keeps `CompositeExplicitAutograd: clone` (native_functions.yaml:6787); clone.out, not on the list, gets
+    # torch/_refs/__init__.py:1928's `def clone(` (registered by @register_decomposition(aten.clone) at :1926)
+    assert meta_rows["aten::clone"] == ("composite_explicit", YAML, 6787, "clone", "CompositeExplicitAutograd")
+    assert meta_rows["aten::clone.out"] == ("kernel", "torch/_refs/__init__.py", 1928, "torch._refs.clone", "python")
+    # zeros_like has CompositeImplicitAutogradNestedTensor only: _meta_registrations.py:4732 `def zeros_like(`
+    assert meta_rows["aten::zeros_like"][:3] == ("kernel", "torch/_meta_registrations.py", 4732)
+    # torch/_refs/special/__init__.py:236 `def zeta(` under @_make_elementwise_binary_reference (:233): the
+    # factory registers it for aten.special_zeta
+    assert meta_rows["aten::special_zeta.other_scalar"] == (
+        "kernel", "torch/_refs/special/__init__.py", 236, "torch._refs.special.zeta", "python")
+    # _meta_registrations.py:2258 `@register_meta(torch.ops.mkldnn._convolution_pointwise.default)` on :2259's def
+    assert meta_rows["mkldnn::_convolution_pointwise"] == (
+        "kernel", "torch/_meta_registrations.py", 2259, "torch._meta_registrations.meta_mkldnn_convolution_default",
+        "python")

@@ -535,9 +535,12 @@ REAL = {
     ("GeluCUDAKernelImpl",):
         dict(definition=N + "cuda/CUDALoops.cuh:63", body=N + "cuda/ActivationGeluKernel.cu:21",
              dispatch="gelu.out CUDA: gelu_out_cuda"),
+    # launched under aten::clamp_min (relu, the conv net's) and aten::clamp (clip_grad_norm_): launch_clamp_scalar's
+    # lambda serves clamp_scalar_kernel_impl (:82, clamp_scalar_stub) and clamp_min_scalar_kernel_impl (:86,
+    # registered at :101); the op the profile names most is clamp_min
     ("launch_clamp_scalar",):
-        dict(definition=N + "cuda/CUDALoops.cuh:63", body=N + "cuda/TensorCompare.cu:59", stub="clamp_scalar_stub",
-             registration=N + "cuda/TensorCompare.cu:100"),
+        dict(definition=N + "cuda/CUDALoops.cuh:63", body=N + "cuda/TensorCompare.cu:59", stub="clamp_min_scalar_stub",
+             registration=N + "cuda/TensorCompare.cu:101", dispatch="clamp_min.out CUDA: clamp_min_out"),
     ("elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda",):
         dict(definition=N + "cuda/CUDALoops.cuh:292", body=N + "cuda/Copy.cu:142", stub="copy_stub",
              registration=N + "cuda/Copy.cu:395", dispatch="copy_ CompositeExplicitAutograd: copy_"),

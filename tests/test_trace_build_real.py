@@ -91,3 +91,95 @@ def test_a_trace_that_starts_at_a_function_that_runs_what_it_is_passed(real_inde
     assert (t.hops[0].name, t.hops[0].file, t.hops[0].line) == (
         "at::native::batch_norm_collect_statistics_kernel", "aten/src/ATen/native/cuda/Normalization.cuh", 216)
     assert t.hops[0].parent is None and len([h for h in t.hops if h.parent is None]) == 1
+
+
+def test_a_header_s_call_reaches_the_definition_its_translation_unit_reads(real_index):
+    """torch.where's CUDA kernel where_kernel_impl (cuda/TensorCompare.cu:14) calls gpu_kernel_maca_arity3 (:16),
+    whose machinery (maca_kernels/CUDALoops_maca_arity3.cuh:609) calls launch_vectorized_kernel (:642). That header
+    is a fragment #included by both CUDALoops.cuh (:446) and maca_kernels/CUDALoops_copy.cuh (:4744), each defining
+    launch_vectorized_kernel before the #include (CUDALoops.cuh:174, the USE_MACA side; CUDALoops_copy.cuh:162).
+    TensorCompare.cu reads Loops.cuh (:6), which reads CUDALoops.cuh (Loops.cuh:68), never CUDALoops_copy.cuh (only
+    Copy.cu's translation unit does): the chain goes through CUDALoops.cuh:174 to its launch (:223) and the
+    __global__ vectorized_elementwise_kernel at CUDALoops.cuh:63, not the copy's namesake at CUDALoops_copy.cuh:75."""
+    loops = "aten/src/ATen/native/cuda/CUDALoops.cuh"
+    chain = [(h.name, h.file, h.line) for h in real_index.trace("torch.where").main_chain()]
+    assert chain[-3:] == [("at::native::launch_vectorized_kernel", loops, 174),
+                          ("vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads(), 0, stream>>>",
+                           loops, 223),
+                          ("__global__ at::native::vectorized_elementwise_kernel", loops, 63)]
+    assert not any(f.endswith("CUDALoops_copy.cuh") for _, f, _ in chain)
+
+
+def test_a_forward_trace_does_not_end_in_a_backward_function(real_index):
+    """F.conv2d on a stock CUDA build (-U USE_MACA): _convolution (Convolution.cpp:1521) switches over the backend
+    _select_conv_backend chose, which the index cannot evaluate (an open choice); its CudnnTranspose case calls
+    cudnn_convolution_transpose (:1617), whose cuDNN work is cudnn_convolution_backward_input (cudnn/ConvShared.cpp
+    :365): a backward function, ranked after the forward ways. The chain takes the Cudnn case's cudnn_convolution
+    (:1605) -> cudnn_convolution_forward_out (ConvShared.cpp:205) -> raw_cudnn_convolution_forward_out
+    (cudnn/Conv_v8.cpp:1172) -> run_single_conv (:974) -> run_conv_plan (:358) -> cudnnBackendExecute (:400)."""
+    t = real_index.trace("F.conv2d", undefines=["USE_MACA"])
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    v8 = "aten/src/ATen/native/cudnn/Conv_v8.cpp"
+    assert ("at::cudnn_convolution", "aten/src/ATen/native/Convolution.cpp", 1605) in chain
+    assert chain[-4:] == [("raw_cudnn_convolution_forward_out", v8, 1172), ("run_single_conv", v8, 974),
+                          ("run_conv_plan", v8, 358), ("cudnnBackendExecute", v8, 400)]
+    assert not any("backward" in name for name, _, _ in chain)
+    # the choice is the ranking's, and says so
+    assert any(c["ways"] == 7 and not c["settled"] for c in t.to_dict()["choices"])
+
+
+def test_a_parameter_compared_with_a_constant_its_file_defines(real_index):
+    """F.embedding_bag: _embedding_bag_cuda (cuda/EmbeddingBag.cu) launches EmbeddingBag_updateOutputKernel_max
+    under `if (mode == MODE_MAX)` (:404) and EmbeddingBag_updateOutputKernel_sum_mean (:115) in its else (:413).
+    MODE_MAX is `constexpr int MODE_MAX = 2;` (:48); mode is the schema's `int mode=0` (native_functions.yaml:2338;
+    F.embedding_bag's default mode='mean' passes 1): the test is false, the chain ends at the sum/mean kernel."""
+    name, file, line = _end(real_index.trace("F.embedding_bag"))
+    assert (name, file, line) == ("__global__ at::native::EmbeddingBag_updateOutputKernel_sum_mean",
+                                  "aten/src/ATen/native/cuda/EmbeddingBag.cu", 115)
+
+
+def test_a_function_s_value_and_a_flag_set_under_ifs_decide_the_blas_path(real_index):
+    """torch.mm and torch.addmm (cuda/Blas.cpp, addmm_out_cuda_impl :199): `bool useLtInterface = false;` (:215) is
+    set only inside `if (&result != &self)` / `if (!disable_addmm_cuda_lt)` (:229, under `#if CUDA_VERSION >= 11040`)
+    and an `#if defined(USE_ROCM)` else branch (:268). `disable_addmm_cuda_lt` is `getDisableAddmmCudaLt()` (:216),
+    which in this fork reads ENABLE_ADDMM_CUDA_LT (:175) and returns true when it is unset (PyTorch's default, an
+    empty environment): both assignments are ruled out, `if (useLtInterface)` (:318) is false, and the else branch
+    calls at::cuda::blas::gemm (:393) -> gemm_internal_cublas (CUDABlas.cpp:808) -> cublasSgemm (:816), on the
+    fork's build and with -U USE_MACA alike (the function has no #if)."""
+    blas = "aten/src/ATen/cuda/CUDABlas.cpp"
+    for name, kw in (("torch.mm", {}), ("torch.addmm", {}), ("torch.addmm", {"undefines": ["USE_MACA"]})):
+        chain = [(h.name, h.file, h.line) for h in real_index.trace(name, **kw).main_chain()]
+        assert ("at::cuda::blas::gemm", "aten/src/ATen/native/cuda/Blas.cpp", 393) in chain, name
+        assert chain[-2:] == [("at::cuda::blas::gemm_internal_cublas", blas, 808), ("cublasSgemm", blas, 816)], name
+
+
+def test_a_function_that_returns_a_constant_in_the_build_traced(real_index):
+    """cudnnv8_enabled_check_debug (ConvUtils.h:78) returns false first under `#if defined(USE_MACA)` (:79-81): in
+    the fork's build raw_cudnn_convolution_forward_out (cudnn/Conv_v8.cpp:1172) takes its else branch (:1199), the
+    v7 path: raw_cudnn_convolution_forward_out_v7 (Conv_v7.cpp:780) -> cudnnConvolutionForward (:759). A stock build
+    (-U USE_MACA) reads TORCH_CUDNN_V8_API_DISABLED, unset: v8 (test_a_forward_trace_does_not_end_in_a_backward_
+    function)."""
+    chain = [(h.name, h.file, h.line) for h in real_index.trace("F.conv2d").main_chain()]
+    v7 = "aten/src/ATen/native/cudnn/Conv_v7.cpp"
+    assert ("at::native::raw_cudnn_convolution_forward_out_v7", v7, 780) in chain
+    assert chain[-1] == ("cudnnConvolutionForward", v7, 759)
+
+
+def test_up_from_a_cuda_kernel_reaches_the_module_not_a_namesake_helper(real_index):
+    """layer_norm_cuda --up: its CUDA dispatch row (native_functions.yaml:3263) of aten::native_layer_norm (:3260),
+    whose composite caller layer_norm_symint (layer_norm.cpp:187) is aten::layer_norm's kernel (:3256), called by
+    F.layer_norm (torch/nn/functional.py:2576), which nn.LayerNorm.forward calls (nn/modules/normalization.py:202).
+    transformers/transformer.cpp:63 defines an anonymous-namespace helper `norm` that calls at::layer_norm: named
+    like aten::norm's kernel but never the definition the link step chose for it (ReduceOps.cpp), so no torch.norm
+    or F.normalize above it."""
+    t = real_index.trace("layer_norm_cuda", up=True)
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    assert chain == [
+        ("at::native::layer_norm_cuda", "aten/src/ATen/native/cuda/layer_norm_kernel.cu", 1575),
+        ("CUDA: layer_norm_cuda", yaml, 3263), ("aten::native_layer_norm", yaml, 3260),
+        ("at::native::layer_norm_symint", "aten/src/ATen/native/layer_norm.cpp", 187),
+        ("aten::layer_norm", yaml, 3256),
+        ("torch.nn.functional.layer_norm: torch.layer_norm", "torch/nn/functional.py", 2576),
+        ("torch.nn.modules.normalization.LayerNorm", "torch/nn/modules/normalization.py", 202)]
+    assert not any(h.name in ("torch.norm", "at::native::norm") for h in t.hops)

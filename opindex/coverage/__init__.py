@@ -35,6 +35,7 @@ class Facts:
     stub_dtypes: list[dict]
     python_apis: dict[str, int]
     python_libraries: dict[str, list[dict]]
+    version: str | None = None  # the checkout's PyTorch version
 
     @classmethod
     def read(cls, con: sqlite3.Connection) -> "Facts":
@@ -42,7 +43,8 @@ class Facts:
                    facts.library_calls(con), facts.python_registrations(con),
                    facts.composite_calls(con, (IMPLICIT, "Math")), facts.kernel_dtypes(con), facts.stub_dtypes(con),
                    facts.python_api_counts(con),
-                   {m: facts.python_defined_ops(con, m) for m in ops_mod.PYTHON_LIBRARIES})
+                   {m: facts.python_defined_ops(con, m) for m in ops_mod.PYTHON_LIBRARIES},
+                   facts.checkout_meta(con).get("pytorch_version") or None)
 
 
 def coverage(con: sqlite3.Connection, keys=None, *, ops=None, exact=(), overlay=None) -> Coverage:
@@ -54,7 +56,8 @@ def coverage(con: sqlite3.Connection, keys=None, *, ops=None, exact=(), overlay=
     f = Facts.read(con)
     if overlay is not None:
         overlay.merge_into(f)
-    known, fallbacks = ops_mod.gather(f.native, f.dispatch, f.blocks, f.calls, f.python, f.python_libraries)
+    known, fallbacks = ops_mod.gather(f.native, f.dispatch, f.blocks, f.calls, f.python, f.python_libraries,
+                                      f.version)
     chosen = tuple(canonical(k) for k in keys) if keys else DEFAULT_KEYS + _vendor_keys(known)
     cache: dict = {}
 

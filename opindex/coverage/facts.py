@@ -81,31 +81,32 @@ REGISTERING_HELPERS = ("register_inplace", "_create_binary_float_meta_func", "_m
 
 
 def python_registrations(con) -> list[dict]:
-    """Python meta functions, decompositions and references with the ops they cover (decompositions), and whether
-    a registering decorator sits above the def or the row is a registering helper's call (`decorated`): a
-    reference torch/_refs only lists in __all__ is registered by neither (softmax: "CompositeImplicitAutograd -
-    don't register decomp")."""
+    """Python meta functions, decompositions and references with the ops they cover (decompositions), and which
+    registering decorators sit above the def, or that the row is a registering helper's call (`registered_by`:
+    their names; empty: neither, a reference torch/_refs only lists in __all__ (softmax: "CompositeImplicitAutograd
+    - don't register decomp"))."""
     found = _rows(con, "SELECT op, overload, kind, function, file, line FROM decompositions ORDER BY file, line")
     files = sorted({r["file"] for r in found})
     if not files:
         return found
     callees = REGISTERING_DECORATORS + REGISTERING_HELPERS
     marks, names = ",".join("?" * len(files)), ",".join("?" * len(callees))
-    decorators: dict[str, list[int]] = {}
-    helpers: set[tuple[str, int]] = set()
+    decorators: dict[str, list[tuple[int, str]]] = {}
+    helpers: dict[tuple[str, int], str] = {}
     for r in _rows(con, f"SELECT file, line, callee FROM calls WHERE callee IN ({names}) AND caller = '' "
                         f"AND file IN ({marks})", (*callees, *files)):
         if r["callee"] in REGISTERING_HELPERS:
-            helpers.add((r["file"], r["line"]))
+            helpers[(r["file"], r["line"])] = r["callee"]
         else:
-            decorators.setdefault(r["file"], []).append(r["line"])
+            decorators.setdefault(r["file"], []).append((r["line"], r["callee"]))
     ends: dict[str, list[int]] = {}
     for r in _rows(con, f"SELECT file, end_line FROM symbols WHERE file IN ({marks})", files):
         ends.setdefault(r["file"], []).append(r["end_line"])
     for r in found:  # a decorator call between the end of the definition above and the def line
         above = max((e for e in ends.get(r["file"], ()) if e < r["line"]), default=0)
-        r["decorated"] = (r["file"], r["line"]) in helpers or any(above < line < r["line"]
-                                                                   for line in decorators.get(r["file"], ()))
+        helper = helpers.get((r["file"], r["line"]))
+        r["registered_by"] = (helper,) if helper else tuple(
+            callee for line, callee in decorators.get(r["file"], ()) if above < line < r["line"])
     return found
 
 

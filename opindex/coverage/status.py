@@ -4,7 +4,7 @@ fallback, else missing.
 
 Statuses (documented in docs/coverage.md; scripts rely on them):
 - kernel: the op registers a kernel for the key (a native_functions.yaml row, a manual registration, the Meta
-  kernel torchgen generates for a structured op, a Python Meta registration)
+  kernel torchgen generates for a structured op or an in-place one, a Python Meta registration)
 - inherited: the key's kernel comes from another entry: the .out entry of a structured_delegate
 - composite_implicit / composite_explicit: a CompositeImplicitAutograd / CompositeExplicitAutograd(NonFunctional)
   kernel serves the key
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..pytorch.dispatch_keys import (ALIAS_KEYS, ALIAS_ORDER, EXPLICIT, EXPLICIT_NON_FUNCTIONAL, IMPLICIT,
                                      IMPLICIT_NESTED, alias_serves)
+from . import inplace_meta
 from .ops import Kernel, Op
 
 STATUSES = ("kernel", "inherited", "composite_implicit", "composite_explicit", "fallback", "missing")
@@ -31,7 +32,7 @@ COVERED = ("kernel", "inherited", "composite_explicit", "composite_implicit")
 class Status:
     status: str
     kernel: Kernel | None = None
-    via: str = ""  # how: yaml, registration, autogen, python, structured meta, the alias key, delegate op
+    via: str = ""  # how: yaml, registration, autogen, python, structured meta, inplace meta, the alias key, delegate op
 
 
 def status(op: Op, key: str, ops: dict[str, Op], fallbacks: dict[str, Kernel]) -> Status:
@@ -54,6 +55,8 @@ def status(op: Op, key: str, ops: dict[str, Op], fallbacks: dict[str, Kernel]) -
         return Status("kernel" if op.entry["structured"] else "inherited",
                       Kernel("meta", op.file, op.line, "yaml") if op.entry["structured"] else
                       Kernel("meta", delegate.file, delegate.line, "yaml"), "structured meta")
+    if key == "Meta" and op.inplace_meta is not None:  # torchgen's inplace_meta: it only checks self is meta
+        return Status("kernel", op.inplace_meta, inplace_meta.VIA)
     for alias in ALIAS_ORDER:
         if alias in op.kernels and alias_serves(alias, key):
             explicit = alias in (EXPLICIT, EXPLICIT_NON_FUNCTIONAL)

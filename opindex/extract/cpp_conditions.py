@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..pytorch.syntax import define_at
+from ..pytorch.syntax import define_at, split_top_level
 
 # a directive, continuation lines included; searched from its literal '#' (a pattern that starts at the line would
 # be tried at every line), only blanks may come before it on its line (checked per hit)
@@ -44,6 +44,12 @@ _DTYPE_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:(?:at::|c10::)?(?:isComplexType|i
 # a branch the source marks likely or unlikely (`if (C10_UNLIKELY(x))`, a fork's `if (maca_unlikely(x))`, `if
 # (__builtin_expect(x, 0))`): the whole condition is kept, read from the tree
 _HINT_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:\w*(?:unlikely|UNLIKELY|likely|LIKELY)\w*|__builtin_expect)\s*\(")
+# a bare name first, then `&&` anything (`if (use_cudnn && eps >= detail::getCUDAHooks().batchnormMinEpsilonCuDNN())`):
+# the name is a local flag (_local_flag reads what it was set to) or a parameter, and decides the whole test when false
+_FLAG_GUARD = re.compile(rb"if\s*\(\s*!?\s*[A-Za-z_]\w*\s*&&")
+# a free function of no arguments, whose value in the build traced the trace reads from its body
+# (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())`
+_CALL_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\s*\)\s*\)")
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -107,12 +113,14 @@ def requirements(data: bytes) -> list[tuple[int, str]]:
 
 def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
     """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD), of
-    dtype tests (_DTYPE_GUARD) and of branch hints (_HINT_GUARD), the else block as `not (...)`; only inside
+    dtype tests (_DTYPE_GUARD), of branch hints (_HINT_GUARD) and of a flag joined by `&&` to anything (_FLAG_GUARD),
+    the else block as `not (...)`; only inside
     functions. The then block's rows start at the `if` line."""
     if b"if" not in data:
         return []
     out, seen = [], set()
-    found = [*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data), *_HINT_GUARD.finditer(data)]
+    found = [*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data), *_HINT_GUARD.finditer(data),
+             *_FLAG_GUARD.finditer(data), *_CALL_GUARD.finditer(data)]
     for m in sorted(found, key=lambda m: m.start()):
         if m.start() and data[m.start() - 1] in _WORD or m.start() in seen:
             continue  # `elif (`, `verify_if(`: not the keyword; an `if` both patterns find
@@ -251,6 +259,12 @@ def _local_flag(data: bytes, before: int, cond: str) -> str | None:
     """`if (contiguous)` after `bool contiguous = iter.is_contiguous();`: the test of what the local holds
     (`iter.is_contiguous()`, `!(...)` for `if (!contiguous)`), which the trace's inputs can decide; None when the
     name is no local set that way (a parameter: `if (train)`)."""
+    parts = split_top_level(cond, "&&", brackets="(")
+    if len(parts) > 1:  # `use_cudnn && eps >= ...`: each flag of a conjunction read the same way
+        read = [_local_flag(data, before, p.strip()) for p in parts]
+        if all(r is None for r in read):
+            return None
+        return " && ".join(f"({r})" if r is not None else p.strip() for p, r in zip(parts, read))
     m = re.fullmatch(r"(!\s*)?([A-Za-z_]\w*)", cond)
     init = _initializer(data, before, m.group(2)) if m else None
     if init is None:
@@ -264,10 +278,105 @@ def _initializer(data: bytes, before: int, name: str) -> str | None:
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return None
     start = before
-    for _ in range(60):
+    for _ in range(FLAG_WINDOW):
         start = data.rfind(b"\n", 0, start - 1)
         if start <= 0:
             start = 0
             break
-    found = list(re.finditer(rb"\b(?:auto|bool)\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", data[start:before]))
-    return _clean(found[-1].group(1)) if found else None
+    window = data[start:before]
+    found = list(re.finditer(rb"\b(?:auto|bool)\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", window))
+    if not found:
+        return None
+    init = found[-1]
+    # a later plain assignment at the declaration's own depth replaces the value (1.8's batch_norm: `bool use_cudnn
+    # = false; use_cudnn = (input.is_cuda() && ... && weight.defined() ...);`); one inside a nested block (an `if`
+    # that may or may not run: addmm's `useLtInterface = ...`) leaves it unknown
+    value, guarded = _clean(init.group(1)), []
+    for m in re.finditer(rb"(?<![\w.>&*])" + name.encode() + rb"\s*=(?!=)\s*([^;{}]+);", window[init.end():]):
+        before_it = window[init.end():init.end() + m.start()]
+        tests = _enclosing_tests(before_it)
+        if tests is None:
+            return None
+        tests = [f"[#if {t}]" for t in _open_directives(before_it)] + tests
+        assigned = _clean(re.sub(rb"(?m)^\s*#.*$", b"", m.group(1)))
+        if tests:  # set only when the ifs around it hold: the value so far, or that
+            guarded.append(" && ".join(f"({t})" for t in tests + [assigned]))
+        else:
+            value, guarded = assigned, []
+    return " || ".join([f"({value})"] + [f"({g})" for g in guarded]) if guarded else value
+
+
+FLAG_WINDOW = 200  # lines above a test searched for the flag's declaration (addmm's useLtInterface: 103)
+
+
+def _enclosing_tests(text: bytes) -> list[str] | None:
+    """The tests of the `if (...) {` blocks still open at the end of `text` (a function's statements after a
+    flag's declaration, up to an assignment of it), outermost first, each read as _local_flag reads an if's test;
+    None when a block still open is no if's (a loop, an else, a lambda: when it runs is not a test)."""
+    code = re.sub(rb"(?m)^\s*#.*$", b"", text)
+    opened = []
+    for i, ch in enumerate(code):
+        if ch == 0x7B:  # {
+            opened.append(i)
+        elif ch == 0x7D and opened:  # }
+            opened.pop()
+    tests = []
+    for at in opened:
+        test = _block_test(code, at)
+        if test is None:
+            return None
+        tests.append(test)
+    return tests
+
+
+def _block_test(code: bytes, at: int) -> str | None:
+    """The test under which the block whose `{` is at `at` runs: an if's test (a local flag read as _local_flag
+    reads it), `not (...)` of it for its else block; None for any other block."""
+    head = code[:at].rstrip()
+    if head.endswith(b"else"):
+        closed = head[:-4].rstrip()
+        if not closed.endswith(b"}"):
+            return None
+        depth, i = 0, len(closed) - 1
+        while i >= 0:
+            depth += (closed[i] == 0x7D) - (closed[i] == 0x7B)
+            if depth == 0:
+                break
+            i -= 1
+        test = _block_test(closed, i) if i >= 0 else None
+        return None if test is None else f"not ({test})"
+    head = head[-400:]
+    starts = [m.end() for m in re.finditer(rb"\bif\s*\(", head)]
+    inside = next((head[s:-1] for s in reversed(starts) if head.endswith(b")") and _balanced(head[s:-1])), None)
+    if inside is None:
+        return None
+    test = _clean(inside)
+    return _local_flag(code, at, test) or test
+
+
+def _open_directives(text: bytes) -> list[str]:
+    """The #if tests still open at the end of `text`, outermost first (`#else` as the negation of its #if, `#elif`
+    as its own test and not the earlier ones'): the trace reads each in the build traced (trace/conditions.py)."""
+    stack: list[tuple[str, list[str]]] = []  # (this branch's test, the tests of the branches before it)
+    for m in re.finditer(rb"(?m)^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", text):
+        kind, rest = m.group(1).decode(), _clean(m.group(2))
+        if kind in ("if", "ifdef", "ifndef"):
+            test = {"ifdef": f"defined({rest})", "ifndef": f"!defined({rest})"}.get(kind, rest)
+            stack.append((test, []))
+        elif kind in ("elif", "else") and stack:
+            test, before = stack[-1]
+            before = before + [test]
+            mine = " && ".join([f"!({b})" for b in before] + ([f"({rest})"] if kind == "elif" else []))
+            stack[-1] = (mine, before)
+        elif kind == "endif" and stack:
+            stack.pop()
+    return [test for test, _ in stack]
+
+
+def _balanced(text: bytes) -> bool:
+    depth = 0
+    for ch in text:
+        depth += (ch == 0x28) - (ch == 0x29)
+        if depth < 0:
+            return False
+    return depth == 0

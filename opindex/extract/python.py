@@ -21,7 +21,7 @@ from ..records import (CallRow, ClassBaseRow, DecompositionRow, ModuleStateRow, 
                        SymbolRow)
 from . import FileFacts, columns
 from ..pytorch.python_rules import (absolute_import, aten_op, classify, collapse, is_dotted, is_tensor_method_name,
-                           normalize, package_of, string_value)
+                           library_op, normalize, package_of, string_value)
 
 QUERIES = Path(__file__).with_name("queries")
 LANGUAGE = "python"
@@ -37,6 +37,9 @@ _CALL = columns(CallRow, "file", "line", "language", "caller", "callee", "qualif
 _IMPORT = columns(PythonImportRow, "file", "line", "module", "name", "target", "kind")
 _BRIDGE = columns(PythonBridgeRow, "file", "line", "caller", "kind", "namespace", "op", "overload", "text")
 
+# the def in torch/_meta_registrations.py that registers the Python meta functions as Meta kernels at import; its
+# own list of ops it leaves alone is read there (_meta_skips)
+META_ACTIVATOR = "activate_meta"
 _ROLE = re.compile(r"@([A-Za-z_]\w*)")
 _loaded: tuple | None = None
 
@@ -254,6 +257,7 @@ class _FileExtraction:
         self._state(groups.get("parameter", []), groups.get("registered", []))
         self._decompositions(groups.get("register", []))
         self._registering_helpers(groups.get("helper", []))
+        self._meta_skips(groups.get("skip", []))
         return self.rows
 
     def guards(self, data: bytes, root) -> None:
@@ -559,6 +563,28 @@ class _FileExtraction:
             rows.append(DecompositionRow(file=self.path, line=_line(caps["helper"][0]), op=op, overload=overload,
                                          kind=kind, function=function))
 
+    def _meta_skips(self, matches: list[dict]) -> None:
+        """The op overloads activate_meta leaves to their C++ Meta kernel by its own list (`elif
+        op_overload.name() in {"aten::clone", ...}: pass`; OpOverload.name() is `aten::clone` for the default
+        overload, `aten::clone.out` for another): a `skipped` row per name, on the line of its string; op as the
+        other rows name it (clone; another namespace's with its prefix: mkldnn::x). Only inside a def named
+        activate_meta."""
+        rows = self.rows["decompositions"]
+        for caps in matches:
+            i = self._innermost(caps["skip"][0].start_byte)
+            if i < 0 or self.scopes[i].name != META_ACTIVATOR or self._in_error(caps["skip"][0].start_byte):
+                continue
+            for item in caps["skip.names"][0].named_children:
+                name = string_value(_text(item)) if item.type == "string" else None
+                if not name or "::" not in name:
+                    continue
+                namespace, _, full = name.partition("::")
+                op, _, overload = full.partition(".")
+                rows.append(DecompositionRow(file=self.path, line=_line(item),
+                                             op=op if namespace == "aten" else f"{namespace}::{op}",
+                                             overload=overload or "default", kind="skipped",
+                                             function=self.scopes[i].qn))
+
     def _decompositions(self, matches: list[dict]) -> None:
         rows = self.rows["decompositions"]
         in_refs = self.module == "torch._refs" or self.module.startswith("torch._refs.")
@@ -575,7 +601,7 @@ class _FileExtraction:
             for item in items:
                 text = collapse(_text(item))
                 target = self._resolve(text) if is_dotted(text) else None
-                op = aten_op(target) if target else None
+                op = (aten_op(target) or library_op(target)) if target else None
                 if op is not None:
                     rows.append(DecompositionRow(file=self.path, line=line, op=op[0], overload=op[1], kind=kind,
                                                  function=scope.qn))

@@ -390,14 +390,19 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
 
 
 def _row_score(g: KernelGroup, hints: list[str]):
-    """How well a dispatch row fits the profiled kernel, lowest best: the profile's op exactly (_foreach_mul_), then
-    its in-place/out twins, then the row whose kernel name shares most with the functor's
+    """How well a dispatch row fits the profiled kernel, lowest best: the profile's op exactly (_foreach_mul_; of
+    several, the one the profile names most often), then its in-place/out twins, then the row whose kernel name shares most with the functor's
     (PointwiseOpScalarListFunctor: ..._scalarlist_cuda_), then the key."""
-    wanted, exact = _profile_ops(g), {_op_base(o) for o in _profile_op_list(g)}
+    wanted = _profile_ops(g)
+    # the profile's ops most frequent first: one kernel name launched by two ops (launch_clamp_scalar's lambda under
+    # aten::clamp_min for relu and aten::clamp for clip_grad_norm_) is answered for the op that launched it most
+    exact: dict[str, int] = {}
+    for o in _profile_op_list(g):
+        exact.setdefault(_op_base(o), len(exact))
     hint_text = " ".join(hints).lower()
 
     def score(r):
-        return (_op_base(r[0]) not in exact, _norm_op(r[0]) not in wanted,
+        return (exact.get(_op_base(r[0]), len(exact)), _norm_op(r[0]) not in wanted,
                 -sum(len(w) for w in str(r[2]).lower().split("_") if len(w) > 3 and w in hint_text),
                 DISPATCH_KEY_ORDER.index(r[1]) if r[1] in DISPATCH_KEY_ORDER else 9)
     return score

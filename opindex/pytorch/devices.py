@@ -97,6 +97,8 @@ DIALECT_FOLDERS = frozenset(f for b in BACKENDS if b.dialect_extensions for f in
 HEADER_EXTENSIONS = (".h", ".hpp")
 # every C/C++/CUDA header suffix: a file compiled only where it is #included (trace/conditions.py file_built)
 CPP_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
+# the files a compiler is given: each a translation unit, reading the headers it #includes (trace/walk/bodies.py)
+CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c", ".cu", ".mm")
 # Folders whose code runs on one platform only, whatever dispatch key reaches it: a backend's folders and library
 # folders, except those a vendor platform's build alone compiles (miopen/ and hip/ are ROCm's, though registered as
 # CUDA: an NVIDIA build never compiles them)

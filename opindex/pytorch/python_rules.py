@@ -109,6 +109,15 @@ def aten_op(target: str) -> tuple[str, str | None] | None:
     return None
 
 
+def library_op(target: str) -> tuple[str, str | None] | None:
+    """("ns::x", overload) for torch.ops.ns.x / torch.ops.ns.x.overload of a namespace other than aten
+    (torch.ops.mkldnn._convolution_pointwise.default), else None."""
+    parts = normalize(target).split(".")
+    if parts[:2] == ["torch", "ops"] and len(parts) in (4, 5) and parts[2] != "aten":
+        return f"{parts[2]}::{parts[3]}", parts[4] if len(parts) == 5 else None
+    return None
+
+
 def is_tensor_method_name(name: str) -> bool:
     return _OPLIKE.match(name) is not None and not name.startswith("__") and not is_torch_function_plumbing(name)
 

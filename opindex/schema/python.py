@@ -80,7 +80,8 @@ decompositions = Table(
     "decompositions", metadata,
     Column("id", Integer, primary_key=True, comment="row id"),
     checkout_fk(), *file_line(),
-    Column("op", Text, nullable=False, comment="the aten operator covered (addmm)"),
+    Column("op", Text, nullable=False, comment="the aten operator covered (addmm); an operator of another "
+                                               "namespace with its prefix (mkldnn::_linear_pointwise)"),
     Column("overload", Text, comment="its overload (default, out, Tensor), NULL when the packet is named"),
     Column("kind", String(16), nullable=False,
            comment="decomposition (@register_decomposition outside torch/_refs), reference (a module-level def in "
@@ -88,7 +89,10 @@ decompositions = Table(
                    "__all__, then op is the def's name), meta (@register_meta); also a module-level call of a "
                    "helper that registers one: register_inplace(aten.x_, ...) and "
                    "_create_binary_float_meta_func(aten.x) (meta) for the op they name, `x_ = _make_inplace(x)` "
-                   "and `x_copy = _make_copy_from_view(aten.x)` for the op named like the variable"),
+                   "and `x_copy = _make_copy_from_view(aten.x)` for the op named like the variable; skipped: an "
+                   "op activate_meta's own list leaves to its C++ Meta kernel (`elif op_overload.name() in "
+                   "{\"aten::clone\", ...}: pass`), overload `default` for a name without one, line the "
+                   "name's, function torch._meta_registrations.activate_meta"),
     Column("function", Text, nullable=False,
            comment="qualified name of the Python def implementing it, line that def's line; for a helper's call "
                    "the module's name of the helper (torch._refs._make_copy_from_view), or of the def "

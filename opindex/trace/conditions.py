@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import operator
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
+from . import function_value
 from . import pyflow
 from .model import NOT_DEFAULT, Condition
 from .rank import is_test
@@ -137,6 +139,12 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     the names have their default values; None when that cannot be said. A test of several parts is read as Python
     (py_holds): and/or/not, parentheses, isinstance()."""
     condition = _unwrap(condition)
+    if condition in ("true", "false", "not (true)", "not (false)"):  # a function's value written in (function_value)
+        return condition in ("true", "not (false)")
+    bang = re.fullmatch(r"!\s*(\(.*\))", condition, re.S)
+    if bang is not None and _closes_at_end(bang.group(1)):  # `!(a && b)`, `!(false)`
+        inner = holds(bang.group(1), defaults)
+        return None if inner is None else not inner
     found = _holds(condition, defaults)
     if found is None and DTYPE in defaults:
         found = dtype_holds(condition, defaults[DTYPE])
@@ -151,7 +159,10 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     if found is None and ("&&" in condition or "||" in condition):
         return cpp_holds(condition, defaults)
     if found is None and ("(" in condition or " or " in condition or " and " in condition):
-        return py_holds(condition, defaults)
+        found = py_holds(condition, defaults)
+    if found is None and condition.startswith("not (") and condition.endswith(")"):
+        inner = holds(condition[5:-1], defaults)  # an else block of a test read above (`not (!(true))`)
+        found = None if inner is None else not inner
     return found
 
 
@@ -264,9 +275,19 @@ def _unwrap(condition: str) -> str:
     text = condition.strip()
     negate = text.startswith("not (") and text.endswith(")")
     inner = text[5:-1].strip() if negate else text
-    while inner.startswith("(") and inner.endswith(")") and len(split_top_level(inner[1:-1], ")", "(")) == 1:
+    while inner.startswith("(") and inner.endswith(")") and _closes_at_end(inner):
         inner = inner[1:-1].strip()
     return f"not ({inner})" if negate else inner
+
+
+def _closes_at_end(text: str) -> bool:
+    """Whether the `(` that starts `text` is closed by its last character (`(a) && (b)` is not)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i == len(text) - 1
+    return False
 
 
 # The C++ scalar type an input dtype runs as inside AT_DISPATCH (scalar_t), as explicit specializations name it
@@ -405,13 +426,20 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
     elif op:
         right = _literal(literal)
         if isinstance(right, Constant) and not isinstance(value, Constant) and CONSTANT in defaults:
-            return _against_constant(value, right, op, defaults[CONSTANT], bool(bang), negate)
-        if value is None or right is _UNKNOWN or isinstance(value, Constant) != isinstance(right, Constant) \
+            known = defaults.get(CONSTANTS, {}).get(right.name)
+            return _against_constant(value, right, op, known if known is not None else defaults[CONSTANT],
+                                     bool(bang), negate)
+        if value is None or right is _UNKNOWN or isinstance(value, Constant) and not isinstance(right, Constant) \
                 or isinstance(value, str) != isinstance(right, str):
             return None  # (`p == "nuc"` with p=2.0, a schema's str default against a C++ constant: not said here)
         if isinstance(value, (Constant, str)) and op not in ("==", "!="):
             return None  # `reduction == Reduction::Mean` with reduction=Mean: constants compare by name only (and
             # strings by value: `p == "nuc"` with p="fro")
+        if isinstance(right, Constant) and not isinstance(value, (Constant, bool)) \
+                and right.name in defaults.get(CONSTANTS, {}):
+            right = defaults[CONSTANTS][right.name]  # `mode == MODE_MAX`, `constexpr int MODE_MAX = 2;` above
+        elif isinstance(value, Constant) != isinstance(right, Constant):
+            return None
         compare = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
                    "<": operator.lt}[op]
         result = compare(value, right)
@@ -427,12 +455,13 @@ CONSTANT = "(constant)"
 
 def _against_constant(value, right: "Constant", op: str, constant, bang: bool, negate: bool) -> bool | None:
     """A value a traced call gave (a string, an int, or an int made from a string: pyflow.Named) against a C++
-    constant: by the constant's integer value where its file defines it (`constexpr int MODE_MAX = 2;`), else by
+    constant (`constant`: its integer, or a function of its name that finds it): by the constant's integer value
+    where its file defines it (`constexpr int MODE_MAX = 2;`), else by
     name, as PyTorch names enum members after the strings (reduction 'none' is at::Reduction::None, approximate
     'tanh' GeluType::Tanh, mode 'reflect' at::padding_mode::reflect); None when neither says."""
     if op not in ("==", "!="):
         return None
-    number = constant(right.name) if constant is not None else None
+    number = constant if isinstance(constant, int) else constant(right.name) if constant is not None else None
     name = value.name if isinstance(value, pyflow.Named) else value if isinstance(value, str) else None
     if number is not None and isinstance(value, int) and not isinstance(value, bool):
         result = int(value) == number
@@ -452,6 +481,35 @@ def _is_instance(defaults: dict[str, object], name: str, types: list[str]) -> bo
         return None
     value = defaults[name]
     return any(isinstance(value, _BUILTIN_TYPES[t]) for t in types if t in _BUILTIN_TYPES)
+
+
+# The integer constants a C++ file defines for itself (`constexpr int MODE_MAX = 2;`, `#define MODE_SUM 0`, an enum's
+# `MAX = 2`), by name: a parameter's value compares with them (_holds)
+CONSTANTS = "(constants)"
+_CONSTANT = re.compile(r"^\s*(?:(?:static\s+)?(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?[\w:]+\s+([A-Za-z_]\w*)"
+                       r"\s*=\s*(-?\d+)\s*;|#\s*define\s+([A-Za-z_]\w*)\s+\(?(-?\d+)\)?\s*$)", re.M)
+
+
+@functools.lru_cache(maxsize=1024)
+def file_constants(root: str | None, file: str | None) -> dict[str, int]:
+    """The integer constants `file` defines at the start of a line (constexpr/const declarations, #defines), read
+    from the checkout's text; {} when it cannot be read (a moved checkout: the tests stay unknown). A name defined
+    twice with different values is left out."""
+    if not root or not file:
+        return {}
+    try:
+        with open(os.path.join(root, file), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    out: dict[str, int] = {}
+    twice: set[str] = set()
+    for m in _CONSTANT.finditer(text):
+        name, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if out.get(name, int(value)) != int(value):
+            twice.add(name)
+        out[name] = int(value)
+    return {k: v for k, v in out.items() if k not in twice}
 
 
 @dataclass(frozen=True)
@@ -476,6 +534,9 @@ def _literal(text: str) -> object:
         return _UNKNOWN
 
 
+_DIRECTIVE_TERM = re.compile(r"\[#if ([^\]]*)\]")
+
+
 class BodyGuards:
     """The Guards of each body a walk enters, read once per body and op: a C++ body with the default arguments of
     the op being walked (the builder's innermost entry), a Python def with its own parameters' defaults."""
@@ -483,6 +544,7 @@ class BodyGuards:
     def __init__(self, con, device: str, builder, build: "BuildContext"):
         self.con, self.device, self.builder, self.build = con, device, builder, build
         self.cache: dict[tuple, Guards] = {}
+        self.functions: dict[tuple[str, str], bool | None] = {}  # (name, file) -> what it returns (function_value)
 
     def over(self, d: dict) -> Guards:
         """The #if branches and if blocks over a C++ body (body(), calls() and device_calls() ask in turn), read
@@ -495,17 +557,45 @@ class BodyGuards:
         if found is None:
             # the input's dtype decides dtype tests, the traced device device tests
             defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
-                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general"}
+                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general",
+                                           CONSTANTS: file_constants(self.builder.trace.root, d.get("file"))}
             for schema in schemas:
                 defaults.update(schema_defaults(schema, d.get("signature")))
             call = self.build.call
             if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py)
                 defaults.update(call.cpp_values(schemas, d))
                 defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
-            found = self.cache[key] = Guards(
-                q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else [], self.device, defaults,
-                d.get("file"), self.build)
+            rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
+            found = self.cache[key] = Guards([self.with_values(r, d["file"]) for r in rows], self.device, defaults,
+                                             d.get("file"), self.build)
         return found
+
+    def with_values(self, row: dict, file: str) -> dict:
+        """A condition row with the no-argument functions it calls written as the value they return in the build
+        traced (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())` is `false` in the fork's
+        USE_MACA build."""
+        if row["kind"] == "#if":
+            return row
+        text = row["condition"]
+        if "[#if " in text:  # a flag set under an #if (extract/cpp_conditions.py): the build says whether it is
+            text = _DIRECTIVE_TERM.sub(lambda m: {True: "true", False: "false"}.get(self.build.holds(m.group(1)),
+                                                                                     m.group(0)), text)
+        if "()" in text and function_value.calls_in(text):
+            text = function_value.substitute(text, lambda name: self.function_value(name, file))
+        return row if text == row["condition"] else {**row, "condition": text}
+
+    def function_value(self, name: str, file: str) -> bool | None:
+        """What the function `name` (qualified as written) returns, when one definition answers: the one in `file`,
+        else the only one of that name."""
+        key = (name, file)
+        if key not in self.functions:
+            defs = [s for s in q.symbols_named(self.con, name.rpartition("::")[2]) if s["kind"] == "function"
+                    and s["qualified_name"].endswith(name)]
+            here = [s for s in defs if s["file"] == file]
+            one = here[0] if len(here) == 1 else defs[0] if len(defs) == 1 else None
+            self.functions[key] = None if one is None else function_value.body_value(
+                self.builder.trace.root, one["file"], one["line"], one["end_line"], self.build.holds)
+        return self.functions[key]
 
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not

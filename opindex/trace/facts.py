@@ -61,6 +61,24 @@ class Resident:
         return out
 
     @functools.cached_property
+    def include_graph(self) -> dict[str, list[str]]:
+        """file -> the indexed files its #include lines name (a path from a source root, `ATen/native/x.cuh`, or
+        one relative to the including file, `maca_kernels/x.cuh`)."""
+        by_name: dict[str, list[str]] = {}
+        for (path,) in self.con.execute("SELECT path FROM files"):
+            by_name.setdefault(path.rpartition("/")[2], []).append(path)
+        out: dict[str, list[str]] = {}
+        for file, spec in self.con.execute("SELECT file, path FROM includes"):
+            near = posixpath.normpath(posixpath.join(posixpath.dirname(file), spec))
+            out.setdefault(file, []).extend(
+                f for f in by_name.get(spec.rpartition("/")[2], ()) if f == near or f == spec or f.endswith("/" + spec))
+        return out
+
+    @functools.cached_property
+    def translation_units(self) -> dict[str, frozenset[str]]:
+        return {}  # source file -> every file it includes, directly or not (included_in), filled as asked
+
+    @functools.cached_property
     def built_files(self) -> dict[tuple, dict]:
         return {}  # (device, user settings) -> header -> whether that build compiles it (BuildContext.file_built)
 
@@ -636,6 +654,25 @@ def include_sites(con, file: str) -> list[tuple[str, int]]:
             or posixpath.normpath(posixpath.join(posixpath.dirname(f), path)) == file]  # relative
 
 
+def included_in(con, source: str) -> frozenset[str]:
+    """The files a translation unit (a .cu or .cpp file) reads: itself and every file it #includes, directly or
+    through other headers (kept per open index). Empty for an index without the includes table."""
+    kept = resident(con).translation_units
+    if source not in kept:
+        try:
+            graph = resident(con).include_graph
+        except sqlite3.OperationalError:
+            graph = {}
+        seen, todo = {source}, [source]
+        while todo:
+            for f in graph.get(todo.pop(), ()):
+                if f not in seen:
+                    seen.add(f)
+                    todo.append(f)
+        kept[source] = frozenset(seen)
+    return kept[source]
+
+
 def macro_sites(con, name: str, function_like: bool) -> list[dict]:
     """The checkout's `#define name` (or `#define name()`) sites, with the #if branches around each (kept per open
     index: every trace's build asks for the same few macros)."""
@@ -769,6 +806,18 @@ def bridges_to(con, op: str) -> list[dict]:
     return rows(con, "SELECT * FROM python_bridges WHERE op = ? ORDER BY file, line", (op,))
 
 
+# how torch/nn/modules write a call of torch.nn.functional (`F.layer_norm(...)`, `torch.nn.functional.x(...)`)
+FUNCTIONAL_QUALIFIERS = ("F", "torch.nn.functional", "nn.functional", "functional")
+
+
+def module_forwards_calling(con, name: str) -> list[dict]:
+    """The nn.Module forward methods (torch/nn/modules, torch/ao/nn) that call torch.nn.functional's `name`."""
+    return rows(con, f"SELECT file, line, caller FROM calls WHERE language = 'python' AND callee = ? AND qualifier IN "
+                     f"({','.join('?' * len(FUNCTIONAL_QUALIFIERS))}) AND caller LIKE '%.forward' AND "
+                     f"(file LIKE 'torch/nn/modules/%' OR file LIKE 'torch/ao/nn/%') ORDER BY file, line",
+                (name, *FUNCTIONAL_QUALIFIERS))
+
+
 def meta_functions(con, name: str) -> list[dict]:
     return rows(con, "SELECT * FROM symbols WHERE name = ? AND kind IN ('meta_func', 'precompute_meta_func') "
                      "ORDER BY file NOT LIKE '%/native/%', file, line", (name,))
@@ -806,7 +855,9 @@ def module_bridges_at(con, file: str, line: int) -> list[dict]:
 
 
 def decompositions_of(con, op: str) -> list[dict]:
-    return rows(con, "SELECT * FROM decompositions WHERE op = ? ORDER BY kind, file, line", (op,))
+    """The op's Python functions (a `skipped` row names none: activate_meta's list of ops it leaves alone)."""
+    return rows(con, "SELECT * FROM decompositions WHERE op = ? AND kind != 'skipped' ORDER BY kind, file, line",
+                (op,))
 
 
 def codegen_files(con, names: tuple[str, ...]) -> list[dict]:
@@ -836,6 +887,11 @@ def definitions_in_file(con, file: str, kinds: tuple[str, ...]) -> list[dict]:
     """(line, end_line, qualified_name) of a file's definitions of `kinds`, by line."""
     return rows(con, f"SELECT line, end_line, qualified_name FROM symbols WHERE file = ? AND kind IN "
                      f"({','.join('?' * len(kinds))}) ORDER BY line", (file, *kinds))
+
+
+def chosen_kernel_definitions(con) -> list[dict]:
+    """(dispatch_id, def_file, def_line) of every definition the link step chose for a dispatch row's kernel."""
+    return rows(con, "SELECT dispatch_id, def_file, def_line FROM op_kernel_links WHERE chosen")
 
 
 def all_dispatch_rows(con) -> list[dict]:

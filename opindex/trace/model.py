@@ -249,8 +249,8 @@ class Trace:
 
     def main_chain(self) -> list[Hop]:
         """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
-        start to the first Python surface (trace/rank.py chooses it). Kept while the hops stay the same (the
-        renderers ask several times)."""
+        start to an nn.Module surface, else the first Python surface (trace/rank.py chooses it). Kept while the
+        hops stay the same (the renderers ask several times)."""
         key = (len(self.hops), id(self.hops[-1]) if self.hops else None)
         cached = self.__dict__.get("_main")
         if cached is None or cached[0] != key:

@@ -12,12 +12,16 @@ import re
 from functools import lru_cache
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
+# ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
+# input (cudnn_convolution_transpose -> cudnn_convolution_backward_input; slow_conv_transpose2d): for a traced name
+# with this word a backward function on the path is its work
+FORWARD_BY_BACKWARD = frozenset({"transpose", "transposed"})
 
 
 def main_chain(t) -> list:
     """The default path: top-down, from the root to the device code the op really ends in; bottom-up, from the
-    start to the first Python surface. Of the ends (Trace.ends), the best by `rank_end`; without one, the
-    deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A hop that
+    start to the first nn.Module surface reached, else the first Python surface. Of the ends (Trace.ends), the best
+    by `rank_end`; without one, the deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A hop that
     repeats one shown above (its machinery walked once, there) reaches what that one reaches: the path through it
     and on below the hop it repeats is a candidate too (_through_repeats), and then one step of the chain is no
     parent-child link but a repeat and what it repeats."""
@@ -40,8 +44,10 @@ def main_chain(t) -> list:
             return min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
-        if ends:
-            return t.path(ends[0])
+        # an nn.Module (its forward calls the functional) is the surface most code reaches the op through
+        modules = [h for h in ends if h.layer == "python" and h.kind == "module"]
+        if modules or ends:
+            return t.path((modules or ends)[0])
     pool = [h for h in t.hops if not h.absent and h.layer not in TAIL_LAYERS and not _in_tail(t, h)
             and h.kind != "helper"] or t.hops  # (a helper leaf leads nowhere: never the path's end)
     return t.path(max(pool, key=lambda h: (len(t.path(h)), -h.id)))
@@ -194,7 +200,8 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
     then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
     through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
-    branch the op's default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
+    backward function (a forward trace whose name does not say backward), then one through a branch the op's
+    default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
     path = path or t.path(end)  # (a path through a repeat: given)
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
@@ -223,8 +230,12 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     writes = any(h.kind == "writes" for h in path)
     # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
     special = sum(1 for h in path if h.not_default)
+    # a forward trace's work is no backward function's: F.conv2d's switch over the convolution backend has a
+    # transposed case whose cuDNN path runs cudnn_convolution_backward_input; ranked after every forward way
+    backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
+        h.layer in ("native", "cpp") and "backward" in words(h.name.split("::")[-1]) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    return (writes, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
+    return (writes, backward, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
 
 
 # -- where the main chain chose ---------------------------------------------------------------------------------------

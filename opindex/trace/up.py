@@ -101,7 +101,7 @@ class UpWalker:
         self.b.seen_cpp.add(key)
         names = list(dict.fromkeys((d["name"], last(qualified_name))))
         regs = self.steps.registrations(names, d["file"])
-        rows = self.steps.dispatch_rows(names)
+        rows = self.steps.kernel_of(self.steps.dispatch_rows(names), d["file"], d["line"])
         for r in self.fan_in(regs, hop, "registrations", lambda x: x["id"],
                              lambda x: f"{x['device']}: {x['stub']} ({x['macro']})"):
             rh = self.b.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
@@ -156,7 +156,8 @@ class UpWalker:
             if d is None or (d["qualified_name"], d["file"]) in self.b.seen_cpp:
                 continue
             self.b.seen_cpp.add((d["qualified_name"], d["file"]))
-            rows = [r for r in self.steps.dispatch_rows([d["name"]]) if r["dispatch_key"] in q.COMPOSITE_KEYS]
+            rows = [r for r in self.steps.kernel_of(self.steps.dispatch_rows([d["name"]]), d["file"], d["line"])
+                    if r["dispatch_key"] in q.COMPOSITE_KEYS]
             if not rows:
                 continue
             # one hop per caller, the ops it is the kernel of below it (a caller is never listed twice)
@@ -205,6 +206,17 @@ class UpWalker:
         limit = self.trace.limit and max(self.trace.limit, MAX_BRIDGES)
         for b in self.fan_in(every, parent, "Python callers", lambda b: (b["caller"], b["text"]),
                              lambda b: f"{b['caller'] or b['file']}: {b['text']}", limit=limit):
-            self.b.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
-                     b["line"], "Python caller")
+            bh = self.b.add(parent, "bridge", b["kind"], f"{b['caller'] or b['file']}: {b['text']}", b["file"],
+                            b["line"], "Python caller")
+            if (b["caller"] or "").startswith("torch.nn.functional."):
+                self.module_surfaces(b["caller"].rpartition(".")[2], bh)
+
+    def module_surfaces(self, functional: str, parent: Hop) -> None:
+        """The nn.Modules whose forward calls a functional (nn.LayerNorm.forward calls F.layer_norm): the surface
+        most code reaches the op through, one level above the functional."""
+        calls = q.module_forwards_calling(self.con, functional)
+        for c in self.fan_in(calls, parent, "nn.Module callers", lambda c: c["caller"]):
+            module = c["caller"].removesuffix(".forward")
+            self.b.add(parent, "python", "module", module, c["file"], c["line"],
+                       f"{module.rpartition('.')[2]}.forward calls F.{functional}")
 

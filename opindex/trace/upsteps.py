@@ -86,6 +86,18 @@ class UpSteps:
         found = {r["id"]: r for n in names if "::" not in n for r in by.get(n, ())}
         return sorted(found.values(), key=lambda r: (r["line"], r["id"]))
 
+    def kernel_of(self, rows: list[dict], file: str, line: int) -> list[dict]:
+        """Of dispatch rows found by their kernel's name, those whose kernel is this definition: the link step
+        chose it for the row (op_kernel_links), or chose none. An anonymous-namespace helper named like an op
+        kernel (transformer.cpp's `norm`, which calls at::layer_norm) is no kernel of aten::norm."""
+        def make():
+            chosen: dict[int, set[tuple[str, int]]] = {}
+            for r in q.chosen_kernel_definitions(self.con):
+                chosen.setdefault(r["dispatch_id"], set()).add((r["def_file"], r["def_line"]))
+            return chosen
+        chosen = self._keep("chosen", make)
+        return [r for r in rows if r["id"] not in chosen or (file, line) in chosen[r["id"]]]
+
     def stub_calls(self, stub: str, device: str | None) -> list[dict]:
         """The calls that reach `stub`'s registration for `device` (None: any): direct calls whose device argument
         may be that device, then calls passing the stub to a helper. Each row: caller, file, line, device_arg, via

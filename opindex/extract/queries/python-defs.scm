@@ -34,3 +34,31 @@
          function: (identifier) @helper.func
          arguments: (argument_list . (_) @helper.first)))] @helper)
   (#any-of? @helper.func "register_inplace" "_create_binary_float_meta_func" "_make_inplace" "_make_copy_from_view"))
+
+; activate_meta's own exclusions (torch/_meta_registrations.py): `elif op_overload.name() in {"aten::clone", ...}:
+; pass` keeps the C++ kernel of the ops it names (the test may be in parentheses: `elif (\n op_overload.name() ...)`)
+([(if_statement
+    condition: [
+      (comparison_operator
+        (call function: (attribute attribute: (identifier) @skip.method))
+        operators: "in"
+        [(set) (list) (tuple)] @skip.names)
+      (parenthesized_expression
+        (comparison_operator
+          (call function: (attribute attribute: (identifier) @skip.method))
+          operators: "in"
+          [(set) (list) (tuple)] @skip.names))]
+    consequence: (block . (pass_statement) .))
+  (elif_clause
+    condition: [
+      (comparison_operator
+        (call function: (attribute attribute: (identifier) @skip.method))
+        operators: "in"
+        [(set) (list) (tuple)] @skip.names)
+      (parenthesized_expression
+        (comparison_operator
+          (call function: (attribute attribute: (identifier) @skip.method))
+          operators: "in"
+          [(set) (list) (tuple)] @skip.names))]
+    consequence: (block . (pass_statement) .))] @skip
+  (#eq? @skip.method "name"))

@@ -3,7 +3,7 @@ helpers it calls, and those without device code shown as leaves."""
 from __future__ import annotations
 
 from .. import facts as q
-from ...pytorch.devices import op_api_call, runs_on
+from ...pytorch.devices import CPP_HEADERS, CPP_SOURCES, op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
 from ..conditions import specialization_dtype
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
@@ -170,6 +170,7 @@ class BodyWalk(Step):
                                              call.get("template_args"))
                  if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
                  and not ln["device_function"]]  # only device code calls those (device_calls)
+        links = self.in_translation_unit(call, links, hop)
         if leaves:
             self.keep_leaf(call, links, hop)
         for target in links:
@@ -202,6 +203,22 @@ class BodyWalk(Step):
             else:
                 self.b.seen_cpp.discard(target["id"])
                 self.b.truncate(mark)
+
+    def in_translation_unit(self, call: dict, links: list[dict], hop: Hop) -> list[dict]:
+        """Of the definitions a header's call may reach in several files, those the translation unit being walked
+        reads: a header is compiled inside the .cu/.cpp file that includes it (maca_kernels/CUDALoops_maca_arity3.cuh
+        calls launch_vectorized_kernel, which both CUDALoops.cuh and CUDALoops_copy.cuh define before including it;
+        TensorCompare.cu reads CUDALoops.cuh only). The source file is the nearest one on the path above the call;
+        all links are kept when none of them, or all of them, are read there."""
+        if len({ln["def_file"] for ln in links}) < 2 or not call["file"].endswith(CPP_HEADERS):
+            return links
+        source = next((h.file for h in reversed(self.trace.path(hop)) if h.file and h.file.endswith(CPP_SOURCES)),
+                      None)
+        if source is None:
+            return links
+        unit = q.included_in(self.con, source)
+        kept = [ln for ln in links if ln["def_file"] in unit]
+        return kept or links
 
     def link_condition(self, hop: Hop, test: str, file: str | None) -> None:
         """A definition a call or kernel name reaches under an #if (one of several same-named ones): said, and read

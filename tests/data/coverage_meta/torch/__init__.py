@@ -1,0 +1,1 @@
+# opindex test checkout: the package
