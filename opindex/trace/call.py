@@ -331,7 +331,7 @@ def schema_parameters(schema: str) -> list[tuple[str, str | None, bool, str]]:
 
 def _schema_literal(text: str):
     try:
-        return ast.literal_eval(text.replace("True", "True"))
+        return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return Unknown(text)
 
