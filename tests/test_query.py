@@ -286,7 +286,9 @@ def test_up_from_an_op_walks_to_its_python_surfaces(ix):
             ("python", "binding", "torch.relu", 0),
             ("python", "binding", "Tensor.relu", 0),
             ("bridge", "torch", "torch.nn.functional.relu: torch.relu", 0),
+            ("python", "module", "torch.nn.modules.activation.ReLU", 3),  # its forward calls F.relu
             ("bridge", "tensor_method", "torch._tensor.Tensor.double_relu: self.relu", 0)]
+        assert t.main_chain()[-1].name == "torch.nn.modules.activation.ReLU"
 
 
 def test_up_from_a_python_class_says_why_not(sample_db):

@@ -22,6 +22,7 @@ class TraceBuilder:
         self.seen_native: set[int] = set()
         self.seen_cpp: set = set()  # symbol ids walked down (the up walk keeps (qualified name, file) pairs)
         self.seen_stub: set[str] = set()
+        self.stub_hops: dict[str, int] = {}  # stub -> the hop of its first call walked (a later call repeats it)
         # what led to device code when walked: a later call of it is kept as a "(shown above)" hop (live)
         self.useful_cpp: set[int] = set()
         self.useful_native: set[int] = set()

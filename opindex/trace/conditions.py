@@ -552,7 +552,8 @@ class BodyGuards:
         a parameter an inner schema has no default for keeps the value an outer op gave it by that name
         (nll_loss's reduction=Mean reaches nll_loss_forward's `int reduction` and the CUDA kernel's test of it)."""
         schemas = tuple(e["schema"] for e in self.builder.defaults)
-        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas)
+        given = tuple(sorted((d.get("call_values") or {}).items()))
+        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given)
         found = self.cache.get(key)
         if found is None:
             # the input's dtype decides dtype tests, the traced device device tests
@@ -565,6 +566,10 @@ class BodyGuards:
             if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py)
                 defaults.update(call.cpp_values(schemas, d))
                 defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
+            for name, text in given:  # literals the call that reached this body passes (walk/bodies.py)
+                value = _literal(text)
+                if value is not _UNKNOWN:
+                    defaults[name] = value
             rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
             found = self.cache[key] = Guards([self.with_values(r, d["file"]) for r in rows], self.device, defaults,
                                              d.get("file"), self.build)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import posixpath
 import re
 import sqlite3
@@ -424,6 +425,31 @@ def stub_argument(con, file: str, line: int, parameter: str) -> dict | None:
     found = rows(con, "SELECT * FROM stub_arguments WHERE file = ? AND line = ? AND parameter = ?",
                  (file, line, parameter))
     return found[0] if found else None
+
+
+def arguments_of_call(con, file: str, line: int, callee: str) -> list[str] | None:
+    """The argument texts of the one call of `callee` at file:line (calls.arguments); None when there is not
+    exactly one such call or it has no argument list."""
+    found = rows(con, "SELECT arguments FROM calls WHERE file = ? AND line = ? AND callee = ?", (file, line, callee))
+    if len(found) != 1 or not found[0]["arguments"]:
+        return None
+    try:
+        args = json.loads(found[0]["arguments"])
+    except ValueError:
+        return None
+    return [a.strip() for a in args] if all(isinstance(a, str) for a in args) else None
+
+
+def call_arguments(con, file: str, line: int) -> list[str]:
+    """The argument texts of the calls made at file:line (calls.arguments, a JSON list per call), all together."""
+    out: list[str] = []
+    for r in rows(con, "SELECT arguments FROM calls WHERE file = ? AND line = ? AND arguments IS NOT NULL",
+                  (file, line)):
+        try:
+            out += [a.strip() for a in json.loads(r["arguments"]) if isinstance(a, str)]
+        except ValueError:
+            continue
+    return out
 
 
 def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:

@@ -50,10 +50,10 @@ class CallSiteWalk(Step):
         helpers it calls that lead to no device code, then the fills and copies it makes besides its work."""
         d, hop = body.d, body.hop
         guards = self.conditions.over(d)  # asked again per body (cheap): calls() is entered without body() for some
-        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+        calls = q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d))
+        for call, under in _default_first([(c, guards.at(c["line"])) for c in calls]):
             if self.b.full():
                 return
-            under = guards.at(call["line"])
             if under.off:
                 continue  # `#ifdef __HIP_PLATFORM_HCC__` on --device cuda: another platform's build compiles it
             with self.b.noted(hop, under):
@@ -334,6 +334,16 @@ class CallSiteWalk(Step):
             self.unexpanded[hop.id] = count + 1  # said once per function
             self.b.add(hop, hop.layer, "capped", f"more op calls here not listed (the first {MAX_UNEXPANDED} are; "
                      "--depth follows them, --limit 0 lists all)", absent=True)
+
+
+def _default_first(calls: list[tuple]) -> list[tuple]:
+    """The calls in source order, those under a branch the inputs do not take last: what the default path calls is
+    walked first and owns the machinery it shares with them (unary_op_impl_with_complex_to_float_out calls
+    abs_stub under `if (self.is_complex() && ...)`, then passes it on to unary_op_impl_out; the second call is
+    walked first, the first becomes its repeat)."""
+    def false(under) -> bool:
+        return any(c.assumed is False for c in under.conditions)
+    return [cu for cu in calls if not false(cu[1])] + [cu for cu in calls if false(cu[1])]
 
 
 _AT_CALL = re.compile(r"^at::(\w+)\s*\(")

@@ -10,6 +10,9 @@ from ..model import Found, Hop
 from .step import Step
 
 
+PASSED_THROUGH = 3  # helpers a stub parameter is followed up through (passed_stub)
+
+
 class StubWalk(Step):
     def stub(self, s: dict, parent: Hop, depth: int, d: dict | None = None) -> None:
         passed = self.passed_stub(s, parent)
@@ -24,8 +27,12 @@ class StubWalk(Step):
             self.b.repeats.add(hop.id)
             hop.detail += " (shown above)"
             hop.shown_above = True
+            first = self.b.stub_hops.get(s["stub"])
+            if first is not None and first < hop.id and self.trace.hops[first].name == s["stub"]:
+                hop.repeats = first  # a call at another line: the same stub, walked at its first call
             return
         self.b.seen_stub.add(s["stub"])
+        self.b.stub_hops[s["stub"]] = hop.id
         decl = [r for r in q.stub_declarations(self.con, s["stub"]) if r["action"] == "declare"]
         if decl:
             hop.detail += f"; declared {decl[0]['file']}:{decl[0]['line']}"
@@ -68,12 +75,22 @@ class StubWalk(Step):
             self.registration(r, hop, depth)
 
     def passed_stub(self, s: dict, parent: Hop) -> str | None:
-        """The declared stub a helper's stub parameter stands for at the call that reached it (stub_arguments)."""
-        if parent.id not in self.b.call_sites:
-            return None
-        file, line = self.b.call_sites[parent.id]
-        found = q.stub_argument(self.con, file, line, s["stub"])
-        return found["stub"] if found else None
+        """The declared stub a helper's stub parameter stands for at the call that reached it (stub_arguments);
+        through helpers that pass their own parameter on by the same name (abs_out passes abs_stub to
+        unary_op_impl_with_complex_to_float_out, which passes `stub` on to unary_op_impl_out), up to
+        PASSED_THROUGH calls."""
+        hop = parent
+        for _ in range(PASSED_THROUGH):
+            if hop is None or hop.id not in self.b.call_sites:
+                return None
+            file, line = self.b.call_sites[hop.id]
+            found = q.stub_argument(self.con, file, line, s["stub"])
+            if found:
+                return found["stub"]
+            if s["stub"] not in q.call_arguments(self.con, file, line):
+                return None
+            hop = self.trace.hops[hop.parent] if hop.parent is not None else None
+        return None
 
     def registration(self, r: dict, parent: Hop, depth: int) -> None:
         cap = f" [{r['cpu_capability']}]" if r.get("cpu_capability") else ""
