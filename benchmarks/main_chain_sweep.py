@@ -1,14 +1,14 @@
 """The main-chain fault sweep (issue 28): trace every forward native function of an index on one device and check
 that its main chain (Trace.main_chain, the path the text shows first) holds no backward function, no code a stock
-build of that device does not compile, and no other device's code.
+build of that device does not compile, no other device's code, and no branch its own conditions rule out.
 
     python benchmarks/main_chain_sweep.py --db INDEX [--limit N] [--device cuda] [--json OUT]
 
 Ops: every `full_name` of native_functions whose name does not contain "backward" (sorted); `--limit N` takes a
 deterministic sample of N of them, evenly spaced (the int(i * count / N)-th), and says so. Each is traced as
 `aten::<full_name>` in-process (a name without an overload names all of its overloads, as `opindex trace` reads
-it). Categories (a rule per hop; an op counts once per category, at its first hop in it); backward, placeholder
-and other_device are faults, the last three are counted apart:
+it). Categories (a rule per hop; an op counts once per category, at its first hop in it); backward, placeholder,
+other_device and false_branch are faults, the last three are counted apart:
 
 - backward: a native hop (entry, calls_op, structured_delegate ...) whose op name contains "backward"; a hop of the
   C++/CUDA/stub/registration/library layers whose bare name (no namespace, template arguments or launch
@@ -28,6 +28,9 @@ and other_device are faults, the last three are counted apart:
 - other_device: a hop whose file runs on another platform than the device (`not runs_on(file, device)`:
   cpu/, mps/, mkldnn/, miopen/, hip/, xpu/ ...), or a dispatch hop whose keys name neither the device's own key
   nor a composite key (`CPU: add_out`), or a registration by another device's macro (REGISTER_CPU_DISPATCH).
+- false_branch: a hop with a condition the walk read as false for this call and build (`[called when
+  self.is_complex(): not with the default arguments]`, `[not in this build: #if ...]`): the main chain took a way
+  its own reading of the source rules out (a repeat of the machinery walked first under that branch).
 - backward_legit (not a fault; counted): a backward-named hop LEGIT_BACKWARD says is the forward op's own
   algorithm (istft's overlap-add is at::unfold_backward), each read in the source.
 - other_overload (not one of issue 28's faults; counted): the main chain starts at another overload's entry than
@@ -54,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from opindex.pytorch.devices import BY_OPTION, COMPOSITE_KEYS, MACRO_DEVICE, runs_on  # noqa: E402
 
-CATEGORIES = ("backward", "placeholder", "other_device", "vendor", "backward_legit", "other_overload")
-FAULTS = ("backward", "placeholder", "other_device")
+CATEGORIES = ("backward", "placeholder", "other_device", "false_branch", "vendor", "backward_legit", "other_overload")
+FAULTS = ("backward", "placeholder", "other_device", "false_branch")
 
 # -- backward ----------------------------------------------------------------------------------------------------
 BACKWARD_NAME = re.compile(r"backward|_bwd|bwd_|grad_input|grad_weight", re.I)
@@ -298,6 +301,15 @@ def other_device_reason(hop, device: str = "cuda") -> str | None:
     return None
 
 
+def false_branch_reason(hop) -> str | None:
+    """A hop the walk itself read as under a branch this call does not take (an `if` the default arguments and the
+    input do not take, an `#if` the build does not compile): one of its conditions assumed false."""
+    for c in getattr(hop, "conditions", ()) or ():
+        if c.assumed is False:
+            return f"{c.kind} {c.text}"
+    return None
+
+
 def classify(chain, root_op: str, table: IfTable | None = None, device: str = "cuda") -> dict[str, tuple]:
     """category -> (hop, reason) of the first hop of the main chain `chain` (Hops, root first) in that category;
     `root_op` is the swept op's full name (add.Tensor)."""
@@ -311,6 +323,7 @@ def classify(chain, root_op: str, table: IfTable | None = None, device: str = "c
             else:
                 out.setdefault("backward", (hop, "backward name"))
         for cat, check in (("placeholder", lambda h: placeholder_reason(h, table, device)),
+                           ("false_branch", false_branch_reason),
                            ("other_device", lambda h: other_device_reason(h, device)),
                            ("vendor", lambda h: vendor_reason(h, table, device))):
             if cat not in out and (reason := check(hop)):

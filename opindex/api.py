@@ -313,6 +313,11 @@ class Index:
         root = self.meta.get("checkout_root")
         return f"index {self.path}" + (f" (checkout {root})" if root else "")
 
+    def answered_by(self) -> dict:
+        """{"file": the index file, "checkout": its checkout root}: the `index` field of every JSON answer
+        (docs/json.md), the trace's and each listing row's."""
+        return {"file": str(self.path), "checkout": self.meta.get("checkout_root")}
+
     def __repr__(self) -> str:
         try:
             meta = self.meta

@@ -17,7 +17,8 @@ from .render.rows import FORMATS
 
 EXIT_CODES = """\b
 Exit codes (every command):
-  0 found; 1 nothing found (find, callers, callees, op, stub, trace);
+  0 found; 1 nothing found (find, callers, callees, op, stub, trace,
+    kernels --op);
   diff: 0 differences shown, 1 none;
   2 usage error, or a name that is ambiguous (its candidates are listed);
   3 broken index or environment (missing, damaged, unreadable index, a
@@ -113,7 +114,8 @@ class _Cli(click.Group):
 def output_options(fn):
     """The same output flags on every listing command (learn them once)."""
     fn = click.option("--fmt", "fmt", type=click.Choice(FORMATS), default=None,
-                      help="Output format (default: table, on a terminal or not).")(fn)
+                      help="Output format (default: table, on a terminal or not; each JSON row names its index: "
+                           "`index`, docs/json.md).")(fn)
     for flag in ("tsv", "csv", "ndjson", "json", "table"):
         fn = click.option(f"--{flag}", "fmt", flag_value=flag, help=f"Same as --fmt {flag}.")(fn)
     return fn
@@ -141,26 +143,37 @@ def _link_settings() -> tuple[bool, bool]:
 
 
 def _emit(rows: list[dict], fmt: str | None, columns=None, cap: str | None = None, ix=None) -> None:
-    """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table; a table ends with the
-    index that answered (`ix`), its paths absolute with --absolute and hyperlinks where _link_settings says."""
+    """Print rows; `cap` (a listing cut at --limit) is stated on stderr, and under a table; the index that answered
+    (`ix`) ends a table and is each JSON row's `index` field; paths absolute with --absolute and hyperlinks where
+    _link_settings says."""
     from .render import terminal
-    from .render.links import absolute, terminal_link
-    from .render.rows import is_path_column, render
+    from .render.rows import render
     fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
     link = None
     if ix is not None:
-        whole, links = _link_settings()
-        root = ix.meta.get("checkout_root")
-        if whole:
-            rows = [{k: absolute(root, v) if is_path_column(k) and isinstance(v, str) else v for k, v in r.items()}
-                    for r in rows]
-        if links:
-            link = lambda row, column: terminal_link(root, row.get(column), row.get("line"))  # noqa: E731
+        rows, link = _located(rows, ix, fmt)
+        rows = list(rows)
     click.echo(render(rows, fmt, columns, width=terminal.width() if fmt == "table" else None, link=link), nl=False)
     if ix is not None and fmt == "table":
         click.echo(ix.which())
     if cap:
         click.echo(f"opindex: {cap}", err=True)
+
+
+def _located(rows, ix, fmt: str):
+    """(rows, link) of an answer of `ix`: path columns absolute with --absolute, each JSON row naming the index
+    (render.rows.with_index), and link(row, column), the OSC 8 target of a path cell, where hyperlinks are on."""
+    from .render.links import absolute, terminal_link
+    from .render.rows import is_path_column, with_index
+    whole, links = _link_settings()
+    root = ix.meta.get("checkout_root")
+    if whole:
+        rows = ({k: absolute(root, v) if is_path_column(k) and isinstance(v, str) else v for k, v in r.items()}
+                for r in rows)
+    if fmt in ("json", "ndjson"):  # every JSON answer names its index (docs/json.md)
+        rows = with_index(rows, ix.answered_by())
+    link = (lambda row, column: terminal_link(root, row.get(column), row.get("line"))) if links else None
+    return rows, link
 
 
 def _open(db):
@@ -291,20 +304,24 @@ def _summary(report, err) -> None:
               help="Stop a query that needs more of SQLite's memory, exit 4 (0: no limit).")
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def sql(query, params, timeout, max_value, max_memory, db, fmt):
     """Run a read-only SQL QUERY against the index (see `opindex schema` for tables and views).
 
     Rows are written as SQLite returns them (any number, in constant memory); a column name that repeats gets _2,
-    _3 (`SELECT 1 AS x, 2 AS x` gives x and x_2). Ctrl-C stops a running query. A query that returns no rows
-    exits 0."""
+    _3 (`SELECT 1 AS x, 2 AS x` gives x and x_2). Columns named file, path, where, location or ending _file or
+    _path are file paths (--absolute joins the checkout root). JSON rows end with `index`, the index that answered
+    (docs/json.md). Ctrl-C stops a running query. A query that returns no rows exits 0."""
     from .render import terminal
     from .render.stream import write_rows
     fmt = fmt or "table"  # on a terminal or not, as git and rg: piping drops only colour and pager
     out = _Batched()
     with _open(db) as ix, ix.stream(query, dict(params), timeout=timeout, max_value=max_value,
                                     max_memory_mb=max_memory) as found:
-        write_rows(found, found.columns, fmt, out.write, width=terminal.width() if fmt == "table" else None)
+        rows, link = _located(found, ix, fmt)
+        write_rows(rows, found.columns, fmt, out.write, width=terminal.width() if fmt == "table" else None,
+                   link=link)
         if fmt == "table":
             out.write(ix.which() + "\n")
     out.flush()
@@ -599,9 +616,15 @@ def diff(a, rest, fork, fork_macros, device, fmt, limit, trace_limit, max_hops, 
 @link_options
 @_fail_cleanly
 def kernels(op_name, db, fmt):
-    """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the library calls of an op."""
+    """GPU launches (<<<>>>, TensorIterator launchers, cub/thrust) and, with --op, the device code and library calls
+    an op's trace reaches: a NAME trace does not know exits 1 (2 when ambiguous) with the close names."""
     with _open(db) as ix:
-        _emit(ix.kernels(op_name), fmt, ix=ix)
+        rows = ix.kernels(op_name)
+        if op_name and not rows:
+            t = ix.trace(op_name)  # why nothing: trace's own message (the index, did you mean ...)
+            if not t.hops:
+                raise _fail(t.to_text().rstrip("\n"), 1 if t.unknown else 2)
+        _emit(rows, fmt, ix=ix)
 
 
 @main.command()
@@ -622,6 +645,7 @@ def kernels(op_name, db, fmt):
 @click.option("--editor-url", "editor_url", default=None, metavar="TEMPLATE",
               help="With --html: each location links to TEMPLATE with {path} and {line} (`vscode://file/{path}:{line}`"
                    "; default $OPINDEX_EDITOR_URL, else file://).")
+@link_options
 @_fail_cleanly
 def profile(profile_path, db, limit, max_size, fmt, editor_url):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
@@ -646,11 +670,13 @@ def profile(profile_path, db, limit, max_size, fmt, editor_url):
     if fmt != "table":
         for w in rows.warnings:
             click.echo(f"warning: {w}", err=True)
+    whole, links = _link_settings()
+    rows = rows.with_absolute_paths() if whole else rows
     if fmt == "html":
         click.echo(render.to_html(rows, editor_url), nl=False)
         return
-    click.echo({"table": render.to_table, "json": render.to_json, "csv": render.to_csv,
-                "markdown": render.to_markdown}[fmt](rows), nl=False)
+    click.echo(render.to_table(rows, links=links) if fmt == "table" else {
+        "json": render.to_json, "csv": render.to_csv, "markdown": render.to_markdown}[fmt](rows), nl=False)
 
 
 @main.command(name="mcp")
@@ -688,33 +714,32 @@ def mcp_(db):
 @limit_option(0)
 @db_option
 @output_options
+@link_options
 @_fail_cleanly
 def coverage(devices, ops, missing, for_, with_dir, html, fmt, limit, db):
     """Per operator overload and dispatch key: kernel, inherited, composite_implicit, composite_explicit, fallback
     or missing, with file:line (docs/coverage.md). Exit 1 when no row is listed."""
-    from .api import Index
     from .coverage import ROW_FIELDS
-    with Index(db) as ix:
+    with _open(db) as ix:
         cov = ix.coverage(devices, ops=ops, missing=missing, for_=for_, with_dir=with_dir)
-    rows, cap = _capped(cov.rows, limit)
-    for note in cov.notes:
-        click.echo(f"opindex: {note}", err=True)
-    if html:
-        if fmt:
-            raise click.UsageError("--html and --" + fmt + " are mutually exclusive: give one output format")
-        from .render.coverage_html import to_html
-        click.echo(to_html(rows, cov.keys, cov.notes + ([cap] if cap else [])), nl=False)
-    else:
-        fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-        if fmt == "json":  # one compact row a line: the pretty printer's pure-Python encoder took 1 s on 2.4
+        rows, cap = _capped(cov.rows, limit)
+        for note in cov.notes:
+            click.echo(f"opindex: {note}", err=True)
+        if html:
+            if fmt:
+                raise click.UsageError("--html and --" + fmt + " are mutually exclusive: give one output format")
+            from .render.coverage_html import to_html
+            click.echo(to_html(rows, cov.keys, cov.notes + ([cap] if cap else []), root=ix.meta.get(
+                "checkout_root"), index=ix.which()), nl=False)
+        elif fmt == "json":  # one compact row a line: the pretty printer's pure-Python encoder took 1 s on 2.4
             import json
-            click.echo("[" + ",\n ".join(json.dumps(r) for r in rows) + "]")
+            click.echo("[" + ",\n ".join(json.dumps(r) for r in _located(rows, ix, fmt)[0]) + "]")
             if cap:
                 click.echo(f"opindex: {cap}", err=True)
-        else:
-            columns = list(ROW_FIELDS) if fmt != "table" else ["op", "key", "status", "file", "line", "kernel",
-                                                                 "lacks"]
-            _emit([_coverage_cells(r, fmt) for r in rows], fmt, columns, cap=cap)
+        else:  # a table when piped too, as every listing
+            columns = list(ROW_FIELDS) if fmt not in (None, "table") else ["op", "key", "status", "file", "line",
+                                                                            "kernel", "lacks"]
+            _emit([_coverage_cells(r, fmt) for r in rows], fmt, columns, cap=cap, ix=ix)
     if not rows:
         sys.exit(1)
 

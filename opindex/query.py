@@ -87,7 +87,7 @@ class RowStream:
         self.limits = Limits(self.timeout, max_value, max_memory_mb)
         self.spent, self._started = 0.0, None
         self.cur, self._batch = None, 1  # the first fetch takes one row: its size sets how many the next take
-        query = text(query, "query")
+        query = self.query = text(query, "query")  # kept: an unknown column is looked for in its tables first
         params = _params(params)
         with self._running():
             self.cur = con.execute(query, params)
@@ -133,7 +133,7 @@ class RowStream:
             return damaged(self.path, exc)
         if "not authorized" in msg or "prohibited" in msg or "readonly" in msg:
             return UsageError(f"opindex sql is read-only: {msg}")
-        return UsageError(f"SQL error: {msg}{_near(self.con, msg)}")
+        return UsageError(f"SQL error: {msg}{_near(self.con, msg, getattr(self, 'query', ''))}")
 
     def _next_batch(self, batch: list) -> int:
         """Rows for the next fetch: as many as fit _BATCH_BYTES at the size of this batch's longest end row."""
@@ -166,10 +166,10 @@ def _row_bytes(row) -> int:
     return sum(len(v) for v in row if isinstance(v, (str, bytes)))
 
 
-def _near(con: sqlite3.Connection, msg: str) -> str:
+def _near(con: sqlite3.Connection, msg: str, query: str = "") -> str:
     """For "no such table: X" and "no such column: X": the tables (views) or columns named like X, and where they
-    are all listed."""
-    import difflib
+    are all listed. A column is looked for first among the columns of the tables `query` names (said so)."""
+    import re
     for what in ("table", "column"):
         if msg.startswith(f"no such {what}: "):
             wrong = msg.split(": ", 1)[1].rpartition(".")[2]
@@ -179,17 +179,30 @@ def _near(con: sqlite3.Connection, msg: str) -> str:
     try:
         tables = [n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND "
                                             "name NOT LIKE 'sqlite%' ORDER BY name")]
-        names = tables if what == "table" else sorted({c for t in tables for (c,) in con.execute(
+        columns = lambda among: sorted({c for t in among for (c,) in con.execute(  # noqa: E731
             "SELECT name FROM pragma_table_info(?)", (t,))})
+        if what == "table":
+            near, where = _close(wrong, tables), ""
+        else:
+            named = [t for t in tables if re.search(rf"\b{re.escape(t)}\b", query, re.IGNORECASE)]
+            near = _close(wrong, columns(named)) if named else []
+            where = f" (columns of {', '.join(named)})" if near else ""
+            near = near or _close(wrong, columns(tables))
     except sqlite3.DatabaseError:
         return ""
+    return (f"; did you mean {', '.join(near)}{where}?" if near else "") + \
+        " (`opindex schema` lists every table, column and view)"
+
+
+def _close(wrong: str, names: list[str]) -> list[str]:
+    """At most five of `names` like `wrong`: ending in _wrong (stubs -> dispatch_stubs), close in spelling,
+    holding it."""
+    import difflib
     low = wrong.lower().rstrip("s")
-    near = [n for n in names if n.lower().endswith(f"_{wrong.lower()}")]  # stubs -> dispatch_stubs
+    near = [n for n in names if n.lower().endswith(f"_{wrong.lower()}")]
     near += difflib.get_close_matches(wrong, names, n=3, cutoff=0.6)
     near += sorted((n for n in names if low and low in n.lower()), key=len)
-    near = list(dict.fromkeys(near))[:5]
-    return (f"; did you mean {', '.join(near)}?" if near else "") + \
-        " (`opindex schema` lists every table, column and view)"
+    return list(dict.fromkeys(near))[:5]
 
 
 def name_pattern(pattern: str, exact: bool = False) -> tuple[str, str]:

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from opindex.cli import main
+from conftest import SAMPLE
 
 BACKEND = Path(__file__).resolve().parent / "data" / "coverage_backend"
 YAML = "aten/src/ATen/native/native_functions.yaml"
@@ -123,7 +124,8 @@ def test_the_json_rows_have_the_documented_shape(sample_db):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [{
         "op": "aten::relu", "key": "CUDA", "status": "kernel", "file": YAML, "line": 8, "kernel": "relu",
-        "via": "yaml", "registered_line": None, "dtypes": None, "lacks": None, "python_apis": 2}]
+        "via": "yaml", "registered_line": None, "dtypes": None, "lacks": None, "python_apis": 2,
+        "index": {"file": str(sample_db), "checkout": str(SAMPLE)}}]
 
 
 def test_csv_and_the_html_matrix(sample_db):

@@ -69,17 +69,22 @@ def test_a_query_opens_the_index_of_the_checkout_it_runs_in_else_the_last_built(
     for root in (a, b):
         assert cli("build", str(root), "-q", "-j", "1").exit_code == 0
     query = ("sql", "SELECT count(*) AS n FROM symbols WHERE name = 'extra_only_in_b'", "--json")
+
+    def asked(*extra, env=None) -> tuple[int, str]:  # the answer, and the index its JSON row names
+        [row] = json.loads(cli(*query, *extra, env=env).output)
+        return row["n"], row["index"]["file"]
+    in_a, in_b = (0, expected_path(cache, a)), (1, expected_path(cache, b))
     monkeypatch.chdir(a / "aten" / "src")  # inside A, below its root
-    assert json.loads(cli(*query).output) == [{"n": 0}]
+    assert asked() == in_a
     monkeypatch.chdir(b)
-    assert json.loads(cli(*query).output) == [{"n": 1}]
+    assert asked() == in_b
     monkeypatch.chdir(tmp_path)  # in no checkout: the last built, B
-    assert json.loads(cli(*query).output) == [{"n": 1}]
+    assert asked() == in_b
     assert cli("build", str(a), "-q", "-j", "1").exit_code == 0  # now A is the last built
-    assert json.loads(cli(*query).output) == [{"n": 0}]
+    assert asked() == in_a
     # --db and $OPINDEX_DB win over both
-    assert json.loads(cli(*query, "--db", expected_path(cache, b)).output) == [{"n": 1}]
-    assert json.loads(cli(*query, env={"OPINDEX_DB": expected_path(cache, b)}).output) == [{"n": 1}]
+    assert asked("--db", expected_path(cache, b)) == in_b
+    assert asked(env={"OPINDEX_DB": expected_path(cache, b)}) == in_b
     import opindex
     with opindex.open() as ix:  # the library finds it the same way
         assert str(ix.path) == expected_path(cache, a)
@@ -113,7 +118,8 @@ def test_the_index_of_an_older_opindex_is_still_found(cache, sample_db, tmp_path
     cache.mkdir(parents=True)
     shutil.copyfile(sample_db, cache / "index.sqlite")
     monkeypatch.chdir(tmp_path)
-    assert json.loads(cli("sql", "SELECT count(*) AS n FROM native_functions", "--json").output) == [{"n": SAMPLE_ENTRIES}]
+    assert json.loads(cli("sql", "SELECT count(*) AS n FROM native_functions", "--json").output) == [
+        {"n": SAMPLE_ENTRIES, "index": {"file": str(cache / "index.sqlite"), "checkout": str(SAMPLE)}}]
 
 
 def test_opindex_db_naming_another_checkouts_index_is_refused_without_force(cache, two_checkouts, tmp_path):

@@ -1,7 +1,7 @@
 """The HTML reports in a real browser (issue 29, items 7 and 9 of "what to build"): the profile report's picture
 (GPU time by layer, an icicle by module -> op -> kernel) above its table, self-contained, each location a link; a
-notebook trace whose branches load when opened. Headless Chromium from Debian's packages (tests/browser.py); the
-browser tests skip, saying why, where none is installed."""
+notebook trace whose branches load when opened; the coverage matrix, its filter and its links. Headless Chromium
+from Debian's packages (tests/browser.py); the browser tests skip, saying why, where none is installed."""
 from __future__ import annotations
 
 import re
@@ -105,5 +105,33 @@ def test_a_notebook_trace_loads_a_branch_when_it_opens(ix, tmp_path):
             nested[0].find_element(By.TAG_NAME, "summary").click()
             WebDriverWait(b, 10).until(lambda _: nested[0].get_attribute("data-loaded") == "1")
             assert nested[0].find_elements(By.CSS_SELECTOR, ".b li")
+    finally:
+        b.quit()
+
+
+@needs_browser
+def test_the_coverage_page_renders_filters_and_links_in_chromium(sample_db, tmp_path):
+    """`opindex coverage --html`: one row per op (29 in the sample), the op filter hides the others, each cell with
+    a location links to its kernel's file in the checkout."""
+    from opindex.cli import main
+    from selenium.webdriver.common.by import By
+    result = CliRunner().invoke(main, ["coverage", "--html", "--db", str(sample_db)])
+    assert result.exit_code == 0
+    page = tmp_path / "coverage.html"
+    page.write_text(result.stdout, encoding="utf-8")
+    b = browser()
+    try:
+        b.get(page.as_uri())
+        assert b.title == "opindex coverage"
+        assert b.execute_script("return performance.getEntriesByType('resource').length") == 0  # fetched nothing
+        shown = lambda: [r.get_attribute("data-op") for r in b.find_elements(By.CSS_SELECTOR, "tbody tr")  # noqa
+                         if r.is_displayed()]
+        assert len(shown()) == 29 and b.find_element(By.ID, "count").text == "29"
+        b.find_element(By.ID, "q").send_keys("relu")
+        assert shown() == ["aten::relu", "aten::relu_"] and b.find_element(By.ID, "count").text == "2"
+        link = b.find_element(By.CSS_SELECTOR, "tr[data-op='aten::relu'] td a")
+        href = link.get_attribute("href")
+        assert href == f"file://{SAMPLE}/aten/src/ATen/native/native_functions.yaml" and Path(href[7:]).is_file()
+        assert link.text in ("K", "I", "E", "C", "F", "K!", "I!", "E!", "C!")
     finally:
         b.quit()

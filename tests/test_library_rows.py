@@ -42,6 +42,8 @@ def test_listings_are_typed_rows_with_to_dict_and_a_dataframe(ix):
     for listing in (ix.callers("relu"), ix.callees("at::native::relu"), ix.kernels(), ix.stats()):
         assert isinstance(listing, Listing) and len(listing.to_dataframe()) == len(listing) > 0
     assert ix.stats()[0] == {"what": "index", "value": str(ix.path)}
+    cov = ix.coverage("cuda", ops=["relu"])  # coverage too: one DataFrame row per op overload and key
+    assert cov.to_dataframe().to_dict("records") == cov.rows and len(cov.rows) == 1
     stub = ix.stub("LayerNormKernel")
     assert stub.to_dataframe()[["what", "name", "file", "line"]].to_dict("records") == [
         {k: r[k] for k in ("what", "name", "file", "line")} for r in stub.rows()]

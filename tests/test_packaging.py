@@ -3,6 +3,7 @@ after a non-editable install), with no packaging warning; and `import opindex` f
 named opindex imports the clone's package, not an empty namespace package."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -84,7 +85,8 @@ def test_build_sample_works_from_an_installed_package(wheel, tmp_path):
         in done.stderr
     rows = opindex("sql", "SELECT count(*) AS n FROM native_functions", "--json")
     assert rows.returncode == 0, rows.stderr
-    assert rows.stdout.split() == ["[", "{", '"n":', str(SAMPLE_ENTRIES), "}", "]"]
+    [row] = json.loads(rows.stdout)
+    assert row["n"] == SAMPLE_ENTRIES and row["index"]["checkout"] == str(site / "opindex" / "_sample")
     which = subprocess.run([sys.executable, "-c", "import opindex; print(opindex.__file__)"], cwd=work, env=env,
                            capture_output=True, text=True)
     assert which.stdout.strip() == str(site / "opindex" / "__init__.py")  # the unpacked wheel, not this tree

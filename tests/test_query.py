@@ -196,7 +196,7 @@ def test_listing_commands(sample_db):
     assert json.loads(cli(sample_db, "find", "relu", "--layer", "cpp", "--json").output) == [
         {"name": "relu", "qualified_name": "at::native::relu", "kind": "function", "language": "cpp",
          "file": "aten/src/ATen/native/Activation.cpp", "line": 8,
-         "signature": "(const Tensor& self)"}]
+         "signature": "(const Tensor& self)", "index": {"file": str(sample_db), "checkout": str(SAMPLE)}}]
     op = json.loads(cli(sample_db, "op", "relu", "--json").output)
     assert [(r["dispatch_key"], r["kernel"]) for r in op] == [("CPU", "relu"), ("CUDA", "relu"), ("MPS", "relu_mps")]
     stub = cli(sample_db, "stub", "add_stub", "--csv").output.splitlines()
@@ -212,7 +212,8 @@ def test_listing_commands(sample_db):
     assert [k["kernel"] for k in kernels if k["kind"] == "global_kernel"] == [
         "__global__ at::native::RowwiseMomentsCUDAKernel", "__global__ at::native::LayerNormForwardCUDAKernel"]
     stats = json.loads(cli(sample_db, "stats", "--json").output)
-    assert {"what": "rows[native_functions]", "value": SAMPLE_ENTRIES} in stats
+    assert {"what": "rows[native_functions]", "value": SAMPLE_ENTRIES,
+            "index": {"file": str(sample_db), "checkout": str(SAMPLE)}} in stats
 
 
 def test_unknown_stub_and_op_are_errors(sample_db):
@@ -331,11 +332,13 @@ def test_a_cut_trace_says_so_and_the_cap_lifts(ix):
 
 
 def test_op_and_stub_rows_are_the_same_from_the_library_and_the_cli(ix):
+    index = {"index": ix.answered_by()}  # the CLI's JSON rows also name the index that answered
     op_rows = [row for e in ix.op("argmax") for row in e.rows()]
-    assert json.loads(CliRunner().invoke(main, ["op", "argmax", "--json", "--db", str(ix.path)]).output) == op_rows
+    assert json.loads(CliRunner().invoke(main, ["op", "argmax", "--json", "--db", str(ix.path)]).output) == [
+        {**r, **index} for r in op_rows]
     stub_rows = ix.stub("add_stub").rows()
-    assert json.loads(CliRunner().invoke(main, ["stub", "add_stub", "--json", "--db", str(ix.path)]).output) == \
-        stub_rows
+    assert json.loads(CliRunner().invoke(main, ["stub", "add_stub", "--json", "--db", str(ix.path)]).output) == [
+        {**r, **index} for r in stub_rows]
     assert {r["what"] for r in stub_rows} >= {"declared/defined", "called", "registered (REGISTER_DISPATCH)"}
 
 

@@ -2,6 +2,7 @@
 and interruptible SQL with a time limit, bounded name resolution, `::name`, one exit-code convention."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -216,7 +217,7 @@ def test_sql_streams_rows_while_the_query_runs(sample_db):
                              "--db", str(sample_db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         first = [proc.stdout.readline() for _ in range(3)]
-        assert first == [b'{"x": 1}\n', b'{"x": 2}\n', b'{"x": 3}\n']
+        assert [json.loads(line)["x"] for line in first] == [1, 2, 3]  # each row also names its index
         proc.stdout.close()  # the reader goes away: EPIPE ends the command, quietly
         assert proc.wait(timeout=30) == 141
         assert b"Traceback" not in proc.stderr.read()
@@ -398,7 +399,8 @@ def test_sql_keeps_every_column(sample_db):
     result = cli(sample_db, "sql", "SELECT 1 AS x, 2 AS x, 3 AS x_2", "--csv")
     assert result.output == "x,x_3,x_2\n1,2,3\n"
     result = cli(sample_db, "sql", "SELECT 1 AS x, 2 AS x", "--json")
-    assert result.output == '[\n  {\n    "x": 1,\n    "x_2": 2\n  }\n]\n'
+    assert json.loads(result.output) == [{"x": 1, "x_2": 2, "index": {"file": str(sample_db),
+                                                                     "checkout": str(SAMPLE)}}]
     from opindex.query import unique_columns
     assert unique_columns(["line", "file", "line", "line"]) == ["line", "file", "line_2", "line_3"]
 
@@ -430,7 +432,7 @@ def test_exit_codes_of_a_missing_index(tmp_path):
 
 def test_exit_codes_are_in_the_help_and_the_readme():
     text = CliRunner().invoke(main, ["--help"]).output
-    assert "0 found; 1 nothing found (find, callers, callees, op, stub, trace);" in text
+    assert "0 found; 1 nothing found (find, callers, callees, op, stub, trace,\n      kernels --op);" in text
     assert "2 usage error, or a name that is ambiguous" in text and "3 broken index or environment" in text
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert "0 found, 1 nothing found" in readme

@@ -27,6 +27,56 @@ def test_the_default_text_fits_a_screen_and_accounts_for_every_hop(real_index, n
     assert all(re.fullmatch(r"  … and \d+ more branches \(\d+ hops\): --tree shows them", line) for line in folded)
 
 
+def _shows_every_hop(t, lines: list[str]) -> bool:
+    """Each main-chain hop's location is shown, in order: its file:line, or (a chain whose lines wrap) `:line`
+    where the hop above is in the same file."""
+    text, at = "\n".join(lines), 0
+    for i, h in enumerate(t.main_chain()):
+        same = i and h.file == t.main_chain()[i - 1].file
+        found = [text.find(w, at) for w in ([f"{h.file}:{h.line}"] + ([f" :{h.line}"] if same else []))]
+        found = [f for f in found if f >= 0]
+        if not found:
+            return False
+        at = min(found)
+    return True
+
+
+@pytest.mark.parametrize("name", SCREEN_TRACES + ("F.conv2d", "F.layer_norm"))
+def test_at_100_columns_the_default_text_fits_the_screen_with_its_main_chain_whole(real_index, name):
+    """Counted in wrapped lines (issue 29: 69-98 lines before); every main-chain hop keeps its location."""
+    t = real_index.trace(name)
+    lines = t.to_text(width=100).splitlines()
+    assert len(lines) <= 60 and all(len(line) <= 100 for line in lines), len(lines)
+    assert _shows_every_hop(t, lines)
+    assert bool(t.truncated) == any(line.startswith("TRUNCATED: ") for line in lines)
+    assert lines[-1].startswith(f"Expand: --tree (all {len(t.hops)} hops)")
+
+
+def test_at_100_columns_the_lstm_chain_marks_its_choices_on_their_lines(real_index):
+    """nn.LSTM's choices (RNN.cpp:1431 lstm_cudnn_stub, the stub call; cudnn/RNN.cpp:1596 cudnnRNNForward, in
+    AT_CUDNN_CHECK) in the short form where the long one would not fit the name column (the last less padded to
+    fit)."""
+    lines = real_index.trace("nn.LSTM").to_text(width=100).splitlines()
+    assert "  7  stub         lstm_cudnn_stub                    aten/src/ATen/native/RNN.cpp:1431  ◆2 ranked" \
+        in lines
+    assert " 15  library      cudnnRNNForward                 aten/src/ATen/native/cudnn/RNN.cpp:1596  ◆7 ranked" \
+        in lines
+
+
+def test_at_100_columns_a_long_chain_shows_the_line_alone_in_the_file_above(real_index):
+    """nn.MultiheadAttention: 24 hops to flash_fwd_kernel's launch, most of them two lines at 100 columns: a hop in
+    the file of the hop above shows its line alone (the dispatch row at native_functions.yaml:14680 under the entry
+    at :14676; the launch at flash_fwd_launch_template.h:93 in run_flash_fwd at :58), and the rest is at its least."""
+    t = real_index.trace("nn.MultiheadAttention")
+    lines = t.to_text(width=100).splitlines()
+    assert len(t.main_chain()) == 24 and len(lines) <= 60
+    assert "       aten/src/ATen/native/native_functions.yaml:14676" in lines
+    assert "  5  dispatch     CUDA: native_multi_head_attention_cuda" + " " * 28 + ":14680" in lines
+    assert " 23  cpp          pytorch_flash::run_flash_fwd" + " " * 38 + ":58" in lines
+    assert " 24  cuda         flash_fwd_kernel<<<grid, Kernel_traits::kNThreads, smem_size, stream>>>  :93" in lines
+    assert lines[lines.index("Backward") + 3].startswith("     … and ")  # one entry and its formula, the count
+
+
 def _chain_end(ix, name: str):
     return ix.trace(name).main_chain()[-1]
 

@@ -21,6 +21,11 @@ class Coverage:
     ops: int  # operator overloads known
     notes: list[str] = field(default_factory=list)
 
+    def to_dataframe(self):
+        """The rows as a pandas DataFrame, one row per op overload and key (columns ROW_FIELDS)."""
+        from ..model import require_pandas
+        return require_pandas().DataFrame(self.rows, columns=list(ROW_FIELDS))
+
 
 @dataclass
 class Facts:

@@ -49,20 +49,30 @@ def _header_lines(rows: ProfileRows) -> list[str]:
     return lines
 
 
-def to_table(rows: ProfileRows, width: int = 60) -> str:
+def to_table(rows: ProfileRows, width: int = 60, links: bool = False) -> str:
+    """The terminal table; with `links` each source location an OSC 8 hyperlink to its file."""
     out = _header_lines(rows)
     out += [f"warning: {w}" for w in rows.warnings]
     out.append("")
     head = f"{'#':>3} {'share':>6} {'GPU us':>9} {'calls':>5}  {'kernel':<{width}}  {'op':<28} source"
     out += [head, "-" * len(head)]
     for r in rows:
-        src = where(r) or f"({r['status']})"
+        src = _terminal_linked(where(r), rows.checkout_root) if links and where(r) else where(r) or f"({r['status']})"
         disp = r.get("native_function") or ""
         out.append(f"{r.get('rank', ''):>3} {100 * r['share']:5.1f}% {r['gpu_us']:9.1f} {r['calls']:>5}  "
                    f"{_clip(r['short'], width):<{width}}  {_clip(r.get('op') or '', 28):<28} {src}"
                    + (f"  -> aten::{disp}" if disp and " | " not in disp else f"  -> {disp}" if disp else ""))
     out += [""] + [f"cap: {c}" for c in rows.caps]
     return "\n".join(out) + "\n"
+
+
+def _terminal_linked(text: str, root: str | None) -> str:
+    """`file:line rest` with its location an OSC 8 hyperlink (render.links.terminal_link)."""
+    from ..render.links import osc8, terminal_link
+    loc, sep, rest = text.partition(" ")
+    file, _, line = loc.rpartition(":")
+    target = terminal_link(root, file, int(line)) if file and line.isdigit() else None
+    return osc8(loc, target) + sep + rest
 
 
 def to_csv(rows: ProfileRows) -> str:

@@ -68,6 +68,27 @@ class ProfileRows(list):
                 "kernels": self.kernels_total, "shown": len(self), "unlinked_launches": self.unlinked,
                 "warnings": list(self.warnings), "caps": self.caps}
 
+    def with_absolute_paths(self) -> "ProfileRows":
+        """The same rows with every location absolute, the checkout root joined (--absolute): definition,
+        registration, launch_sites, library_calls, the body's definition and each chain hop's file."""
+        from dataclasses import replace
+
+        from ..render.links import absolute
+        root = self.checkout_root
+        whole = lambda loc: absolute(root, loc) if isinstance(loc, str) else loc  # noqa: E731
+
+        def row(r: dict) -> dict:
+            out = {**r, "definition": whole(r.get("definition")), "registration": whole(r.get("registration")),
+                   "launch_sites": [whole(x) for x in r.get("launch_sites") or []],
+                   "library_calls": [whole(x) for x in r.get("library_calls") or []],
+                   "chain": [replace(h, file=whole(h.file)) for h in r.get("chain") or []]}
+            if r.get("body"):
+                out["body"] = {**r["body"], "definition": whole(r["body"].get("definition"))}
+            return out
+        copy = ProfileRows(row(r) for r in self)
+        copy.__dict__.update(self.__dict__)
+        return copy
+
     def to_dataframe(self):
         from ..model import require_pandas
         return require_pandas().DataFrame([{k: v for k, v in r.items() if k != "chain"} for r in self])

@@ -129,6 +129,8 @@ def notebook_html(t: Trace) -> str:
              if t.root else "")  # read by the script: each file:line a link (file://, or $OPINDEX_EDITOR_URL)
     out = [f'<div class="opindex-trace"{where}>{_STYLE}{head}: {_hops(len(t.hops))}; the main chain '
            f"({_hops(len(chain))}), then {folded:,} branch{'' if folded == 1 else 'es'} folded (click to open)</p>"]
+    if t.index:  # which index answered
+        out.append(f'<p class="d">{_esc(t.which_index().removeprefix("the "))}</p>')
     if t.message:
         out.append(f"<p>{_esc(t.message)}</p>")
     if t.truncated:
@@ -179,6 +181,8 @@ def notebook_markdown(t: Trace) -> str:
     folded = sum(len(b) for b in branches.values()) + len(others)
     out = [head, "", f"{_hops(len(t.hops))}: the main chain ({_hops(len(chain))}), then {folded:,} "
                      f"branch{'' if folded == 1 else 'es'}, one line each.", ""]
+    if t.index:  # which index answered
+        out += [md(t.which_index().removeprefix("the ")), ""]
     if t.message:
         out += [md(t.message), ""]
     if t.truncated:

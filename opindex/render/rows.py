@@ -28,6 +28,25 @@ def render(rows: list[dict], fmt: str, columns: list[str] | None = None, width: 
     return table(rows, columns, width, link)
 
 
+LISTING_JSON_VERSION = 2  # of the listing commands' JSON rows (docs/json.md): 2 added the `index` field
+
+
+def index_field(row: dict) -> str:
+    """The name of the field that names the index in `row`: `index`, or, where the row has a column of that name
+    (`SELECT ... AS "index"`), index_2, index_3, as a repeated column name is named."""
+    name, n = "index", 1
+    while name in row:
+        n += 1
+        name = f"index_{n}"
+    return name
+
+
+def with_index(rows, index: dict):
+    """Each row (a dict) with the index that answered as its last field (LISTING_JSON_VERSION 2)."""
+    for row in rows:
+        yield {**row, index_field(row): index}
+
+
 def _cell(v) -> str:
     return "" if v is None else str(v)
 

@@ -15,8 +15,14 @@ def _label(h) -> str:
     return f"[{h.layer}] {h.name}{where}"
 
 
+def answered_by(t: Trace) -> str:
+    """"index FILE (checkout ROOT)": the index that answered, said by every rendering ("" when unknown)."""
+    return t.which_index().removeprefix("the ") if t.index else ""
+
+
 def dot(t: Trace) -> str:
-    out = ["digraph trace {", "  rankdir=TB;", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
+    out = ["digraph trace {"] + ([f"  // {answered_by(t)}"] if t.index else []) + [
+        "  rankdir=TB;", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
     for h in t.hops:
         label = _label(h).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         style = ', style="rounded,dashed"' if h.absent else ""
@@ -27,7 +33,7 @@ def dot(t: Trace) -> str:
 
 
 def mermaid(t: Trace) -> str:
-    out = ["flowchart TD"]
+    out = ["flowchart TD"] + ([f"  %% {answered_by(t)}"] if t.index else [])  # a comment: the index that answered
     for h in t.hops:
         label = mermaid_text(_label(h))
         # absent hops are hexagons: a statement of what is missing, not a place in the code
@@ -57,6 +63,7 @@ def markdown(t: Trace) -> str:
     if not t.hops:
         return f"**{_md(t.message)}**\n\n" + "".join(f"- `{c}`\n" for c in t.candidates)
     out = [f"### opindex trace `{t.query}` ({t.direction}, device {t.device})", ""]
+    out += [_md(answered_by(t)), ""] if t.index else []
     depth = {}
     for h in t.hops:
         depth[h.id] = 0 if h.parent is None else depth[h.parent] + 1

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from ..trace.model import TAIL_LAYERS, Found, Hop, Trace
 from .printable import printable
+from .screen import cut as _cut, cut_name as _cut_name, height, plain as _plain, wrap
 from .source import snippet
 
 SCREEN = 60  # the default text of a trace aims to fit this many lines; what does not fit is counted, never dropped
 _LAYER_WIDTH = 12
 _MIN_NAME = 40  # a name is never cut shorter than this to fit a terminal
+_MIN_BRANCH_NAME = 24  # nor a folded branch's (its line wraps instead)
 
 # ANSI styles per layer (only on a terminal: see render/terminal.py)
 _STYLE = {"python": "33", "bridge": "33", "native": "34", "dispatch": "34", "cpp": "36", "stub": "35",
@@ -55,8 +57,11 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     tree = tree or full
     hidden = {} if full else machinery(t)
     direction = "bottom-up" if t.direction == "up" else "top-down"
-    out = [paint(f"opindex trace {t.call['text'] if t.call else t.query}", "1") + f"   ({direction}, device {t.device}, "
-           f"dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)"]
+    facts = f"({direction}, device {t.device}, dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)"
+    query = t.call["text"] if t.call else t.query  # a traced call: as it was written
+    if width and len(f"opindex trace {query}   {facts}") > width:  # the same facts in fewer words
+        facts = f"({direction}, {t.device}, {t.dtype}, depth {t.depth}, {len(t.hops)} hops)"
+    out = [paint(f"opindex trace {query}", "1") + f"   {facts}"]
     if t.index:  # which index answered: a trace of the wrong checkout shows at once
         out.append(paint(t.which_index().removeprefix("the "), "2"))
     if t.call is not None:  # a traced call: the values its tests read, one line (what could not be read after it)
@@ -68,6 +73,7 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     if t.message and t.message != t.truncated.get("reason"):  # how a kernel name was read, which definition
         out += [f"note: {t.message}", ""]
     chain = main_chain(t, hidden)
+    head = list(out)
     out += _chain_section(t, chain, hidden, paint, width, snippets and not tree, context, legend)
     if tree:
         out += ["", paint("Tree", "1"), ""] + tree_lines(t, hidden, paint, width, snippets, context)
@@ -76,60 +82,24 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
             out += ["", paint("Not found by opindex", "1"), ""] + [f"  - {h.name}" for h in missing]
         if hidden:
             out += ["", f"{len(hidden)} hops of shared TensorIterator launch machinery folded (--full shows them)"]
-    else:
-        tails = _tails(t, chain, hidden, paint, width)
-        budget = SCREEN - len(out) - len(tails) - 4
-        out += _branch_section(t, chain, hidden, paint, width, budget) if branches else []
-        out += tails
-    if t.truncated:
-        out += ["", paint(f"TRUNCATED: {t.truncated['reason']}", "31;1")]
+    end = ["", paint(f"TRUNCATED: {t.truncated['reason']}", "31;1")] if t.truncated else []
     if not tree and hint:
-        marked = not legend and any("◆ default of" in line for line in out)
-        out += ["", _expand_hint(t) + ("  --legend (what ◆ means)" if marked else "")]
+        marked = not legend and any("◆" in _plain(line) for line in out)
+        end += ["", _expand_hint(t, width, marked)]
+    if not tree:
+        tails = _tails(t, chain, hidden, paint, width)
+        compact = bool(width) and height(out + tails + end, width) + 6 > SCREEN  # 6: the least branch section
+        if compact:  # a chain whose lines wrap: no blank line under a title, one backward entry
+            out = head + _chain_section(t, chain, hidden, paint, width, snippets, context, legend, gap=[])
+            tails = _tails(t, chain, hidden, paint, width, compact=True)
+        budget = SCREEN - height(out + tails + end, width)  # what the screen holds once wrapped
+        out += _branch_section(t, chain, hidden, paint, width, budget, gap=[] if compact else [""]) \
+            if branches else []
+        out += tails
+    out += end
     if width:
         out = [part for line in out for part in wrap(line, width)]
     return "\n".join(out) + "\n"
-
-
-_ZERO_WIDTH = None  # compiled on first use: ANSI colours and OSC 8 hyperlinks take no room on the screen
-
-
-def wrap(line: str, width: int, indent: int = 7) -> list[str]:
-    """`line` in lines of at most `width` visible characters: broken at its last column gap (two spaces) in the
-    second half of the width, else at a space there, else at the last gap or space; the rest indented by `indent`;
-    a word wider than the width stays whole (a path is never cut)."""
-    global _ZERO_WIDTH
-    if _ZERO_WIDTH is None:
-        import re
-        _ZERO_WIDTH = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b]*\x1b\\")
-    out = []
-    while True:
-        cols, col, i = [], 0, 0  # cols[k]: the visible column at raw index k
-        for m in _ZERO_WIDTH.finditer(line):
-            for _ in range(i, m.start()):
-                cols.append(col)
-                col += 1
-            cols += [col] * (m.end() - m.start())
-            i = m.end()
-        for _ in range(i, len(line)):
-            cols.append(col)
-            col += 1
-        if col <= width:
-            return out + [line]
-        lead = len(line) - len(line.lstrip(" "))
-        fits = [k for k in range(lead + 1, len(line)) if line[k] == " " and cols[k] <= width]
-        gaps = [k for k in fits if line[k - 1] == " " and cols[k] > indent + 8]
-        spaces = [k for k in fits if cols[k] > indent + 8]
-        half = width // 2  # a break in the second half keeps the line full: a column gap there, else a space
-        at = ([k for k in gaps if cols[k] >= half] or [k for k in spaces if cols[k] >= half] or gaps or spaces
-              or [None])[-1]
-        if at is None:
-            return out + [line]
-        head, rest = line[:at].rstrip(" "), line[at:].lstrip(" ")
-        if not rest:
-            return out + [head]
-        out.append(head)
-        line = " " * indent + rest
 
 
 # -- the build traced -------------------------------------------------------------------------------------------------
@@ -164,7 +134,7 @@ def main_chain(t: Trace, hidden: dict[int, int] | None = None) -> list[Hop]:
 
 
 def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: bool, context: int,
-                   legend: bool = False) -> list[str]:
+                   legend: bool = False, gap=("",)) -> list[str]:
     if t.direction == "up":
         title = "Main chain: from the start up to the first Python surface"
     else:
@@ -172,23 +142,34 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         device = end is not None and (end.layer in ("cuda", "library") or end.kind == "ufunc_inner_loop")
         what = "the device code it ends in" if device else "its deepest hop (no device code found)"
         title = f"Main chain: the default path on {t.device.upper()}, to {what}"
-    out = [paint(title, "1"), ""]
+    out = [paint(title, "1"), *gap]
+    # compact (a chain whose lines wrap): a hop in the file of the hop above shows its line alone, `:14703`, as
+    # `opindex diff` does (the hyperlink keeps the whole path)
+    shown = {h.id: f":{h.line}" if not gap and i and h.file and h.line and h.file == chain[i - 1].file
+             else _where(h) for i, h in enumerate(chain)}
     pad = min(max((len(h.name) for h in chain), default=0), 64)
-    if width and chain:  # one name column for the whole chain, as wide as the longest path lets it be
-        longest = max(len(_where(h)) for h in chain)
-        pad = min(pad, max(_MIN_NAME, width - 5 - _LAYER_WIDTH - 1 - longest - 2 - 16))
+    if width and chain:  # one name column for the hops whose line fits the width (a line that wraps has none)
+        fixed = lambda h: 5 + _LAYER_WIDTH + 1 + len(shown[h.id]) + 2  # noqa: E731
+        pad = min(pad, max((len(h.name) for h in chain if fixed(h) + len(h.name) <= width), default=0))
     forks = 0
     for i, h in enumerate(chain, 1):
         name = _folded(t, h, hidden) if _folds(h, hidden) else h.name
         choice = _choice(t, h)
         forks += bool(choice)
-        suffix = paint(f"  ◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked"), "1") \
-            if choice else ""
-        out.append(_hop_line(f"{i:>3}  ", h, name, paint, width, suffix, pad))
+        suffix = f"  ◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked") if choice else ""
+        line = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(suffix, "1"), pad, where=shown[h.id])
+        if suffix and width:  # the short form where the long one would not fit the line in the name column
+            short = f"  ◆{choice['ways']}" + ("" if choice["settled"] else " ranked")  # (unless it wraps more)
+            aligned = 5 + _LAYER_WIDTH + 1 + max(pad, len(name)) + 2 + len(shown[h.id])
+            other = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(short, "1"), pad, where=shown[h.id])
+            if aligned + len(suffix) > width and height([other], width) <= height([line], width):
+                line = other
+        out.append(line)
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
     if forks and legend:
-        legend = ("◆ default of N: N-1 other branches of the hop above also reach device code (↳ below); without "
+        legend = ("◆ default of N (◆N where the line is narrow): N-1 other branches of the hop above also reach "
+                  "device code (↳ below); without "
                   "', ranked' the call's arguments, dtype and build rule the others out; with it they do not, and the "
                   "default is ranked: device code that computes, the op's own ops before helpers, a vendor library "
                   "before own kernels, then source order (fast paths come first)")
@@ -238,26 +219,23 @@ def _kids(t: Trace) -> dict:
     return cache[1]
 
 
-def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: str = "", pad: int = 0) -> str:
-    where, name = printable(_where(h)), printable(name)  # names and paths come from files: no control characters
+def _hop_line(prefix: str, h: Hop, name: str, paint, width: int | None, suffix: str = "", pad: int = 0,
+              min_name: int = _MIN_NAME, where: str | None = None) -> str:
+    """One hop a line: `where` (default its file:line) is what shows of its location (a hyperlink to the file)."""
+    where = printable(_where(h) if where is None else where)
+    name = printable(name)  # names and paths come from files: no control characters
     mark = "✗ " if h.absent else ""
     fixed = len(prefix) + _LAYER_WIDTH + 1 + len(mark) + (len(where) + 2 if where else 0) + len(_plain(suffix))
-    if width and "<<<" not in name:  # a name gives way to the width down to _MIN_NAME characters; a path and a
-        name = _cut(name, max(_MIN_NAME, width - fixed))  # launch configuration never (the line then wraps)
-        pad = min(pad, max(_MIN_NAME, width - fixed))
+    if width and "<<<" not in name:  # a name gives way to the width down to min_name characters; a path and a
+        room = width - fixed  # launch configuration never (the line then wraps)
+        if room >= min(len(name), min_name):
+            name, pad = _cut_name(name, room), min(pad, room)
+        else:  # the line wraps whatever the name: the name keeps the first line, the path goes below
+            name, pad = _cut_name(name, width - len(prefix) - _LAYER_WIDTH - 1 - len(mark)), 0
     name = name.ljust(pad) if where else name
     layer = paint.layer(h.layer, h.layer.ljust(_LAYER_WIDTH))
     text = paint(mark + name, "31") if h.absent else name
     return f"{prefix}{layer} {text}" + (f"  {paint.where(where, h)}" if where else "") + suffix
-
-
-def _plain(text: str) -> str:
-    import re
-    return re.sub(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b]*\x1b\\", "", text)  # colours and OSC 8 links take no room
-
-
-def _cut(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _short(name: str) -> str:
@@ -265,7 +243,7 @@ def _short(name: str) -> str:
 
 
 # -- branches ---------------------------------------------------------------------------------------------------------
-def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: int) -> list[str]:
+def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: int, gap=("",)) -> list[str]:
     """Every child of a chain hop that is not the next chain hop, folded to one line with the number of hops below
     it; leaves of one layer under one hop share a line, same-named branches one line with ×n."""
     on_chain = {h.id for h in chain}
@@ -307,10 +285,13 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             stand_in = Hop(first.id, first.parent, layer, first.kind, f"{name}{count}", None, None, "",
                            first.absent)
             head = len(f"{i:>3} ↳ ") + _LAYER_WIDTH + 1 + len(name) + len(count) + len(where) + 2
-            if width and note and head + len(note) + 4 > width:  # the note gives way before the name
-                note = _cut(note, max(width - head - 4, 12))
+            if width and note and head + len(note) + 4 > width:  # the note gives way before the name: cut,
+                room = width - head - 4  # then its count of hops alone, then none
+                note = _cut(note, room) if room >= 20 else f"{len(hops)} hops" if room >= len(f"{len(hops)} hops") \
+                    else ""
             line = _hop_line(f"{i:>3} ↳ ", stand_in, f"{name}{count}", paint, width,
-                             (f"  {paint.where(where, first)}" if where else "") + (f"  ({note})" if note else ""))
+                             (f"  {paint.where(where, first)}" if where else "") + (f"  ({note})" if note else ""),
+                             min_name=_MIN_BRANCH_NAME)
             lines.append((line, len(hops)))
         grouped = [k for key in list(leaves) for k in leaves[key] if k.kind == "grouped"]
         if grouped:
@@ -336,11 +317,16 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
             lines.append((_hop_line(f"{i:>3} ↳ ", stand_in, text, paint, width, suffix), len(same)))
     if not lines:
         return []
-    out = ["", paint("Branches: each folded to one line, with the hops below it (--tree shows them)", "1"), ""]
+    out = ["", paint("Branches: each folded to one line, with the hops below it (--tree shows them)", "1"), *gap]
     room = max(budget - len(out), 3)
-    if len(lines) > room:
-        kept, rest = lines[: room - 1], lines[room - 1:]
-        out += [text for text, _ in kept]
+    if height([text for text, _ in lines], width) > room:
+        kept, used = 0, 1  # the line that counts the rest
+        while kept < len(lines) - 1 and used + height([lines[kept][0]], width) <= room:
+            used += height([lines[kept][0]], width)
+            kept += 1
+        kept = max(kept, 1)
+        rest = lines[kept:]
+        out += [text for text, _ in lines[:kept]]
         out.append(paint(f"  … and {len(rest)} more branches ({sum(n for _, n in rest)} hops): --tree shows them",
                          "33"))
     else:
@@ -349,7 +335,9 @@ def _branch_section(t: Trace, chain: list[Hop], hidden, paint, width, budget: in
 
 
 # -- backward, decompositions, codegen, what was not found -------------------------------------------------------------
-def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
+def _tails(t: Trace, chain: list[Hop], hidden, paint, width, compact: bool = False) -> list[str]:
+    """The backward (`compact`: one derivatives.yaml entry, no blank line under the title), then what else the
+    tree holds."""
     out: list[str] = []
     chain_ids = {h.id for h in chain}
     kids = _kids(t)
@@ -369,23 +357,32 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
         for path in [route(t.path(k))] if path and any(a.id in chain_ids for a in path)]
     derivatives += [k for *_, k in sorted(callees)]
     if t.direction == "down":
-        out += ["", paint("Backward", "1"), ""]
+        out += ["", paint("Backward", "1")] + ([] if compact else [""])
+        shown_entries = 1 if compact else 3
         if not derivatives:
             out += [_hop_line("     ", n, n.name, paint, width) for n in notes[:2]] or [
                 "     no derivatives.yaml entry on the main chain"]
-        for d in derivatives[:3]:
+        for i, d in enumerate(derivatives[:shown_entries]):
             formulas = [f for f in kids.get(d.id, []) if f.kind == "formula"]
-            out.append(_hop_line("     ", d, d.name, paint, width, f"  ({_n(len(formulas), 'formula')})"))
+            name = d.name
+            if width and len(name) > width // 3:  # on a narrow screen the path says derivatives.yaml
+                name = name.removeprefix("derivatives.yaml: ")
+            count = f"  ({_n(len(formulas), 'formula')})"
+            if width and 5 + _LAYER_WIDTH + 1 + len(name) + 2 + len(_where(d)) + len(count) > width:
+                count = ""  # the name before the count of its formulas (the line below shows one)
+            out.append(_hop_line("     ", d, name, paint, width, count, min_name=_MIN_BRANCH_NAME))
             traced = [f for f in formulas if kids.get(f.id)]
             grads = [f for f in formulas if "grad" in f.detail and not f.name.endswith("non_differentiable")]
+            if width and i and not traced:  # a narrow screen: the first entry's formula, --tree has the others'
+                continue
             for f in (traced or grads)[:1]:
                 out.append(_hop_line("       ", f, f.name, paint, width))
                 if traced:
                     sub = _best_path(t, f)
                     for s in sub[1:]:
                         out.append(_hop_line("         → ", s, s.name, paint, width))
-        if len(derivatives) > 3:
-            out.append(f"     … and {len(derivatives) - 3} more derivatives.yaml entries (--tree)")
+        if len(derivatives) > shown_entries:
+            out.append(f"     … and {len(derivatives) - shown_entries} more derivatives.yaml entries (--tree)")
     decomps = [h for h in t.hops if h.layer == "decomposition" and h.id not in hidden]
     codegen = [h for h in t.hops if h.layer == "codegen" and h.kind != "bindings" and h.id not in hidden]
     missing = [h for h in t.hops if h.absent and h.id not in hidden and h.id not in chain_ids]
@@ -400,7 +397,7 @@ def _tails(t: Trace, chain: list[Hop], hidden, paint, width) -> list[str]:
         also.append(_n(len(codegen), "codegen file"))
     if missing:
         also.append(f"{_n(len(missing), 'statement')} of what opindex did not find")
-    if capped:
+    if capped and not t.truncated:  # each note once: the TRUNCATED line says it otherwise
         also.append(f"{_n(len(capped), 'hop')} that follow only the first few of what they lead to (--limit 0)")
     if hidden:
         also.append(f"{len(hidden)} hops of shared TensorIterator launch machinery (--full)")
@@ -426,13 +423,18 @@ def _best_path(t: Trace, top: Hop) -> list[Hop]:
     return path[[h.id for h in path].index(top.id):]
 
 
-def _expand_hint(t: Trace) -> str:
+def _expand_hint(t: Trace, width: int | None = None, legend: bool = False) -> str:
+    """The flags that expand the text, each with what it shows; on a screen too narrow for that, the flags alone
+    (`--help` says what each shows)."""
     flags = [f"--tree (all {len(t.hops)} hops)", "--snippets (source lines)"]
     if t.direction == "down":
         flags.append(f"--depth {t.depth + 1} (follow more op calls)")
         flags.append("--backward (trace the ops the backward calls)")
-    flags.append("--json")
-    return "Expand: " + "  ".join(flags)
+    flags += ["--json"] + (["--legend (what ◆ means)"] if legend else [])
+    line = "Expand: " + "  ".join(flags)
+    if width and len(line) > width:
+        line = "Expand: " + "  ".join(f.split(" (")[0] if i else f for i, f in enumerate(flags))
+    return line
 
 
 # -- the tree ---------------------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ class TraceBuilder:
         self.repeats: set[int] = set()  # hops that stand for something shown above (not walked again)
         self.call_sites: dict[int, tuple[str, int]] = {}  # helper hop -> where its caller called it
         self.call_notes: dict[int, list[Hop]] = {}  # hop id -> the hops a noted call adds below it (noted)
+        self.call_under: dict[int, object] = {}  # hop id -> the conditions of the call being walked below it
         # the op being walked, innermost last: its entry (the schema's default arguments, read by the conditions)
         # and whether it runs through CompositeImplicitAutograd on the device
         self.defaults: list[dict] = []
@@ -57,15 +58,23 @@ class TraceBuilder:
             return
         added: list[Hop] = []
         self.call_notes[parent.id] = added
+        self.call_under[parent.id] = under
         try:
             yield
         finally:
             del self.call_notes[parent.id]
+            self.call_under.pop(parent.id, None)
             kept = len(self.trace.hops)
             for h in added:
                 if h.id < kept and self.trace.hops[h.id] is h:  # not cut since
                     h.detail += under.suffix
                     h.conditions += under.conditions
+
+    def ruled_out(self, parent: Hop | None) -> bool:
+        """Whether the call being walked below `parent` sits under a condition read as false (its literal arguments
+        then say nothing of the default path: softmax's `at::_softmax(input_, dim_, true)` for half inputs)."""
+        under = self.call_under.get(parent.id) if parent is not None else None
+        return under is not None and any(c.assumed is False for c in under.conditions)
 
     def capped(self, items: list, k: int, what: str, parent: Hop | None) -> list:
         """items[:k], the down walk's fan-out cap for `what`, stated where it cuts (a note hop and

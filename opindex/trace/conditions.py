@@ -537,6 +537,22 @@ def _literal(text: str) -> object:
 _DIRECTIVE_TERM = re.compile(r"\[#if ([^\]]*)\]")
 
 
+def _pass(defaults: dict[str, object], name: str, arg: str) -> None:
+    """A parameter a C++ op call passes: a literal is its value, a name the caller's value of that name (the same
+    name passed through keeps it), anything else unknown (not the op's default: hardtanh calls `at::clamp(self,
+    min_val, max_val)`, so clamp's `min=None` does not apply)."""
+    value = _literal(arg.strip())
+    if value is not _UNKNOWN and not isinstance(value, Constant):
+        defaults[name] = value
+    elif isinstance(value, Constant) and "::" in arg:
+        defaults[name] = value  # an enum constant: `at::Reduction::Mean`
+    elif arg.strip() != name:
+        if arg.strip() in defaults:
+            defaults[name] = defaults[arg.strip()]
+        else:
+            defaults.pop(name, None)
+
+
 class BodyGuards:
     """The Guards of each body a walk enters, read once per body and op: a C++ body with the default arguments of
     the op being walked (the builder's innermost entry), a Python def with its own parameters' defaults."""
@@ -551,7 +567,7 @@ class BodyGuards:
         with the values the ops being walked pass down: each op's schema defaults, an inner op's over an outer's;
         a parameter an inner schema has no default for keeps the value an outer op gave it by that name
         (nll_loss's reduction=Mean reaches nll_loss_forward's `int reduction` and the CUDA kernel's test of it)."""
-        schemas = tuple(e["schema"] for e in self.builder.defaults)
+        schemas = tuple((e["schema"], tuple(sorted((e.get("given") or {}).items()))) for e in self.builder.defaults)
         given = tuple(sorted((d.get("call_values") or {}).items()))
         key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given)
         found = self.cache.get(key)
@@ -560,12 +576,21 @@ class BodyGuards:
             defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
                                            MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general",
                                            CONSTANTS: file_constants(self.builder.trace.root, d.get("file"))}
-            for schema in schemas:
-                defaults.update(schema_defaults(schema, d.get("signature")))
+            for schema, passed in schemas:
+                passed = dict(passed)
+                # a parameter passed on by its own name keeps the caller's value, else this schema's default
+                defaults.update({k: v for k, v in schema_defaults(schema, d.get("signature")).items()
+                                 if k not in passed or (passed[k].strip() == k and k not in defaults)})
+                for name, arg in passed.items():  # what a C++ op call passes (walk/sites.passed_arguments)
+                    _pass(defaults, name, arg)
             call = self.build.call
-            if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py)
-                defaults.update(call.cpp_values(schemas, d))
+            if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py) ...
+                defaults.update(call.cpp_values(tuple(s for s, _ in schemas), d))
                 defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
+                for name, arg in dict(schemas[-1][1] if schemas else ()).items():
+                    value = _literal(arg.strip())  # ... but a literal the innermost op call passes is exact
+                    if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
+                        defaults[name] = value
             for name, text in given:  # literals the call that reached this body passes (walk/bodies.py)
                 value = _literal(text)
                 if value is not _UNKNOWN:

@@ -80,11 +80,8 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
         options = []
         for e in sorted(below, key=lambda h: ranked[h.id])[:THROUGH_REPEAT]:
             tail = paths[e.id]
-            at = [h.id for h in tail].index(r.repeats)
-            path = head + tail[at:]
-            # ranked as the repeat itself, not the hop it repeats: that one may sit under a branch this path does
-            # not take (abs_stub first called under `if (self.is_complex() && ...)`, then on the default path)
-            options.append((rank_end(t, e, tokens, head + [r] + tail[at + 1:]), len(options), path))
+            path = head + tail[[h.id for h in tail].index(r.repeats):]
+            options.append((rank_end(t, e, tokens, path), len(options), path))
         key, _, path = min(options)
         out.append((path, key))
     return out

@@ -2,7 +2,6 @@
 helpers it calls, and those without device code shown as leaves."""
 from __future__ import annotations
 
-import functools
 import re
 
 from .. import facts as q
@@ -52,7 +51,7 @@ class BodyWalk(Step):
                 self.b.add(hop, "cpp", "macro", f"#define {m['name']}", m["file"], m["line"],
                          f"the macro whose use at {d['file']}:{d['line']} writes {d['name']}: its body is the code")
         mark = len(self.trace.hops)
-        given = literal_arguments(self.con, d, call_site)
+        given = {} if self.b.ruled_out(parent) else literal_arguments(self.con, d, call_site)
         self.body({**d, "call_values": given} if given else d, hop, depth)
         if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
             self.b.useful_cpp.add(key)
@@ -73,33 +72,23 @@ class BodyWalk(Step):
         if reach != 0:  # it launches, calls a library or a stub itself only at distance 0 (device_reach)
             self.calls(d, hop, depth)
             return
-        # what runs under a branch the inputs do not take is walked after the rest of the body (calls included):
-        # what the default path reaches owns the machinery both share, and the other becomes its repeat
-        # (unary_op_impl_with_complex_to_float_out calls abs_stub under `if (self.is_complex() && ...)` and passes it
-        # on to unary_op_impl_out after it)
-        later = []
         for s in q.in_function(self.con, "stub_calls", caller, file, lines):
             under = guards.at(s["line"])
             if not under.off:
-                later.append((under, functools.partial(self.stubs.stub, s, hop, depth, d)))
+                with self.b.noted(hop, under):
+                    self.stubs.stub(s, hop, depth, d)
         for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
             under = guards.at(launch["line"])
             if launch["kernel"] != d["name"] and not under.off:  # gpu_kernel(sub_iter, f) in gpu_kernel: a recursion
-                later.append((under, functools.partial(self.launches.launch, launch, hop)))
+                with self.b.noted(hop, under):
+                    self.launches.launch(launch, hop)
         wrappers = set()
         for lib in q.in_function(self.con, "library_calls", caller, file, lines):
             under = guards.at(lib["line"])
             if not under.off:
-                later.append((under, functools.partial(self.library_call, lib, d, hop, depth, wrappers)))
-        now = [(u, f) for u, f in later if not _ruled_out(u)]
-        for under, walk in now:
-            with self.b.noted(hop, under):
-                walk()
-        self.calls(d, hop, depth, skip=wrappers)
-        for under, walk in later:
-            if _ruled_out(under):
                 with self.b.noted(hop, under):
-                    walk()
+                    self.library_call(lib, d, hop, depth, wrappers)
+        self.calls(d, hop, depth, skip=wrappers)
 
     def body_helpers(self, d: dict, hop: Hop) -> None:
         """The helpers without device code a body that is not walked calls (a meta function's
@@ -298,10 +287,6 @@ class BodyWalk(Step):
         h = self.leaf_hops.get(symbol_id)
         return h is not None and h.id < len(self.trace.hops) and self.trace.hops[h.id] is h
 
-
-def _ruled_out(under) -> bool:
-    """Code under a condition the walk read as false for this call and build (an `if` the inputs do not take)."""
-    return any(c.assumed is False for c in under.conditions)
 
 
 _LITERAL_ARGUMENT = re.compile(r"^(?:/\*.*?\*/\s*)?(true|false|nullptr|-?\d+(?:\.\d*)?[fFlLuU]*|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)$")

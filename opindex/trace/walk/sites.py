@@ -11,6 +11,7 @@ from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
 from ...pytorch.operators import TENSOR_OPERATORS
 from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ...pytorch.receivers import may_be_tensor
+from ...pytorch.syntax import split_top_level
 from ..model import DEVICE_LAYERS, Condition, Hop
 from ..writes import write_path
 from .step import Step
@@ -51,9 +52,10 @@ class CallSiteWalk(Step):
         d, hop = body.d, body.hop
         guards = self.conditions.over(d)  # asked again per body (cheap): calls() is entered without body() for some
         calls = q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d))
-        for call, under in _default_first([(c, guards.at(c["line"])) for c in calls]):
+        for call in calls:
             if self.b.full():
                 return
+            under = guards.at(call["line"])
             if under.off:
                 continue  # `#ifdef __HIP_PLATFORM_HCC__` on --device cuda: another platform's build compiles it
             with self.b.noted(hop, under):
@@ -306,10 +308,12 @@ class CallSiteWalk(Step):
         try:
             through_composite = bool(self.b.implicit) and self.b.implicit[-1]
             walked = self.b.capped(entries, 2, "overloads the call may reach", head)
+            args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
             for e in walked:
                 # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
                 free = (self.ops.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
-                nh = self.ops.native(e, head, depth if free else depth - 1)
+                given = {} if self.b.ruled_out(hop) else passed_arguments(e["schema"], args, call)
+                nh = self.ops.native({**e, "given": given} if given else e, head, depth if free else depth - 1)
                 if through_composite:  # autograd of a CompositeImplicitAutograd op is that of the ops it calls
                     self.ops.autograd_of(e, nh)
         finally:
@@ -336,14 +340,24 @@ class CallSiteWalk(Step):
                      "--depth follows them, --limit 0 lists all)", absent=True)
 
 
-def _default_first(calls: list[tuple]) -> list[tuple]:
-    """The calls in source order, those under a branch the inputs do not take last: what the default path calls is
-    walked first and owns the machinery it shares with them (unary_op_impl_with_complex_to_float_out calls
-    abs_stub under `if (self.is_complex() && ...)`, then passes it on to unary_op_impl_out; the second call is
-    walked first, the first becomes its repeat)."""
-    def false(under) -> bool:
-        return any(c.assumed is False for c in under.conditions)
-    return [cu for cu in calls if not false(cu[1])] + [cu for cu in calls if false(cu[1])]
+_SCHEMA_PARAMETER = re.compile(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$")
+
+
+def passed_arguments(schema: str, args: list[str] | None, call: dict) -> dict[str, str]:
+    """The schema parameters a C++ op call passes, by name, with the argument text (`at::clamp(self, min_val,
+    max_val)`: min -> min_val, max -> max_val; a method call's receiver is `self`): the op's own defaults do not
+    apply to them (conditions.BodyGuards reads a literal, the caller's value of a name, or nothing)."""
+    if args is None:
+        return {}
+    params = []
+    for part in split_top_level(schema.split("->")[0].partition("(")[2].rpartition(")")[0], ",", "([<"):
+        m = _SCHEMA_PARAMETER.search(part.strip())
+        if m is not None and part.strip() != "*":
+            params.append(m.group(1))
+    texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
+    if len(texts) > len(params):
+        return {}
+    return dict(zip(params, texts))
 
 
 _AT_CALL = re.compile(r"^at::(\w+)\s*\(")
