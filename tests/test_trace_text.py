@@ -56,11 +56,19 @@ def test_main_chain_ends_in_the_call_that_computes_on_the_op_s_own_path():
 def test_choices_say_whether_the_inputs_settled_the_main_chain():
     t = _rnn_like()
     # the matmul way (hop 5) reaches computing device code too, and nothing rules it out: the ranking chose
-    assert t.to_dict()["choices"] == [{"hop": 9, "ways": 2, "others": [5], "settled": False}]
+    # each way with the device code it leads to (the main chain's end for the way taken) and its conditions,
+    # where the ways part (at::native::lstm, RNN.cpp:10)
+    assert t.to_dict()["choices"] == [{
+        "hop": 9, "ways": 2, "others": [5], "settled": False, "file": "RNN.cpp", "line": 10,
+        "options": [{"hop": 9, "end": 13, "conditions": []}, {"hop": 5, "end": 8, "conditions": []}]}]
     # a condition read as false over the matmul call (an `if` the default arguments do not take) settles it
     t = _rnn_like()
     t.hops[5].conditions.append(Condition("if", "batch_first", "RNN.cpp", 19, assumed=False))
-    assert t.to_dict()["choices"] == [{"hop": 9, "ways": 2, "others": [5], "settled": True}]
+    assert t.to_dict()["choices"] == [{
+        "hop": 9, "ways": 2, "others": [5], "settled": True, "file": "RNN.cpp", "line": 10,
+        "options": [{"hop": 9, "end": 13, "conditions": []},
+                    {"hop": 5, "end": 8, "conditions": [
+                        {"text": "batch_first", "file": "RNN.cpp", "line": 19, "assumed": False}]}]}]
     assert "  4  stub         lstm_cudnn_stub                  RNN.cpp:30  ◆ default of 2\n" in t.to_text()
     # an undecided condition (None: the build does not say) does not
     t = _rnn_like()

@@ -245,7 +245,8 @@ def choices(t) -> list[dict]:
     True when every other way runs under a condition the walk read as false for this call and build (an `if` the
     default arguments do not take, an `#if` the build does not compile, another dtype or device), False when the
     choice is the ranking's (what the inputs cannot settle: a runtime size, a switch, a heuristic, source order);
-    `others` are the other ways' hop ids."""
+    `others` are the other ways' hop ids; `file`/`line` where the ways part (the hop above them); `options` each
+    way (the main chain's first) with the device code it ends at and the conditions it runs under."""
     if t.direction != "down":
         return []
     chain = t.main_chain()
@@ -259,8 +260,27 @@ def choices(t) -> list[dict]:
                   and _leads_to(k, kids, ends)]
         if others:
             out.append({"hop": hop.id, "ways": len(others) + 1, "others": [k.id for k in others],
-                        "settled": all(_ruled_out(k, kids, ends) for k in others)})
+                        "settled": all(_ruled_out(k, kids, ends) for k in others),
+                        "file": above.file, "line": above.line,
+                        "options": [_option(k, kids, ends, chain[-1].id if k is hop else None)
+                                    for k in [hop, *others]]})
     return out
+
+
+def _option(way, kids: dict, ends: set[int], end: int | None) -> dict:
+    """One way of a choice: its first hop, the device code it leads to (the main chain's end for the way taken,
+    else the first computing end below it, in walk order), and the conditions it runs under as the walk read them
+    (`assumed` false: ruled out for this call and build; null: not decided)."""
+    if end is None:
+        stack = [way]
+        while stack and end is None:
+            h = stack.pop()
+            if h.id in ends:
+                end = h.id
+            stack.extend(reversed(kids.get(h.id, ())))
+    return {"hop": way.id, "end": end,
+            "conditions": [{"text": c.text, "file": c.file, "line": c.line, "assumed": c.assumed}
+                           for c in way.conditions]}
 
 
 def _leads_to(hop, kids: dict, ids: set[int]) -> bool:
