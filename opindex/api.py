@@ -94,14 +94,18 @@ class Index:
     # -- cross-layer ----------------------------------------------------------------------------------------------
     def trace(self, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None,
               backward: bool = False, max_hops: int = 5000, limit: int = 6, defines=(), undefines=(),
-              config: str | dict | None = None, dtype: str = "float32"):
+              config: str | dict | None = None, dtype: str | None = None):
         """The chain of `name` (nn.LSTM, F.relu, torch.add, aten::add.out, at::native::relu, a stub, a kernel).
         A walk past `max_hops` hops (0: no limit) stops and says so (Trace.truncated, Trace.message); bottom-up,
         more than `limit` callers of one function (0: no limit) are grouped by file, and Trace.truncated says so.
         The build traced: `defines` ("NAME" or "NAME=VALUE", as -D), `undefines` (as -U), `config` (a YAML file's
         path, or a mapping, of NAME: value, null for undefined); Trace.build says which values decided an #if and
         where each came from (docs/trace.md, "The build a trace is for"). `dtype`: the input's (float32, bfloat16,
-        complex64, ...), which decides the C++ tests of a dtype."""
+        complex64, ...; float32 unless given), which decides the C++ tests of a dtype.
+        `name` may be a call, as Python writes it: `ix.trace("F.interpolate(torch.randn(8, 16, 32, 32),
+        scale_factor=2, mode='bilinear')")` is traced with those arguments (their values decide the tests that read
+        them; its tensors give the dtype, ranks and sizes; Trace.call says what was read, docs/trace.md "Tracing a
+        call"); a string that is no readable call raises OpindexError naming the part."""
         from .pytorch.build_config import settings_from
         from .render.trace_view import TraceView
         from .trace import trace
@@ -112,7 +116,7 @@ class Index:
         t = trace(self.con, name, device=device, depth=depth, up=up, backward=backward,
                   root=self.meta.get("checkout_root"), max_hops=max_hops, limit=limit, build=build, dtype=dtype,
                   index=str(self.path))
-        if not t.hops and _profiler_kernel_name(name):
+        if not t.hops and t.call is None and not t.unknown_call and _profiler_kernel_name(name):
             t = self._kernel_trace(name, t)
         return TraceView.of(t)
 

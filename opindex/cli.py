@@ -420,9 +420,10 @@ def _flat(records) -> list[dict]:
                    "piped).")
 @click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
                                               "$OPINDEX_PAGER, else $PAGER, else less -FRX).")
-@click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True,
-              help="The input's dtype: it decides the C++ tests of a dtype (`if (at::isComplexType(common_dtype))` "
-                   "is false for float32: the complex-only jiterator path is not the main chain).")
+@click.option("--dtype", type=click.Choice(DTYPES), default=None,
+              help="The input's dtype (float32 unless given; a traced call's tensors give it): it decides the C++ "
+                   "tests of a dtype (`if (at::isComplexType(common_dtype))` is false for float32: the complex-only "
+                   "jiterator path is not the main chain).")
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
               help="The build traced defines NAME (as a compiler's -D; repeatable): `-D CUDNN_VERSION=8600`, "
                    "`-D USE_ROCM`, `-D 'AT_CUDNN_ENABLED()=0'`.")
@@ -442,6 +443,16 @@ def trace(name, device, depth, up, backward, tree, full, snippets, context, fmt,
 
     NAME can be nn.LSTM, torch.nn.LSTM, F.relu, torch.relu, relu, Tensor.add_, aten::add.Tensor, add.out,
     at::native::relu, a kernel function, a stub or a __global__ kernel.
+
+    NAME can also be a call, as Python writes it, traced with its arguments:
+
+    
+      opindex trace "F.interpolate(torch.randn(8, 16, 32, 32), scale_factor=2, mode='bilinear')"
+
+    Its values (given, else the defaults) decide the `if` tests that read them, in Python and, through the
+    schema, in C++ (mode='bilinear' takes upsample_bilinear2d; reduction='none' the no_reduce kernel); a tensor
+    (torch.randn/rand/empty/zeros/ones/full/randint/arange/tensor, sizes and dtype=torch.X) gives the input's
+    dtype, rank and sizes. The header's Call line says the values read; anything else is unknown, never guessed.
 
     Text output (the default) fits one screen: the main chain, the default path for --device (and for the op's
     default arguments) from the Python surface to the __global__ kernel or library call the op ends in, one

@@ -17,7 +17,7 @@ def test_layers_and_kinds_are_enums_that_compare_and_serialise_as_their_words():
     t = Trace(query="k", direction="down", device="cuda", depth=1, hops=[hop])
     t.finish()
     d = json.loads(t.to_json())
-    assert d["version"] == 3 and d["main_chain"] == [0]
+    assert d["version"] == 4 and d["main_chain"] == [0]
     assert {k: d["hops"][0][k] for k in ("layer", "kind", "found", "main", "kernel")} == {
         "layer": "cuda", "kind": "global_kernel", "found": "call", "main": True, "kernel": "k"}
 

@@ -21,17 +21,18 @@ _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]
 # would keep the engine from skipping to each "if"), the character before is checked per hit
 # (or a global setting: `if (globalContext().deterministicAlgorithms())`, `if (at::globalContext().blasPreferredBackend()
 # == BlasBackend::Cublaslt)`, whose default PyTorch documents)
-_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|[A-Za-z_]\w*(?:\.\w+\(\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
+_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|[A-Za-z_]\w*(?:\.\w+\((?:\s*[\w:]+\s*)?\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
              rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
 # the device a tensor is on (the traced device decides it): `self.device().type() == DeviceType::CUDA`, 1.4's
 # `self.type().device_type() == kCUDA`, `x.is_cuda()`
 _DEVICE_TEST = rb"(?:!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*[!=]=\s*(?:c10::|at::)?(?:DeviceType::|k)\w+|\.is_cuda\(\))\s*"
-# ... and such tests joined by && or ||, one level of parentheses too (`reduction == Reduction::None && n_dims ==
+# (a method call may take one word: `output.is_contiguous(memory_format)`) ... and such tests joined by && or || (a
+# line continuation after one too), one level of parentheses too (`reduction == Reduction::None && n_dims ==
 # 2`, `self.device().type() == DeviceType::CUDA && (accumulate || globalContext().deterministicAlgorithms())`:
 # the defaults, the device and the settings decide them)
 _ATOM = rb"(?:" + _DEVICE_TEST + rb"|" + _ONE_TEST + rb"|\(\s*" + _ONE_TEST + rb"(?:(?:&&|\|\|)\s*" + _ONE_TEST + \
     rb")*\)\s*)"
-_GUARD = re.compile(rb"if\s*\(\s*" + _ATOM + rb"(?:(?:&&|\|\|)\s*" + _ATOM + rb")*\)")
+_GUARD = re.compile(rb"if\s*\(\s*" + _ATOM + rb"(?:(?:&&|\|\|)(?:\s|\\\n)*" + _ATOM + rb")*\)")
 # a test of a dtype, which the input's dtype decides: `if (at::isComplexType(common_dtype))`, `if (dtype ==
 # ScalarType::Half)`, `if (self.is_complex())` (the whole condition is kept, read from the tree)
 _DTYPE_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:(?:at::|c10::)?(?:isComplexType|isFloatingType|isReducedFloatingType|"

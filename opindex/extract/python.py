@@ -71,9 +71,11 @@ def _role(pattern: str) -> str:
 # start and the test's words checked per hit
 _GUARD = re.compile(rb"if[ \t]+([^\n#:]{1,240})(?<![ \t]):[ \t]*(?:#[^\n]*)?$", re.M)
 # what such a test may hold: names, literals, comparisons, and/or/not, isinstance() and len() (no other calls, no
-# subscripts, no lambdas: a test on anything else is not one a default decides)
+# subscripts, no lambdas: a test on anything else is not one a default decides; a parameter's .dim(), .numel(),
+# .size(d) and .ndim are kept: a traced call's tensors decide them)
 _TEST_WORDS = re.compile(r"[A-Za-z_][\w.]*|\"[^\"\\]*\"|'[^'\\]*'|-?\d[\w.]*|==|!=|>=|<=|[<>(),]|\s+")
 _TEST_CALLS = frozenset({"isinstance", "len"})
+_SIZE_METHODS = frozenset({"dim", "ndimension", "numel", "size"})
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _TEST_WORDS_NOT_CALLS = frozenset({"and", "or", "not", "in", "is"})  # `and (`: a keyword before a parenthesis
 
@@ -137,7 +139,10 @@ def _parameter_test(cond: str, parameters: set[str]) -> bool:
         return False  # something else in it: a subscript, a keyword argument, an arithmetic operator
     calls = {w for w, nxt in zip(words, words[1:] + [""])
              if nxt == "(" and (w[:1].isalpha() or w[:1] == "_")} - _TEST_WORDS_NOT_CALLS
-    return calls <= _TEST_CALLS and any(w in parameters for w in words)
+    # `input.dim() == 4`: a tensor parameter's rank or sizes, which a traced call's tensors decide
+    calls = {c for c in calls if not (c.partition(".")[2] in _SIZE_METHODS and c.partition(".")[0] in parameters)}
+    return calls <= _TEST_CALLS and any(w in parameters or w.partition(".")[0] in parameters and
+                                        w.partition(".")[2] in _SIZE_METHODS | {"ndim"} for w in words)
 
 
 def _always_returns(block) -> bool:

@@ -49,7 +49,8 @@ def _limit(default: int, what: str = "rows") -> dict:
 def run_trace(ix, a: dict) -> Answer:
     t = ix.trace(a["name"], device=a["device"], depth=a["depth"], up=a.get("up"), backward=a["backward"],
                  max_hops=a["max_hops"], limit=a["limit"], defines=a["defines"], undefines=a["undefines"],
-                 config=a.get("config"), dtype=a["dtype"])
+                 config=a.get("config"), dtype=a["dtype"] if a["dtype"] != "float32" else None)  # (a call's tensors
+    # say their dtype: float32, the default, does not contradict them)
     return fit(trace_answer(t, a["detail"]), a["max_chars"], lambda: narrower(t, a["detail"]),
                f"the {a['detail']!r} trace of {a['name']}")
 

@@ -58,11 +58,15 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     hidden = {} if full else machinery(t)
     direction = "bottom-up" if t.direction == "up" else "top-down"
     facts = f"({direction}, device {t.device}, dtype {t.dtype}, depth {t.depth}; {len(t.hops)} hops)"
-    if width and len(f"opindex trace {t.query}   {facts}") > width:  # the same facts in fewer words
+    query = t.call["text"] if t.call else t.query  # a traced call: as it was written
+    if width and len(f"opindex trace {query}   {facts}") > width:  # the same facts in fewer words
         facts = f"({direction}, {t.device}, {t.dtype}, depth {t.depth}, {len(t.hops)} hops)"
-    out = [paint(f"opindex trace {t.query}", "1") + f"   {facts}"]
+    out = [paint(f"opindex trace {query}", "1") + f"   {facts}"]
     if t.index:  # which index answered: a trace of the wrong checkout shows at once
         out.append(paint(t.which_index().removeprefix("the "), "2"))
+    if t.call is not None:  # a traced call: the values its tests read, one line (what could not be read after it)
+        out.append(f"Call: {t.call['callee']}({t.call_summary})")
+        out += [f"  note: {n}" for n in t.call.get("notes", [])]
     out.append("")
     if t.build or t.build_conflicts:
         out += _build_lines(t, paint, width) + [""]

@@ -21,6 +21,8 @@ from . import facts as q
 from ..pytorch.build_config import DTYPES, UNDEFINED
 from ..pytorch.devices import CPP_HEADERS
 from .builder import MAX_HOPS
+from ..pytorch.call_expr import looks_like_call
+from .call import bind as bind_call, call_dtype, read_call
 from .conditions import BuildContext
 from .walk import Walker
 from .model import LAYERS, Condition, Hop, Trace
@@ -32,15 +34,21 @@ __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
 
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
           root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None,
-          dtype: str = "float32", index: str | None = None) -> Trace:
+          dtype: str | None = None, index: str | None = None) -> Trace:
     """The trace of `name` (`index`: the index file's path, named in the trace and its "not found" message); a walk larger than `max_hops` hops (0: no limit) stops there and says so in
     Trace.truncated. `build`: the user's settings (pytorch.build_config.settings_from: -D, -U, a config file);
     Trace.build then lists every setting a test of the walk read, with where its value came from. `dtype`: the
-    input's (float32 unless stated), which decides the C++ tests of a dtype (`at::isComplexType(common_dtype)`)."""
+    input's (float32 unless stated), which decides the C++ tests of a dtype (`at::isComplexType(common_dtype)`).
+    A `name` written as a call (`F.interpolate(torch.randn(8, 16, 32, 32), mode='bilinear')`) is traced with its
+    arguments (trace/call.py): its tensors' dtype is the input's (a `dtype` that contradicts it is an error)."""
+    call = read_call(name) if looks_like_call(name) else None
+    if call is not None:
+        dtype = call_dtype(call, dtype)
+    dtype = dtype or "float32"
     if dtype not in DTYPES:
         raise OpindexError(f"unknown dtype {dtype!r}: choose from {', '.join(DTYPES)}")
     with q.memoized(con):  # about half of a large trace's lookups repeat
-        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build, dtype, index)
+        t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build, dtype, index, call)
     if "write_paths" in vars(q.resident(con)):  # fill/copy paths walked: kept for the next process
         q.resident(con).write_paths.save()
     return t
@@ -48,16 +56,21 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
 
 def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None,
            max_hops: int, limit: int, build: dict | None = None, dtype: str = "float32",
-           index: str | None = None) -> Trace:
+           index: str | None = None, call=None) -> Trace:
     if device not in q.DEVICES:
         raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
-    targets = lookup(con, name)
+    targets = lookup(con, call.callee if call is not None else name)
+    if call is not None and up:
+        raise OpindexError(f"{name!r} is a call: a call is traced top-down (trace {call.callee} --up for what "
+                           f"reaches it)")
     bottom_up = up if up is not None else bool(targets) and all(t.kind in ("stub", "global_kernel") or (
         t.kind == "cpp" and _is_registered_kernel(con, t.obj)) for t in targets)
-    t = Trace(query=name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
+    t = Trace(query=call.callee if call is not None else name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
               max_hops=max_hops, limit=limit, dtype=dtype, index=index)
     if not targets:
         t.unknown = True
+        t.unknown_call = call is not None
+        name = call.callee if call is not None else name
         t.candidates = suggestions(con, name)
         t.message = f"{name!r} is not a Python name, op, C++ function, stub or kernel in {t.which_index()}" + (
             "; did you mean one of these?" if t.candidates else "")  # listed once, in t.candidates
@@ -80,8 +93,12 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         UpWalker(con, t, backward=backward).start(targets)
     else:
         context = BuildContext(con, device, build, dtype)
+        if call is not None:
+            context.call = bind_call(con, call, targets, root, dtype)
+            t.call = context.call.to_dict()
+            t.call_summary = context.call.summary()
         walker = Walker(con, t, backward=backward, build=context)
-        walker.start(targets, name)
+        walker.start(targets, call.callee if call is not None else name)
         walker.b.state_caps()
         _mark_unbuilt(t, context)
         t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}

@@ -21,6 +21,7 @@ from ..pytorch.syntax import split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
 from . import function_value
+from . import pyflow
 from .model import NOT_DEFAULT, Condition
 from .rank import is_test
 
@@ -33,6 +34,7 @@ _SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)(?:\s*([!=]
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
 _PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
 _UNKNOWN = object()
+_CAST = re.compile(r"static_cast<[^<>]*>\(\s*(\w+)\s*\)")
 
 
 @dataclass
@@ -377,6 +379,10 @@ def _py_value(node, defaults: dict[str, object]) -> bool | None:
         types = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         return _is_instance(defaults, node.args[0].id, [ast.unparse(t) for t in types])
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        if CONSTANT in defaults:  # a traced call: its tensors' ranks and sizes (`input.dim() == 4`)
+            found = pyflow.value(node, defaults)
+            if isinstance(found, bool):
+                return found
         try:
             return _holds(ast.unparse(node), defaults)  # one name against a literal: the forms above
         except Exception:  # noqa: BLE001 - an odd literal: unknown
@@ -385,9 +391,12 @@ def _py_value(node, defaults: dict[str, object]) -> bool | None:
 
 
 def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
-    """One name tested (C++ or Python), or a documented global setting; `not (...)` around it."""
+    """One name tested (C++ or Python), or a documented global setting; `not (...)` around it. A name cast
+    (`static_cast<at::padding_mode>(mode_int) == ...`, a switch over a cast) is tested as the name."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1] if negate else condition
+    if "static_cast" in test:
+        test = _CAST.sub(r"\1", test)
     setting = _SETTING.match(test)
     if setting is not None:  # `globalContext().deterministicAlgorithms()`: a documented default
         bang, name, op, constant = setting.groups()
@@ -416,6 +425,10 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = value is not None
     elif op:
         right = _literal(literal)
+        if isinstance(right, Constant) and not isinstance(value, Constant) and CONSTANT in defaults:
+            known = defaults.get(CONSTANTS, {}).get(right.name)
+            return _against_constant(value, right, op, known if known is not None else defaults[CONSTANT],
+                                     bool(bang), negate)
         if value is None or right is _UNKNOWN or isinstance(value, Constant) and not isinstance(right, Constant) \
                 or isinstance(value, str) != isinstance(right, str):
             return None  # (`p == "nuc"` with p=2.0, a schema's str default against a C++ constant: not said here)
@@ -432,6 +445,31 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = compare(value, right)
     else:
         result = bool(value)
+    result = not result if bang else result
+    return not result if negate else result
+
+
+# A traced call's defaults hold this key (trace/call.py): a C++ constant's integer value in the body's file, by name
+CONSTANT = "(constant)"
+
+
+def _against_constant(value, right: "Constant", op: str, constant, bang: bool, negate: bool) -> bool | None:
+    """A value a traced call gave (a string, an int, or an int made from a string: pyflow.Named) against a C++
+    constant (`constant`: its integer, or a function of its name that finds it): by the constant's integer value
+    where its file defines it (`constexpr int MODE_MAX = 2;`), else by
+    name, as PyTorch names enum members after the strings (reduction 'none' is at::Reduction::None, approximate
+    'tanh' GeluType::Tanh, mode 'reflect' at::padding_mode::reflect); None when neither says."""
+    if op not in ("==", "!="):
+        return None
+    number = constant if isinstance(constant, int) else constant(right.name) if constant is not None else None
+    name = value.name if isinstance(value, pyflow.Named) else value if isinstance(value, str) else None
+    if number is not None and isinstance(value, int) and not isinstance(value, bool):
+        result = int(value) == number
+    elif name is not None:
+        result = name.lower() == right.name.lower()
+    else:
+        return None
+    result = result == (op == "==")
     result = not result if bang else result
     return not result if negate else result
 
@@ -545,6 +583,14 @@ class BodyGuards:
                                  if k not in passed or (passed[k].strip() == k and k not in defaults)})
                 for name, arg in passed.items():  # what a C++ op call passes (walk/sites.passed_arguments)
                     _pass(defaults, name, arg)
+            call = self.build.call
+            if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py) ...
+                defaults.update(call.cpp_values(tuple(s for s, _ in schemas), d))
+                defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
+                for name, arg in dict(schemas[-1][1] if schemas else ()).items():
+                    value = _literal(arg.strip())  # ... but a literal the innermost op call passes is exact
+                    if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
+                        defaults[name] = value
             for name, text in given:  # literals the call that reached this body passes (walk/bodies.py)
                 value = _literal(text)
                 if value is not _UNKNOWN:
@@ -584,8 +630,11 @@ class BodyGuards:
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not
         None:`, max_norm=None: the renorm under it is not the default path)."""
-        return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device,
-                      python_defaults(fn.get("signature")), fn["file"], self.build)
+        defaults = python_defaults(fn.get("signature"))
+        if self.build.call is not None:  # the def a traced call binds to reads the call's values
+            defaults = {**defaults, **self.build.call.python_values(fn), CONSTANT: None}
+        return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device, defaults, fn["file"],
+                      self.build)
 
 
 class BuildContext:
@@ -595,6 +644,7 @@ class BuildContext:
 
     def __init__(self, con, device: str, user: dict[str, Setting] | None = None, dtype: str = "float32"):
         self.con, self.device, self.user, self.dtype = con, device, user or {}, dtype
+        self.call = None  # a traced call's values (trace/call.py CallValues), when the trace is of a call
         self.defaults = {k: Setting(k, v, f"upstream default ({_BUILD_OF.get(device, device)})")
                          for k, v in _DEFAULTS.get(device, {}).items()}
         self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)

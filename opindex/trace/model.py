@@ -211,6 +211,11 @@ class Trace:
     # the build traced: each setting a test of the walk read, {name, value (None: undefined), source}
     build: list[dict] = field(default_factory=list)
     build_conflicts: list[str] = field(default_factory=list)  # settings the checkout cannot build with
+    # a traced call (trace/call.py): {callee, text, args: [{name, value, source}], tensors: [{name, dtype, sizes}],
+    # notes}; None for a name
+    call: dict | None = None
+    call_summary: str = ""  # the values it read, one line (the text's header)
+    unknown_call: bool = False  # the query was a call whose callee names nothing here (not a kernel name either)
 
     # -- shape ------------------------------------------------------------------------------------------------
     def children(self, hop_id: int | None) -> list[Hop]:
@@ -293,14 +298,15 @@ class Trace:
     # -- exports ----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
-        build[{name, value, source}], build_conflicts, main_chain (hop ids, root first), choices[{hop, ways,
+        build[{name, value, source}], build_conflicts, call ({callee, text, args[{name, value, source}],
+        tensors[{name, dtype, sizes}], notes} for a traced call, else null), main_chain (hop ids, root first), choices[{hop, ways,
         settled, others}] (where the main chain went one way of several, and whether the inputs settled it), hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
         op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
         walk, and how to lift them), index ({file, checkout}: which index answered)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,
-                "build_conflicts": self.build_conflicts,
+                "build_conflicts": self.build_conflicts, "call": self.call,
                 "main_chain": [h.id for h in self.main_chain()], "choices": choices(self),
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
                 "truncated": self.truncated, "index": {"file": self.index, "checkout": self.root}}
@@ -310,7 +316,8 @@ class Trace:
 
 
 
-JSON_VERSION = 3  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop; 3 index
+JSON_VERSION = 4  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop; 3 index;
+# 4 call
 
 # the note on the derivatives.yaml entry of an op a CompositeImplicitAutograd kernel calls (its autograd is theirs;
 # the hop's `found` is Found.COMPOSITE_CALLEE)

@@ -1,0 +1,401 @@
+"""A call traced with its arguments: `F.interpolate(torch.randn(8, 16, 32, 32), scale_factor=2, mode='bilinear')`.
+
+The call (pytorch/call_expr.py) is bound to what its callee names: a Python def's parameters (positional order and
+keywords, its literal defaults for the rest), a module's forward (`nn.LSTM(64, 128)(x)`), or, for a binding with no
+Python def (`torch.exp`), the native schema's arguments. The values then flow down:
+
+- into the def's `if` tests (conditions rows, read by trace/conditions.py with these values: `input.dim() == 4 and
+  mode == "bilinear"` reads the tensor's rank);
+- through the def's body (trace/pyflow.py): what each bridge call passes (`_Reduction.get_enum(reduction)` read
+  from its source: 'none' -> 0) is bound to the native schema's arguments by position and keyword;
+- into C++: a value given for a schema argument wins over every schema default of that name on the op stack (the
+  name a C++ parameter carries), the first tensor is also `self`/`input`, and a body's locals made from a tensor's
+  sizes (`const int64_t n_dims = input.dim();`) are read from the source.
+The input's dtype is the first floating-point or complex tensor's (an index or mask tensor does not set it), else
+the first tensor's. What the string does not say stays unknown, and a test of it undecided.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model import OpindexError
+from ..pytorch.call_expr import Call, CallError, Tensor, Unknown, parse_call
+from ..pytorch.receivers import split_parameters
+from . import facts as q
+from . import pyflow
+from .conditions import INPUT_MEMORY_FORMAT, Constant
+from .python import bridged_entries, find_method, follow_python, module_of
+
+FIRST_TENSOR_NAMES = ("self", "input", "self_", "input_")  # what C++ calls an op's first tensor argument
+_FLOATING = ("float", "bfloat", "complex")
+# a C++ local made from a tensor's sizes: `const int64_t n_dims = input.dim();`, `auto dim_size = self.size(dim);`
+_SIZE_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|int64_t|int|int32_t|size_t|bool)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
+                         r"(dim|ndimension|numel|size)\s*\(\s*(-?\w*)\s*\)\s*;")
+# a C++ local that is a parameter cast: `auto mode = static_cast<at::padding_mode>(mode_int);`
+_CAST_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]+)\s+(\w+)\s*=\s*static_cast<[^<>;]*>\(\s*(\w+)\s*\)\s*;")
+# `const auto memory_format = input.suggest_memory_format();`
+_FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
+                           r"suggest_memory_format\(\s*\)\s*;")
+_CONSTANT_DEF = r"\b(?:static\s+)?(?:constexpr|const)\s+(?:int|int64_t|auto|uint8_t|int32_t)\s+{}\s*=\s*(-?\d+)\s*;"
+
+
+@dataclass
+class Argument:
+    name: str  # the parameter it binds to (a Python def's, a forward's, or the schema's)
+    value: object  # a literal, a Tensor, or Unknown
+    source: str  # given | default
+
+
+@dataclass
+class CallValues:
+    """A call bound to its callee, and the values each layer reads."""
+    call: Call
+    dtype: str
+    arguments: list[Argument] = field(default_factory=list)
+    python: dict[tuple, dict] = field(default_factory=dict)  # (file, line) of a def -> its parameters' values
+    schemas: dict[str, dict] = field(default_factory=dict)  # a native schema -> the values its arguments get
+    root: str | None = None  # the checkout, to read bodies' source
+    notes: list[str] = field(default_factory=list)  # what could not be followed, for the header
+
+    # -- what conditions read ---------------------------------------------------------------------------------
+    def python_values(self, fn: dict) -> dict:
+        """The values a Python def's tests read: the call's, for the def it binds to."""
+        return self.python.get((fn.get("file"), fn.get("line")), {})
+
+    def cpp_values(self, schemas: tuple[str, ...], d: dict) -> dict:
+        """What a C++ body's tests read beyond the schema defaults: the values the call gave each op on the stack
+        (outer first, then the inner ops': a value passed down keeps its name), kept for the names the body's
+        own parameters carry; the first tensor as self/input; locals made from a tensor's sizes."""
+        params = set(re.findall(r"\w+", d.get("signature") or ""))
+        given: dict = {}
+        for schema in schemas:
+            given.update(self.schemas.get(schema, {}))
+        if schemas:  # a kernel whose parameters are the innermost schema's, renamed (`int mode` as `mode_int`)
+            given.update(_renamed(schemas[-1], d.get("signature"), given))
+        out = {k: v for k, v in given.items() if k in params or f"{k}_opt" in params}
+        first = self.first_tensor()
+        if first is not None:
+            for name in FIRST_TENSOR_NAMES:
+                if name in params and not isinstance(out.get(name), Tensor):
+                    out[name] = first
+        out.update(self._size_locals(d, out))
+        return out
+
+    def first_tensor(self) -> Tensor | None:
+        tensors = [t for _, t in self.call.tensors()]
+        return tensors[0] if tensors else None
+
+    def _size_locals(self, d: dict, values: dict) -> dict:
+        """Locals of a body made from a tensor argument's sizes (`n_dims = input.dim()`), read from the source."""
+        text = _body_text(self.root, d)
+        out: dict = {}
+        for name, tensor in _FORMAT_LOCAL.findall(text or ""):
+            if isinstance(values.get(tensor), Tensor):  # a tensor made the default way is contiguous
+                out[name] = Constant(INPUT_MEMORY_FORMAT)
+        for name, param in _CAST_LOCAL.findall(text or ""):
+            if param in values and name not in values:
+                out[name] = values[param]  # `auto mode = static_cast<at::padding_mode>(mode_int);`
+        for name, tensor, what, arg in _SIZE_LOCAL.findall(text or ""):
+            t = values.get(tensor)
+            if not isinstance(t, Tensor) or name in out:
+                continue
+            if what == "size":
+                d_value = int(arg) if re.fullmatch(r"-?\d+", arg) else values.get(arg)
+                found = t.size(d_value) if isinstance(d_value, int) and not isinstance(d_value, bool) else None
+            else:
+                found = t.numel() if what == "numel" else t.dim()
+            if found is not None:
+                out[name] = found
+        return out
+
+    def constant(self, file: str | None, name: str) -> int | None:
+        """The integer a C++ constant the tests compare with stands for: `constexpr int MODE_MAX = 2;` in the
+        test's own file; None when it is not defined so there (an enum member: compared by name instead)."""
+        text = _file_text(self.root, file)
+        m = re.search(_CONSTANT_DEF.format(re.escape(name)), text or "")
+        return int(m.group(1)) if m else None
+
+    # -- output -----------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """{callee, args: [{name, value, source}], tensors: [{name, dtype, sizes}]} (docs/json.md)."""
+        tensors = [{"name": a.name, "dtype": a.value.dtype, "sizes": list(a.value.sizes) if a.value.sizes is not None
+                    else None} for a in self.arguments if isinstance(a.value, Tensor)]
+        return {"callee": self.call.callee, "text": self.call.text,
+                "args": [{"name": a.name, "value": _json_value(a.value), "source": a.source} for a in self.arguments],
+                "tensors": tensors, "notes": self.notes}
+
+    def summary(self) -> str:
+        """One short line: the values the trace read (given ones first)."""
+        given = [a for a in self.arguments if a.source == "given"]
+        defaults = [a for a in self.arguments if a.source == "default" and not isinstance(a.value, Unknown)]
+        text = ", ".join(f"{a.name}={_short(a.value)}" for a in given)
+        if defaults:
+            text += "; defaults " + ", ".join(f"{a.name}={_short(a.value)}" for a in defaults)
+        return text
+
+
+def _renamed(schema: str, signature: str | None, given: dict) -> dict:
+    """The values of a schema's arguments under the names the C++ kernel's parameters give them, where its
+    parameters are the schema's one for one in order (a kernel may rename one: `int mode` as `int64_t mode_int`)."""
+    params = [p.strip() for p in split_parameters(signature or "()")]
+    names = [m.group(1) for m in (re.search(r"(\w+)\s*(?:=.*)?$", p) for p in params) if m]
+    args = [a[0] for a in schema_parameters(schema)]
+    if len(names) != len(args) or names == args:
+        return {}
+    return {c: given[a] for a, c in zip(args, names) if a != c and a in given}
+
+
+def _short(value) -> str:
+    if isinstance(value, Tensor):
+        sizes = "?" if value.sizes is None else "x".join(map(str, value.sizes)) or "scalar"
+        return f"{value.dtype}[{sizes}]"
+    if isinstance(value, Unknown):
+        return f"{value.text} (unknown)"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_short(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+def _json_value(value):
+    if isinstance(value, Tensor):
+        return value.text
+    if isinstance(value, Unknown):
+        return {"unknown": value.text}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    return value
+
+
+# -- binding ------------------------------------------------------------------------------------------------------
+def read_call(text: str) -> Call:
+    try:
+        return parse_call(text)
+    except CallError as e:
+        raise OpindexError(str(e)) from None
+
+
+def call_dtype(call: Call, stated: str | None) -> str:
+    """The input's dtype: the first floating-point or complex tensor's, else the first tensor's, else a factory's
+    `dtype=` (torch.zeros(4, dtype=torch.float16)), else `stated` (float32 unless given). A stated dtype that the
+    call's tensors contradict is an error."""
+    tensors = [t for _, t in call.tensors()]
+    floating = [t for t in tensors if t.dtype.startswith(_FLOATING)]
+    found = (floating or tensors)[0].dtype if tensors else None
+    if found is None and isinstance(call.kwargs.get("dtype"), str) and call.callee.startswith("torch."):
+        found = call.kwargs["dtype"]
+    if found is not None and stated is not None and stated != found:
+        raise OpindexError(f"--dtype {stated} contradicts the call: its input is {found} "
+                           f"({next(t.text for t in (floating or tensors))}); leave --dtype out or change the call")
+    return found or stated or "float32"
+
+
+def bind(con, call: Call, targets: list, root: str | None, dtype: str) -> CallValues:
+    """The call bound to the looked-up targets (trace.targets.Target), and the values each layer reads."""
+    values = CallValues(call, dtype, root=root)
+    kinds = {t.kind for t in targets}
+    if kinds & {"python_function", "python_class"}:
+        target = next(t for t in targets if t.kind in ("python_function", "python_class"))
+        fn = target.obj
+        if target.kind == "python_class":
+            fn = find_method(con, target.obj, "forward")
+            if fn is None:
+                values.notes.append(f"{call.callee} has no forward(): its arguments are not bound")
+                return values
+        _bind_def(con, values, fn, skip_self=target.kind == "python_class")
+    elif kinds <= {"python_binding", "native", "by_name"}:
+        entries = [t.obj for t in targets if isinstance(t.obj, dict) and t.obj.get("schema")]
+        for e in entries:
+            mapped = bind_schema(e["schema"], call.args, call.kwargs)
+            if mapped is None:
+                continue
+            values.schemas[e["schema"]] = mapped[0]
+            if not values.arguments:
+                values.arguments = mapped[1]
+        if entries and not values.schemas:
+            values.notes.append(f"the arguments fit no schema of {call.callee}: they are not bound")
+    else:
+        values.notes.append(f"{call.callee} is not a Python def, module or op binding: its arguments are not bound")
+    return values
+
+
+def _bind_def(con, values: CallValues, fn: dict, skip_self: bool) -> None:
+    call = values.call
+    node = _def_node(values.root, fn)
+    if node is None:
+        node = _signature_node(fn.get("signature"))
+        values.notes.append(f"the source of {fn['qualified_name']} is not readable: its body's values are not "
+                            f"followed")
+    if node is None:
+        values.notes.append(f"the signature of {fn['qualified_name']} is not readable: its arguments are not bound")
+        return
+    args = node.args
+    if skip_self and (args.posonlyargs + args.args):
+        args = ast.arguments(posonlyargs=[], args=(args.posonlyargs + args.args)[1:], vararg=args.vararg,
+                             kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults, kwarg=args.kwarg,
+                             defaults=args.defaults)
+    env = pyflow.bind(args, list(call.args), dict(call.kwargs))
+    if env is None:
+        raise OpindexError(f"the call {call.text!r} does not fit {fn['qualified_name']}"
+                           f"{fn.get('signature') or '(...)'}")
+    order = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    given = set(call.kwargs) | set(order[:len(call.args)])
+    values.arguments = [Argument(k, env[k] if env[k] is not pyflow.UNKNOWN else Unknown("not given, no literal "
+                                 "default"), "given" if k in given else "default")
+                        for k in order + [k for k in env if k not in order]]
+    values.python[(fn["file"], fn["line"])] = {k: v for k, v in env.items() if v is not pyflow.UNKNOWN}
+    if isinstance(node, ast.FunctionDef) and node.body and not isinstance(node.body[0], ast.Pass):
+        _follow_bridges(con, values, fn, node, env)
+
+
+def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, env: dict) -> None:
+    """Read the def's body with the call's values; what each bridge at a followed line passes, bound to the
+    schemas of the ops it reaches."""
+    module = module_of(con, fn)
+
+    def resolve(dotted: str, module=module, depth=0):
+        qualifier, _, callee = dotted.rpartition(".")
+        found = follow_python(con, module, qualifier, callee) if module else None
+        if not found or found[0] != "def":
+            return None
+        helper = _def_node(values.root, found[1])
+        if helper is None:
+            return None
+        inner = module_of(con, found[1])
+        return helper, (lambda d, m=inner: resolve(d, m))
+
+    ran = pyflow.run(node, env, resolve)
+    offset = fn["line"] - node.lineno
+    for b in q.python_bridges_in(con, fn["qualified_name"], fn["file"]):
+        made = [c for c in ran.calls.get(b["line"] - offset, []) if c[0].rpartition(".")[2] == b["op"]]
+        if len(made) != 1:
+            continue  # not on a followed path, or two calls of it on one line
+        _, args, kwargs = made[0]
+        for entry in bridged_entries(con, b):
+            mapped = bind_schema(entry["schema"], [_known(a) for a in args], {k: _known(v) for k, v in
+                                                                              kwargs.items()})
+            if mapped is not None:
+                values.schemas.setdefault(entry["schema"], mapped[0])
+
+
+def _known(v):
+    return Unknown("?") if v is pyflow.UNKNOWN else v
+
+
+def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argument]] | None:
+    """A native schema's arguments bound to positional and keyword values (`input=` binds `self`); (values known
+    by argument name, every argument with its source), or None when the values do not fit it."""
+    params = schema_parameters(schema)
+    positional = [p for p in params if not p[2]]
+    if len(args) > len(positional):
+        return None
+    bound: dict = {}
+    for (name, _, _, _), v in zip(positional, args):
+        bound[name] = v
+    names = {p[0] for p in params}
+    for k, v in kwargs.items():
+        k = "self" if k == "input" and "input" not in names and "self" in names else k
+        if k not in names:
+            return None
+        bound[k] = v
+    arguments = []
+    for name, default, _, _ in params:
+        if name in bound:
+            arguments.append(Argument(name, bound[name], "given"))
+        elif default is not None:
+            arguments.append(Argument(name, _schema_literal(default), "default"))
+    known = {k: v for k, v in bound.items() if not isinstance(v, Unknown)}
+    return known, arguments
+
+
+def schema_parameters(schema: str) -> list[tuple[str, str | None, bool, str]]:
+    """(name, default text or None, keyword-only, type) of each argument of a native schema."""
+    inner = schema.split("->")[0]
+    inner = inner[inner.index("(") + 1:inner.rindex(")")] if "(" in inner else ""
+    out, kwonly = [], False
+    for part in split_parameters(inner):
+        part = part.strip()
+        if part == "*":
+            kwonly = True
+            continue
+        decl, _, default = part.partition("=")
+        pieces = decl.split()
+        if len(pieces) < 2:
+            continue
+        out.append((pieces[-1], default.strip() or None, kwonly, " ".join(pieces[:-1])))
+    return out
+
+
+def _schema_literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return Unknown(text)
+
+
+# -- source -------------------------------------------------------------------------------------------------------
+_TEXT_CACHE: dict[str, str | None] = {}
+
+
+def _file_text(root: str | None, file: str | None) -> str | None:
+    if not root or not file:
+        return None
+    path = str(Path(root) / file)
+    if path not in _TEXT_CACHE:
+        try:
+            _TEXT_CACHE[path] = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            _TEXT_CACHE[path] = None
+    return _TEXT_CACHE[path]
+
+
+def _body_text(root: str | None, d: dict) -> str | None:
+    if not d.get("file") or not d.get("line") or not d.get("end_line"):
+        return None
+    text = _file_text(root, d["file"])
+    return None if text is None else "\n".join(text.splitlines()[d["line"] - 1:d["end_line"]])
+
+
+def _def_node(root: str | None, fn: dict) -> ast.FunctionDef | None:
+    """A Python def's ast, its lines as the symbols row has them (else to the end of its indented body), read
+    from the checkout."""
+    text = _file_text(root, fn.get("file"))
+    if text is None or not fn.get("line"):
+        return None
+    lines = text.splitlines()[fn["line"] - 1:fn.get("end_line") or None]
+    if not lines:
+        return None
+    if fn.get("end_line"):
+        try:
+            tree = ast.parse(textwrap.dedent("\n".join(lines)))
+            if tree.body and isinstance(tree.body[0], ast.FunctionDef):
+                return tree.body[0]
+        except SyntaxError:
+            pass  # (a row whose end is not the def's: read by indentation)
+        lines = text.splitlines()[fn["line"] - 1:]
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    body = [lines[0]]
+    for line in lines[1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith((")", "#")):
+            break
+        body.append(line)
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(body)))
+    except SyntaxError:
+        return None
+    node = tree.body[0] if tree.body else None
+    return node if isinstance(node, ast.FunctionDef) else None
+
+
+def _signature_node(signature: str | None) -> ast.FunctionDef | None:
+    if not signature:
+        return None
+    for text in (signature, signature.split("->")[0]):
+        try:
+            return ast.parse(f"def f{text.strip()}: pass").body[0]
+        except SyntaxError:
+            continue
+    return None

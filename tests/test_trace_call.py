@@ -1,0 +1,204 @@
+"""Tracing a call, not only a name (issue 28, point 3): the call string read with ast, its values bound to the def
+or schema, and the main chain they choose on the sample checkout with tests/data/call_sample laid over it (a loss
+whose CUDA kernel `reduction` chooses, a def whose op `mode` and the input's rank choose; kept apart so the
+sample's own counts and golden traces stay as they are)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from opindex.cli import main
+from opindex.model import OpindexError
+from opindex.pytorch.call_expr import CallError, Tensor, Unknown, looks_like_call, parse_call
+
+LOSS = "aten/src/ATen/native/cuda/Loss.cu"
+RUNTIME_CALLS = Path(__file__).resolve().parent.parent / "benchmarks" / "runtime_calls.txt"
+
+
+OVERLAY = Path(__file__).resolve().parent / "data" / "call_sample"
+
+
+@pytest.fixture(scope="module")
+def call_db(tmp_path_factory) -> Path:
+    """The sample checkout, the overlay's files added and its `appended/` files appended, built once."""
+    from opindex.api import build
+    from conftest import SAMPLE
+    root = tmp_path_factory.mktemp("call-sample") / "checkout"
+    shutil.copytree(SAMPLE, root)
+    for f in OVERLAY.rglob("*"):
+        rel = f.relative_to(OVERLAY)
+        if f.is_file() and rel.parts[0] != "appended":
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, root / rel)
+    for f in (OVERLAY / "appended").rglob("*"):
+        if f.is_file():
+            target = root / f.relative_to(OVERLAY / "appended")
+            target.write_text(target.read_text() + f.read_text())
+    db = root.parent / "call.sqlite"
+    build(str(root), db, jobs=1)
+    return db
+
+
+@pytest.fixture(scope="module")
+def ix(call_db):
+    from opindex.api import Index
+    with Index(call_db) as index:
+        yield index
+
+
+def _end(t):
+    h = t.main_chain()[-1]
+    return h.name, h.file, h.line
+
+
+# -- reading the call string ------------------------------------------------------------------------------------
+def test_a_call_is_read_into_its_callee_values_and_tensors():
+    c = parse_call("F.interpolate(torch.randn(8, 16, 32, 32), scale_factor=2, mode='bilinear')")
+    assert c.callee == "F.interpolate"
+    assert c.args == [Tensor("float32", (8, 16, 32, 32), "torch.randn(8, 16, 32, 32)")]
+    assert c.kwargs == {"scale_factor": 2, "mode": "bilinear"}
+    assert c.args[0].dim() == 4 and c.args[0].numel() == 131072 and c.args[0].size(-1) == 32
+
+
+def test_tensor_factories_give_dtype_and_sizes_as_torch_does():
+    c = parse_call("f(torch.randint(0, 10, (4, 3)), torch.arange(0, 256, 8), torch.empty((2, 5), "
+                   "dtype=torch.bfloat16), torch.randn(3, 3) > 0, torch.tensor([[1.0, 2.0]]), torch.full((2,), 7),"
+                   " torch.arange(0.0, 1.0, 0.25), x, [torch.zeros(2), None])")
+    a = c.args
+    assert (a[0].dtype, a[0].sizes) == ("int64", (4, 3))
+    assert (a[1].dtype, a[1].sizes) == ("int64", (32,))
+    assert (a[2].dtype, a[2].sizes) == ("bfloat16", (2, 5))
+    assert (a[3].dtype, a[3].sizes) == ("bool", (3, 3))
+    assert (a[4].dtype, a[4].sizes) == ("float32", (1, 2))
+    assert (a[5].dtype, a[5].sizes) == ("float32", (2,))
+    assert (a[6].dtype, a[6].sizes) == ("float32", (4,))
+    assert a[7] == Unknown("x")  # a name: unknown, kept as written
+    assert [w for w, _ in c.tensors()] == ["#0", "#1", "#2", "#3", "#4", "#5", "#6", "#8[0]"]
+
+
+def test_a_module_call_and_a_tensor_method_name_their_callee():
+    m = parse_call("nn.LSTM(64, 128, batch_first=True)(torch.randn(32, 8, 64))")
+    assert (m.callee, m.module_args, m.module_kwargs) == ("nn.LSTM", [64, 128], {"batch_first": True})
+    assert m.args[0].sizes == (32, 8, 64)
+    t = parse_call("torch.randn(4, 4, dtype=torch.float16).add_(1, alpha=2)")
+    assert (t.callee, t.args[0].dtype, t.args[1:], t.kwargs) == ("Tensor.add_", "float16", [1], {"alpha": 2})
+
+
+@pytest.mark.parametrize("text, says", [
+    ("F.relu(torch.randn(4)", "not Python"),
+    ("F.relu", "it is not a call"),
+    ("F.relu(torch.randn(4, dtype=torch.float17))", "dtype=torch.float17 is not one of"),
+    ("F.relu(*xs)", "*args and **kwargs"),
+    ("f()[0](x)", "is not a dotted name"),
+    ("(x + 1).add_(2)", "the callee x + 1 is not a dotted name"),
+    ("foo(1).add_(2)", "foo(1) is not a tensor, so .add_(...) names no Tensor method"),
+])
+def test_a_bad_call_string_is_refused_naming_what_could_not_be_read(text, says):
+    with pytest.raises(CallError, match=None) as e:
+        parse_call(text)
+    assert says in str(e.value) and repr(text) in str(e.value)
+
+
+def test_names_are_not_mistaken_for_calls():
+    assert looks_like_call("F.relu(torch.randn(4))")
+    for name in ("F.relu", "operator()", "at::native::relu", "void at::native::k<float>(float*)", "relu@Foo.cu"):
+        assert not looks_like_call(name)
+
+
+def test_every_runtime_benchmark_call_is_read():
+    """benchmarks/runtime_calls.txt: every call (100) parses, with a dotted callee and at least one tensor or a
+    factory's own sizes."""
+    calls = [line.split("  # chooses:")[0].strip() for line in RUNTIME_CALLS.read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert len(calls) == 100
+    parsed = [parse_call(c) for c in calls]
+    assert all(looks_like_call(c) for c in calls)
+    assert all(p.callee.replace(".", "").replace("_", "").isalnum() for p in parsed)
+    no_tensor = [p.callee for p in parsed if not p.tensors()]
+    assert no_tensor == ["torch.randn", "torch.rand", "torch.zeros"]
+    assert sum(isinstance(v, Unknown) for p in parsed for v in [*p.args, *p.kwargs.values()]) == 0
+
+
+# -- the main chain a call's values choose (sample checkout) ----------------------------------------------------
+def test_reduction_none_runs_the_no_reduce_kernel_and_the_default_the_reducing_one(ix):
+    """F.nll_loss passes `_Reduction.get_enum(reduction)` (torch/nn/_reduction.py, read: 'none' -> 0) to
+    `int reduction=Mean`; nll_loss_cuda tests `if (reduction == Reduction::None)` (Loss.cu:32)."""
+    none = ix.trace("F.nll_loss(torch.randn(4, 10), torch.randint(0, 10, (4,)), reduction='none')")
+    mean = ix.trace("F.nll_loss(torch.randn(4, 10), torch.randint(0, 10, (4,)))")
+    assert _end(none) == ("__global__ at::native::nll_loss_no_reduce_kernel", LOSS, 10)
+    assert _end(mean) == ("__global__ at::native::nll_loss_reduce_kernel", LOSS, 19)
+    launch = next(h for h in mean.hops if h.kernel == "nll_loss_no_reduce_kernel" and h.layer == "cuda"
+                  and h.line == 33)
+    assert [(c.text, c.line, c.assumed) for c in launch.conditions] == [("reduction == Reduction::None", 32, False)]
+
+
+def test_a_string_argument_and_the_input_rank_choose_the_op(ix):
+    """normalize_rows: `if input.dim() == 2 and mode == "argmax": return torch.argmax(input, 1)`, else
+    input.softmax(1) (the overlay's lines of the sample's torch/nn/functional.py, 61-63)."""
+    argmax = ix.trace("F.normalize_rows(torch.randn(4, 8), mode='argmax')")
+    softmax = ix.trace("F.normalize_rows(torch.randn(4, 8))")
+    rank3 = ix.trace("F.normalize_rows(torch.randn(2, 4, 8), mode='argmax')")
+    assert _end(argmax) == ("gpu_reduce_kernel", "aten/src/ATen/native/cuda/ReduceArgMaxKernel.cu", 10)
+    kernel = ("__global__ at::native::cunn_SoftMaxForward", "aten/src/ATen/native/cuda/SoftMax.cu", 9)
+    assert _end(softmax) == kernel and _end(rank3) == kernel
+    bridges = {(h.name, h.line): [c.assumed for c in h.conditions] for h in softmax.hops if h.layer == "bridge"}
+    assert bridges == {("torch.argmax", 62): [False], ("input.softmax", 63): []}
+
+
+def test_the_call_is_in_the_header_and_the_json(ix):
+    t = ix.trace("F.nll_loss(torch.randn(4, 10), torch.randint(0, 10, (4,)), reduction='none')")
+    assert t.query == "F.nll_loss" and t.dtype == "float32"
+    text = t.to_text(context=0)
+    assert text.splitlines()[0].startswith("opindex trace F.nll_loss(torch.randn(4, 10), torch.randint(0, 10, "
+                                           "(4,)), reduction='none')   (top-down")
+    assert "Call: F.nll_loss(input=float32[4x10], target=int64[4], reduction='none')" in text
+    d = t.to_dict()
+    assert d["version"] == 4
+    assert d["call"] == {"callee": "F.nll_loss", "text": "F.nll_loss(torch.randn(4, 10), torch.randint(0, 10, "
+                         "(4,)), reduction='none')",
+                         "args": [{"name": "input", "value": "torch.randn(4, 10)", "source": "given"},
+                                  {"name": "target", "value": "torch.randint(0, 10, (4,))", "source": "given"},
+                                  {"name": "reduction", "value": "none", "source": "given"}],
+                         "tensors": [{"name": "input", "dtype": "float32", "sizes": [4, 10]},
+                                     {"name": "target", "dtype": "int64", "sizes": [4]}],
+                         "notes": []}
+    assert ix.trace("F.relu").to_dict()["call"] is None
+
+
+def test_a_binding_with_no_python_def_binds_the_schema(ix):
+    t = ix.trace("torch.add(torch.randn(4, dtype=torch.float16), torch.randn(4, dtype=torch.float16), alpha=2)")
+    assert t.dtype == "float16"
+    assert [(a["name"], a["value"], a["source"]) for a in t.call["args"]] == [
+        ("self", "torch.randn(4, dtype=torch.float16)", "given"),
+        ("other", "torch.randn(4, dtype=torch.float16)", "given"), ("alpha", 2, "given")]
+
+
+def test_the_dtype_comes_from_the_tensors_and_a_contradicting_one_is_an_error(ix):
+    assert ix.trace("F.relu(torch.randn(4, dtype=torch.bfloat16))").dtype == "bfloat16"
+    assert ix.trace("F.relu(torch.randn(4, dtype=torch.bfloat16))", dtype="bfloat16").dtype == "bfloat16"
+    with pytest.raises(OpindexError, match="--dtype float16 contradicts the call: its input is bfloat16"):
+        ix.trace("F.relu(torch.randn(4, dtype=torch.bfloat16))", dtype="float16")
+    with pytest.raises(OpindexError, match="does not fit torch.nn.functional.relu"):
+        ix.trace("F.relu(torch.randn(4), True, 3)")
+
+
+def test_the_cli_traces_a_call_and_refuses_a_bad_one(call_db):
+    ok = CliRunner().invoke(main, ["trace", "F.nll_loss(torch.randn(4, 10), torch.randint(0, 10, (4,)), "
+                                   "reduction='none')", "--json", "--db", str(call_db)])
+    assert ok.exit_code == 0, ok.output
+    d = json.loads(ok.stdout)
+    assert d["hops"][d["main_chain"][-1]]["kernel"] == "nll_loss_no_reduce_kernel"
+    bad = CliRunner().invoke(main, ["trace", "F.nll_loss(torch.randn(4, 10)", "--db", str(call_db)])
+    assert bad.exit_code == 2
+    assert "cannot read the call 'F.nll_loss(torch.randn(4, 10)': not Python" in bad.output
+    unknown = CliRunner().invoke(main, ["trace", "F.no_such_thing(torch.randn(4))", "--db", str(call_db)])
+    assert unknown.exit_code == 1 and "'F.no_such_thing' is not a Python name" in unknown.output
+
+
+def test_trace_help_shows_a_call():
+    out = CliRunner().invoke(main, ["trace", "--help"]).output
+    assert "opindex trace \"F.interpolate(torch.randn(8, 16, 32, 32), scale_factor=2, mode='bilinear')\"" in out

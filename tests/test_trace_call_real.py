@@ -1,0 +1,83 @@
+"""Tracing a call on the PyTorch 2.4 tree (MetaX-MACA/mcPytorch): two calls that differ only in an argument end at
+the device code that argument chooses (each file:line read in the source)."""
+from __future__ import annotations
+
+X = "torch.randn(8, 16, 32, 32)"
+CUDA = "aten/src/ATen/native/cuda/"
+
+
+def _end(t):
+    h = t.main_chain()[-1]
+    return h.name, h.file, h.line
+
+
+def _on_chain(t, file: str, line: int) -> bool:
+    return any(h.file == file and h.line == line for h in t.main_chain())
+
+
+def test_nll_loss_reduction_none_runs_the_no_reduce_kernel(real_index):
+    """torch/nn/functional.py:2778 passes `_Reduction.get_enum(reduction)` (torch/nn/_reduction.py:8, 'none' -> 0)
+    to nll_loss_nd's `int reduction`; Loss.cu:293 `if (reduction == Reduction::None && n_dims == 2)` with
+    `const int64_t n_dims = input.dim();` of a 2-D input holds: the launch at :312 of
+    nll_loss_forward_no_reduce_cuda_kernel (:172). The default ('mean') reaches nll_loss_forward_reduce_cuda_kernel_2d
+    (:230)."""
+    args = "torch.randn(64, 1000), torch.randint(0, 1000, (64,))"
+    none = real_index.trace(f"F.nll_loss({args}, reduction='none')")
+    mean = real_index.trace(f"F.nll_loss({args})")
+    assert _end(none) == ("__global__ at::native::nll_loss_forward_no_reduce_cuda_kernel", CUDA + "Loss.cu", 172)
+    assert _on_chain(none, CUDA + "Loss.cu", 312)
+    assert _end(mean) == ("__global__ at::native::nll_loss_forward_reduce_cuda_kernel_2d", CUDA + "Loss.cu", 230)
+
+
+def test_interpolate_mode_and_rank_choose_the_upsample_op(real_index):
+    """F.interpolate (functional.py:3878) tests `input.dim() == 4 and mode == "bilinear"`: the bridge at :4087
+    (upsample_bilinear2d), whose template (UpSampleBilinear2d.cu:262) takes the contiguous path of a default-made
+    input (`memory_format == at::MemoryFormat::ChannelsLast && ...` is false): upsample_bilinear2d_out_frame (:35).
+    The default mode ('nearest') on a 4-D input: the bridge at :4050, upsample_nearest2d_out_frame
+    (UpSampleNearest2d.cu:41)."""
+    bilinear = real_index.trace(f"F.interpolate({X}, scale_factor=2, mode='bilinear')")
+    nearest = real_index.trace(f"F.interpolate({X}, scale_factor=2, mode='nearest')")
+    assert _end(bilinear) == ("__global__ at::native::upsample_bilinear2d_out_frame",
+                              CUDA + "UpSampleBilinear2d.cu", 35)
+    assert _on_chain(bilinear, "torch/nn/functional.py", 4087)
+    assert _end(nearest) == ("__global__ at::native::upsample_nearest2d_out_frame", CUDA + "UpSampleNearest2d.cu", 41)
+    assert _on_chain(nearest, "torch/nn/functional.py", 4050)
+    assert nearest.to_dict()["call"]["tensors"] == [{"name": "input", "dtype": "float32", "sizes": [8, 16, 32, 32]}]
+
+
+def test_embedding_bag_mode_reaches_the_kernel_of_that_mode(real_index):
+    """F.embedding_bag sets `mode_enum = 2` under `elif mode == "max":` (functional.py:2428-2429) and passes it to
+    torch.embedding_bag (:2454); EmbeddingBag.cu:404 `if (mode == MODE_MAX)` (`constexpr int MODE_MAX = 2;` at :48)
+    launches EmbeddingBag_updateOutputKernel_max (:65); mode='sum' (mode_enum 0) the sum/mean kernel (:115)."""
+    args = "torch.randint(0, 1000, (256,)), torch.randn(1000, 128), torch.arange(0, 256, 8)"
+    big = real_index.trace(f"F.embedding_bag({args}, mode='max')")
+    total = real_index.trace(f"F.embedding_bag({args}, mode='sum')")
+    assert big.dtype == total.dtype == "float32"  # the weight's, not the int64 indices'
+    assert _end(big) == ("__global__ at::native::EmbeddingBag_updateOutputKernel_max", CUDA + "EmbeddingBag.cu", 65)
+    assert _end(total) == ("__global__ at::native::EmbeddingBag_updateOutputKernel_sum_mean",
+                           CUDA + "EmbeddingBag.cu", 115)
+
+
+def test_gelu_approximate_tanh_takes_the_tanh_launch(real_index):
+    """The schema's `str approximate='none'` reaches GeluCUDAKernelImpl's `if (approximate == GeluType::Tanh)`
+    (ActivationGeluKernel.cu:22): 'tanh' names GeluType::Tanh, so the launch at :24 inside it; the default the one
+    at :35 in its else."""
+    tanh = real_index.trace("F.gelu(torch.randn(1024, 1024), approximate='tanh')")
+    exact = real_index.trace("F.gelu(torch.randn(1024, 1024))")
+    gelu = CUDA + "ActivationGeluKernel.cu"
+    assert _on_chain(tanh, gelu, 24) and not _on_chain(tanh, gelu, 35)
+    assert _on_chain(exact, gelu, 35) and not _on_chain(exact, gelu, 24)
+
+
+def test_pad_mode_reaches_the_reflection_or_replication_kernel(real_index):
+    """pad_symint passes the mode as `int mode_int` to _pad_enum_symint (PadNd.cpp:191), whose switch over
+    `static_cast<at::padding_mode>(mode_int)` on a 4-element pad of a 4-D input goes to reflection_pad2d at :214
+    or replication_pad2d at :215: reflection_pad2d_out_kernel (ReflectionPad.cu:125),
+    replication_pad_forward_kernel2d (ReplicationPadding.cu:89)."""
+    reflect = real_index.trace(f"F.pad({X}, (1, 1, 1, 1), mode='reflect')")
+    replicate = real_index.trace(f"F.pad({X}, (1, 1, 1, 1), mode='replicate')")
+    assert _on_chain(reflect, "aten/src/ATen/native/PadNd.cpp", 214)
+    assert _end(reflect) == ("__global__ at::native::reflection_pad2d_out_kernel", CUDA + "ReflectionPad.cu", 125)
+    assert _on_chain(replicate, "aten/src/ATen/native/PadNd.cpp", 215)
+    assert _end(replicate) == ("__global__ at::native::replication_pad_forward_kernel2d",
+                               CUDA + "ReplicationPadding.cu", 89)
