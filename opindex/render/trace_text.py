@@ -136,7 +136,7 @@ def main_chain(t: Trace, hidden: dict[int, int] | None = None) -> list[Hop]:
 def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: bool, context: int,
                    legend: bool = False, gap=("",)) -> list[str]:
     if t.direction == "up":
-        title = "Main chain: from the start up to the first Python surface"
+        title = "Main chain: from the start up to an nn.Module, else the first Python surface"
     else:
         end = chain[-1] if chain else None
         device = end is not None and (end.layer in ("cuda", "library") or end.kind == "ufunc_inner_loop")
