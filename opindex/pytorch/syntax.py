@@ -57,3 +57,13 @@ def define_at(data: bytes, pos: int) -> str | None:
 def define_body(raw: str) -> str:
     """A #define's body as one line: continuation backslash-newlines become spaces."""
     return raw.replace("\\\r\n", " ").replace("\\\n", " ")
+
+
+def closes_at_end(text: str) -> bool:
+    """Whether the `(` that starts `text` is closed by its last character (`(a && b)` is, `(a) && (b)` is not)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i == len(text) - 1
+    return False

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..pytorch.build_config import UNDEFINED, UPSTREAM_CUDA, Setting, as_number, evaluate
 from ..pytorch.devices import CPP_HEADERS, platform_off
 from ..pytorch.receivers import split_parameters
-from ..pytorch.syntax import split_top_level
+from ..pytorch.syntax import closes_at_end, split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
 from . import function_value
@@ -142,7 +142,7 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     if condition in ("true", "false", "not (true)", "not (false)"):  # a function's value written in (function_value)
         return condition in ("true", "not (false)")
     bang = re.fullmatch(r"!\s*(\(.*\))", condition, re.S)
-    if bang is not None and _closes_at_end(bang.group(1)):  # `!(a && b)`, `!(false)`
+    if bang is not None and closes_at_end(bang.group(1)):  # `!(a && b)`, `!(false)`
         inner = holds(bang.group(1), defaults)
         return None if inner is None else not inner
     found = _holds(condition, defaults)
@@ -275,19 +275,9 @@ def _unwrap(condition: str) -> str:
     text = condition.strip()
     negate = text.startswith("not (") and text.endswith(")")
     inner = text[5:-1].strip() if negate else text
-    while inner.startswith("(") and inner.endswith(")") and _closes_at_end(inner):
+    while inner.startswith("(") and inner.endswith(")") and closes_at_end(inner):
         inner = inner[1:-1].strip()
     return f"not ({inner})" if negate else inner
-
-
-def _closes_at_end(text: str) -> bool:
-    """Whether the `(` that starts `text` is closed by its last character (`(a) && (b)` is not)."""
-    depth = 0
-    for i, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0:
-            return i == len(text) - 1
-    return False
 
 
 # The C++ scalar type an input dtype runs as inside AT_DISPATCH (scalar_t), as explicit specializations name it

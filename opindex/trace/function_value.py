@@ -15,7 +15,7 @@ import functools
 import os
 import re
 
-from ..pytorch.syntax import split_top_level
+from ..pytorch.syntax import closes_at_end, split_top_level
 
 NULL = object()  # nullptr / nullopt: an unset environment variable
 _CALL = re.compile(r"(?<![\w.>:])((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\(\s*\)(?!\s*(?:\.|->|\(|\w))")
@@ -135,15 +135,6 @@ def _run(body: str, env: dict | None = None) -> bool | None:
     return None
 
 
-def _closes_at_end(text: str) -> bool:
-    depth = 0
-    for i, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0:
-            return i == len(text) - 1
-    return False
-
-
 def _truth(value) -> bool | None:
     if value is NULL:
         return False
@@ -153,7 +144,7 @@ def _truth(value) -> bool | None:
 def _eval(expr: str, env: dict):
     """A value: True/False, an int, NULL, or None (unknown)."""
     expr = expr.strip()
-    while expr.startswith("(") and expr.endswith(")") and _closes_at_end(expr):
+    while expr.startswith("(") and expr.endswith(")") and closes_at_end(expr):
         expr = expr[1:-1].strip()
     for op in ("||", "&&"):
         parts = split_top_level(expr, op, "(")
