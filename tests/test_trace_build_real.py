@@ -183,3 +183,20 @@ def test_up_from_a_cuda_kernel_reaches_the_module_not_a_namesake_helper(real_ind
         ("torch.nn.functional.layer_norm: torch.layer_norm", "torch/nn/functional.py", 2576),
         ("torch.nn.modules.normalization.LayerNorm", "torch/nn/modules/normalization.py", 202)]
     assert not any(h.name in ("torch.norm", "at::native::norm") for h in t.hops)
+
+
+def test_a_chooser_of_arguments_read_with_the_call_s_values(real_index):
+    """F.batch_norm traced by name (its defaults: weight=None, bias=None, training=False) on 2.4:
+    _batch_norm_impl_index (Normalization.cpp:540) sets `BatchNormBackend backend = _select_batch_norm_backend(input,
+    weight, bias, running_mean, running_var, training, eps);` (:584) and tests `backend == BatchNormBackend::Cudnn`
+    (:586). _select_batch_norm_backend (:487) returns Cudnn and Miopen only under tests that hold
+    `weight.defined()`, false for weight=None, so Native (:529): the chain calls at::native_batch_norm (:615), whose
+    CUDA kernel batch_norm_cuda (cuda/Normalization.cu:461) passes `train` (schema `training`, false) on to
+    batch_norm_cuda_out (:435): its `if (train)` (:440) is not taken, and the eval path's batch_norm_elementwise
+    (:97) ends at batch_norm_transform_input_kernel (Normalization.cuh:218)."""
+    chain = [(h.name, h.file, h.line) for h in real_index.trace("F.batch_norm").main_chain()]
+    assert ("at::native_batch_norm", "aten/src/ATen/native/Normalization.cpp", 615) in chain
+    assert ("at::native::batch_norm_elementwise", "aten/src/ATen/native/cuda/Normalization.cu", 97) in chain
+    assert chain[-1] == ("__global__ at::native::batch_norm_transform_input_kernel",
+                         "aten/src/ATen/native/cuda/Normalization.cuh", 218)
+    assert not any(name.startswith("cudnn") for name, _, _ in chain)

@@ -100,3 +100,18 @@ def test_topk_kernel_reaches_radix_select(real_index_1_8):
     assert t.hops[select[0].parent].name == "__global__ gatherTopK"
     assert ("__device__ at::native::countRadixUsingMask", 177) in {(h.name, h.line) for h in t.hops
                                                                    if h.parent == select[0].id}
+
+
+def test_a_python_default_reaches_the_cudnn_flag_of_batch_norm(real_index_1_8):
+    """F.batch_norm (torch/nn/functional.py:2117) traced by name is a call with its defaults: weight=None reaches
+    torch.batch_norm (:2149), aten::batch_norm, and _batch_norm_impl_index (Normalization.cpp:394), whose
+    `bool use_cudnn = false; use_cudnn = (... && weight.defined() && ...);` (:416-:429) is false: `if (use_cudnn &&
+    eps >= ...)` (:431) is not taken, and the chain goes on to at::native_batch_norm (:468), batch_norm_cuda
+    (cuda/Normalization.cu:30) and the eval transform kernel (cuda/Normalization.cuh:159), not cuDNN."""
+    t = real_index_1_8.trace("F.batch_norm")
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    assert ("at::native_batch_norm", "aten/src/ATen/native/Normalization.cpp", 468) in chain
+    assert chain[-1] == ("__global__ at::native::batch_norm_transform_input_kernel",
+                         "aten/src/ATen/native/cuda/Normalization.cuh", 159)
+    assert not any(name.startswith("cudnn") for name, _, _ in chain)
+    assert t.call is None  # a name, not a call: the JSON says so

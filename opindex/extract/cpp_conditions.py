@@ -265,6 +265,10 @@ def _local_flag(data: bytes, before: int, cond: str) -> str | None:
         if all(r is None for r in read):
             return None
         return " && ".join(f"({r})" if r is not None else p.strip() for p, r in zip(parts, read))
+    chosen = re.fullmatch(r"([A-Za-z_]\w*)\s*(==|!=)\s*((?:[A-Za-z_]\w*::)+[A-Za-z_]\w*)", cond)
+    if chosen is not None:  # `if (backend == BatchNormBackend::Cudnn)` after `BatchNormBackend backend = f(...);`
+        init = _chooser_initializer(data, before, chosen.group(1))
+        return None if init is None else f"{init} {chosen.group(2)} {chosen.group(3)}"
     m = re.fullmatch(r"(!\s*)?([A-Za-z_]\w*)", cond)
     init = _initializer(data, before, m.group(2)) if m else None
     if init is None:
@@ -307,6 +311,23 @@ def _initializer(data: bytes, before: int, name: str) -> str | None:
 
 
 FLAG_WINDOW = 200  # lines above a test searched for the flag's declaration (addmm's useLtInterface: 103)
+
+
+def _chooser_initializer(data: bytes, before: int, name: str) -> str | None:
+    """The call a local of an enum type is set to and never set again (`BatchNormBackend backend =
+    _select_batch_norm_backend(input, weight, ...);`), in the FLAG_WINDOW lines above a test of it."""
+    start = before
+    for _ in range(FLAG_WINDOW):
+        start = data.rfind(b"\n", 0, start - 1)
+        if start <= 0:
+            start = 0
+            break
+    window = data[start:before]
+    found = list(re.finditer(rb"\b(?:auto|[A-Z]\w*(?:::\w+)*)\s+" + name.encode() +
+                             rb"\s*=\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\([^;{}]*\))\s*;", window))
+    if not found or re.search(rb"(?<![\w.>&*])" + name.encode() + rb"\s*=(?!=)", window[found[-1].end():]):
+        return None
+    return _clean(found[-1].group(1))
 
 
 def _enclosing_tests(text: bytes) -> list[str] | None:

@@ -21,7 +21,7 @@ from . import facts as q
 from ..pytorch.build_config import DTYPES, UNDEFINED
 from ..pytorch.devices import CPP_HEADERS
 from .builder import MAX_HOPS
-from ..pytorch.call_expr import looks_like_call
+from ..pytorch.call_expr import Call, looks_like_call
 from .call import bind as bind_call, call_dtype, read_call
 from .conditions import BuildContext
 from .walk import Walker
@@ -97,6 +97,10 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
             context.call = bind_call(con, call, targets, root, dtype)
             t.call = context.call.to_dict()
             t.call_summary = context.call.summary()
+        elif any(x.kind == "python_function" for x in targets):
+            # a Python function traced by name is a call with its defaults (its required arguments unknown): what
+            # its body passes on for them reaches C++ (F.batch_norm's weight=None: `weight.defined()` is false)
+            context.call = bind_call(con, Call(callee=name, text=name), targets, root, dtype)
         walker = Walker(con, t, backward=backward, build=context)
         walker.start(targets, call.callee if call is not None else name)
         walker.b.state_caps()

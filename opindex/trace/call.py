@@ -72,8 +72,8 @@ class CallValues:
         own parameters carry; the first tensor as self/input; locals made from a tensor's sizes."""
         params = set(re.findall(r"\w+", d.get("signature") or ""))
         given: dict = {}
-        for schema in schemas:
-            given.update(self.schemas.get(schema, {}))
+        for schema in schemas:  # a value the body's reading could not settle leaves the schema's default
+            given.update({k: v for k, v in self.schemas.get(schema, {}).items() if not isinstance(v, Unknown)})
         if schemas:  # a kernel whose parameters are the innermost schema's, renamed (`int mode` as `mode_int`)
             given.update(_renamed(schemas[-1], d.get("signature"), given))
         out = {k: v for k, v in given.items() if k in params or f"{k}_opt" in params}

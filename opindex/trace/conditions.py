@@ -56,6 +56,7 @@ class Guards:
 
     def __init__(self, rows: list[dict], device: str, defaults: dict[str, object], file: str | None = None,
                  build: "BuildContext | None" = None):
+        self.values = defaults  # the names' values the tests were read with (a call's arguments pass them on)
         # (first, last, off, note, condition)
         self.spans: list[tuple[int, int, bool, str | None, Condition | None]] = []
         for r in rows:
@@ -453,7 +454,8 @@ def _against_constant(value, right: "Constant", op: str, constant, bang: bool, n
         return None
     number = constant if isinstance(constant, int) else constant(right.name) if constant is not None else None
     name = value.name if isinstance(value, pyflow.Named) else value if isinstance(value, str) else None
-    if number is not None and isinstance(value, int) and not isinstance(value, bool):
+    if number is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and float(value).is_integer():  # (a literal read from C++ text is a float: `1` -> 1.0)
         result = int(value) == number
     elif name is not None:
         result = name.lower() == right.name.lower()
@@ -527,6 +529,54 @@ def _literal(text: str) -> object:
 _DIRECTIVE_TERM = re.compile(r"\[#if ([^\]]*)\]")
 
 
+def _by_position(defaults: dict[str, object], schema: str, signature: str | None) -> None:
+    """An op's kernel takes the schema's arguments in order: a value known under the schema's name reaches the
+    kernel's parameter of another name at the same place (native_batch_norm's `bool training` is batch_norm_cuda's
+    `bool train`). Only when both list as many parameters."""
+    names = [p[0] for p in _schema_parameters(schema)]
+    params = [re.search(r"([A-Za-z_]\w*)\s*(?:=.*)?$", p.strip(), re.S) for p in split_parameters(signature or "()")]
+    if len(names) != len(params):
+        return
+    for name, param in zip(names, params):
+        if param is not None and param.group(1) != name and name in defaults and param.group(1) not in defaults:
+            defaults[param.group(1)] = defaults[name]
+
+
+def _schema_parameters(schema: str) -> list[tuple[str]]:
+    inner = schema.split("->")[0]
+    inner = inner[inner.index("(") + 1:inner.rindex(")")] if "(" in inner else ""
+    out = []
+    for part in split_parameters(inner):
+        decl = part.partition("=")[0].split()
+        if part.strip() != "*" and len(decl) >= 2:
+            out.append((decl[-1],))
+    return out
+
+
+def _argument_value(text: str, values: dict[str, object]):
+    """The value of an argument a condition's call passes: a name the trace knows the value of (None: an undefined
+    tensor), a literal, else _UNKNOWN."""
+    text = text.strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", text):
+        return values.get(text, _UNKNOWN)
+    value = _literal(text)
+    return _UNKNOWN if isinstance(value, Constant) else value
+
+
+def _bind_parameters(signature: str | None, args: list) -> dict | None:
+    """The definition's parameters (by name, from its signature) bound to the known values of `args`; None when
+    the counts differ."""
+    params = split_parameters(signature or "()")
+    if len(params) != len(args):
+        return None
+    out = {}
+    for param, value in zip(params, args):
+        m = re.search(r"([A-Za-z_]\w*)\s*(?:=.*)?$", param.strip(), re.S)
+        if m is not None and value is not _UNKNOWN:
+            out[m.group(1)] = value
+    return out
+
+
 def _pass(defaults: dict[str, object], name: str, arg: str) -> None:
     """A parameter a C++ op call passes: a literal is its value, a name the caller's value of that name (the same
     name passed through keeps it), anything else unknown (not the op's default: hardtanh calls `at::clamp(self,
@@ -581,16 +631,18 @@ class BodyGuards:
                     value = _literal(arg.strip())  # ... but a literal the innermost op call passes is exact
                     if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
                         defaults[name] = value
+            if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:
+                _by_position(defaults, schemas[-1][0], d.get("signature"))
             for name, text in given:  # literals the call that reached this body passes (walk/bodies.py)
                 value = _literal(text)
                 if value is not _UNKNOWN:
                     defaults[name] = value
             rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
-            found = self.cache[key] = Guards([self.with_values(r, d["file"]) for r in rows], self.device, defaults,
-                                             d.get("file"), self.build)
+            found = self.cache[key] = Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device,
+                                             defaults, d.get("file"), self.build)
         return found
 
-    def with_values(self, row: dict, file: str) -> dict:
+    def with_values(self, row: dict, file: str, values: dict | None = None) -> dict:
         """A condition row with the no-argument functions it calls written as the value they return in the build
         traced (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())` is `false` in the fork's
         USE_MACA build."""
@@ -602,19 +654,27 @@ class BodyGuards:
                                                                                      m.group(0)), text)
         if "()" in text and function_value.calls_in(text):
             text = function_value.substitute(text, lambda name: self.function_value(name, file))
+        chooser = function_value.compared_call(text) if values is not None and "(" in text else None
+        if chooser is not None:  # `_select_batch_norm_backend(input, weight, ...) == BatchNormBackend::Cudnn`
+            value = self.function_value(chooser[0], file, [_argument_value(a, values) for a in chooser[1]])
+            if isinstance(value, function_value.Const):
+                same = value.name == chooser[3].rpartition("::")[2]
+                text = "true" if same == (chooser[2] == "==") else "false"
         return row if text == row["condition"] else {**row, "condition": text}
 
-    def function_value(self, name: str, file: str) -> bool | None:
+    def function_value(self, name: str, file: str, args: list | None = None):
         """What the function `name` (qualified as written) returns, when one definition answers: the one in `file`,
-        else the only one of that name."""
-        key = (name, file)
+        else the only one of that name; `args`: the values the call passes, in order (_UNKNOWN where it does not
+        say), bound to the definition's parameters."""
+        key = (name, file, tuple(map(repr, args or ())))
         if key not in self.functions:
             defs = [s for s in q.symbols_named(self.con, name.rpartition("::")[2]) if s["kind"] == "function"
                     and s["qualified_name"].endswith(name)]
             here = [s for s in defs if s["file"] == file]
             one = here[0] if len(here) == 1 else defs[0] if len(defs) == 1 else None
-            self.functions[key] = None if one is None else function_value.body_value(
-                self.builder.trace.root, one["file"], one["line"], one["end_line"], self.build.holds)
+            env = _bind_parameters(one.get("signature") if one else None, args) if args else {}
+            self.functions[key] = None if one is None or env is None else function_value.body_value(
+                self.builder.trace.root, one["file"], one["line"], one["end_line"], self.build.holds, env)
         return self.functions[key]
 
     def python(self, fn: dict) -> Guards:

@@ -62,6 +62,14 @@ class Resident:
         return out
 
     @functools.cached_property
+    def op_kernel_places(self) -> frozenset[tuple[str, int]]:
+        """(file, line) of every definition the link step chose as a dispatch row's kernel."""
+        try:
+            return frozenset((r["def_file"], r["def_line"]) for r in chosen_kernel_definitions(self.con))
+        except sqlite3.OperationalError:
+            return frozenset()
+
+    @functools.cached_property
     def include_lines(self) -> dict[str, list[str]]:
         """file -> the paths its #include lines name, as written."""
         out: dict[str, list[str]] = {}

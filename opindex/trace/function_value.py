@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from dataclasses import dataclass
 
 from ..pytorch.syntax import closes_at_end, split_top_level
 
@@ -36,7 +37,7 @@ def substitute(condition: str, value_of) -> str:
     """`condition` with each no-argument call whose value is known written as `true` or `false`."""
     def repl(m):
         value = value_of(m.group(1))
-        return m.group(0) if value is None else ("true" if value else "false")
+        return m.group(0) if not isinstance(value, bool) else ("true" if value else "false")
     return _CALL.sub(repl, condition)
 
 
@@ -50,8 +51,17 @@ def _read(path: str, first: int, last: int) -> list[str] | None:
     return lines[first - 1:last]
 
 
-def body_value(root: str | None, file: str, line: int, end_line: int, build_holds) -> bool | None:
-    """The value the function defined at file:line..end_line returns, read as the module docstring says."""
+@dataclass(frozen=True)
+class Const:
+    """A named constant a function returns (`return BatchNormBackend::Native;`), by its last name."""
+    name: str
+
+
+def body_value(root: str | None, file: str, line: int, end_line: int, build_holds,
+               env: dict | None = None):
+    """The value the function defined at file:line..end_line returns (True/False, an int, or a Const), read as the
+    module docstring says; `env`: its parameters' values where the call gives them (None for an undefined tensor
+    or an empty optional: `weight.defined()` is false)."""
     if not root or end_line - line > MAX_LINES:
         return None
     lines = _read(os.path.join(root, file), line, end_line)
@@ -61,7 +71,7 @@ def body_value(root: str | None, file: str, line: int, end_line: int, build_hold
     if "{" not in text:
         return None
     body = text[text.index("{") + 1:text.rindex("}")] if "}" in text else None
-    return None if body is None else _run(body)
+    return None if body is None else _run(body, {k: NULL if v is None else v for k, v in (env or {}).items()})
 
 
 def _active(lines: list[str], build_holds) -> list[str] | None:
@@ -114,7 +124,8 @@ def _run(body: str, env: dict | None = None) -> bool | None:
     env = {} if env is None else env
     for st in _statements(body):
         if st.startswith("return"):
-            return _truth(_eval(st[len("return"):].rstrip(";").strip(), env))
+            value = _eval(st[len("return"):].rstrip(";").strip(), env)
+            return value if isinstance(value, Const) else _truth(value)
         m = re.match(r"^if\s*\((.*)\)\s*\{(.*)\}$", st, re.S)
         if m is not None:
             test = _truth(_eval(m.group(1), env))
@@ -172,4 +183,22 @@ def _eval(expr: str, env: dict):
         return int(re.sub(r"[uUlL]+$", "", expr))
     if _ENV.match(expr):
         return NULL
+    present = re.fullmatch(r"([A-Za-z_]\w*)\.(?:defined|has_value)\(\s*\)", expr)
+    if present is not None:  # an undefined tensor or empty optional the call passes
+        return False if env.get(present.group(1)) is NULL else None
+    if re.fullmatch(r"(?:[A-Za-z_]\w*::)+[A-Za-z_]\w*", expr):
+        return Const(expr.rpartition("::")[2])
     return env.get(expr) if re.fullmatch(r"[A-Za-z_]\w*", expr) else None
+
+
+_COMPARED = re.compile(r"^((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\((.*)\)\s*(==|!=)\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)$", re.S)
+
+
+def compared_call(condition: str) -> tuple[str, list[str], str, str] | None:
+    """(function, argument texts, operator, constant) of a test `f(a, b) == X::Y` (a chooser's result compared with
+    one of its constants: `_select_batch_norm_backend(input, weight, ...) == BatchNormBackend::Cudnn`), else None."""
+    m = _COMPARED.match(condition.strip())
+    if m is None:
+        return None
+    args = [a.strip() for a in split_top_level(m.group(2), ",", "([{<")] if m.group(2).strip() else []
+    return m.group(1), args, m.group(3), m.group(4)

@@ -27,7 +27,7 @@ class BodyWalk(Step):
         self.leaf_hops: dict[int, Hop] = {}  # helper id -> the leaf hop showing it (once per trace; see leaf_shown)
 
     def cpp(self, d: dict, parent: Hop, depth: int, kind: str | None = None,
-            call_site: tuple[str, int] | None = None) -> Hop | None:
+            call_site: tuple[str, int] | None = None, caller: dict | None = None) -> Hop | None:
         key = d["id"]  # by definition: the gemm<float> and gemm<double> specialisations are two
         if parent is not None and q.runs_what_it_is_passed(self.con, key):  # (a trace that starts here: once)
             # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
@@ -51,7 +51,8 @@ class BodyWalk(Step):
                 self.b.add(hop, "cpp", "macro", f"#define {m['name']}", m["file"], m["line"],
                          f"the macro whose use at {d['file']}:{d['line']} writes {d['name']}: its body is the code")
         mark = len(self.trace.hops)
-        given = {} if self.b.ruled_out(parent) else literal_arguments(self.con, d, call_site)
+        known = self.conditions.over(caller).values if caller is not None else {}
+        given = {} if self.b.ruled_out(parent) else literal_arguments(self.con, d, call_site, known)
         self.body({**d, "call_values": given} if given else d, hop, depth)
         if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
             self.b.useful_cpp.add(key)
@@ -192,7 +193,8 @@ class BodyWalk(Step):
                 self.b.live.add(below.id)
                 continue
             mark = len(self.trace.hops)
-            self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]))
+            self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]),
+                     caller=d if d.get("file") else None)
             if len(links) > 1:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
                 self.trace.hops[mark].found = Found.OVERLOADS
@@ -293,10 +295,11 @@ _LITERAL_ARGUMENT = re.compile(r"^(?:/\*.*?\*/\s*)?(true|false|nullptr|-?\d+(?:\
 _PARAMETER_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=.*)?$", re.S)
 
 
-def literal_arguments(con, d: dict, call_site: tuple[str, int] | None) -> dict[str, str]:
+def literal_arguments(con, d: dict, call_site: tuple[str, int] | None, known: dict | None = None) -> dict[str, str]:
     """The parameters of `d` its call at `call_site` passes a literal for (`/*promotes_integer_to_float=*/false`,
-    `0`, `at::Reduction::Mean`), by name, as written: the tests of the body read them (conditions.BodyGuards). The
-    body is walked once, at its first call: a later call with other literals repeats it."""
+    `0`, `at::Reduction::Mean`), or a name whose value the caller's tests know (`known`), by name, as written: the
+    tests of the body read them (conditions.BodyGuards). The body is walked once, at its first call: a later call
+    with other values repeats it."""
     if call_site is None or not d.get("signature") or d.get("language") == "python":
         return {}
     args = q.arguments_of_call(con, call_site[0], call_site[1], d["name"])
@@ -308,4 +311,8 @@ def literal_arguments(con, d: dict, call_site: tuple[str, int] | None) -> dict[s
         name, value = _PARAMETER_NAME.search(param.strip()), _LITERAL_ARGUMENT.match(arg)
         if name is not None and value is not None:
             out[name.group(1)] = value.group(1)
+        elif name is not None and known and isinstance(known.get(arg), (bool, int, float)):
+            # a name whose value the caller's tests read (batch_norm_cuda passes its `train` on)
+            value = known[arg]
+            out[name.group(1)] = ("true" if value else "false") if isinstance(value, bool) else repr(value)
     return out
