@@ -190,7 +190,7 @@ def test_a_chooser_of_arguments_read_with_the_call_s_values(real_index):
     _batch_norm_impl_index (Normalization.cpp:540) sets `BatchNormBackend backend = _select_batch_norm_backend(input,
     weight, bias, running_mean, running_var, training, eps);` (:584) and tests `backend == BatchNormBackend::Cudnn`
     (:586). _select_batch_norm_backend (:487) returns Cudnn and Miopen only under tests that hold
-    `weight.defined()`, false for weight=None, so Native (:529): the chain calls at::native_batch_norm (:615), whose
+    `weight.defined()`, false for weight=None, so Native (:531): the chain calls at::native_batch_norm (:615), whose
     CUDA kernel batch_norm_cuda (cuda/Normalization.cu:461) passes `train` (schema `training`, false) on to
     batch_norm_cuda_out (:435): its `if (train)` (:440) is not taken, and the eval path's batch_norm_elementwise
     (:97) ends at batch_norm_transform_input_kernel (Normalization.cuh:218)."""

@@ -67,3 +67,17 @@ def closes_at_end(text: str) -> bool:
         if depth == 0:
             return i == len(text) - 1
     return False
+
+
+def schema_arguments(schema: str) -> str:
+    """The text inside a native schema's argument parentheses (`add.Tensor(Tensor self, ...) -> Tensor`), found by
+    matching the first `(` (alias annotations hold arrows: `Tensor(a -> *) self`)."""
+    start = schema.find("(")
+    if start < 0:
+        return ""
+    depth = 0
+    for i in range(start, len(schema)):
+        depth += (schema[i] == "(") - (schema[i] == ")")
+        if depth == 0:
+            return schema[start + 1:i]
+    return schema[start + 1:]

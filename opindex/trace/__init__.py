@@ -100,7 +100,10 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         elif any(x.kind == "python_function" for x in targets):
             # a Python function traced by name is a call with its defaults (its required arguments unknown): what
             # its body passes on for them reaches C++ (F.batch_norm's weight=None: `weight.defined()` is false)
-            context.call = bind_call(con, Call(callee=name, text=name), targets, root, dtype)
+            try:
+                context.call = bind_call(con, Call(callee=name, text=name), targets, root, dtype)
+            except (OpindexError, ValueError, SyntaxError):
+                context.call = None  # a body this reading cannot follow: the schemas' defaults, as before
         walker = Walker(con, t, backward=backward, build=context)
         walker.start(targets, call.callee if call is not None else name)
         walker.b.state_caps()

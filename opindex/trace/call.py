@@ -25,6 +25,7 @@ from pathlib import Path
 from ..model import OpindexError
 from ..pytorch.call_expr import Call, CallError, Tensor, Unknown, parse_call
 from ..pytorch.receivers import split_parameters
+from ..pytorch.syntax import schema_arguments
 from . import facts as q
 from . import pyflow
 from .conditions import INPUT_MEMORY_FORMAT, Constant
@@ -313,8 +314,7 @@ def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argum
 
 def schema_parameters(schema: str) -> list[tuple[str, str | None, bool, str]]:
     """(name, default text or None, keyword-only, type) of each argument of a native schema."""
-    inner = schema.split("->")[0]
-    inner = inner[inner.index("(") + 1:inner.rindex(")")] if "(" in inner else ""
+    inner = schema_arguments(schema)
     out, kwonly = [], False
     for part in split_parameters(inner):
         part = part.strip()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..pytorch.build_config import UNDEFINED, UPSTREAM_CUDA, Setting, as_number, evaluate
 from ..pytorch.devices import CPP_HEADERS, platform_off
 from ..pytorch.receivers import split_parameters
-from ..pytorch.syntax import closes_at_end, split_top_level
+from ..pytorch.syntax import closes_at_end, schema_arguments, split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
 from . import function_value
@@ -107,7 +107,7 @@ _platform_off = functools.lru_cache(maxsize=4096)(platform_off)
 def schema_defaults(schema: str, signature: str | None) -> dict[str, object]:
     """The default argument values of a native schema (`float label_smoothing=0.0` -> 0.0, `Tensor? weight=None` ->
     None), kept for the names the C++ definition's own parameters carry (what its `if`s can test)."""
-    args = schema.split("->")[0].partition("(")[2]
+    args = schema_arguments(schema)
     params = set(re.findall(r"\w+", signature or ""))
     out: dict[str, object] = {}
     for name, text in _ARG_DEFAULT.findall(args):
@@ -543,10 +543,8 @@ def _by_position(defaults: dict[str, object], schema: str, signature: str | None
 
 
 def _schema_parameters(schema: str) -> list[tuple[str]]:
-    inner = schema.split("->")[0]
-    inner = inner[inner.index("(") + 1:inner.rindex(")")] if "(" in inner else ""
     out = []
-    for part in split_parameters(inner):
+    for part in split_parameters(schema_arguments(schema)):
         decl = part.partition("=")[0].split()
         if part.strip() != "*" and len(decl) >= 2:
             out.append((decl[-1],))

@@ -11,7 +11,7 @@ from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
 from ...pytorch.operators import TENSOR_OPERATORS
 from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ...pytorch.receivers import may_be_tensor
-from ...pytorch.syntax import split_top_level
+from ...pytorch.syntax import schema_arguments, split_top_level
 from ..model import DEVICE_LAYERS, Condition, Hop
 from ..writes import write_path
 from .step import Step
@@ -350,7 +350,7 @@ def passed_arguments(schema: str, args: list[str] | None, call: dict) -> dict[st
     if args is None:
         return {}
     params = []
-    for part in split_top_level(schema.split("->")[0].partition("(")[2].rpartition(")")[0], ",", "([<"):
+    for part in split_top_level(schema_arguments(schema), ",", "([<"):
         m = _SCHEMA_PARAMETER.search(part.strip())
         if m is not None and part.strip() != "*":
             params.append(m.group(1))
