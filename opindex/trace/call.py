@@ -17,6 +17,7 @@ the first tensor's. What the string does not say stays unknown, and a test of it
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -70,7 +71,15 @@ class CallValues:
     def cpp_values(self, schemas: tuple[str, ...], d: dict) -> dict:
         """What a C++ body's tests read beyond the schema defaults: the values the call gave each op on the stack
         (outer first, then the inner ops': a value passed down keeps its name), kept for the names the body's
-        own parameters carry; the first tensor as self/input; locals made from a tensor's sizes."""
+        own parameters carry; the first tensor as self/input; locals made from a tensor's sizes. Kept per body and
+        op stack (a walk asks again for each call it reads there)."""
+        key = (schemas, d.get("file"), d.get("line"), d.get("signature"))
+        kept = self.__dict__.setdefault("_kept", {})
+        if key not in kept:
+            kept[key] = self._cpp_values(schemas, d)
+        return dict(kept[key])
+
+    def _cpp_values(self, schemas: tuple[str, ...], d: dict) -> dict:
         params = set(re.findall(r"\w+", d.get("signature") or ""))
         given: dict = {}
         for schema in schemas:  # a value the body's reading could not settle leaves the schema's default
@@ -92,15 +101,15 @@ class CallValues:
 
     def _size_locals(self, d: dict, values: dict) -> dict:
         """Locals of a body made from a tensor argument's sizes (`n_dims = input.dim()`), read from the source."""
-        text = _body_text(self.root, d)
+        formats, casts, sizes = _body_locals(self.root, d.get("file"), d.get("line"), d.get("end_line"))
         out: dict = {}
-        for name, tensor in _FORMAT_LOCAL.findall(text or ""):
+        for name, tensor in formats:
             if isinstance(values.get(tensor), Tensor):  # a tensor made the default way is contiguous
                 out[name] = Constant(INPUT_MEMORY_FORMAT)
-        for name, param in _CAST_LOCAL.findall(text or ""):
+        for name, param in casts:
             if param in values and name not in values:
                 out[name] = values[param]  # `auto mode = static_cast<at::padding_mode>(mode_int);`
-        for name, tensor, what, arg in _SIZE_LOCAL.findall(text or ""):
+        for name, tensor, what, arg in sizes:
             t = values.get(tensor)
             if not isinstance(t, Tensor) or name in out:
                 continue
@@ -352,11 +361,25 @@ def _file_text(root: str | None, file: str | None) -> str | None:
     return _TEXT_CACHE[path]
 
 
+@functools.lru_cache(maxsize=4096)
+def _body_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
+    """The format, cast and size locals of a body (_FORMAT_LOCAL, _CAST_LOCAL, _SIZE_LOCAL), read once per body: a
+    trace asks for every body it walks, and a Python name's trace is a call with its defaults."""
+    text = _body_text(root, {"file": file, "line": line, "end_line": end_line}) or ""
+    return _FORMAT_LOCAL.findall(text), _CAST_LOCAL.findall(text), _SIZE_LOCAL.findall(text)
+
+
 def _body_text(root: str | None, d: dict) -> str | None:
     if not d.get("file") or not d.get("line") or not d.get("end_line"):
         return None
-    text = _file_text(root, d["file"])
-    return None if text is None else "\n".join(text.splitlines()[d["line"] - 1:d["end_line"]])
+    lines = _file_lines(root, d["file"])
+    return None if lines is None else "\n".join(lines[d["line"] - 1:d["end_line"]])
+
+
+@functools.lru_cache(maxsize=256)
+def _file_lines(root: str | None, file: str) -> list[str] | None:
+    text = _file_text(root, file)
+    return None if text is None else text.splitlines()
 
 
 def _def_node(root: str | None, fn: dict) -> ast.FunctionDef | None:
