@@ -81,3 +81,28 @@ def test_pad_mode_reaches_the_reflection_or_replication_kernel(real_index):
     assert _on_chain(replicate, "aten/src/ATen/native/PadNd.cpp", 215)
     assert _end(replicate) == ("__global__ at::native::replication_pad_forward_kernel2d",
                                CUDA + "ReplicationPadding.cu", 89)
+
+
+def test_untuned_calls_read_hop_by_hop(real_index):
+    """Two calls not tuned for, read against the 2.4 source on a stock build (2026-12-05):
+    - F.max_pool2d(x, 2, return_indices=True): F.max_pool2d is `boolean_dispatch(arg_name="return_indices", ...,
+      if_true=max_pool2d_with_indices, ...)` (torch/nn/functional.py:799); the call's True takes
+      max_pool2d_with_indices (:724), whose torch._C._nn.max_pool2d_with_indices (:771) reaches
+      structured_max_pool2d_with_indices_out_cuda (cuda/DilatedMaxPool2d.cu:299): a tensor made the default way is
+      contiguous, so `case MemoryFormat::Contiguous` launches max_pool_forward_nchw (:430, the kernel at :50),
+      what an H200 ran (benchmarks/runtime_h200_torch2.11.json).
+    - torch.sum(float16 [64, 64], dim=1): sum_kernel_cuda (cuda/ReduceSumProdKernel.cu:173) reaches sum_functor,
+      gpu_reduce_kernel and launch_reduce_kernel (Reduce.cuh:778), whose `switch (config.output_vec_size)` is a
+      run-time value: the chain ends at reduce_kernel (Reduce.cuh:188, what ran) and the choice says it is ranked."""
+    pool = real_index.trace("F.max_pool2d(torch.randn(8, 16, 32, 32), 2, return_indices=True)",
+                            undefines=["USE_MACA"])
+    assert _on_chain(pool, "torch/nn/functional.py", 724)
+    assert _on_chain(pool, "aten/src/ATen/native/cuda/DilatedMaxPool2d.cu", 430)
+    assert _end(pool) == ("__global__ at::native::max_pool_forward_nchw",
+                          "aten/src/ATen/native/cuda/DilatedMaxPool2d.cu", 50)
+    total = real_index.trace("torch.sum(torch.randn(64, 64, dtype=torch.float16), dim=1)", undefines=["USE_MACA"])
+    assert total.dtype == "float16"
+    assert _on_chain(total, "aten/src/ATen/native/cuda/ReduceSumProdKernel.cu", 173)
+    assert _end(total) == ("__global__ at::native::reduce_kernel", "aten/src/ATen/native/cuda/Reduce.cuh", 188)
+    assert {"file": "aten/src/ATen/native/cuda/Reduce.cuh", "line": 778, "settled": False} in [
+        {k: c[k] for k in ("file", "line", "settled")} for c in total.to_dict()["choices"]]
