@@ -200,3 +200,18 @@ def test_a_chooser_of_arguments_read_with_the_call_s_values(real_index):
     assert chain[-1] == ("__global__ at::native::batch_norm_transform_input_kernel",
                          "aten/src/ATen/native/cuda/Normalization.cuh", 218)
     assert not any(name.startswith("cudnn") for name, _, _ in chain)
+
+
+def test_an_op_whose_work_is_a_fill_and_a_copy(real_index):
+    """F.pad by name (mode='constant', its default): _pad_enum_symint (PadNd.cpp:191) returns
+    at::constant_pad_nd_symint (:199) when `mode == at::padding_mode::constant` (:198, true), and its reflection and
+    replication cases are ruled out. constant_pad_nd (:29) fills the output and copies the input into a narrowed
+    view of it (`c_output.copy_(c_input)`, :105): those writes are its whole work, so they rank as its work, not as a
+    fill/copy made besides; the chain goes through copy_ (Copy.cpp:350) to the copy kernel, never reflection_pad2d."""
+    t = real_index.trace("F.pad")
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    pad = "aten/src/ATen/native/PadNd.cpp"
+    assert ("at::constant_pad_nd_symint", pad, 199) in chain and ("c_output.copy_", pad, 105) in chain
+    assert ("at::native::copy_", "aten/src/ATen/native/Copy.cpp", 350) in chain
+    assert not any("reflection" in name or "replication" in name for name, _, _ in chain)
+    assert not any(c.assumed is False for h in t.main_chain() for c in h.conditions)

@@ -3,13 +3,16 @@
 The walk shows every path the facts allow; the main chain is the one the text shows first (Trace.main_chain). This
 module ranks the ends of a downward trace (__global__ kernels, launches, library calls, ufunc inner loops) by what
 they are and what lies on the path to them: typed hop fields (model.Hop: found, conditions, schema, kernel), never
-a phrase of a hop's detail. It imports nothing of opindex: model.Trace calls it, and the hops it reads are
-model.Hop objects (their StrEnum fields compare equal to the words used here).
+a phrase of a hop's detail. It imports nothing of opindex but PyTorch's list of ops that only write
+(pytorch/plumbing.py): model.Trace calls it, and the hops it reads are model.Hop objects (their StrEnum fields
+compare equal to the words used here).
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from ..pytorch.plumbing import WRITING_PLUMBING
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 # ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
@@ -179,6 +182,32 @@ def _other_arity(end, entries: list) -> bool:
     return inputs is not None and inputs not in arities
 
 
+def _writes_are_its_work(t, path: list) -> bool:
+    """Whether the fills and copies on `path` are the work of the op they belong to: every device end below that
+    op's entry runs through one (constant_pad_nd's kernel is a fill_ then a copy_ into the padded view: no other
+    work competes), so they rank as its work, not as what it makes besides."""
+    at = next((i for i, h in enumerate(path) if h.kind == "writes"), None)
+    entry = next((h for h in reversed(path[:at]) if h.layer == "native" and h.kind == "entry"), None) \
+        if at else None
+    if entry is None or entry.name.removeprefix("aten::").split(".")[0] in WRITING_PLUMBING:
+        return False  # (zero_, fill_, copy_ themselves: their writes rank as before, among their own ways)
+    kept = t.__dict__.setdefault("_writes_work", {})
+    if entry.id not in kept:
+        kids: dict = {}
+        for h in t.hops:
+            kids.setdefault(h.parent, []).append(h)
+        ends = {h.id for h in t.ends()}
+        only, stack = True, [(entry, False)]
+        while stack and only:
+            h, through = stack.pop()
+            through = through or h.kind == "writes"
+            if h.id in ends and not through and h.layer in ("cuda", "library"):
+                only = False
+            stack.extend((k, through) for k in kids.get(h.id, ()))
+        kept[entry.id] = only
+    return kept[entry.id]
+
+
 def computes(end) -> bool:
     """An end where work runs: not a library call that only sets up (a descriptor, a handle, a workspace size)."""
     return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
@@ -227,7 +256,7 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
         h.name.split("::")[-1].split("<")[0], tokens))
     ops = sum(1 for h in path if h.kind == "calls_op")
     # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
-    writes = any(h.kind == "writes" for h in path)
+    writes = any(h.kind == "writes" for h in path) and not _writes_are_its_work(t, path)
     # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
     special = sum(1 for h in path if h.not_default)
     # a forward trace's work is no backward function's: F.conv2d's switch over the convolution backend has a
