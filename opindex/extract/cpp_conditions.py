@@ -277,17 +277,11 @@ def _local_flag(data: bytes, before: int, cond: str) -> str | None:
 
 
 def _initializer(data: bytes, before: int, name: str) -> str | None:
-    """The initializer of `auto name = ...;` or `bool name = ...;` (const or not) in the 60 lines above a switch or
-    an if on `name`."""
+    """The initializer of `auto name = ...;` or `bool name = ...;` (const or not) in the FLAG_WINDOW lines above a
+    switch or an if on `name`."""
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return None
-    start = before
-    for _ in range(FLAG_WINDOW):
-        start = data.rfind(b"\n", 0, start - 1)
-        if start <= 0:
-            start = 0
-            break
-    window = data[start:before]
+    window = _lines_above(data, before)
     found = list(re.finditer(rb"\b(?:auto|bool)\s+" + name.encode() + rb"\s*=\s*([^;{}]+);", window))
     if not found:
         return None
@@ -313,16 +307,20 @@ def _initializer(data: bytes, before: int, name: str) -> str | None:
 FLAG_WINDOW = 200  # lines above a test searched for the flag's declaration (addmm's useLtInterface: 103)
 
 
-def _chooser_initializer(data: bytes, before: int, name: str) -> str | None:
-    """The call a local of an enum type is set to and never set again (`BatchNormBackend backend =
-    _select_batch_norm_backend(input, weight, ...);`), in the FLAG_WINDOW lines above a test of it."""
+def _lines_above(data: bytes, before: int) -> bytes:
+    """The FLAG_WINDOW lines of `data` above the offset `before`, where a test's flag is declared and set."""
     start = before
     for _ in range(FLAG_WINDOW):
         start = data.rfind(b"\n", 0, start - 1)
         if start <= 0:
-            start = 0
-            break
-    window = data[start:before]
+            return data[:before]
+    return data[start:before]
+
+
+def _chooser_initializer(data: bytes, before: int, name: str) -> str | None:
+    """The call a local of an enum type is set to and never set again (`BatchNormBackend backend =
+    _select_batch_norm_backend(input, weight, ...);`), in the FLAG_WINDOW lines above a test of it."""
+    window = _lines_above(data, before)
     found = list(re.finditer(rb"\b(?:auto|[A-Z]\w*(?:::\w+)*)\s+" + name.encode() +
                              rb"\s*=\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\([^;{}]*\))\s*;", window))
     if not found or re.search(rb"(?<![\w.>&*])" + name.encode() + rb"\s*=(?!=)", window[found[-1].end():]):
