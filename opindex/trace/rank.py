@@ -44,7 +44,8 @@ def main_chain(t) -> list:
             on_the_way = {h.id for path, _ in through for h in path[:-1]}
             candidates = [(ranked[h.id], paths[h.id]) for h in ends if h.id not in on_the_way] + [
                 (key, path) for path, key in through]
-            return min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
+            best = min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
+            return _on_below_repeats(t, best, ends, tokens, paths)
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
         # an nn.Module (its forward calls the functional) is the surface most code reaches the op through
@@ -88,6 +89,33 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
         key, _, path = min(options)
         out.append((path, key))
     return out
+
+
+def _on_below_repeats(t, path: list, ends: list, tokens: set[str], paths: dict) -> list:
+    """The chosen path, carried on while its last hop leads only to repeats: relu's clamp_min reaches the
+    TensorIterator machinery that relu_'s branch walked first, and the launch_vectorized_kernel call at its end
+    has as children two repeats (the USE_MACA and the #else definitions). The path goes on from the hop each
+    repeat repeats to its best end below it (ranked as this path); a repeat under a condition read as false is no
+    way on. At most THROUGH_REPEAT steps: a repeat inside what it repeats leads back to itself."""
+    under: dict[int, list] = {}
+    for h in ends:
+        for a in paths[h.id][:-1]:
+            under.setdefault(a.id, []).append(h)
+    for _ in range(THROUGH_REPEAT):
+        on = {h.id for h in path}
+        options = []
+        for r in t.children(path[-1].id):
+            if not r.shown_above or r.not_default or r.repeats in on:
+                continue
+            for e in under.get(r.repeats, ()):
+                tail = paths[e.id]
+                way = path + tail[[h.id for h in tail].index(r.repeats):]
+                if not any(h.id in on for h in way[len(path):]):
+                    options.append((rank_end(t, e, tokens, way), len(options), way))
+        if not options:
+            return path
+        path = min(options)[2]
+    return path
 
 
 THROUGH_REPEAT = 6  # ends below a repeated hop ranked as the path through the repeat (the best by their own rank)
