@@ -196,6 +196,7 @@ _CONTIGUOUS_TEST = re.compile(r"^(!\s*)?\(?\s*[\w.]+\.is_contiguous\(\s*(?:(?:at
 _FORMAT_TEST = re.compile(r"^(!\s*)?[\w.]+\.suggest_memory_format\(\)\s*([!=]=)\s*(?:at::|c10::)?MemoryFormat::(\w+)$")
 
 
+@functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
 def memory_format_holds(condition: str, memory_format: str) -> bool | None:
     """A test of the memory format an input suggests (`input_.suggest_memory_format() == MemoryFormat::ChannelsLast`,
     as a switch over it reads in the conditions rows) or of its contiguity (`iter.is_contiguous()`, as `if
@@ -225,6 +226,7 @@ _SIZE_TEST = re.compile(r"^(!\s*)?[\w.]*?\b(?:numel(?:\(\))?\s*(==|!=|<=|<|>=|>)
                         r"batch_?size|batches)\s*(==|!=|<=|<|>=|>)\s*([01]))$")
 
 
+@functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
 def size_holds(condition: str) -> bool | None:
     """A test of an element count against 0 or of a batch count against 0 or 1, read for an input of the general
     case (not empty, more than one batch); None for any other test."""
@@ -242,6 +244,7 @@ def size_holds(condition: str) -> bool | None:
 _HINT = re.compile(r"^(!\s*)?(?:(\w*?(un)?likely\w*)\s*\(.*\)|__builtin_expect\s*\(.*,\s*([01])L?\s*\))$", re.I | re.S)
 
 
+@functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
 def hint_holds(condition: str) -> bool | None:
     """A branch the source marks unlikely (`C10_UNLIKELY(x)`, `maca_unlikely(x)`, `__builtin_expect(x, 0)`) is
     read as not taken, one marked likely as taken: the path the code's authors expect a call to run; None for any
@@ -257,6 +260,7 @@ def hint_holds(condition: str) -> bool | None:
     return result != negate
 
 
+@functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
 def device_holds(condition: str, device: str) -> bool | None:
     """A test of the device a tensor is on, read as the traced device (`self.device().type() == DeviceType::CUDA`
     holds on --device cuda); None for any other test."""
@@ -271,6 +275,7 @@ def device_holds(condition: str, device: str) -> bool | None:
     return result != negate
 
 
+@functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
 def _unwrap(condition: str) -> str:
     """A test without parentheses around it all: `(a || b)` -> `a || b`; `not ((a))` -> `not (a)`."""
     text = condition.strip()
@@ -299,6 +304,7 @@ def specialization_dtype(signature: str | None) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+@functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
 def dtype_holds(condition: str, dtype: str) -> bool | None:
     """A test of a dtype read as the input's (`at::isComplexType(common_dtype)` is false for float32, `dtype ==
     ScalarType::Half` true for float16); None for any other test."""
@@ -328,11 +334,16 @@ def cpp_holds(condition: str, defaults: dict[str, object]) -> bool | None:
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1] if negate else condition
     for op, join in (("||", _any3), ("&&", _all3)):
-        parts = split_top_level(test, op, "(")
+        parts = _top_level(test, op)
         if len(parts) > 1:
             value = join([holds(p.strip(), defaults) for p in parts])
             return None if value is None else value != negate
     return None
+
+
+@functools.lru_cache(maxsize=16384)
+def _top_level(test: str, op: str) -> tuple[str, ...]:
+    return tuple(split_top_level(test, op, "("))  # (a tuple: shared by every caller of one text)
 
 
 def _all3(values: list) -> bool | None:
@@ -346,11 +357,25 @@ def _any3(values: list) -> bool | None:
 def py_holds(condition: str, defaults: dict[str, object]) -> bool | None:
     """A Python test read with three values (true, false, unknown): `p == "fro" and (dim is None or len(dim) <= 2)`
     with p="fro", dim=None holds; what depends on anything but a literal default is unknown."""
+    tree = _py_tree(condition)
+    return None if tree is None else _py_value(tree, defaults)
+
+
+@functools.lru_cache(maxsize=8192)
+def _py_tree(condition: str):
+    """The parsed test (only read, never changed: shared by the calls of one text), its comparisons' text kept on
+    them (`text`, for _holds); None when it is no Python expression."""
     try:
-        tree = ast.parse(condition, mode="eval")
+        tree = ast.parse(condition, mode="eval").body
     except (SyntaxError, ValueError):
         return None
-    return _py_value(tree.body, defaults)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            try:
+                node.text = ast.unparse(node)
+            except Exception:  # noqa: BLE001 - an odd literal: unparsed when asked, as before
+                pass
+    return tree
 
 
 def _py_value(node, defaults: dict[str, object]) -> bool | None:
@@ -375,7 +400,8 @@ def _py_value(node, defaults: dict[str, object]) -> bool | None:
             if isinstance(found, bool):
                 return found
         try:
-            return _holds(ast.unparse(node), defaults)  # one name against a literal: the forms above
+            return _holds(getattr(node, "text", None) or ast.unparse(node), defaults)  # one name against a
+            # literal: the forms above
         except Exception:  # noqa: BLE001 - an odd literal: unknown
             return None
     return None
