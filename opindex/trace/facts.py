@@ -29,6 +29,7 @@ def rows(con: sqlite3.Connection, sql: str, params=()) -> list[dict]:
     found = memo.get(key)
     if found is None:
         found = memo[key] = _fetch(con, sql, params)
+        memo[_KEPT_ROWS] = memo.get(_KEPT_ROWS, 0) + len(found)
     return list(found)  # callers may sort or filter the list; the dicts are only read
 
 
@@ -39,6 +40,11 @@ def _fetch(con: sqlite3.Connection, sql: str, params) -> list[dict]:
 
 
 _memos: dict[sqlite3.Connection, dict] = {}
+_KEPT_ROWS = ("rows kept",)  # a memo's count of the rows it holds (a key no query makes)
+# The answers kept between the traces of one connection, at most this many rows (~40 MB for the 2.4 index's ten ops
+# of benchmarks/trace_ab.py, ~48,000 rows): past it they are dropped after a trace and asked again. Memory only:
+# no answer depends on it
+KEEP_ROWS = 100_000
 
 
 class Resident:
@@ -97,6 +103,10 @@ class Resident:
                         if f == near or f == spec or f.endswith("/" + spec)]
             kept[file] = out
         return kept[file]
+
+    @functools.cached_property
+    def answers(self) -> dict:
+        return {}  # the memo of rows() while a trace runs (memoized), kept for the next trace of this connection
 
     @functools.cached_property
     def include_targets(self) -> dict[str, list[str]]:
@@ -225,15 +235,21 @@ def resident(con: sqlite3.Connection) -> Resident:
 @contextlib.contextmanager
 def memoized(con: sqlite3.Connection):
     """Within one trace the same lookups come back (a helper reached from several kernels, the launches of a body
-    read twice): each is answered once. The index does not change under a query, so nothing goes stale."""
+    read twice): each is answered once. So do they from one trace to the next of the same open index (a notebook,
+    the MCP server, a benchmark: TensorIterator's machinery is below most ops): the answers are kept with the
+    connection's Resident facts, up to KEEP_ROWS rows. The index does not change under an open connection
+    (Resident), so nothing goes stale."""
     if con in _memos:  # nested: the outer trace owns the memo
         yield
         return
-    _memos[con] = {}
+    kept = resident(con).answers
+    _memos[con] = kept
     try:
         yield
     finally:
         del _memos[con]
+        if kept.get(_KEPT_ROWS, 0) > KEEP_ROWS:
+            kept.clear()
 
 
 # -- registry -----------------------------------------------------------------------------------------------
