@@ -144,10 +144,10 @@ _SETUP_CALL = re.compile(r"(Get|Set|Create|Destroy)[A-Z]|Descriptor|WorkspaceSiz
 _TEST = re.compile(r"(^|/)(test|tests|benchmarks?)/|(^|/)test_[^/]*$")
 
 
-def query_tokens(query: str) -> set[str]:
+def query_tokens(query: str) -> frozenset[str]:
     """The words of a traced name (nn.MultiheadAttention -> multihead, attention; F.layer_norm -> layer, norm)."""
     last = re.split(r"[.:]", query.strip())[-1]
-    return {w for w in words(last) if len(w) >= 3} or {last.lower()}
+    return frozenset({w for w in words(last) if len(w) >= 3} or {last.lower()})  # (frozen: _named's cache key)
 
 
 @lru_cache(maxsize=65536)
@@ -167,6 +167,11 @@ def _named_cached(name: str, tokens: frozenset[str]) -> bool:
     return any(w.startswith(t) or t.startswith(w) and len(w) >= 3 for w in words(name) for t in tokens)
 
 
+@lru_cache(maxsize=65536)
+def _says_backward(name: str) -> bool:
+    return "backward" in words(name.split("::")[-1])
+
+
 @lru_cache(maxsize=16384)
 def is_test(file: str | None) -> bool:
     """A test's or benchmark's file (its code is no op's path; its #errors no requirement of the build)."""
@@ -181,6 +186,7 @@ def _tensor_arguments(schema: str) -> list[tuple[str, str]]:
     return _SCHEMA_TENSOR.findall(schema.split("->")[0].partition("(")[2])
 
 
+@lru_cache(maxsize=16384)
 def _initializer(schema: str) -> bool:
     """A schema whose only Tensor argument is the one it writes (fill_.Scalar(Tensor(a!) self, Scalar value))."""
     tensors = _tensor_arguments(schema)
@@ -192,6 +198,7 @@ def _initializer(schema: str) -> bool:
 _ARITY_WORDS = {"nullary": 0, "unary": 1, "binary": 2, "ternary": 3}
 
 
+@lru_cache(maxsize=16384)
 def _inputs(schema: str) -> int | None:
     """The Tensor inputs of a schema (not the ones it writes, `Tensor(a!)`); None with a Tensor list."""
     tensors = _tensor_arguments(schema)
@@ -221,10 +228,7 @@ def _writes_are_its_work(t, path: list) -> bool:
         return False  # (zero_, fill_, copy_ themselves: their writes rank as before, among their own ways)
     kept = t.__dict__.setdefault("_writes_work", {})
     if entry.id not in kept:
-        kids: dict = {}
-        for h in t.hops:
-            kids.setdefault(h.parent, []).append(h)
-        ends = {h.id for h in t.ends()}
+        kids, ends = _kids_and_ends(t)
         only, stack = True, [(entry, False)]
         while stack and only:
             h, through = stack.pop()
@@ -234,6 +238,18 @@ def _writes_are_its_work(t, path: list) -> bool:
             stack.extend((k, through) for k in kids.get(h.id, ()))
         kept[entry.id] = only
     return kept[entry.id]
+
+
+def _kids_and_ends(t) -> tuple[dict, set]:
+    """Each hop's children and the ids of the ends, made once while the hops stay the same."""
+    key = (len(t.hops), id(t.hops[-1]) if t.hops else None)
+    cached = t.__dict__.get("_kids_ends")
+    if cached is None or cached[0] != key:
+        kids: dict = {}
+        for h in t.hops:
+            kids.setdefault(h.parent, []).append(h)
+        cached = t.__dict__["_kids_ends"] = (key, kids, {h.id for h in t.ends()})
+    return cached[1], cached[2]
 
 
 def computes(end) -> bool:
@@ -290,7 +306,7 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     # a forward trace's work is no backward function's: F.conv2d's switch over the convolution backend has a
     # transposed case whose cuDNN path runs cudnn_convolution_backward_input; ranked after every forward way
     backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
-        h.layer in ("native", "cpp") and "backward" in words(h.name.split("::")[-1]) for h in path)
+        h.layer in ("native", "cpp") and _says_backward(h.name) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
     return (writes, backward, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
 
