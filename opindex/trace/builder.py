@@ -12,6 +12,7 @@ import contextlib
 from .model import Hop, Trace
 
 MAX_HOPS = 5000  # the default cap of a trace's size (Trace.max_hops; the CLI's --max-hops)
+_UNNOTED = contextlib.nullcontext()  # (reusable: it keeps nothing)
 # Hops that make a followed C++ helper worth showing.
 INTERESTING = frozenset({"stub", "registration", "cuda", "library", "native"})
 
@@ -49,13 +50,15 @@ class TraceBuilder:
         self.trace.hops.append(hop)
         return hop
 
-    @contextlib.contextmanager
     def noted(self, parent: Hop, under):
         """A call under conditions (`#if`, an `if` the defaults do not take): the hops it adds directly below
         `parent` carry them, added when the call is walked (after what the walk adds to them)."""
         if not under.notes:
-            yield
-            return
+            return _UNNOTED  # (most calls: no context manager made for them, ~1,500 a trace)
+        return self._noted(parent, under)
+
+    @contextlib.contextmanager
+    def _noted(self, parent: Hop, under):
         added: list[Hop] = []
         self.call_notes[parent.id] = added
         self.call_under[parent.id] = under

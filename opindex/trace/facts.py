@@ -222,14 +222,21 @@ _residents: dict[int, tuple[sqlite3.Connection, Resident]] = {}
 def resident(con: sqlite3.Connection) -> Resident:
     """The Resident facts of `con` (connections are not weak-referenceable: the last few are kept by id, with the
     connection itself so its id cannot be reused while its entry lives)."""
+    if _last[0] is con:  # (asked ~3,000 times a trace, nearly always of the same connection)
+        return _last[1]
     found = _residents.get(id(con))
     if found is not None and found[0] is con:
+        _last[:] = found
         return found[1]
     if len(_residents) >= 4:
         _residents.pop(next(iter(_residents)))
     made = Resident(con)
     _residents[id(con)] = (con, made)
+    _last[:] = (con, made)
     return made
+
+
+_last: list = [None, None]  # the connection resident() answered last, and its Resident
 
 
 @contextlib.contextmanager
@@ -268,7 +275,18 @@ def native_by_name(con, name: str) -> list[dict]:
 
 
 def native_for_cpp_api(con, api_name: str) -> list[dict]:
-    """The entries an `at::name(...)` call reaches: name, name_out -> .out overloads, name_symint -> name."""
+    """The entries an `at::name(...)` call reaches: name, name_out -> .out overloads, name_symint -> name (asked
+    for every call a walk reads: kept in the trace's memo)."""
+    memo = _memos.get(con)
+    if memo is None:
+        return _native_for_cpp_api(con, api_name)
+    key = ("cpp api", api_name)
+    if key not in memo:
+        memo[key] = _native_for_cpp_api(con, api_name)
+    return list(memo[key])
+
+
+def _native_for_cpp_api(con, api_name: str) -> list[dict]:
     base = re.sub(r"_symint$", "", api_name)
     found = native_by_name(con, base)
     if found:
