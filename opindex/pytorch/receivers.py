@@ -62,7 +62,12 @@ def parameter_type(signature: str, name: str) -> str | None:
 def split_parameters(signature: str) -> list[str]:
     """The parameters of a parameter list, `(a, b)` or `a, b`: split on top-level commas (templates, defaults and
     nested parentheses may hold commas); empty parts dropped."""
+    return list(_parameters(signature))  # (a new list: a caller may change it)
+
+
+@functools.lru_cache(maxsize=16384)
+def _parameters(signature: str) -> tuple[str, ...]:  # a trace splits the same signatures again and again
     inner = signature.strip()
     if inner.startswith("(") and inner.endswith(")"):
         inner = inner[1:-1]
-    return [p for p in split_top_level(inner, brackets="<([{") if p.strip()]
+    return tuple(p for p in split_top_level(inner, brackets="<([{") if p.strip())

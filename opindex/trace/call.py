@@ -125,9 +125,7 @@ class CallValues:
     def constant(self, file: str | None, name: str) -> int | None:
         """The integer a C++ constant the tests compare with stands for: `constexpr int MODE_MAX = 2;` in the
         test's own file; None when it is not defined so there (an enum member: compared by name instead)."""
-        text = _file_text(self.root, file)
-        m = re.search(_CONSTANT_DEF.format(re.escape(name)), text or "")
-        return int(m.group(1)) if m else None
+        return _constant_in(self.root, file, name)
 
     # -- output -----------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -346,6 +344,14 @@ def _schema_literal(text: str):
 
 
 # -- source -------------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4096)
+def _constant_in(root: str | None, file: str | None, name: str) -> int | None:
+    """CallValues.constant, read once per file and name (the file's text is kept: _file_text)."""
+    text = _file_text(root, file)
+    m = re.search(_CONSTANT_DEF.format(re.escape(name)), text or "")
+    return int(m.group(1)) if m else None
+
+
 _TEXT_CACHE: dict[str, str | None] = {}
 
 

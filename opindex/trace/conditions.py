@@ -142,9 +142,9 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     condition = _unwrap(condition)
     if condition in ("true", "false", "not (true)", "not (false)"):  # a function's value written in (function_value)
         return condition in ("true", "not (false)")
-    bang = re.fullmatch(r"!\s*(\(.*\))", condition, re.S)
-    if bang is not None and closes_at_end(bang.group(1)):  # `!(a && b)`, `!(false)`
-        inner = holds(bang.group(1), defaults)
+    bang = _negated(condition)
+    if bang is not None:  # `!(a && b)`, `!(false)`
+        inner = holds(bang, defaults)
         return None if inner is None else not inner
     found = _holds(condition, defaults)
     if found is None and DTYPE in defaults:
@@ -165,6 +165,13 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         inner = holds(condition[5:-1], defaults)  # an else block of a test read above (`not (!(true))`)
         found = None if inner is None else not inner
     return found
+
+
+@functools.lru_cache(maxsize=16384)
+def _negated(condition: str) -> str | None:
+    """`(...)` of a test written `!(...)`, else None (pure in the text: each read once)."""
+    bang = re.fullmatch(r"!\s*(\(.*\))", condition, re.S)
+    return bang.group(1) if bang is not None and closes_at_end(bang.group(1)) else None
 
 
 # The dtype of a trace's input (defaults[DTYPE]: float32 unless stated), and what C++ tests of a dtype say of it
@@ -536,6 +543,7 @@ class Constant:
     name: str
 
 
+@functools.lru_cache(maxsize=16384)  # pure in the text; what it returns is immutable
 def _literal(text: str) -> object:
     if text in ("None", "nullptr", "c10::nullopt", "std::nullopt"):
         return None
