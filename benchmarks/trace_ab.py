@@ -6,7 +6,9 @@
 
 SRC is a folder holding an `opindex` package (e.g. `git worktree add /tmp/old <commit>`). Prints per side the p50
 and p95 of the in-process trace time (Index.trace, then its main_chain) and the hops per op (a trace that shows more costs more: read both), and
-each op's new/old ratio with their geometric mean.
+each op's new/old ratio with their geometric mean. By default each op is traced once untimed first (the timed trace
+then finds what the process keeps between traces of one index); `--first OP` times each op's first trace instead,
+in a process that one trace of OP warmed.
 
 --same compares what the two trees' traces hold instead of their speed: for every query of the named expert sets
 (benchmarks/expert_traces_<set>.json, each at its device), `--ops` native functions of the index (every k-th by
@@ -28,8 +30,12 @@ sys.path.insert(0, sys.argv[1])
 from opindex.api import Index
 ix = Index(sys.argv[2])
 out = {}
+warm = sys.argv[4] if len(sys.argv) > 4 else None
+if warm:  # --first: one other op warms the process; each op's timed trace is its first
+    ix.trace(warm).main_chain()
 for name in json.loads(sys.argv[3]):
-    ix.trace(name).main_chain()  # warm: the first trace of a process opens and caches
+    if not warm:
+        ix.trace(name).main_chain()  # warm: the first trace of a process opens and caches
     # a trace with its main chain, as every rendering and the JSON have it (code before 2026-12-04 chose the main
     # chain when rendering; since, when the walk ends): the same work on both sides
     start = time.perf_counter(); t = ix.trace(name); t.main_chain(); out[name] = (time.perf_counter() - start,
@@ -109,9 +115,9 @@ def same(args) -> int:
     return 1 if differ else 0
 
 
-def side(src: str, db: str, ops: list[str]) -> dict:
-    res = subprocess.run([sys.executable, "-c", _CHILD, src, db, json.dumps(ops)], capture_output=True, text=True,
-                         check=True)
+def side(src: str, db: str, ops: list[str], first: str | None = None) -> dict:
+    res = subprocess.run([sys.executable, "-c", _CHILD, src, db, json.dumps(ops), *([first] if first else [])],
+                         capture_output=True, text=True, check=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -122,6 +128,8 @@ def main() -> None:
     ap.add_argument("--new", required=True)
     ap.add_argument("--new-db")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--first", metavar="OP", help="time each op's first trace in its process, after one trace of OP "
+                    "(not the op itself) warmed it: what a notebook's or a server's first question about an op costs")
     ap.add_argument("--same", action="store_true", help="compare the hops, not the speed")
     ap.add_argument("--db", help="--same: the index both sides trace")
     ap.add_argument("--experts", default="2_4,2_4_more,2_4_third,2_4_fourth",
@@ -140,7 +148,7 @@ def main() -> None:
     for r in range(args.rounds):
         order = [("old", args.old, args.old_db), ("new", args.new, args.new_db)]
         for label, src, db in (order if r % 2 == 0 else order[::-1]):
-            for name, (seconds, n) in side(src, db, OPS).items():
+            for name, (seconds, n) in side(src, db, OPS, args.first).items():
                 times[label].append(seconds)
                 per_op[label].setdefault(name, []).append(seconds)
                 hops[label][name] = n
