@@ -818,8 +818,8 @@ class BuildContext:
         if spans is None:
             self.quiet += 1
             try:
-                spans = self.false_spans[file] = [c for c in q.conditions_over(self.con, file, None)
-                                                  if c["kind"] == "#if" and self.holds(c["condition"]) is False]
+                spans = self.false_spans[file] = [c for c in q.if_groups_over(self.con, file, None)
+                                                  if self.holds(c["condition"]) is False]
             finally:
                 self.quiet -= 1
         found = next((c for c in spans if c["line"] <= line <= c["end_line"]), None)
@@ -848,7 +848,7 @@ class BuildContext:
             return True, ""
         values, why = [], ""
         for includer, line in q.include_sites(self.con, file):
-            tests = [c for c in q.conditions_over(self.con, includer, (line, line)) if c["kind"] == "#if"]
+            tests = q.if_groups_over(self.con, includer, (line, line))
             held = [self.holds(c["condition"]) for c in tests]
             value = False if False in held else None if None in held else True
             if value is not False:

@@ -105,6 +105,21 @@ class Resident:
         return kept[file]
 
     @functools.cached_property
+    def if_groups(self) -> dict[str, list[dict]]:
+        """file -> its #if rows of conditions (if_groups_over), in conditions_over's order."""
+        out: dict[str, list[dict]] = {}
+        for file, line, end_line, kind, condition in self.con.execute(
+                "SELECT file, line, end_line, kind, condition FROM conditions WHERE kind = '#if' "
+                "ORDER BY file, line, -end_line"):
+            out.setdefault(file, []).append({"line": line, "end_line": end_line, "kind": kind,
+                                             "condition": condition})
+        return out
+
+    @functools.cached_property
+    def include_site_lists(self) -> dict[str, list[tuple[str, int]]]:
+        return {}  # file -> include_sites(file), filled as asked
+
+    @functools.cached_property
     def answers(self) -> dict:
         return {}  # the memo of rows() while a trace runs (memoized), kept for the next trace of this connection
 
@@ -530,6 +545,14 @@ def conditions_over(con, file: str, lines: tuple[int, int] | None) -> list[dict]
                                  "ORDER BY line, -end_line", (file,)) if r["line"] <= last and r["end_line"] >= first]
 
 
+def if_groups_over(con, file: str, lines: tuple[int, int] | None) -> list[dict]:
+    """The #if rows of conditions_over (line, end_line, kind, condition; outermost first), from all #if rows of the
+    index read once per open index (~7,600 on 2.4): which headers a build compiles asks about the #include lines of
+    hundreds of files, whose `if` rows it does not need."""
+    first, last = lines or (0, 1 << 30)
+    return [r for r in resident(con).if_groups.get(file, ()) if r["line"] <= last and r["end_line"] >= first]
+
+
 # -- the Python layer and the names people type -----------------------------------------------------------------
 def tuples(con, sql: str, params: tuple) -> list[tuple]:
     """Rows as tuples, not memoized (name resolution asks each once and keeps its own memo)."""
@@ -721,21 +744,23 @@ def requirement_sites(con) -> list[dict]:
 def _requirement_sites(con) -> list[dict]:
     out = []
     for r in rows(con, "SELECT file, line, condition FROM conditions WHERE kind = '#error' ORDER BY file, line"):
-        around = [c for c in conditions_over(con, r["file"], (r["line"], r["line"])) if c["kind"] == "#if"]
-        out.append({**r, "around": around})
+        out.append({**r, "around": if_groups_over(con, r["file"], (r["line"], r["line"]))})
     return out
 
 
 def include_sites(con, file: str) -> list[tuple[str, int]]:
     """(file, line) of the #include lines that name `file`: by its path from a source root (`ATen/native/x.cuh`)
     or relative to the including file (`maca_kernels/x.cuh`). [] for an index without the includes table."""
-    try:
-        named = resident(con).include_sites.get(file.rpartition("/")[2], [])
-    except sqlite3.OperationalError:
-        return []
-    return [(f, line) for f, line, path in named
-            if ("/" in path and (file == path or file.endswith("/" + path)))  # from a source root
-            or posixpath.normpath(posixpath.join(posixpath.dirname(f), path)) == file]  # relative
+    kept = resident(con).include_site_lists
+    if file not in kept:
+        try:
+            named = resident(con).include_sites.get(file.rpartition("/")[2], [])
+        except sqlite3.OperationalError:
+            return []
+        kept[file] = [(f, line) for f, line, path in named
+                      if ("/" in path and (file == path or file.endswith("/" + path)))  # from a source root
+                      or posixpath.normpath(posixpath.join(posixpath.dirname(f), path)) == file]  # relative
+    return list(kept[file])
 
 
 def included_in(con, source: str) -> frozenset[str]:
@@ -771,8 +796,7 @@ def macro_sites(con, name: str, function_like: bool) -> list[dict]:
 def _macro_sites(con, name: str, function_like: bool) -> list[dict]:
     found = rows(con, "SELECT file, line, body FROM macros WHERE name = ? AND " +
                  ("parameters = '()'" if function_like else "parameters IS NULL") + " ORDER BY file, line", (name,))
-    return [{**r, "around": [c for c in conditions_over(con, r["file"], (r["line"], r["line"]))
-                             if c["kind"] == "#if"]} for r in found]
+    return [{**r, "around": if_groups_over(con, r["file"], (r["line"], r["line"]))} for r in found]
 
 
 def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] | None = None) -> list[dict]:
