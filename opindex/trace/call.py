@@ -372,7 +372,10 @@ def _body_locals(root: str | None, file: str | None, line: int | None, end_line:
     """The format, cast and size locals of a body (_FORMAT_LOCAL, _CAST_LOCAL, _SIZE_LOCAL), read once per body: a
     trace asks for every body it walks, and a Python name's trace is a call with its defaults."""
     text = _body_text(root, {"file": file, "line": line, "end_line": end_line}) or ""
-    return _FORMAT_LOCAL.findall(text), _CAST_LOCAL.findall(text), _SIZE_LOCAL.findall(text)
+    # (each pattern, led by \b, is tried at every word: only where its literal part is in the body)
+    return (_FORMAT_LOCAL.findall(text) if "suggest_memory_format" in text else [],
+            _CAST_LOCAL.findall(text) if "static_cast" in text else [],
+            _SIZE_LOCAL.findall(text) if "dim" in text or "numel" in text or "size" in text else [])
 
 
 def _body_text(root: str | None, d: dict) -> str | None:
