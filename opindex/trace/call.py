@@ -149,12 +149,19 @@ class CallValues:
 def _renamed(schema: str, signature: str | None, given: dict) -> dict:
     """The values of a schema's arguments under the names the C++ kernel's parameters give them, where its
     parameters are the schema's one for one in order (a kernel may rename one: `int mode` as `int64_t mode_int`)."""
+    return {c: given[a] for a, c in _renames(schema, signature) if a in given}
+
+
+@functools.lru_cache(maxsize=4096)
+def _renames(schema: str, signature: str | None) -> tuple[tuple[str, str], ...]:
+    """(schema name, C++ name) of each argument _renamed reads under another name (read once per schema and
+    signature)."""
     params = [p.strip() for p in split_parameters(signature or "()")]
     names = [m.group(1) for m in (re.search(r"(\w+)\s*(?:=.*)?$", p) for p in params) if m]
     args = [a[0] for a in schema_parameters(schema)]
     if len(names) != len(args) or names == args:
-        return {}
-    return {c: given[a] for a, c in zip(args, names) if a != c and a in given}
+        return ()
+    return tuple((a, c) for a, c in zip(args, names) if a != c)
 
 
 def _short(value) -> str:
