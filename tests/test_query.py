@@ -317,6 +317,32 @@ def test_a_trace_answers_repeated_lookups_once(ix):
     assert q._memos == {}
 
 
+def test_the_next_trace_of_an_open_index_asks_only_name_lookups_again(sample_db, monkeypatch):
+    from opindex.api import Index
+    from opindex.trace import facts as q
+    with Index(sample_db) as index:
+        statements = []
+        index.con.set_trace_callback(statements.append)
+        first = index.trace("nn.LSTM").to_dict()
+        asked = len(statements)
+        statements.clear()
+        second = index.trace("nn.LSTM").to_dict()
+        assert second == first
+        # what name resolution asks (q.tuples, its own memo) comes back; every lookup of the walk is kept
+        assert statements and all(" FROM symbols WHERE qualified_name = " in s or " FROM python_imports WHERE " in s
+                                  for s in statements)
+        assert len(statements) < asked
+        assert q.resident(index.con).answers
+        monkeypatch.setattr(q, "KEEP_ROWS", 0)  # past the bound: dropped after the trace, asked again next time
+        statements.clear()
+        assert index.trace("nn.LSTM").to_dict() == first
+        assert q.resident(index.con).answers == {}
+        statements.clear()
+        index.trace("nn.LSTM")
+        assert any(" FROM calls WHERE caller = " in s for s in statements)
+        index.con.set_trace_callback(None)
+
+
 def test_a_cut_trace_says_so_and_the_cap_lifts(ix):
     cut = ix.trace("nn.LSTM", max_hops=5)
     assert len(cut.hops) == 5
