@@ -41,9 +41,9 @@ def _fetch(con: sqlite3.Connection, sql: str, params) -> list[dict]:
 
 _memos: dict[sqlite3.Connection, dict] = {}
 _KEPT_ROWS = ("rows kept",)  # a memo's count of the rows it holds (a key no query makes)
-# The answers kept between the traces of one connection, at most this many rows (~40 MB for the 2.4 index's ten ops
-# of benchmarks/trace_ab.py, ~48,000 rows): past it they are dropped after a trace and asked again. Memory only:
-# no answer depends on it
+# The answers kept between the traces of one connection, at most this many rows (about 85 MB; the ten ops of
+# benchmarks/trace_ab.py on the 2.4 index keep ~20,000 rows, 17 MB): past it they are dropped after a trace and asked
+# again. Memory only: no answer depends on it
 KEEP_ROWS = 100_000
 
 
