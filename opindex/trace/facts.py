@@ -292,13 +292,19 @@ def native_by_name(con, name: str) -> list[dict]:
 def native_for_cpp_api(con, api_name: str) -> list[dict]:
     """The entries an `at::name(...)` call reaches: name, name_out -> .out overloads, name_symint -> name (asked
     for every call a walk reads: kept in the trace's memo)."""
+    return _kept(con, ("cpp api", api_name), lambda: _native_for_cpp_api(con, api_name))
+
+
+def _kept(con, key: tuple, make) -> list:
+    """make(), kept in the trace's memo under `key` (a tuple no SQL text starts) while one is open; a new list each
+    time, as rows() gives."""
     memo = _memos.get(con)
     if memo is None:
-        return _native_for_cpp_api(con, api_name)
-    key = ("cpp api", api_name)
-    if key not in memo:
-        memo[key] = _native_for_cpp_api(con, api_name)
-    return list(memo[key])
+        return make()
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = make()
+    return list(found)
 
 
 def _native_for_cpp_api(con, api_name: str) -> list[dict]:
@@ -533,16 +539,18 @@ def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
 def calls_in(con, caller: str, file: str | None = None, lines: tuple[int, int] | None = None) -> list[dict]:
     if file is None:
         return rows(con, "SELECT * FROM calls WHERE caller = ? ORDER BY file, line", (caller,))
-    return within(rows(con, "SELECT id, file, line, language, caller, callee, qualifier, is_method, template_args "
-                            "FROM calls WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines)
+    return _kept(con, ("calls in", caller, file, lines), lambda: within(rows(
+        con, "SELECT id, file, line, language, caller, callee, qualifier, is_method, template_args FROM calls "
+             "WHERE caller = ? AND file = ? ORDER BY line", (caller, file)), lines))
 
 
 def conditions_over(con, file: str, lines: tuple[int, int] | None) -> list[dict]:
     """The conditions rows (#if branches, if blocks) that overlap lines of a file, outermost first (the file's rows
     read once per trace: its bodies ask in turn)."""
     first, last = lines or (0, 1 << 30)
-    return [r for r in rows(con, "SELECT line, end_line, kind, condition FROM conditions WHERE file = ? "
-                                 "ORDER BY line, -end_line", (file,)) if r["line"] <= last and r["end_line"] >= first]
+    return _kept(con, ("conditions over", file, lines), lambda: [
+        r for r in rows(con, "SELECT line, end_line, kind, condition FROM conditions WHERE file = ? ORDER BY line, "
+                             "-end_line", (file,)) if r["line"] <= last and r["end_line"] >= first])
 
 
 def if_groups_over(con, file: str, lines: tuple[int, int] | None) -> list[dict]:
