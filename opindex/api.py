@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 
@@ -339,6 +340,9 @@ class Index:
         return Listing(out)
 
     def close(self) -> None:
+        facts = sys.modules.get("opindex.trace.facts")
+        if facts is not None:  # what its traces kept for this connection goes with it (only if it traced)
+            facts.forget(self.con)
         self.con.close()
 
     def __enter__(self):

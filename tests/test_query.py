@@ -341,6 +341,8 @@ def test_the_next_trace_of_an_open_index_asks_only_name_lookups_again(sample_db,
         index.trace("nn.LSTM")
         assert any(" FROM calls WHERE caller = " in s for s in statements)
         index.con.set_trace_callback(None)
+        con = index.con
+    assert id(con) not in q._residents  # closed: what was kept for it is dropped
 
 
 def test_a_cut_trace_says_so_and_the_cap_lifts(ix):

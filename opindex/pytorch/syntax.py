@@ -3,6 +3,7 @@ arguments, template arguments, schema arguments, `||` terms) and the #define dir
 extractors, the link step, the profile and the pytorch/ rules (receivers.py): the bottom of the import graph."""
 from __future__ import annotations
 
+import functools
 import re
 
 _CLOSING = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -69,6 +70,7 @@ def closes_at_end(text: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=8192)  # (a trace reads the same few hundred schemas for many bodies)
 def schema_arguments(schema: str) -> str:
     """The text inside a native schema's argument parentheses (`add.Tensor(Tensor self, ...) -> Tensor`), found by
     matching the first `(` (alias annotations hold arrows: `Tensor(a -> *) self`)."""

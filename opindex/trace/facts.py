@@ -254,6 +254,14 @@ def resident(con: sqlite3.Connection) -> Resident:
 _last: list = [None, None]  # the connection resident() answered last, and its Resident
 
 
+def forget(con: sqlite3.Connection) -> None:
+    """Drop what is kept for `con` (its Resident facts and the answers its traces kept): it is being closed."""
+    if _residents.get(id(con), (None,))[0] is con:
+        del _residents[id(con)]
+    if _last[0] is con:
+        _last[:] = [None, None]
+
+
 @contextlib.contextmanager
 def memoized(con: sqlite3.Connection):
     """Within one trace the same lookups come back (a helper reached from several kernels, the launches of a body
