@@ -16,6 +16,7 @@ says where it came from (its `source`), in this order (trace/conditions.py Build
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -110,11 +111,16 @@ def tokens(test: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=16384)
+def _tokens(test: str) -> tuple[str, ...]:
+    return tuple(tokens(test))  # (each trace's build reads the same #if tests: read once per text)
+
+
 def evaluate(test: str, value_of) -> bool | None:
     """Whether a preprocessor test holds: True, False, or None when a name it needs is unknown. `value_of(name)`
     gives a macro's value: an int, UNDEFINED, or None (unknown); `defined(X)` and `X()` ask it too."""
     try:
-        toks = tokens(test)
+        toks = _tokens(test)
         result, rest = _expr(toks, 0, value_of)
     except (ValueError, IndexError, ZeroDivisionError):
         return None
