@@ -157,8 +157,9 @@ def test_the_input_dtype_decides_a_dtype_test(test, float32, bfloat16, complex64
 
 def test_a_main_chain_goes_on_below_the_machinery_shown_above():
     """exp_kernel_cuda: the complex-only branch's gpu_kernel is walked first (its machinery shown there); the
-    float32 branch's gpu_kernel ends in a repeat. The main chain takes the float32 launch, then goes on below the
-    hop it repeats, to the kernel."""
+    float32 branch's gpu_kernel ends in a repeat. The main chain takes the float32 launch and its repeat (the
+    repeat, not the complex branch's hop, is what this path calls), then goes on below the hop it repeats, to the
+    kernel."""
     from opindex.trace.model import Condition, Hop, Trace
     complex_only = Condition("if", "at::isComplexType(common_dtype)", "U.cu", 40, assumed=False)
     hops = [Hop(0, None, "native", "entry", "aten::exp", "n.yaml", 1, schema="exp(Tensor self) -> Tensor"),
@@ -172,7 +173,59 @@ def test_a_main_chain_goes_on_below_the_machinery_shown_above():
                 shown_above=True)]
     t = Trace(query="torch.exp", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
-    assert [h.id for h in t.main_chain()] == [0, 1, 5, 3, 4]
+    assert [h.id for h in t.main_chain()] == [0, 1, 5, 6, 4]
+    assert not any(h.not_default for h in t.main_chain())
+
+
+def test_a_main_chain_goes_on_below_repeats_at_its_end():
+    """relu's clamp_min reaches the launch_vectorized_kernel call that relu_'s branch walked first: the call's two
+    definitions below it are repeats (the USE_MACA one read false). The chain goes on through the one not ruled
+    out, to its kernel, not ending at the call."""
+    from opindex.trace.model import Condition, Hop, Trace
+    maca = Condition("#if", "defined(USE_MACA)", "C.cuh", None, assumed=False)
+    hops = [Hop(0, None, "native", "entry", "aten::relu", "n.yaml", 1, schema="relu(Tensor self) -> Tensor"),
+            Hop(1, 0, "native", "entry", "aten::relu_", "n.yaml", 2, conditions=[
+                Condition("if", "inplace", "f.py", 3, assumed=False)]),
+            Hop(2, 1, "cuda", "tensor_iterator", "launch_vectorized_kernel", "C.cuh", 404),
+            Hop(3, 2, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 174, conditions=[maca]),
+            Hop(4, 3, "cuda", "global_kernel", "__global__ at::native::vectorized_elementwise_kernel_opt", "C.cuh",
+                90),
+            Hop(5, 2, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 247),
+            Hop(6, 5, "cuda", "global_kernel", "__global__ at::native::vectorized_elementwise_kernel", "C.cuh", 63),
+            Hop(7, 0, "cuda", "tensor_iterator", "launch_vectorized_kernel", "C.cuh", 404),
+            Hop(8, 7, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 174, conditions=[maca],
+                shown_above=True, repeats=3),
+            Hop(9, 7, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 247, shown_above=True,
+                repeats=5)]
+    t = Trace(query="relu", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 7, 9, 6]
+
+
+def test_an_op_whose_result_another_op_takes_ranks_after_that_one():
+    """cross_entropy_loss: `at::nll_loss_nd_symint(at::log_softmax(self, ...), target, ...)`. log_softmax runs
+    first; the loss is nll_loss's result, so its kernel is the main chain's end though its path names fewer of
+    the query's words."""
+    from opindex.trace.model import Hop, Trace
+    hops = [Hop(0, None, "native", "entry", "aten::cross_entropy_loss", "n.yaml", 1, schema="cross_entropy_loss("
+                "Tensor self, Tensor target) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::cross_entropy_loss", "L.cpp", 10),
+            Hop(2, 1, "native", "calls_op", "at::log_softmax", "L.cpp", 12, feeds="nll_loss_nd_symint"),
+            Hop(3, 2, "native", "entry", "aten::log_softmax", "n.yaml", 5, schema="log_softmax(Tensor self) -> Tensor"),
+            Hop(4, 3, "cuda", "global_kernel", "__global__ cross_entropy_softmax_kernel", "S.cu", 20),
+            Hop(5, 1, "native", "calls_op", "at::nll_loss_nd_symint", "L.cpp", 12),
+            Hop(6, 5, "native", "entry", "aten::nll_loss_nd", "n.yaml", 7, schema="nll_loss_nd(Tensor self, "
+                "Tensor target) -> Tensor"),
+            Hop(7, 6, "native", "entry", "aten::nll_loss_forward", "n.yaml", 8, schema="nll_loss_forward(Tensor "
+                "self, Tensor target) -> Tensor"),
+            Hop(8, 7, "cuda", "global_kernel", "__global__ nll_loss_forward_kernel", "L.cu", 30)]
+    t = Trace(query="F.cross_entropy", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert t.main_chain()[-1].id == 8
+    hops[2].feeds = None  # without the rule, the path naming more of the query's words (cross_entropy_softmax)
+    t = Trace(query="F.cross_entropy", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert t.main_chain()[-1].id == 4
 
 
 def test_the_traced_device_and_a_setting_decide_index_put_s_sort_path():

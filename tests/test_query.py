@@ -29,7 +29,7 @@ def test_trace_json_shape(sample_db):
     hops = data["hops"]
     assert set(hops[0]) == {"id", "parent", "layer", "kind", "name", "file", "line", "detail", "absent",
                             "called_at", "found", "conditions", "shown_above", "repeats", "main", "kernel", "schema",
-                            "op"}
+                            "op", "feeds"}
     # the main chain: its ids in order, each hop flagged, a path from a root
     main = data["main_chain"]
     assert [h["id"] for h in hops if h["main"]] == sorted(main) and hops[main[0]]["parent"] is None

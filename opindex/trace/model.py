@@ -177,6 +177,8 @@ class Hop:
     kernel: str | None = None  # the bare name of a __global__ or launched kernel (vectorized_elementwise_kernel)
     schema: str | None = None  # a native entry's schema (`add.Tensor(Tensor self, Tensor other, *, ...) -> Tensor`)
     op: str | None = None  # the native function a hop stands for (entry, other_kernels): its full name
+    feeds: str | None = None  # an op call that is an argument of another call (`nll_loss_nd(log_softmax(...),
+    # ...)`): that call's callee; the op runs before it, and the outer call's result is the caller's
 
     def __post_init__(self) -> None:
         self.layer, self.kind = typed(self.layer, self.kind)
@@ -184,7 +186,7 @@ class Hop:
     def copied(self) -> dict:
         """The typed fields of this hop, to add a copy of it elsewhere in a trace (repeats is Trace.finish's)."""
         return {"found": self.found, "conditions": list(self.conditions), "shown_above": self.shown_above,
-                "kernel": self.kernel, "schema": self.schema, "op": self.op}
+                "kernel": self.kernel, "schema": self.schema, "op": self.op, "feeds": self.feeds}
 
     @property
     def not_default(self) -> bool:
@@ -302,7 +304,7 @@ class Trace:
         tensors[{name, dtype, sizes}], notes} for a traced call, else null), main_chain (hop ids, root first), choices[{hop, ways,
         settled, others}] (where the main chain went one way of several, and whether the inputs settled it), hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
-        op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
+        op, feeds}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
         walk, and how to lift them), index ({file, checkout}: which index answered)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,

@@ -83,8 +83,7 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
         # THROUGH_REPEAT by their own rank only (a copy_ shown above has hundreds; docs/trace.md says so)
         options = []
         for e in sorted(below, key=lambda h: ranked[h.id])[:THROUGH_REPEAT]:
-            tail = paths[e.id]
-            path = head + tail[[h.id for h in tail].index(r.repeats):]
+            path = head + _from_repeat(r, paths[e.id])
             options.append((rank_end(t, e, tokens, path), len(options), path))
         key, _, path = min(options)
         out.append((path, key))
@@ -108,14 +107,20 @@ def _on_below_repeats(t, path: list, ends: list, tokens: set[str], paths: dict) 
             if not r.shown_above or r.not_default or r.repeats in on:
                 continue
             for e in under.get(r.repeats, ()):
-                tail = paths[e.id]
-                way = path + tail[[h.id for h in tail].index(r.repeats):]
+                way = path + _from_repeat(r, paths[e.id])
                 if not any(h.id in on for h in way[len(path):]):
                     options.append((rank_end(t, e, tokens, way), len(options), way))
         if not options:
             return path
         path = min(options)[2]
     return path
+
+
+def _from_repeat(r, tail: list) -> list:
+    """The way on from repeat `r`: `r` itself (its call site and the conditions it runs under: std_var_kernel_cuda
+    calls std_var_kernel_impl first under `if (input_dtype == kHalf && ...)`, then again on the default path; the
+    walk follows the first, the second repeats it), then what lies below the hop it repeats on `tail`."""
+    return [r, *tail[[h.id for h in tail].index(r.repeats) + 1:]]
 
 
 THROUGH_REPEAT = 6  # ends below a repeated hop ranked as the path through the repeat (the best by their own rank)
@@ -236,6 +241,23 @@ def _writes_are_its_work(t, path: list) -> bool:
     return kept[entry.id]
 
 
+def _fed(t, path: list) -> bool:
+    """Whether the path goes through an op call whose result another op call on the same body takes as an
+    argument (`at::nll_loss_nd_symint(at::log_softmax(self, ...), target, ...)`): that op runs first, and the
+    caller's result is the outer op's, so its work ranks after the outer one's (when the walk followed it too)."""
+    fed = [h for h in path if h.feeds]
+    if not fed:
+        return False
+    kids = t.__dict__.get("_kids")
+    if kids is None or kids[0] != len(t.hops):
+        table: dict = {}
+        for h in t.hops:
+            table.setdefault(h.parent, []).append(h)
+        kids = t.__dict__["_kids"] = (len(t.hops), table)
+    return any(k.kind == "calls_op" and k.name.rpartition("::")[2].rpartition(".")[2] == h.feeds
+               for h in fed for k in kids[1].get(h.parent, ()))
+
+
 def computes(end) -> bool:
     """An end where work runs: not a library call that only sets up (a descriptor, a handle, a workspace size)."""
     return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
@@ -255,7 +277,8 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
        fallbacks), not CUB or Thrust (building blocks, BUILDING_BLOCKS);
     5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
     6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
-    then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
+    then the walk's order, which is source order: PyTorch tries its fast paths first. Before 1, a path through an
+    op call whose result another op call takes as an argument ranks after that one's (_fed). Before all: a path
     through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
     backward function (a forward trace whose name does not say backward), then one through a branch the op's
     default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
@@ -292,7 +315,7 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
         h.layer in ("native", "cpp") and "backward" in words(h.name.split("::")[-1]) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    return (writes, backward, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
+    return (writes, backward, special, _fed(t, path), kind, guesses, -round(share, 3), not vendor, -below, ops)
 
 
 # -- where the main chain chose ---------------------------------------------------------------------------------------

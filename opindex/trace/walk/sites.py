@@ -303,7 +303,9 @@ class CallSiteWalk(Step):
             return
         mark, saved = len(self.trace.hops), self.b.snapshot()
         head = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
-                        f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer")
+                          f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer",
+                          feeds=q.outer_call(self.con, call["file"], call["line"], call["caller"], call["callee"])
+                          if call.get("caller") else None)
         self.nest += 1
         try:
             through_composite = bool(self.b.implicit) and self.b.implicit[-1]
