@@ -261,3 +261,41 @@ def test_a_header_included_only_under_a_false_if_is_not_in_the_build():
     assert stock.file_built("aten/cuda/orphan.cuh") == (None, "")
     fork = BuildContext(con, "cuda", settings_from(["USE_MACA"]))
     assert fork.file_built("aten/cuda/maca_kernels/x.cuh")[0] is True
+
+
+def test_calls_in_sequence_and_alternatives_read_from_the_source():
+    """The later of two calls that run one after the other makes the op's result; an else, another case, an early
+    return, a block under a test of its own, or an #else make them alternatives (source order then)."""
+    from opindex.trace.sequence import in_sequence
+    src = """\
+void batch_norm_cuda_out(bool train) {
+  if (train) {
+    batch_norm_mean_var(self);
+  } else {
+    batch_norm_calc_invstd(var);
+  }
+  batch_norm_elementwise(output);
+  if (fast) {
+    return fast_kernel();
+  }
+  switch (x) {
+    case 1: a(); break;
+    case 2: b(); break;
+  }
+  c();
+  if (y) {
+    d();
+  }
+#if X
+  e();
+#else
+  g();
+#endif
+}""".splitlines()
+    assert in_sequence(src, 3, 7) is True  # after the whole if/else
+    assert in_sequence(src, 3, 5) is False  # its else
+    assert in_sequence(src, 9, 15) is False  # after an early return
+    assert in_sequence(src, 12, 13) is False  # another case
+    assert in_sequence(src, 12, 15) is True  # after the switch
+    assert in_sequence(src, 15, 17) is False  # under a test of its own
+    assert in_sequence(src, 20, 22) is False  # the other side of an #if

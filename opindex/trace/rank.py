@@ -3,7 +3,8 @@
 The walk shows every path the facts allow; the main chain is the one the text shows first (Trace.main_chain). This
 module ranks the ends of a downward trace (__global__ kernels, launches, library calls, ufunc inner loops) by what
 they are and what lies on the path to them: typed hop fields (model.Hop: found, conditions, schema, kernel), never
-a phrase of a hop's detail. It imports nothing of opindex but PyTorch's list of ops that only write
+a phrase of a hop's detail; ends ranked alike are told apart by the source text of the body where their paths
+part (trace/sequence.py). It imports nothing else of opindex but PyTorch's list of ops that only write
 (pytorch/plumbing.py): model.Trace calls it, and the hops it reads are model.Hop objects (their StrEnum fields
 compare equal to the words used here).
 """
@@ -13,6 +14,7 @@ import re
 from functools import lru_cache
 
 from ..pytorch.plumbing import WRITING_PLUMBING
+from .sequence import C_FAMILY, file_lines, in_sequence
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 # ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
@@ -44,7 +46,8 @@ def main_chain(t) -> list:
             on_the_way = {h.id for path, _ in through for h in path[:-1]}
             candidates = [(ranked[h.id], paths[h.id]) for h in ends if h.id not in on_the_way] + [
                 (key, path) for path, key in through]
-            best = min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
+            key = min(c[0] for c in candidates)
+            best = _last_in_sequence(t, [path for k, path in candidates if k == key])
             return _on_below_repeats(t, best, ends, tokens, paths)
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
@@ -88,6 +91,37 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
         key, _, path = min(options)
         out.append((path, key))
     return out
+
+
+def _last_in_sequence(t, tied: list[list]) -> list:
+    """Of paths ranked alike, in walk order (source order), the first, unless another parts from it at a later
+    call of the same body that runs after it (trace/sequence.py): batch_norm_cuda_out's statistics kernel, then
+    its elementwise output kernel; the later one makes the op's result. Alternatives (an else, another case, after
+    an early return) keep source order."""
+    best = tied[0]
+    for path in tied[1:]:
+        i = next((i for i, (a, b) in enumerate(zip(best, path)) if a.id != b.id), None)
+        if not i:
+            continue
+        if not {best[i].kind, path[i].kind} <= SEQUENCE_KINDS:
+            continue  # (launches, library calls, kernels handed to a dispatcher: candidates of one choice)
+        (fa, la), (fb, lb) = _site(best[i]), _site(path[i])
+        if fa and fa == fb and la < lb and fa.endswith(C_FAMILY):
+            lines = file_lines(t.root, fa)
+            if lines and in_sequence(lines, la, lb):
+                best = path
+    return best
+
+
+SEQUENCE_KINDS = frozenset({"calls", "calls_op"})  # a C++ body's helper calls and op calls
+
+
+def _site(hop) -> tuple[str | None, int]:
+    """Where a hop's code is called from in its parent's body: its call site, else its own place."""
+    if hop.called_at:
+        file, _, line = hop.called_at.rpartition(":")
+        return file, int(line) if line.isdigit() else 0
+    return hop.file, hop.line or 0
 
 
 def _on_below_repeats(t, path: list, ends: list, tokens: set[str], paths: dict) -> list:
