@@ -85,11 +85,11 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
         # each ranked as this path (its op's arity, its conditions), the best of them kept; the first
         # THROUGH_REPEAT by their own rank only (a copy_ shown above has hundreds; docs/trace.md says so)
         options = []
-        for e in sorted(below, key=lambda h: ranked[h.id])[:THROUGH_REPEAT]:
+        for e in _best_per_way(below, ranked, paths, r.repeats):
             path = head + _from_repeat(r, paths[e.id])
             options.append((rank_end(t, e, tokens, path), len(options), path))
-        key, _, path = min(options)
-        out.append((path, key))
+        key = min(o[0] for o in options)
+        out.append((_last_in_sequence(t, [p for k, _, p in options if k == key]), key))
     return out
 
 
@@ -146,7 +146,8 @@ def _on_below_repeats(t, path: list, ends: list, tokens: set[str], paths: dict) 
                     options.append((rank_end(t, e, tokens, way), len(options), way))
         if not options:
             return path
-        path = min(options)[2]
+        key = min(o[0] for o in options)
+        path = _last_in_sequence(t, [p for k, _, p in options if k == key])
     return path
 
 
@@ -155,6 +156,23 @@ def _from_repeat(r, tail: list) -> list:
     calls std_var_kernel_impl first under `if (input_dtype == kHalf && ...)`, then again on the default path; the
     walk follows the first, the second repeats it), then what lies below the hop it repeats on `tail`."""
     return [r, *tail[[h.id for h in tail].index(r.repeats) + 1:]]
+
+
+def _best_per_way(below: list, ranked: dict, paths: dict, top: int) -> list:
+    """The ends below repeated hop `top` to rank as paths through a repeat: by their own rank, the best
+    THROUGH_REPEAT of each way out of `top` (its children: logsumexp_out_impl's amax, sum_out and add_ each
+    compete), at most 4 * THROUGH_REPEAT in all."""
+    taken: dict[int, int] = {}
+    out = []
+    for e in sorted(below, key=lambda h: ranked[h.id]):
+        ids = [h.id for h in paths[e.id]]
+        way = ids[ids.index(top) + 1] if ids.index(top) + 1 < len(ids) else e.id
+        if taken.get(way, 0) < THROUGH_REPEAT:
+            taken[way] = taken.get(way, 0) + 1
+            out.append(e)
+            if len(out) == 4 * THROUGH_REPEAT:
+                break
+    return out
 
 
 THROUGH_REPEAT = 6  # ends below a repeated hop ranked as the path through the repeat (the best by their own rank)
