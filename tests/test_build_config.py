@@ -299,3 +299,28 @@ void batch_norm_cuda_out(bool train) {
     assert in_sequence(src, 12, 15) is True  # after the switch
     assert in_sequence(src, 15, 17) is False  # under a test of its own
     assert in_sequence(src, 20, 22) is False  # the other side of an #if
+
+
+def test_a_main_chain_stops_where_the_inputs_rule_out_every_way_on():
+    """torch.clamp by name: min and max are both None, so `if (min && max)`, `else if (min)` and `else if (max)`
+    are all false. The chain does not end at device code under a ruled-out branch: it stops above the best one
+    and says which (Trace.ruled_out, JSON ruled_out); given an open way, it takes it."""
+    from opindex.trace.model import Condition, Hop, Trace
+    def under(test):
+        return [Condition("if", test, "T.cpp", 700, assumed=False)]
+    hops = [Hop(0, None, "native", "entry", "aten::clamp", "n.yaml", 1, schema="clamp(Tensor self) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::clamp_out", "T.cpp", 690),
+            Hop(2, 1, "stub", "stub_call", "clamp_scalar_stub", "T.cpp", 704, conditions=under("min && max")),
+            Hop(3, 2, "cuda", "global_kernel", "__global__ clamp_kernel", "T.cu", 40),
+            Hop(4, 1, "stub", "stub_call", "clamp_min_scalar_stub", "T.cpp", 706, conditions=under("min")),
+            Hop(5, 4, "cuda", "global_kernel", "__global__ clamp_min_kernel", "T.cu", 60)]
+    t = Trace(query="torch.clamp", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 1]
+    assert t.ruled_out() is hops[2]
+    assert t.to_dict()["ruled_out"] == {"hop": 2, "conditions": [
+        {"text": "min && max", "file": "T.cpp", "line": 700, "assumed": False}]}
+    hops[4].conditions = []  # an open way (`clamp(x, min=0)`): taken, nothing ruled out
+    t = Trace(query="torch.clamp", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 1, 4, 5] and t.ruled_out() is None

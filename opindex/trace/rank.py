@@ -29,7 +29,9 @@ def main_chain(t) -> list:
     by `rank_end`; without one, the deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A hop that
     repeats one shown above (its machinery walked once, there) reaches what that one reaches: the path through it
     and on below the hop it repeats is a candidate too (_through_repeats), and then one step of the chain is no
-    parent-child link but a repeat and what it repeats."""
+    parent-child link but a repeat and what it repeats. When every end lies under a branch the call's inputs rule
+    out (torch.clamp by name: min and max both None; a sparse constructor's checks under a setting off by default)
+    the chain stops above the first such branch of the best path, and Trace.ruled_out names that hop."""
     if not t.hops:
         return []
     if t.direction == "down":
@@ -46,9 +48,18 @@ def main_chain(t) -> list:
             on_the_way = {h.id for path, _ in through for h in path[:-1]}
             candidates = [(ranked[h.id], paths[h.id]) for h in ends if h.id not in on_the_way] + [
                 (key, path) for path, key in through]
-            key = min(c[0] for c in candidates)
-            best = _last_in_sequence(t, [path for k, path in candidates if k == key])
-            return _on_below_repeats(t, best, ends, tokens, paths)
+            # a path through no branch the inputs rule out, and no backward function; with none, the chain stops
+            # before the ruled-out branch the best path takes (Trace.ruled_out says where)
+            open_ = [c for c in candidates if not c[0][2] and not c[0][1]]
+            key = min(c[0] for c in open_ or candidates)
+            best = _last_in_sequence(t, [path for k, path in open_ or candidates if k == key])
+            if open_:
+                return _on_below_repeats(t, best, ends, tokens, paths)
+            i = next((i for i, h in enumerate(best) if h.not_default), None)
+            if i:
+                t.__dict__["_ruled_out"] = best[i]
+                return best[:i]
+            return best
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
         # an nn.Module (its forward calls the functional) is the surface most code reaches the op through
@@ -57,7 +68,15 @@ def main_chain(t) -> list:
             return t.path((modules or ends)[0])
     pool = [h for h in t.hops if not h.absent and h.layer not in TAIL_LAYERS and not _in_tail(t, h)
             and h.kind != "helper"] or t.hops  # (a helper leaf leads nowhere: never the path's end)
-    return t.path(max(pool, key=lambda h: (len(t.path(h)), -h.id)))
+    # the deepest on the default path: not below a branch the inputs rule out (mT's `if (... is_complex())`
+    # conj); a chain that must pass one stops above it, and says so
+    clean = [h for h in pool if not any(a.not_default for a in t.path(h))]
+    best = t.path(max(clean or pool, key=lambda h: (len(t.path(h)), -h.id)))
+    i = next((i for i, h in enumerate(best) if h.not_default), None) if not clean else None
+    if i:
+        t.__dict__["_ruled_out"] = best[i]
+        return best[:i]
+    return best
 
 
 def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict) -> list[tuple[list, tuple]]:

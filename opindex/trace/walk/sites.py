@@ -81,6 +81,9 @@ class CallSiteWalk(Step):
         if (call["line"], name) in body.skip:
             return  # a library wrapper, walked from its library hop
         temporary = name == "operator()" and not call["is_method"] and "::" not in qual  # OpFunctor<T>{}(iter)
+        if "id" in d and (call["is_method"] or not qual or temporary) and ("functor", qual, name) in body.seen_helpers:
+            self.again_on_the_default_path(call, ("functor", qual, name), body)  # normal_kernel<RNG>()(...) twice
+            return
         if "id" in d and (call["is_method"] or not qual or temporary) and (qual, name) not in body.seen_helpers:
             # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
             # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit; OpFunctor<at::Half, float>{}(iter)
@@ -88,8 +91,11 @@ class CallSiteWalk(Step):
             passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
                 q.functors_of(self.con, d["id"], qual if temporary else name, "")
             if passed:
-                body.seen_helpers.add((qual, name))
+                body.seen_helpers.update({(qual, name), ("functor", qual, name)})
+                mark = len(self.trace.hops)
                 self.functor_call(call, passed, body.hop, body.depth)
+                if len(self.trace.hops) > mark and self.trace.hops[mark].parent == body.hop.id:
+                    body.walked_helpers[("functor", qual, name)] = mark
                 return
         if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
                                             (qual, name) in q.linked_callees(self.con, call["file"])):
