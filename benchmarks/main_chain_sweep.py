@@ -36,6 +36,9 @@ other_device and false_branch are faults, the last three are counted apart:
 - other_overload (not one of issue 28's faults; counted): the main chain starts at another overload's entry than
   the swept one (`aten::cudnn_convolution` names every overload of 1.8's cudnn_convolution; the chain may start at
   `.deprecated`).
+- stopped (not a fault; counted, with the hop in each op's JSON): the main chain stops above a branch the call's
+  defaults or the build rule out, because every way on to device code lies under one (Trace.ruled_out:
+  torch.clamp's defaults give neither min nor max; a stock build of the fork's code calls USE_MACA-only launchers).
 - vendor (not a fault; counted): a hop whose `#if` value differs between a stock build and the MACA vendor build
   (USE_MACA, __MACA_ARCH__, TORCH_MACA_LAMBDA defined): the vendor fork's macro decides it.
 
@@ -358,7 +361,8 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True) 
     ops, errors = {}, {}
     for i, name in enumerate(names):
         try:
-            chain = ix.trace(f"aten::{name}", device=device).main_chain()
+            t = ix.trace(f"aten::{name}", device=device)
+            chain, stop = t.main_chain(), t.ruled_out()
         except Exception as e:  # noqa: BLE001 (a sweep reports every error)
             errors[name] = f"{type(e).__name__}: {e}"
             continue
@@ -367,7 +371,8 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True) 
         ops[name] = {"faults": {cat: {"hop": hop.name, "layer": str(hop.layer), "kind": str(hop.kind),
                                       "at": where(hop), "reason": reason} for cat, (hop, reason) in found.items()},
                      "end": f"{end.layer}/{end.kind} {end.name} {where(end)}" if end else None,
-                     "hops": len(chain)}
+                     "hops": len(chain),
+                     "stopped": f"{stop.name} {where(stop)}" if stop is not None else None}
         if progress and (i + 1) % 200 == 0:
             print(f"  {i + 1}/{len(names)} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
     wall = time.perf_counter() - start
@@ -376,7 +381,7 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True) 
     tree, version = (row[0]["root"], row[0]["pytorch_version"]) if row else (None, None)
     return {"db": str(db), "tree": tree, "version": version,
             "device": device, "sample": sample, "swept": len(names), "errors": errors, "wall_s": round(wall, 1),
-            "counts": counts, "faulty_ops": sum(any(c in o["faults"] for c in FAULTS) for o in ops.values()),
+            "counts": counts, "stopped": sum(bool(o["stopped"]) for o in ops.values()), "faulty_ops": sum(any(c in o["faults"] for c in FAULTS) for o in ops.values()),
             "ops": ops}
 
 
@@ -385,7 +390,9 @@ def report(out: dict, first: int = 30) -> str:
              f"ops: {out['sample']} forward native functions; swept {out['swept']}, errored {len(out['errors'])}, "
              f"wall {out['wall_s']} s",
              "counts (ops): " + ", ".join(f"{c} {out['counts'][c]}" for c in CATEGORIES)
-             + f"; ops with any fault {out['faulty_ops']} (vendor, backward_legit and other_overload are not faults)"]
+             + f"; ops with any fault {out['faulty_ops']} (vendor, backward_legit and other_overload are not faults)",
+             f"stopped (not a fault): {out.get('stopped', 0)} main chains stop above a branch the op's default "
+             "arguments or the build rule out, every way on to device code lying under one (Trace.ruled_out)"]
     for cat in CATEGORIES:
         hit = [(n, o["faults"][cat]) for n, o in out["ops"].items() if cat in o["faults"]]
         lines.append(f"\n{cat}: {len(hit)}")

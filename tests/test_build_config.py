@@ -157,8 +157,9 @@ def test_the_input_dtype_decides_a_dtype_test(test, float32, bfloat16, complex64
 
 def test_a_main_chain_goes_on_below_the_machinery_shown_above():
     """exp_kernel_cuda: the complex-only branch's gpu_kernel is walked first (its machinery shown there); the
-    float32 branch's gpu_kernel ends in a repeat. The main chain takes the float32 launch, then goes on below the
-    hop it repeats, to the kernel."""
+    float32 branch's gpu_kernel ends in a repeat. The main chain takes the float32 launch and its repeat (the
+    repeat, not the complex branch's hop, is what this path calls), then goes on below the hop it repeats, to the
+    kernel."""
     from opindex.trace.model import Condition, Hop, Trace
     complex_only = Condition("if", "at::isComplexType(common_dtype)", "U.cu", 40, assumed=False)
     hops = [Hop(0, None, "native", "entry", "aten::exp", "n.yaml", 1, schema="exp(Tensor self) -> Tensor"),
@@ -172,7 +173,59 @@ def test_a_main_chain_goes_on_below_the_machinery_shown_above():
                 shown_above=True)]
     t = Trace(query="torch.exp", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
-    assert [h.id for h in t.main_chain()] == [0, 1, 5, 3, 4]
+    assert [h.id for h in t.main_chain()] == [0, 1, 5, 6, 4]
+    assert not any(h.not_default for h in t.main_chain())
+
+
+def test_a_main_chain_goes_on_below_repeats_at_its_end():
+    """relu's clamp_min reaches the launch_vectorized_kernel call that relu_'s branch walked first: the call's two
+    definitions below it are repeats (the USE_MACA one read false). The chain goes on through the one not ruled
+    out, to its kernel, not ending at the call."""
+    from opindex.trace.model import Condition, Hop, Trace
+    maca = Condition("#if", "defined(USE_MACA)", "C.cuh", None, assumed=False)
+    hops = [Hop(0, None, "native", "entry", "aten::relu", "n.yaml", 1, schema="relu(Tensor self) -> Tensor"),
+            Hop(1, 0, "native", "entry", "aten::relu_", "n.yaml", 2, conditions=[
+                Condition("if", "inplace", "f.py", 3, assumed=False)]),
+            Hop(2, 1, "cuda", "tensor_iterator", "launch_vectorized_kernel", "C.cuh", 404),
+            Hop(3, 2, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 174, conditions=[maca]),
+            Hop(4, 3, "cuda", "global_kernel", "__global__ at::native::vectorized_elementwise_kernel_opt", "C.cuh",
+                90),
+            Hop(5, 2, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 247),
+            Hop(6, 5, "cuda", "global_kernel", "__global__ at::native::vectorized_elementwise_kernel", "C.cuh", 63),
+            Hop(7, 0, "cuda", "tensor_iterator", "launch_vectorized_kernel", "C.cuh", 404),
+            Hop(8, 7, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 174, conditions=[maca],
+                shown_above=True, repeats=3),
+            Hop(9, 7, "cpp", "launcher", "at::native::launch_vectorized_kernel", "C.cuh", 247, shown_above=True,
+                repeats=5)]
+    t = Trace(query="relu", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 7, 9, 6]
+
+
+def test_an_op_whose_result_another_op_takes_ranks_after_that_one():
+    """cross_entropy_loss: `at::nll_loss_nd_symint(at::log_softmax(self, ...), target, ...)`. log_softmax runs
+    first; the loss is nll_loss's result, so its kernel is the main chain's end though its path names fewer of
+    the query's words."""
+    from opindex.trace.model import Hop, Trace
+    hops = [Hop(0, None, "native", "entry", "aten::cross_entropy_loss", "n.yaml", 1, schema="cross_entropy_loss("
+                "Tensor self, Tensor target) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::cross_entropy_loss", "L.cpp", 10),
+            Hop(2, 1, "native", "calls_op", "at::log_softmax", "L.cpp", 12, feeds="nll_loss_nd_symint"),
+            Hop(3, 2, "native", "entry", "aten::log_softmax", "n.yaml", 5, schema="log_softmax(Tensor self) -> Tensor"),
+            Hop(4, 3, "cuda", "global_kernel", "__global__ cross_entropy_softmax_kernel", "S.cu", 20),
+            Hop(5, 1, "native", "calls_op", "at::nll_loss_nd_symint", "L.cpp", 12),
+            Hop(6, 5, "native", "entry", "aten::nll_loss_nd", "n.yaml", 7, schema="nll_loss_nd(Tensor self, "
+                "Tensor target) -> Tensor"),
+            Hop(7, 6, "native", "entry", "aten::nll_loss_forward", "n.yaml", 8, schema="nll_loss_forward(Tensor "
+                "self, Tensor target) -> Tensor"),
+            Hop(8, 7, "cuda", "global_kernel", "__global__ nll_loss_forward_kernel", "L.cu", 30)]
+    t = Trace(query="F.cross_entropy", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert t.main_chain()[-1].id == 8
+    hops[2].feeds = None  # without the rule, the path naming more of the query's words (cross_entropy_softmax)
+    t = Trace(query="F.cross_entropy", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert t.main_chain()[-1].id == 4
 
 
 def test_the_traced_device_and_a_setting_decide_index_put_s_sort_path():
@@ -208,3 +261,66 @@ def test_a_header_included_only_under_a_false_if_is_not_in_the_build():
     assert stock.file_built("aten/cuda/orphan.cuh") == (None, "")
     fork = BuildContext(con, "cuda", settings_from(["USE_MACA"]))
     assert fork.file_built("aten/cuda/maca_kernels/x.cuh")[0] is True
+
+
+def test_calls_in_sequence_and_alternatives_read_from_the_source():
+    """The later of two calls that run one after the other makes the op's result; an else, another case, an early
+    return, a block under a test of its own, or an #else make them alternatives (source order then)."""
+    from opindex.trace.sequence import in_sequence
+    src = """\
+void batch_norm_cuda_out(bool train) {
+  if (train) {
+    batch_norm_mean_var(self);
+  } else {
+    batch_norm_calc_invstd(var);
+  }
+  batch_norm_elementwise(output);
+  if (fast) {
+    return fast_kernel();
+  }
+  switch (x) {
+    case 1: a(); break;
+    case 2: b(); break;
+  }
+  c();
+  if (y) {
+    d();
+  }
+#if X
+  e();
+#else
+  g();
+#endif
+}""".splitlines()
+    assert in_sequence(src, 3, 7) is True  # after the whole if/else
+    assert in_sequence(src, 3, 5) is False  # its else
+    assert in_sequence(src, 9, 15) is False  # after an early return
+    assert in_sequence(src, 12, 13) is False  # another case
+    assert in_sequence(src, 12, 15) is True  # after the switch
+    assert in_sequence(src, 15, 17) is False  # under a test of its own
+    assert in_sequence(src, 20, 22) is False  # the other side of an #if
+
+
+def test_a_main_chain_stops_where_the_inputs_rule_out_every_way_on():
+    """torch.clamp by name: min and max are both None, so `if (min && max)`, `else if (min)` and `else if (max)`
+    are all false. The chain does not end at device code under a ruled-out branch: it stops above the best one
+    and says which (Trace.ruled_out, JSON ruled_out); given an open way, it takes it."""
+    from opindex.trace.model import Condition, Hop, Trace
+    def under(test):
+        return [Condition("if", test, "T.cpp", 700, assumed=False)]
+    hops = [Hop(0, None, "native", "entry", "aten::clamp", "n.yaml", 1, schema="clamp(Tensor self) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::clamp_out", "T.cpp", 690),
+            Hop(2, 1, "stub", "stub_call", "clamp_scalar_stub", "T.cpp", 704, conditions=under("min && max")),
+            Hop(3, 2, "cuda", "global_kernel", "__global__ clamp_kernel", "T.cu", 40),
+            Hop(4, 1, "stub", "stub_call", "clamp_min_scalar_stub", "T.cpp", 706, conditions=under("min")),
+            Hop(5, 4, "cuda", "global_kernel", "__global__ clamp_min_kernel", "T.cu", 60)]
+    t = Trace(query="torch.clamp", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 1]
+    assert t.ruled_out() is hops[2]
+    assert t.to_dict()["ruled_out"] == {"hop": 2, "conditions": [
+        {"text": "min && max", "file": "T.cpp", "line": 700, "assumed": False}]}
+    hops[4].conditions = []  # an open way (`clamp(x, min=0)`): taken, nothing ruled out
+    t = Trace(query="torch.clamp", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 1, 4, 5] and t.ruled_out() is None

@@ -471,3 +471,31 @@ def test_a_parameter_compared_with_a_constant_of_its_file(tmp_path):
     assert holds("mode == TWICE", defaults) is None
     assert holds("mode == MODE_MAX", {"mode": 0}) is None  # no constants read: unknown
     assert file_constants(str(tmp_path), "missing.cu") == {}
+
+
+def test_a_test_with_a_bare_name_among_its_conjuncts_is_a_condition_row():
+    # GridSampler.cpp's grid_sampler: `if (cond_cudnn_grid_sampler(input, grid) && static_cast<...>(mode) == ... &&
+    # align_corners)` is false whenever align_corners is (F.grid_sample's default); a test with no such conjunct,
+    # or one joined by ||, stays out (nothing the walk can read decides it)
+    rows = conditions("""\
+        namespace at::native {
+        Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t mode, bool align_corners) {
+          if (cond_cudnn(input, grid) && static_cast<Mode>(mode) == Mode::Bilinear &&
+              align_corners) {
+            return cudnn_grid_sampler(input, grid);
+          }
+          if (cond_cudnn(input, grid) && input.size(1) > 4) {
+            return other(input);
+          }
+          if (cond_cudnn(input, grid) || align_corners) {
+            return third(input);
+          }
+          return at::grid_sampler_2d(input, grid, mode, align_corners);
+        }
+        }
+        """)
+    assert [r for r in rows if r[2] == "if"] == [
+        (3, 6, "if", "cond_cudnn(input, grid) && static_cast<Mode>(mode) == Mode::Bilinear && align_corners",
+         "at::native::grid_sampler")]
+    assert holds("cond_cudnn(input, grid) && static_cast<Mode>(mode) == Mode::Bilinear && align_corners",
+                 {"align_corners": False}) is False

@@ -20,7 +20,7 @@ def test_trace_json_shape(sample_db):
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert set(data) == {"version", "query", "direction", "device", "depth", "dtype", "build", "build_conflicts",
-                         "call", "main_chain", "choices", "hops", "candidates", "message", "truncated", "index"}
+                         "call", "main_chain", "choices", "ruled_out", "hops", "candidates", "message", "truncated", "index"}
     assert data["index"] == {"file": str(sample_db), "checkout": str(SAMPLE)}
     assert (data["dtype"], data["build"], data["build_conflicts"]) == ("float32", [], [])  # no #if read
     assert data["version"] == 4 and data["call"] is None  # a name, not a call
@@ -29,7 +29,7 @@ def test_trace_json_shape(sample_db):
     hops = data["hops"]
     assert set(hops[0]) == {"id", "parent", "layer", "kind", "name", "file", "line", "detail", "absent",
                             "called_at", "found", "conditions", "shown_above", "repeats", "main", "kernel", "schema",
-                            "op"}
+                            "op", "feeds"}
     # the main chain: its ids in order, each hop flagged, a path from a root
     main = data["main_chain"]
     assert [h["id"] for h in hops if h["main"]] == sorted(main) and hops[main[0]]["parent"] is None

@@ -51,6 +51,11 @@ _FLAG_GUARD = re.compile(rb"if\s*\(\s*!?\s*[A-Za-z_]\w*\s*&&")
 # (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())`
 _CALL_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\s*\)\s*\)")
 
+# any `if (`, kept only when a conjunct of its test is a bare name (_flag_conjunct): `if (cond_cudnn_grid_sampler(input,
+# grid) && ... && align_corners)` is false whenever the flag is (a parameter a default argument sets, or a local)
+_ANY_IF = re.compile(rb"if\s*\(")
+_BARE_NAME = re.compile(r"!?\s*[A-Za-z_]\w*")
+
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -121,6 +126,8 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
     out, seen = [], set()
     found = [*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data), *_HINT_GUARD.finditer(data),
              *_FLAG_GUARD.finditer(data), *_CALL_GUARD.finditer(data)]
+    patterned = {m.start() for m in found}
+    found += [m for m in _ANY_IF.finditer(data) if m.start() not in patterned]
     for m in sorted(found, key=lambda m: m.start()):
         if m.start() and data[m.start() - 1] in _WORD or m.start() in seen:
             continue  # `elif (`, `verify_if(`: not the keyword; an `if` both patterns find
@@ -136,12 +143,34 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
             continue
         cond = _clean(condition.text)
         cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
+        if m.start() not in patterned and not _flag_conjunct(cond):
+            continue
         cond = _local_flag(data, m.start(), cond) or cond
         out.append((statement.start_point[0] + 1, then.end_point[0] + 1, cond, caller))
         other = statement.child_by_field_name("alternative")
         if other is not None:
             out.append((other.start_point[0] + 1, other.end_point[0] + 1, f"not ({cond})", caller))
     return out
+
+
+def _flag_conjunct(cond: str) -> bool:
+    """Whether a test joins by top-level `&&` (and no top-level `||`) a bare name to other tests."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(cond):
+        c = cond[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and cond.startswith("||", i):
+            return False
+        elif depth == 0 and cond.startswith("&&", i):
+            parts.append(cond[start:i])
+            start = i = i + 2
+            continue
+        i += 1
+    parts.append(cond[start:])
+    return len(parts) > 1 and any(_BARE_NAME.fullmatch(p.strip()) for p in parts)
 
 
 def _clean(text: bytes) -> str:

@@ -140,7 +140,8 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
     else:
         end = chain[-1] if chain else None
         device = end is not None and (end.layer in ("cuda", "library") or end.kind == "ufunc_inner_loop")
-        what = "the device code it ends in" if device else "its deepest hop (no device code found)"
+        what = "the device code it ends in" if device else "where the inputs rule out every way on" \
+            if t.ruled_out() is not None else "its deepest hop (no device code found)"
         title = f"Main chain: the default path on {t.device.upper()}, to {what}"
     out = [paint(title, "1"), *gap]
     # compact (a chain whose lines wrap): a hop in the file of the hop above shows its line alone, `:14703`, as
@@ -167,6 +168,12 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         out.append(line)
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
+    stop = t.ruled_out() if t.direction == "down" else None
+    if stop is not None:
+        why = "; ".join(f"{c.text} ({c.file}:{c.line})" if c.file and c.line else c.text
+                        for c in stop.conditions if c.assumed is False)
+        out.append(paint(f"     stops here: every way on to device code runs under a condition these inputs rule "
+                         f"out; the first, {stop.name} at {_where(stop)}, needs {why}", "2"))
     if forks and legend:
         legend = ("◆ default of N (◆N where the line is narrow): N-1 other branches of the hop above also reach "
                   "device code (↳ below); without "

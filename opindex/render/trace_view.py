@@ -13,8 +13,9 @@ class TraceView(Trace):
     @classmethod
     def of(cls, t: Trace) -> "TraceView":
         view = cls(**{f.name: getattr(t, f.name) for f in fields(t)})
-        if "_main" in t.__dict__:  # the main chain chosen when the walk ended (Trace.main_chain keeps it)
-            view.__dict__["_main"] = t.__dict__["_main"]
+        for kept in ("_main", "_ruled_out"):  # the main chain chosen when the walk ended (Trace.main_chain keeps
+            if kept in t.__dict__:  # it), and where it stopped short
+                view.__dict__[kept] = t.__dict__[kept]
         return view
 
     def to_text(self, context: int = 2, full: bool = False, tree: bool = False, snippets: bool = False,

@@ -132,6 +132,10 @@ class Resident:
         return {}  # (file, line, callee) -> the arguments columns of the calls there (arguments_of_call)
 
     @functools.cached_property
+    def outer_calls(self) -> dict[tuple[str, str], list]:
+        return {}  # (file, caller) -> its calls with arguments (outer_call)
+
+    @functools.cached_property
     def translation_units(self) -> dict[str, frozenset[str]]:
         return {}  # source file -> every file it includes, directly or not (included_in), filled as asked
 
@@ -519,6 +523,26 @@ def stub_argument(con, file: str, line: int, parameter: str) -> dict | None:
     found = rows(con, "SELECT * FROM stub_arguments WHERE file = ? AND line = ? AND parameter = ?",
                  (file, line, parameter))
     return found[0] if found else None
+
+
+def outer_call(con, file: str, line: int, caller: str, callee: str) -> str | None:
+    """The callee of the call whose arguments hold this call of `callee` (`at::nll_loss_nd_symint(
+    at::log_softmax(self, ...), target, ...)` -> nll_loss_nd_symint for log_softmax): the one of the same caller
+    that starts on this line or up to OUTER_LINES above it and writes `callee(` among its arguments. None when
+    there is none (or the call is no argument of another)."""
+    kept = resident(con).outer_calls
+    key = (file, caller)
+    if key not in kept:
+        kept[key] = rows(con, "SELECT line, callee, arguments FROM calls WHERE caller = ? AND file = ? "
+                              "AND arguments IS NOT NULL", (caller, file))
+    written = re.compile(rf"(?<![\w.:]){re.escape(callee)}\s*(<[^()]*>)?\s*\(|[.:]{re.escape(callee)}\s*\(")
+    for r in kept[key]:
+        if line - OUTER_LINES <= r["line"] <= line and r["callee"] != callee and written.search(r["arguments"]):
+            return r["callee"]
+    return None
+
+
+OUTER_LINES = 6  # how far above a call the call holding it as an argument may start (one statement's lines)
 
 
 def arguments_of_call(con, file: str, line: int, callee: str) -> list[str] | None:

@@ -177,6 +177,8 @@ class Hop:
     kernel: str | None = None  # the bare name of a __global__ or launched kernel (vectorized_elementwise_kernel)
     schema: str | None = None  # a native entry's schema (`add.Tensor(Tensor self, Tensor other, *, ...) -> Tensor`)
     op: str | None = None  # the native function a hop stands for (entry, other_kernels): its full name
+    feeds: str | None = None  # an op call that is an argument of another call (`nll_loss_nd(log_softmax(...),
+    # ...)`): that call's callee; the op runs before it, and the outer call's result is the caller's
 
     def __post_init__(self) -> None:
         self.layer, self.kind = typed(self.layer, self.kind)
@@ -184,7 +186,7 @@ class Hop:
     def copied(self) -> dict:
         """The typed fields of this hop, to add a copy of it elsewhere in a trace (repeats is Trace.finish's)."""
         return {"found": self.found, "conditions": list(self.conditions), "shown_above": self.shown_above,
-                "kernel": self.kernel, "schema": self.schema, "op": self.op}
+                "kernel": self.kernel, "schema": self.schema, "op": self.op, "feeds": self.feeds}
 
     @property
     def not_default(self) -> bool:
@@ -257,6 +259,13 @@ class Trace:
             cached = self.__dict__["_main"] = (key, main_chain(self))
         return list(cached[1])
 
+    def ruled_out(self) -> Hop | None:
+        """Where a top-down main chain stops short of device code because every way on runs under a condition the
+        call's inputs or build rule out (the first such hop of the best way; rank.main_chain), else None."""
+        self.main_chain()
+        hop = self.__dict__.get("_ruled_out")
+        return hop if hop is not None and hop.id < len(self.hops) and self.hops[hop.id] is hop else None
+
     def finish(self) -> None:
         """Once the walk is done: each repeat points at the hop it repeats (the first of the same layer, name and
         place that is not a repeat itself, unless the walk said which), and the main chain's hops say so."""
@@ -300,20 +309,30 @@ class Trace:
         """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
         build[{name, value, source}], build_conflicts, call ({callee, text, args[{name, value, source}],
         tensors[{name, dtype, sizes}], notes} for a traced call, else null), main_chain (hop ids, root first), choices[{hop, ways,
-        settled, others}] (where the main chain went one way of several, and whether the inputs settled it), hops[{id, parent, layer, kind, name, file, line, detail, absent,
+        settled, others}] (where the main chain went one way of several, and whether the inputs settled it),
+        ruled_out ({hop, conditions} where the main chain stops because every way on is ruled out, else null),
+        hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
-        op}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
+        op, feeds}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
         walk, and how to lift them), index ({file, checkout}: which index answered)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,
                 "build_conflicts": self.build_conflicts, "call": self.call,
                 "main_chain": [h.id for h in self.main_chain()], "choices": choices(self),
+                "ruled_out": _ruled_out_json(self.ruled_out()),
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
                 "truncated": self.truncated, "index": {"file": self.index, "checkout": self.root}}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
+
+
+def _ruled_out_json(hop: Hop | None) -> dict | None:
+    if hop is None:
+        return None
+    return {"hop": hop.id, "conditions": [{"text": c.text, "file": c.file, "line": c.line, "assumed": c.assumed}
+                                          for c in hop.conditions if c.assumed is False]}
 
 
 JSON_VERSION = 4  # of Trace.to_dict's shape: 2 added version, main_chain and the typed fields of each hop; 3 index;

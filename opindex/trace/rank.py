@@ -3,7 +3,8 @@
 The walk shows every path the facts allow; the main chain is the one the text shows first (Trace.main_chain). This
 module ranks the ends of a downward trace (__global__ kernels, launches, library calls, ufunc inner loops) by what
 they are and what lies on the path to them: typed hop fields (model.Hop: found, conditions, schema, kernel), never
-a phrase of a hop's detail. It imports nothing of opindex but PyTorch's list of ops that only write
+a phrase of a hop's detail; ends ranked alike are told apart by the source text of the body where their paths
+part (trace/sequence.py). It imports nothing else of opindex but PyTorch's list of ops that only write
 (pytorch/plumbing.py): model.Trace calls it, and the hops it reads are model.Hop objects (their StrEnum fields
 compare equal to the words used here).
 """
@@ -13,6 +14,7 @@ import re
 from functools import lru_cache
 
 from ..pytorch.plumbing import WRITING_PLUMBING
+from .sequence import C_FAMILY, file_lines, in_sequence
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 # ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
@@ -27,7 +29,9 @@ def main_chain(t) -> list:
     by `rank_end`; without one, the deepest hop of the forward path (backward, decomposition and codegen hops are side branches). A hop that
     repeats one shown above (its machinery walked once, there) reaches what that one reaches: the path through it
     and on below the hop it repeats is a candidate too (_through_repeats), and then one step of the chain is no
-    parent-child link but a repeat and what it repeats."""
+    parent-child link but a repeat and what it repeats. When every end lies under a branch the call's inputs rule
+    out (torch.clamp by name: min and max both None; a sparse constructor's checks under a setting off by default)
+    the chain stops above the first such branch of the best path, and Trace.ruled_out names that hop."""
     if not t.hops:
         return []
     if t.direction == "down":
@@ -44,8 +48,18 @@ def main_chain(t) -> list:
             on_the_way = {h.id for path, _ in through for h in path[:-1]}
             candidates = [(ranked[h.id], paths[h.id]) for h in ends if h.id not in on_the_way] + [
                 (key, path) for path, key in through]
-            best = min(enumerate(candidates), key=lambda ic: (*ic[1][0], ic[0]))[1][1]
-            return _on_below_repeats(t, best, ends, tokens, paths)
+            # a path through no branch the inputs rule out, and no backward function; with none, the chain stops
+            # before the ruled-out branch the best path takes (Trace.ruled_out says where)
+            open_ = [c for c in candidates if not c[0][2] and not c[0][1]]
+            key = min(c[0] for c in open_ or candidates)
+            best = _last_in_sequence(t, [path for k, path in open_ or candidates if k == key])
+            if open_:
+                return _on_below_repeats(t, best, ends, tokens, paths)
+            i = next((i for i, h in enumerate(best) if h.not_default), None)
+            if i:
+                t.__dict__["_ruled_out"] = best[i]
+                return best[:i]
+            return best
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
         # an nn.Module (its forward calls the functional) is the surface most code reaches the op through
@@ -54,7 +68,15 @@ def main_chain(t) -> list:
             return t.path((modules or ends)[0])
     pool = [h for h in t.hops if not h.absent and h.layer not in TAIL_LAYERS and not _in_tail(t, h)
             and h.kind != "helper"] or t.hops  # (a helper leaf leads nowhere: never the path's end)
-    return t.path(max(pool, key=lambda h: (len(t.path(h)), -h.id)))
+    # the deepest on the default path: not below a branch the inputs rule out (mT's `if (... is_complex())`
+    # conj); a chain that must pass one stops above it, and says so
+    clean = [h for h in pool if not any(a.not_default for a in t.path(h))]
+    best = t.path(max(clean or pool, key=lambda h: (len(t.path(h)), -h.id)))
+    i = next((i for i, h in enumerate(best) if h.not_default), None) if not clean else None
+    if i:
+        t.__dict__["_ruled_out"] = best[i]
+        return best[:i]
+    return best
 
 
 def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict) -> list[tuple[list, tuple]]:
@@ -82,13 +104,43 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
         # each ranked as this path (its op's arity, its conditions), the best of them kept; the first
         # THROUGH_REPEAT by their own rank only (a copy_ shown above has hundreds; docs/trace.md says so)
         options = []
-        for e in sorted(below, key=lambda h: ranked[h.id])[:THROUGH_REPEAT]:
-            tail = paths[e.id]
-            path = head + tail[[h.id for h in tail].index(r.repeats):]
+        for e in _best_per_way(below, ranked, paths, r.repeats):
+            path = head + _from_repeat(r, paths[e.id])
             options.append((rank_end(t, e, tokens, path), len(options), path))
-        key, _, path = min(options)
-        out.append((path, key))
+        key = min(o[0] for o in options)
+        out.append((_last_in_sequence(t, [p for k, _, p in options if k == key]), key))
     return out
+
+
+def _last_in_sequence(t, tied: list[list]) -> list:
+    """Of paths ranked alike, in walk order (source order), the first, unless another parts from it at a later
+    call of the same body that runs after it (trace/sequence.py): batch_norm_cuda_out's statistics kernel, then
+    its elementwise output kernel; the later one makes the op's result. Alternatives (an else, another case, after
+    an early return) keep source order."""
+    best = tied[0]
+    for path in tied[1:]:
+        i = next((i for i, (a, b) in enumerate(zip(best, path)) if a.id != b.id), None)
+        if not i:
+            continue
+        if not {best[i].kind, path[i].kind} <= SEQUENCE_KINDS:
+            continue  # (launches, library calls, kernels handed to a dispatcher: candidates of one choice)
+        (fa, la), (fb, lb) = _site(best[i]), _site(path[i])
+        if fa and fa == fb and la < lb and fa.endswith(C_FAMILY):
+            lines = file_lines(t.root, fa)
+            if lines and in_sequence(lines, la, lb):
+                best = path
+    return best
+
+
+SEQUENCE_KINDS = frozenset({"calls", "calls_op"})  # a C++ body's helper calls and op calls
+
+
+def _site(hop) -> tuple[str | None, int]:
+    """Where a hop's code is called from in its parent's body: its call site, else its own place."""
+    if hop.called_at:
+        file, _, line = hop.called_at.rpartition(":")
+        return file, int(line) if line.isdigit() else 0
+    return hop.file, hop.line or 0
 
 
 def _on_below_repeats(t, path: list, ends: list, tokens: set[str], paths: dict) -> list:
@@ -108,14 +160,38 @@ def _on_below_repeats(t, path: list, ends: list, tokens: set[str], paths: dict) 
             if not r.shown_above or r.not_default or r.repeats in on:
                 continue
             for e in under.get(r.repeats, ()):
-                tail = paths[e.id]
-                way = path + tail[[h.id for h in tail].index(r.repeats):]
+                way = path + _from_repeat(r, paths[e.id])
                 if not any(h.id in on for h in way[len(path):]):
                     options.append((rank_end(t, e, tokens, way), len(options), way))
         if not options:
             return path
-        path = min(options)[2]
+        key = min(o[0] for o in options)
+        path = _last_in_sequence(t, [p for k, _, p in options if k == key])
     return path
+
+
+def _from_repeat(r, tail: list) -> list:
+    """The way on from repeat `r`: `r` itself (its call site and the conditions it runs under: std_var_kernel_cuda
+    calls std_var_kernel_impl first under `if (input_dtype == kHalf && ...)`, then again on the default path; the
+    walk follows the first, the second repeats it), then what lies below the hop it repeats on `tail`."""
+    return [r, *tail[[h.id for h in tail].index(r.repeats) + 1:]]
+
+
+def _best_per_way(below: list, ranked: dict, paths: dict, top: int) -> list:
+    """The ends below repeated hop `top` to rank as paths through a repeat: by their own rank, the best
+    THROUGH_REPEAT of each way out of `top` (its children: logsumexp_out_impl's amax, sum_out and add_ each
+    compete), at most 4 * THROUGH_REPEAT in all."""
+    taken: dict[int, int] = {}
+    out = []
+    for e in sorted(below, key=lambda h: ranked[h.id]):
+        ids = [h.id for h in paths[e.id]]
+        way = ids[ids.index(top) + 1] if ids.index(top) + 1 < len(ids) else e.id
+        if taken.get(way, 0) < THROUGH_REPEAT:
+            taken[way] = taken.get(way, 0) + 1
+            out.append(e)
+            if len(out) == 4 * THROUGH_REPEAT:
+                break
+    return out
 
 
 THROUGH_REPEAT = 6  # ends below a repeated hop ranked as the path through the repeat (the best by their own rank)
@@ -240,6 +316,23 @@ def _writes_are_its_work(t, path: list) -> bool:
     return kept[entry.id]
 
 
+def _fed(t, path: list) -> bool:
+    """Whether the path goes through an op call whose result another op call on the same body takes as an
+    argument (`at::nll_loss_nd_symint(at::log_softmax(self, ...), target, ...)`): that op runs first, and the
+    caller's result is the outer op's, so its work ranks after the outer one's (when the walk followed it too)."""
+    fed = [h for h in path if h.feeds]
+    if not fed:
+        return False
+    kids = t.__dict__.get("_kids")
+    if kids is None or kids[0] != len(t.hops):
+        table: dict = {}
+        for h in t.hops:
+            table.setdefault(h.parent, []).append(h)
+        kids = t.__dict__["_kids"] = (len(t.hops), table)
+    return any(k.kind == "calls_op" and k.name.rpartition("::")[2].rpartition(".")[2] == h.feeds
+               for h in fed for k in kids[1].get(h.parent, ()))
+
+
 def _kids_and_ends(t) -> tuple[dict, set]:
     """Each hop's children and the ids of the ends, made once while the hops stay the same."""
     key = (len(t.hops), id(t.hops[-1]) if t.hops else None)
@@ -271,7 +364,8 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
        fallbacks), not CUB or Thrust (building blocks, BUILDING_BLOCKS);
     5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
     6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
-    then the walk's order, which is source order: PyTorch tries its fast paths first. Before all of these: a path
+    then the walk's order, which is source order: PyTorch tries its fast paths first. Before 1, a path through an
+    op call whose result another op call takes as an argument ranks after that one's (_fed). Before all: a path
     through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
     backward function (a forward trace whose name does not say backward), then one through a branch the op's
     default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
@@ -308,7 +402,7 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
         h.layer in ("native", "cpp") and _says_backward(h.name) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    return (writes, backward, special, kind, guesses, -round(share, 3), not vendor, -below, ops)
+    return (writes, backward, special, _fed(t, path), kind, guesses, -round(share, 3), not vendor, -below, ops)
 
 
 # -- where the main chain chose ---------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ class BodyCalls:
     forwards: bool  # the body's only device work is the ops it calls: they do not use up --depth
     seen_helpers: set = field(default_factory=set)  # (qualifier, name[, template arguments]) walked
     walked_ops: dict[str, int] = field(default_factory=dict)  # op name -> where its first call's hops start
+    walked_helpers: dict[tuple, int] = field(default_factory=dict)  # helper -> its first call's hop
     writes: list[dict] = field(default_factory=list)  # calls of plumbing ops that write (zeros, copy_), shown
     # by their default path after the body's own work
 
@@ -80,6 +81,9 @@ class CallSiteWalk(Step):
         if (call["line"], name) in body.skip:
             return  # a library wrapper, walked from its library hop
         temporary = name == "operator()" and not call["is_method"] and "::" not in qual  # OpFunctor<T>{}(iter)
+        if "id" in d and (call["is_method"] or not qual or temporary) and ("functor", qual, name) in body.seen_helpers:
+            self.again_on_the_default_path(call, ("functor", qual, name), body)  # normal_kernel<RNG>()(...) twice
+            return
         if "id" in d and (call["is_method"] or not qual or temporary) and (qual, name) not in body.seen_helpers:
             # sorter.sort<A>(...) where a caller passed SmallBitonicSort{} for sorter; func_32bit(...) where a
             # caller passed raw_cudnn_convolution_forward_out_32bit for func_32bit; OpFunctor<at::Half, float>{}(iter)
@@ -87,8 +91,11 @@ class CallSiteWalk(Step):
             passed = q.functors_of(self.con, d["id"], qual, name) if call["is_method"] else \
                 q.functors_of(self.con, d["id"], qual if temporary else name, "")
             if passed:
-                body.seen_helpers.add((qual, name))
+                body.seen_helpers.update({(qual, name), ("functor", qual, name)})
+                mark = len(self.trace.hops)
                 self.functor_call(call, passed, body.hop, body.depth)
+                if len(self.trace.hops) > mark and self.trace.hops[mark].parent == body.hop.id:
+                    body.walked_helpers[("functor", qual, name)] = mark
                 return
         if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
                                             (qual, name) in q.linked_callees(self.con, call["file"])):
@@ -151,7 +158,10 @@ class CallSiteWalk(Step):
         # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
         own = name == d.get("name") and name not in body.launched and not any(
             t["id"] == d.get("id") for t in q.call_targets(self.con, call["file"], qual, name))
-        if (name in body.seen_ops and not own) or helper in body.seen_helpers:
+        if helper in body.seen_helpers:
+            self.again_on_the_default_path(call, helper, body)
+            return
+        if name in body.seen_ops and not own:
             return
         body.seen_helpers.add(helper)  # sbtopk::launch and mbtopk::launch are two helpers
         if (qual, name) not in q.linked_callees(self.con, call["file"]):
@@ -175,7 +185,26 @@ class CallSiteWalk(Step):
         choice = q.choice_at(self.con, call)
         if choice is not None:
             self.chooser(call, choice, hop)
+        mark = len(self.trace.hops)
         self.bodies.local_call(call, d, hop, body.depth, leaves=choice is None)
+        if len(self.trace.hops) > mark and self.trace.hops[mark].parent == hop.id:
+            body.walked_helpers[helper] = mark
+
+    def again_on_the_default_path(self, call: dict, helper: tuple, body: BodyCalls) -> None:
+        """A helper called again in one body, after a first call under a test the call's inputs rule out
+        (logsumexp_out: `if (isIntegralType(...)) logsumexp_out_impl(result, self.to(...), ...); else
+        logsumexp_out_impl(result, self, ...)`): this call is a hop too, a repeat of the first (its body is shown
+        there), with its own call site and conditions, so that the main chain can take it."""
+        first = body.walked_helpers.pop(helper, None)  # (once)
+        if first is None or first >= len(self.trace.hops) or self.b.full():
+            return
+        shown = self.trace.hops[first]
+        if shown.parent != body.hop.id or not shown.not_default:
+            return
+        again = self.b.add(body.hop, shown.layer, shown.kind, shown.name, shown.file, shown.line)
+        self.b.repeat(again)
+        again.called_at, again.repeats = f"{call['file']}:{call['line']}", first
+        self.b.live.add(again.id)
 
     def chooser(self, call: dict, choice: dict, hop: Hop) -> None:
         """A call whose result the body branches on (`ConvBackend backend = _select_conv_backend(...)`, then
@@ -303,7 +332,9 @@ class CallSiteWalk(Step):
             return
         mark, saved = len(self.trace.hops), self.b.snapshot()
         head = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
-                        f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer")
+                          f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer",
+                          feeds=q.outer_call(self.con, call["file"], call["line"], call["caller"], call["callee"])
+                          if call.get("caller") else None)
         self.nest += 1
         try:
             through_composite = bool(self.b.implicit) and self.b.implicit[-1]

@@ -1,0 +1,59 @@
+"""Whether two calls of one body run one after the other, or are alternatives (read from the source text).
+
+The main chain's last tie-break (trace/rank.py): of two ends ranked alike whose paths part at two calls of the same
+body, source order holds for alternatives (PyTorch tries its fast paths first), but of calls that run in sequence
+the later one makes the op's result: batch_norm_cuda_out computes the statistics (batch_norm_mean_var, inside
+`if (train) {`) and then, after the if/else, the output (batch_norm_elementwise).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+_TOKEN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[{}]|'
+                    r'\b(?:else|case|return)\b|\bdefault\s*:|^[ \t]*#[ \t]*(?:else|elif)\b', re.S | re.M)
+C_FAMILY = (".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
+
+
+def in_sequence(lines: list[str], first: int, later: int) -> bool:
+    """Whether the statement at line `first` (1-based) is followed, on the same path, by line `later`: no `return`
+    at or above its depth after it (an early return makes what follows the other way), `later` not in the `else`
+    branch or another `case` of a test that holds `first`, nor in a block of its own opened since (`if (b) {
+    later(); }` after `if (a) { first(); }`), and no `#else`/`#elif` between them."""
+    if not 0 < first < later <= len(lines):
+        return False
+    text = "\n".join(lines[first - 1:later - 1])
+    depth, alt, kind, low = 0, None, "", 0
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if tok.startswith(("//", "/*", '"', "'")):
+            continue
+        if tok.lstrip().startswith("#"):
+            return False  # the other side of an #if: a build has one or the other
+        if tok == "{":
+            depth += 1
+        elif tok == "}":
+            depth -= 1
+            low = min(low, depth)
+            if alt is not None and (depth == alt if kind == "else" else depth < alt):
+                alt = None  # past the whole if/else or switch: what follows runs after both ways
+        elif tok == "return":
+            if depth <= 0 and alt is None:
+                return False
+        elif depth < 0 or (tok != "else" and depth <= 0):
+            if alt is None:  # an else of a test around `first`, or a case of a switch around it
+                alt, kind = depth, "else" if tok == "else" else "case"
+    return alt is None and depth == low  # (`later` in a block opened since runs under a test of its own)
+
+
+@functools.lru_cache(maxsize=64)
+def file_lines(root: str | None, file: str) -> list[str] | None:
+    """A checkout file's lines (None when the checkout is not here: the index alone decides nothing then)."""
+    if not root or not file:
+        return None
+    try:
+        with open(os.path.join(root, file), encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return None
