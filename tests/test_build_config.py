@@ -324,3 +324,24 @@ def test_a_main_chain_stops_where_the_inputs_rule_out_every_way_on():
     t = Trace(query="torch.clamp", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
     assert [h.id for h in t.main_chain()] == [0, 1, 4, 5] and t.ruled_out() is None
+
+
+def test_a_repeat_below_a_ruled_out_branch_is_reached_through_its_own_repeat():
+    """abs: the walk shows unary_op_impl_with_complex_to_float_out first below the in-place branch (ruled out)
+    and repeats it on abs's default way; its default-path stub call (below, in unary_op_impl_out) repeats the
+    complex branch's stub call. The main chain reaches the kernel through both repeats, not through either
+    ruled-out branch."""
+    from opindex.trace.model import Condition, Hop, Trace
+    false = [Condition("if", "self.is_complex() && !result.is_complex()", "U.cpp", 433, assumed=False)]
+    hops = [Hop(0, None, "native", "entry", "aten::abs", "n.yaml", 1, schema="abs(Tensor self) -> Tensor"),
+            Hop(1, 0, "native", "entry", "aten::abs_", "n.yaml", 2, conditions=[
+                Condition("if", "inplace", "f.py", 3, assumed=False)]),
+            Hop(2, 1, "cpp", "calls", "at::native::to_float_out", "U.cpp", 432),
+            Hop(3, 2, "stub", "stub_call", "abs_stub", "U.cpp", 443, conditions=false),
+            Hop(4, 3, "cuda", "global_kernel", "__global__ abs_kernel", "A.cu", 45),
+            Hop(5, 2, "cpp", "calls", "at::native::unary_op_impl_out", "U.cpp", 405),
+            Hop(6, 5, "stub", "stub_call", "abs_stub", "U.cpp", 407, shown_above=True, repeats=3),
+            Hop(7, 0, "cpp", "calls", "at::native::to_float_out", "U.cpp", 432, shown_above=True, repeats=2)]
+    t = Trace(query="torch.abs", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 7, 5, 6, 4] and t.ruled_out() is None
