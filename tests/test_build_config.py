@@ -345,3 +345,28 @@ def test_a_repeat_below_a_ruled_out_branch_is_reached_through_its_own_repeat():
     t = Trace(query="torch.abs", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
     assert [h.id for h in t.main_chain()] == [0, 7, 5, 6, 4] and t.ruled_out() is None
+
+
+def test_open_decisions_name_the_condition_that_parts_the_ways():
+    """softmax's `if (dim_size <= 1024 ...)`: the inputs do not give the size, so the main chain goes on by
+    ranking, and JSON `open` names the decision, its condition and both ways' ends; a settled choice is not open."""
+    from opindex.trace.model import Condition, Hop, Trace
+    size = Condition("if", "dim_size <= 1024", "S.cu", 900, assumed=None)
+    hops = [Hop(0, None, "native", "entry", "aten::_softmax", "n.yaml", 1, schema="_softmax(Tensor self) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::host_softmax", "S.cu", 890),
+            Hop(2, 1, "cuda", "launch", "softmax_warp_forward<<<...>>>", "S.cu", 905, conditions=[size]),
+            Hop(3, 2, "cuda", "global_kernel", "__global__ softmax_warp_forward", "P.cuh", 10),
+            Hop(4, 1, "cuda", "launch", "cunn_SoftMaxForward<<<...>>>", "S.cu", 920, conditions=[
+                Condition("if", "not (dim_size <= 1024)", "S.cu", 900, assumed=None)]),
+            Hop(5, 4, "cuda", "global_kernel", "__global__ cunn_SoftMaxForward", "S.cu", 700)]
+    t = Trace(query="torch.softmax", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    d = t.to_dict()
+    assert d["main_chain"] == [0, 1, 2, 3]
+    assert [(o["hop"], o["condition"], o["condition_line"], o["file"], o["line"],
+             [(w["hop"], w["end"]) for w in o["options"]]) for o in d["open"]] == [
+        (2, "dim_size <= 1024", 900, "S.cu", 890, [(2, 3), (4, 5)])]
+    hops[4].conditions[0].assumed = False  # a size the call gives: settled, nothing open
+    t = Trace(query="torch.softmax", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert t.to_dict()["open"] == []

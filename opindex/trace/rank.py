@@ -451,16 +451,32 @@ def choices(t) -> list[dict]:
     return out
 
 
+def open_decisions(t, found: list[dict] | None = None) -> list[dict]:
+    """The choices (above) the call's inputs and build could not settle, each with the condition that parts its
+    ways where the source states one (the first of its options' conditions the walk left undecided: `input.dim()
+    == 4`, `switch (vec_size)`; None for source order alone): what the main chain went on through by ranking."""
+    out = []
+    for c in choices(t) if found is None else found:
+        if c["settled"]:
+            continue
+        tests = [k for o in c["options"] for k in o["conditions"] if k["assumed"] is None]
+        out.append({"hop": c["hop"], "condition": tests[0]["text"] if tests else None,
+                    "condition_file": tests[0]["file"] if tests else None,
+                    "condition_line": tests[0]["line"] if tests else None,
+                    "file": c["file"], "line": c["line"], "options": c["options"]})
+    return out
+
+
 def _option(way, kids: dict, ends: set[int], end: int | None) -> dict:
     """One way of a choice: its first hop, the device code it leads to (the main chain's end for the way taken,
-    else the first computing end below it, in walk order), and the conditions it runs under as the walk read them
+    else the first computing end below it in walk order, and under that the first deepest: a launch's kernel), and the conditions it runs under as the walk read them
     (`assumed` false: ruled out for this call and build; null: not decided)."""
     if end is None:
         stack = [way]
-        while stack and end is None:
+        while stack:
             h = stack.pop()
             if h.id in ends:
-                end = h.id
+                end, stack = h.id, []  # then the deepest below it: the __global__ its launch names
             stack.extend(reversed(kids.get(h.id, ())))
     return {"hop": way.id, "end": end,
             "conditions": [{"text": c.text, "file": c.file, "line": c.line, "assumed": c.assumed}
