@@ -324,3 +324,49 @@ def test_a_main_chain_stops_where_the_inputs_rule_out_every_way_on():
     t = Trace(query="torch.clamp", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
     assert [h.id for h in t.main_chain()] == [0, 1, 4, 5] and t.ruled_out() is None
+
+
+def test_a_repeat_below_a_ruled_out_branch_is_reached_through_its_own_repeat():
+    """abs: the walk shows unary_op_impl_with_complex_to_float_out first below the in-place branch (ruled out)
+    and repeats it on abs's default way; its default-path stub call (below, in unary_op_impl_out) repeats the
+    complex branch's stub call. The main chain reaches the kernel through both repeats, not through either
+    ruled-out branch."""
+    from opindex.trace.model import Condition, Hop, Trace
+    false = [Condition("if", "self.is_complex() && !result.is_complex()", "U.cpp", 433, assumed=False)]
+    hops = [Hop(0, None, "native", "entry", "aten::abs", "n.yaml", 1, schema="abs(Tensor self) -> Tensor"),
+            Hop(1, 0, "native", "entry", "aten::abs_", "n.yaml", 2, conditions=[
+                Condition("if", "inplace", "f.py", 3, assumed=False)]),
+            Hop(2, 1, "cpp", "calls", "at::native::to_float_out", "U.cpp", 432),
+            Hop(3, 2, "stub", "stub_call", "abs_stub", "U.cpp", 443, conditions=false),
+            Hop(4, 3, "cuda", "global_kernel", "__global__ abs_kernel", "A.cu", 45),
+            Hop(5, 2, "cpp", "calls", "at::native::unary_op_impl_out", "U.cpp", 405),
+            Hop(6, 5, "stub", "stub_call", "abs_stub", "U.cpp", 407, shown_above=True, repeats=3),
+            Hop(7, 0, "cpp", "calls", "at::native::to_float_out", "U.cpp", 432, shown_above=True, repeats=2)]
+    t = Trace(query="torch.abs", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 7, 5, 6, 4] and t.ruled_out() is None
+
+
+def test_open_decisions_name_the_condition_that_parts_the_ways():
+    """softmax's `if (dim_size <= 1024 ...)`: the inputs do not give the size, so the main chain goes on by
+    ranking, and JSON `open` names the decision, its condition and both ways' ends; a settled choice is not open."""
+    from opindex.trace.model import Condition, Hop, Trace
+    size = Condition("if", "dim_size <= 1024", "S.cu", 900, assumed=None)
+    hops = [Hop(0, None, "native", "entry", "aten::_softmax", "n.yaml", 1, schema="_softmax(Tensor self) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::host_softmax", "S.cu", 890),
+            Hop(2, 1, "cuda", "launch", "softmax_warp_forward<<<...>>>", "S.cu", 905, conditions=[size]),
+            Hop(3, 2, "cuda", "global_kernel", "__global__ softmax_warp_forward", "P.cuh", 10),
+            Hop(4, 1, "cuda", "launch", "cunn_SoftMaxForward<<<...>>>", "S.cu", 920, conditions=[
+                Condition("if", "not (dim_size <= 1024)", "S.cu", 900, assumed=None)]),
+            Hop(5, 4, "cuda", "global_kernel", "__global__ cunn_SoftMaxForward", "S.cu", 700)]
+    t = Trace(query="torch.softmax", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    d = t.to_dict()
+    assert d["main_chain"] == [0, 1, 2, 3]
+    assert [(o["hop"], o["condition"], o["condition_line"], o["file"], o["line"],
+             [(w["hop"], w["end"]) for w in o["options"]]) for o in d["open"]] == [
+        (2, "dim_size <= 1024", 900, "S.cu", 890, [(2, 3), (4, 5)])]
+    hops[4].conditions[0].assumed = False  # a size the call gives: settled, nothing open
+    t = Trace(query="torch.softmax", direction="down", device="cuda", depth=1, hops=hops)
+    t.finish()
+    assert t.to_dict()["open"] == []

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 from . import rank
-from .rank import choices, main_chain
+from .rank import choices, main_chain, open_decisions
 
 TAIL_LAYERS = rank.TAIL_LAYERS  # the renderers read it from here
 
@@ -310,7 +310,8 @@ class Trace:
         build[{name, value, source}], build_conflicts, call ({callee, text, args[{name, value, source}],
         tensors[{name, dtype, sizes}], notes} for a traced call, else null), main_chain (hop ids, root first), choices[{hop, ways,
         settled, others}] (where the main chain went one way of several, and whether the inputs settled it),
-        ruled_out ({hop, conditions} where the main chain stops because every way on is ruled out, else null),
+        open[{hop, condition, condition_file, condition_line, file, line, options}] (the choices the inputs left
+        undecided, with the condition that parts them), ruled_out ({hop, conditions} where the main chain stops because every way on is ruled out, else null),
         hops[{id, parent, layer, kind, name, file, line, detail, absent,
         called_at, found, conditions[{kind, text, file, line, assumed}], shown_above, repeats, main, kernel, schema,
         op, feeds}], candidates, message, truncated ({} or {"hops": N, "callers": N, "reason": ...}: which caps cut the
@@ -318,8 +319,8 @@ class Trace:
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,
                 "build_conflicts": self.build_conflicts, "call": self.call,
-                "main_chain": [h.id for h in self.main_chain()], "choices": choices(self),
-                "ruled_out": _ruled_out_json(self.ruled_out()),
+                "main_chain": [h.id for h in self.main_chain()], "choices": (found := choices(self)),
+                "open": open_decisions(self, found), "ruled_out": _ruled_out_json(self.ruled_out()),
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
                 "truncated": self.truncated, "index": {"file": self.index, "checkout": self.root}}
 

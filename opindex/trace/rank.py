@@ -89,14 +89,20 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
         for a in paths[h.id][:-1]:
             under.setdefault(a.id, []).append(h)
     out = []
+    repeats_of: dict[int, list] = {}
+    for r in t.hops:
+        if r.shown_above and r.repeats is not None:
+            repeats_of.setdefault(r.repeats, []).append(r)
+    heads: dict[int, list | None] = {}
     for r in t.hops:
         if not r.shown_above or r.repeats not in under:
             continue
-        head = t.path(r)[:-1]
+        head = _default_head(t, r, repeats_of, heads)
+        if head is None:
+            continue  # under a branch the defaults do not take, however reached
+        head = head[:-1]
         if _in_tail(t, r, head):
             continue
-        if any(h.not_default for h in head):
-            continue  # under a branch the defaults do not take: ranked after the default path in any case
         on_head = {h.id for h in head}
         below = [h for h in under[r.repeats] if h.id not in on_head]  # (a repeat inside what it repeats: the
         if not below:  # ends on its own way there are no new ones)
@@ -175,6 +181,33 @@ def _from_repeat(r, tail: list) -> list:
     calls std_var_kernel_impl first under `if (input_dtype == kHalf && ...)`, then again on the default path; the
     walk follows the first, the second repeats it), then what lies below the hop it repeats on `tail`."""
     return [r, *tail[[h.id for h in tail].index(r.repeats) + 1:]]
+
+
+def _default_head(t, hop, repeats_of: dict, heads: dict, depth: int = 0) -> list | None:
+    """The path to `hop` on the default way: its own path where that passes no branch the inputs rule out, else
+    that path with each such hop (or one below it) replaced by a repeat of it on the default way and the path to it
+    (abs_out's `unary_op_impl_out(...)` call of the stub lies below unary_op_impl_with_complex_to_float_out, which
+    the walk shows first under the in-place op's branch and repeats on abs's default way); None without one."""
+    if hop.id in heads:
+        return heads[hop.id]
+    heads[hop.id] = None  # (a cycle of repeats: none)
+    path = t.path(hop)
+    while depth < THROUGH_REPEAT:
+        i = next((i for i, h in enumerate(path) if h.not_default), None)
+        if i is None:
+            heads[hop.id] = path
+            return path
+        # the ruled-out hop or one below it on the path, repeated on a default way: that way, then on from it
+        for j in range(i, len(path) - 1):
+            ways = [w for w in (_default_head(t, r, repeats_of, heads, depth + 1)
+                                for r in repeats_of.get(path[j].id, ()) if not r.not_default) if w is not None]
+            if ways:
+                path = min(ways, key=len) + path[j + 1:]
+                break
+        else:
+            return None
+        depth += 1
+    return None
 
 
 def _best_per_way(below: list, ranked: dict, paths: dict, top: int) -> list:
@@ -434,16 +467,32 @@ def choices(t) -> list[dict]:
     return out
 
 
+def open_decisions(t, found: list[dict] | None = None) -> list[dict]:
+    """The choices (above) the call's inputs and build could not settle, each with the condition that parts its
+    ways where the source states one (the first of its options' conditions the walk left undecided: `input.dim()
+    == 4`, `switch (vec_size)`; None for source order alone): what the main chain went on through by ranking."""
+    out = []
+    for c in choices(t) if found is None else found:
+        if c["settled"]:
+            continue
+        tests = [k for o in c["options"] for k in o["conditions"] if k["assumed"] is None]
+        out.append({"hop": c["hop"], "condition": tests[0]["text"] if tests else None,
+                    "condition_file": tests[0]["file"] if tests else None,
+                    "condition_line": tests[0]["line"] if tests else None,
+                    "file": c["file"], "line": c["line"], "options": c["options"]})
+    return out
+
+
 def _option(way, kids: dict, ends: set[int], end: int | None) -> dict:
     """One way of a choice: its first hop, the device code it leads to (the main chain's end for the way taken,
-    else the first computing end below it, in walk order), and the conditions it runs under as the walk read them
+    else the first computing end below it in walk order, and under that the first deepest: a launch's kernel), and the conditions it runs under as the walk read them
     (`assumed` false: ruled out for this call and build; null: not decided)."""
     if end is None:
         stack = [way]
-        while stack and end is None:
+        while stack:
             h = stack.pop()
             if h.id in ends:
-                end = h.id
+                end, stack = h.id, []  # then the deepest below it: the __global__ its launch names
             stack.extend(reversed(kids.get(h.id, ())))
     return {"hop": way.id, "end": end,
             "conditions": [{"text": c.text, "file": c.file, "line": c.line, "assumed": c.assumed}
