@@ -218,7 +218,9 @@ def test_a_global_setting_is_read_with_its_documented_default():
         }
         """)
     assert [r for r in rows if r[2] == "if"] == [
-        (3, 6, "if", "globalContext().deterministicAlgorithms()", "at::native::index_add_impl")]
+        (3, 6, "if", "globalContext().deterministicAlgorithms()", "at::native::index_add_impl"),
+        # the block returns: the rest of the function runs only when the test is false
+        (7, 8, "if", "not (globalContext().deterministicAlgorithms())", "at::native::index_add_impl")]
     assert holds("globalContext().deterministicAlgorithms()", {}) is False
     assert holds("!at::globalContext().userEnabledCuDNN()", {}) is False
     assert holds("not (globalContext().deterministicAlgorithms())", {}) is True
@@ -494,8 +496,9 @@ def test_a_test_with_a_bare_name_among_its_conjuncts_is_a_condition_row():
         }
         }
         """)
+    test = "cond_cudnn(input, grid) && static_cast<Mode>(mode) == Mode::Bilinear && align_corners"
     assert [r for r in rows if r[2] == "if"] == [
-        (3, 6, "if", "cond_cudnn(input, grid) && static_cast<Mode>(mode) == Mode::Bilinear && align_corners",
-         "at::native::grid_sampler")]
+        (3, 6, "if", test, "at::native::grid_sampler"),
+        (7, 14, "if", f"not ({test})", "at::native::grid_sampler")]  # after its early return
     assert holds("cond_cudnn(input, grid) && static_cast<Mode>(mode) == Mode::Bilinear && align_corners",
                  {"align_corners": False}) is False

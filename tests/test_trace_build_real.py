@@ -215,3 +215,72 @@ def test_an_op_whose_work_is_a_fill_and_a_copy(real_index):
     assert ("at::native::copy_", "aten/src/ATen/native/Copy.cpp", 350) in chain
     assert not any("reflection" in name or "replication" in name for name, _, _ in chain)
     assert not any(c.assumed is False for h in t.main_chain() for c in h.conditions)
+
+
+def test_an_and_with_a_flag_the_defaults_set_rules_out_cudnn_s_grid_sampler(real_index):
+    """GridSampler.cpp:1053: `if (cond_cudnn_grid_sampler(input, grid) && ... && align_corners)` guards the cuDNN
+    call at :1059; F.grid_sample's align_corners=None becomes False (functional.py), so the chain takes
+    `at::grid_sampler_2d` (:1063) to grid_sampler_2d_kernel (cuda/GridSampler.cu:26)."""
+    t = real_index.trace("F.grid_sample")
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    assert ("at::grid_sampler_2d", "aten/src/ATen/native/GridSampler.cpp", 1063) in chain
+    assert _end(t) == ("__global__ at::native::grid_sampler_2d_kernel", "aten/src/ATen/native/cuda/GridSampler.cu",
+                       26)
+    cudnn = next(h for h in t.hops if h.name == "cudnn_grid_sampler" and h.line == 1059)
+    assert [(c.line, c.assumed) for c in cudnn.conditions] == [(1053, False)]
+
+
+def test_of_two_calls_in_sequence_the_later_makes_the_result(real_index):
+    """batch_norm_cuda_out (cuda/Normalization.cu:435) computes the statistics (batch_norm_mean_var, :441, inside
+    `if (train)`) and then, after the if/else, the output (batch_norm_elementwise, :457), whose launch at
+    Normalization.cuh:884 runs batch_norm_transform_input_kernel (:218): F.instance_norm's last kernel."""
+    t = real_index.trace("F.instance_norm")
+    chain = t.main_chain()
+    assert any(h.name == "at::native::batch_norm_elementwise" and h.called_at ==
+               "aten/src/ATen/native/cuda/Normalization.cu:457" for h in chain)
+    assert _end(t) == ("__global__ at::native::batch_norm_transform_input_kernel",
+                       "aten/src/ATen/native/cuda/Normalization.cuh", 218)
+
+
+def test_an_op_whose_result_another_op_takes_runs_before_it(real_index):
+    """cross_entropy_loss_symint's default branch: `at::nll_loss_nd_symint(at::log_softmax(self, ...), ...)`
+    (LossNLL.cpp:651-652): log_softmax's hop says it feeds nll_loss_nd_symint, and the chain ends at the loss's
+    kernel, nll_loss_forward_reduce_cuda_kernel_2d (cuda/Loss.cu:230)."""
+    t = real_index.trace("F.cross_entropy")
+    fed = [h for h in t.hops if h.kind == "calls_op" and h.line == 652]
+    assert fed and all(h.feeds == "nll_loss_nd_symint" for h in fed)
+    assert _end(t) == ("__global__ at::native::nll_loss_forward_reduce_cuda_kernel_2d",
+                       "aten/src/ATen/native/cuda/Loss.cu", 230)
+
+
+def test_the_default_path_s_call_of_a_helper_called_twice(real_index):
+    """std_var_kernel_cuda (cuda/ReduceMomentKernel.cu:23) calls std_var_kernel_impl under `if (input_dtype ==
+    kHalf && iter.dtype() == kFloat)` (:25, false for float32) and again in the else's AT_DISPATCH (:34): the
+    main chain takes the call at :34."""
+    chain = real_index.trace("torch.var").main_chain()
+    impl = [h for h in chain if h.name == "at::native::std_var_kernel_impl"]
+    assert [h.called_at for h in impl] == ["aten/src/ATen/native/cuda/ReduceMomentKernel.cu:34"]
+    assert not any(h.not_default for h in chain)
+
+
+def test_a_chain_stops_where_the_defaults_rule_out_every_way(real_index):
+    """torch.clamp by name: min and max default to None, so `if (min && max)` (TensorCompare.cpp:699) and the
+    `else if`s after it are false; the chain stops at structured_clamp_out (:692) and names clamp_scalar_stub
+    (:704). Given min and max, the call reaches the kernel."""
+    t = real_index.trace("torch.clamp")
+    assert _end(t) == ("at::native::structured_clamp_out", "aten/src/ATen/native/TensorCompare.cpp", 692)
+    stop = t.ruled_out()
+    assert (stop.name, stop.line) == ("clamp_scalar_stub", 704)
+    assert [(c.text, c.line) for c in stop.conditions if c.assumed is False] == [("min && max", 699)]
+    given = real_index.trace("torch.clamp(torch.randn(8, 8), -1.0, 1.0)")
+    assert given.ruled_out() is None and given.main_chain()[-1].layer == "cuda"
+
+
+def test_an_early_return_makes_the_rest_of_the_body_its_else(real_index):
+    """multinomial_out: `if (!with_replacement || n_sample == 1) { ... return result; }` (Distributions.cpp:601);
+    with the default replacement=False (the kernel's `with_replacement`, by position) the stub call after it
+    (:641) is ruled out and off the main chain."""
+    t = real_index.trace("torch.multinomial")
+    stub = next(h for h in t.hops if h.name == "multinomial_with_replacement_stub")
+    assert [(c.text, c.assumed) for c in stub.conditions] == [("not (!with_replacement || n_sample == 1)", False)]
+    assert stub not in t.main_chain()

@@ -150,7 +150,21 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
         other = statement.child_by_field_name("alternative")
         if other is not None:
             out.append((other.start_point[0] + 1, other.end_point[0] + 1, f"not ({cond})", caller))
+        elif _returns(then) and statement.parent is not None and statement.parent.type == "compound_statement":
+            # an early return (multinomial_out's `if (!with_replacement || n_sample == 1) { ... return result; }`):
+            # the rest of the block runs only when the test is false
+            out.append((then.end_point[0] + 2, statement.parent.end_point[0] + 1, f"not ({cond})", caller))
     return out
+
+
+def _returns(block) -> bool:
+    """Whether a then-block ends in a return (or throw): what follows it in the enclosing block is its else."""
+    if block.type in ("return_statement", "throw_statement"):
+        return True
+    last = block.named_children[-1] if block.type == "compound_statement" and block.named_children else None
+    while last is not None and last.type == "comment":
+        last = last.prev_named_sibling
+    return last is not None and last.type in ("return_statement", "throw_statement")
 
 
 def _flag_conjunct(cond: str) -> bool:

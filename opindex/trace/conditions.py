@@ -571,9 +571,18 @@ def _by_position(defaults: dict[str, object], schema: str, signature: str | None
     params = [re.search(r"([A-Za-z_]\w*)\s*(?:=.*)?$", p.strip(), re.S) for p in split_parameters(signature or "()")]
     if len(names) != len(params):
         return
+    own = {}  # the schema's defaults by its own names (schema_defaults keeps only the kernel's names)
+    for name, text in _ARG_DEFAULT.findall(schema_arguments(schema)):
+        value = _literal(text.strip())
+        if value is not _UNKNOWN:
+            own[name] = value
     for name, param in zip(names, params):
-        if param is not None and param.group(1) != name and name in defaults and param.group(1) not in defaults:
+        if param is None or param.group(1) == name or param.group(1) in defaults:
+            continue
+        if name in defaults:
             defaults[param.group(1)] = defaults[name]
+        elif name in own:  # (multinomial's `bool replacement=False` is the kernel's `with_replacement`)
+            defaults[param.group(1)] = own[name]
 
 
 def _schema_parameters(schema: str) -> list[tuple[str]]:

@@ -121,8 +121,8 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
 def _last_in_sequence(t, tied: list[list]) -> list:
     """Of paths ranked alike, in walk order (source order), the first, unless another parts from it at a later
     call of the same body that runs after it (trace/sequence.py): batch_norm_cuda_out's statistics kernel, then
-    its elementwise output kernel; the later one makes the op's result. Alternatives (an else, another case, after
-    an early return) keep source order."""
+    its elementwise output kernel; the later one makes the op's result. Alternatives (an else, another case,
+    after an early return) keep walk order."""
     best = tied[0]
     for path in tied[1:]:
         i = next((i for i, (a, b) in enumerate(zip(best, path)) if a.id != b.id), None)
@@ -131,10 +131,13 @@ def _last_in_sequence(t, tied: list[list]) -> list:
         if not {best[i].kind, path[i].kind} <= SEQUENCE_KINDS:
             continue  # (launches, library calls, kernels handed to a dispatcher: candidates of one choice)
         (fa, la), (fb, lb) = _site(best[i]), _site(path[i])
-        if fa and fa == fb and la < lb and fa.endswith(C_FAMILY):
-            lines = file_lines(t.root, fa)
-            if lines and in_sequence(lines, la, lb):
-                best = path
+        if not (fa and fa == fb and la < lb and fa.endswith(C_FAMILY)):
+            continue
+        lines = file_lines(t.root, fa)
+        if not lines:
+            continue
+        if la < lb and in_sequence(lines, la, lb):
+            best = path  # the later of two in sequence
     return best
 
 
@@ -297,9 +300,10 @@ def _tensor_arguments(schema: str) -> list[tuple[str, str]]:
 
 @lru_cache(maxsize=16384)
 def _initializer(schema: str) -> bool:
-    """A schema whose only Tensor argument is the one it writes (fill_.Scalar(Tensor(a!) self, Scalar value))."""
+    """A schema whose only Tensor argument is the one it writes (fill_.Scalar(Tensor(a!) self, Scalar value)); not
+    a sampler, which takes a Generator (exponential_, multinomial's fast path: its draw is the work)."""
     tensors = _tensor_arguments(schema)
-    return bool(tensors) and all(t[0].endswith("!)") for t in tensors)
+    return bool(tensors) and all(t[0].endswith("!)") for t in tensors) and "Generator" not in schema
 
 
 # Kernels named for the arity of the functor they run (this MACA fork's vectorized_elementwise_kernel_nullary_opt,
