@@ -63,19 +63,22 @@ def test_at_100_columns_the_lstm_chain_marks_its_choices_on_their_lines(real_ind
         in lines
 
 
-def test_at_100_columns_a_long_chain_shows_the_line_alone_in_the_file_above(real_index):
-    """nn.MultiheadAttention: 19 hops to the memory-efficient attention kernel's launch (attention.cu:1289; which
-    fused kernel runs is sdp's run-time choice, marked ranked), most of them two lines at 100 columns: a hop in the
-    file of the hop above shows its line alone (the dispatch row at native_functions.yaml:14680 under the entry at
-    :14676; the launch at attention.cu:1289 in _efficient_attention_forward at :951), and the rest is at its least."""
+def test_at_100_columns_a_long_chain_fits_the_screen(real_index):
+    """nn.MultiheadAttention: 19 hops. With need_weights=True (the default), native_multi_head_attention_cuda's SDPA
+    branch (attention.cu:554, `... && dim_per_head % 8 == 0 && !need_weights`) is ruled out: its math path ends in
+    the output projection, transform0213_gemm_nt_bias (called at attention.cu:670), whose addmm runs cublasSgemm
+    (CUDABlas.cpp:816). Long names wrap to two lines at 100 columns, and the text stays within 60 lines."""
     t = real_index.trace("nn.MultiheadAttention")
     lines = t.to_text(width=100).splitlines()
     assert len(t.main_chain()) == 19 and len(lines) <= 60
-    assert "       aten/src/ATen/native/native_functions.yaml:14676" in lines
-    assert "  5  dispatch     CUDA: native_multi_head_attention_cuda" + " " * 25 + ":14680" in lines
-    assert "       aten/src/ATen/native/transformers/cuda/attention.cu:951" in lines
-    assert " 19  cuda         kernel_fn<<<blocks, p.getThreadsGrid(), smem_bytes, stream>>>  :1289  ◆2 ranked" in lines
-    assert lines[lines.index("Backward") + 3].startswith("     … and ")  # one entry and its formula, the count
+    assert "  5  dispatch     CUDA: native_multi_head_attention_cuda" in lines
+    assert "       aten/src/ATen/native/native_functions.yaml:14680" in lines
+    assert " 19  library      cublasSgemm                                    aten/src/ATen/cuda/CUDABlas.cpp:816" \
+        in lines
+    sdpa = next(h for h in t.hops if h.name == "at::scaled_dot_product_attention" and h.line == 585)
+    assert [(c.line, c.assumed) for c in sdpa.conditions] == [(554, False)]
+    gemm = next(h for h in t.main_chain() if h.name == "at::native::transform0213_gemm_nt_bias")
+    assert gemm.called_at == "aten/src/ATen/native/transformers/cuda/attention.cu:670"
 
 
 def _chain_end(ix, name: str):
@@ -85,14 +88,15 @@ def _chain_end(ix, name: str):
 def test_the_main_chain_ends_where_the_op_s_work_runs(real_index):
     lstm = _chain_end(real_index, "nn.LSTM")
     assert lstm.layer == "library" and lstm.name.startswith("cudnnRNNForward")  # not cudnnSetStream
-    for name in ("F.scaled_dot_product_attention", "nn.MultiheadAttention"):
-        # a fused attention kernel (for float32 the memory-efficient one: flash needs fp16/bf16), not the math
-        # fallback; sdp's backend is chosen at run time, and the choice says it was ranked
-        t = real_index.trace(name)
-        end = t.main_chain()[-1]
-        assert (end.file, end.kernel) == ("aten/src/ATen/native/transformers/cuda/attention.cu", "kernel_fn"), name
-        assert "aten::_scaled_dot_product_efficient_attention" in [h.name for h in t.main_chain()]
-        assert any(c["ways"] == 6 and not c["settled"] for c in t.to_dict()["choices"])
+    # a fused attention kernel (for float32 the memory-efficient one: flash needs fp16/bf16), not the math
+    # fallback; sdp's backend is chosen at run time, and the choice says it was ranked
+    t = real_index.trace("F.scaled_dot_product_attention")
+    end = t.main_chain()[-1]
+    assert (end.file, end.kernel) == ("aten/src/ATen/native/transformers/cuda/attention.cu", "kernel_fn")
+    assert "aten::_scaled_dot_product_efficient_attention" in [h.name for h in t.main_chain()]
+    assert any(c["ways"] == 6 and not c["settled"] for c in t.to_dict()["choices"])
+    # nn.MultiheadAttention's default need_weights=True rules the fused kernels out: its output projection's gemm
+    assert _chain_end(real_index, "nn.MultiheadAttention").name == "cublasSgemm"
     assert "vectorized_layer_norm_kernel" in _chain_end(real_index, "F.layer_norm").name
     assert _chain_end(real_index, "F.conv2d").layer == "library"  # cuDNN before the own fallback kernels
     # an op's own kernels before the shared elementwise machinery of a helper (the floor of a size, a masked_fill_)

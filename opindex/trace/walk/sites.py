@@ -330,6 +330,8 @@ class CallSiteWalk(Step):
         if depth <= 0 or self.nest >= MAX_NEST:
             self.leaf_op_call(hop, call, entries, "(raise --depth to follow)")
             return
+        args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
+        entries = [e for e in entries if fits(e["schema"], args, call)] or entries
         mark, saved = len(self.trace.hops), self.b.snapshot()
         head = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
                           f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer",
@@ -339,7 +341,6 @@ class CallSiteWalk(Step):
         try:
             through_composite = bool(self.b.implicit) and self.b.implicit[-1]
             walked = self.b.capped(entries, 2, "overloads the call may reach", head)
-            args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
             for e in walked:
                 # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
                 free = (self.ops.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
@@ -391,6 +392,23 @@ def passed_arguments(schema: str, args: list[str] | None, call: dict) -> dict[st
     return dict(zip(params, texts))
 
 
+def fits(schema: str, args: list[str] | None, call: dict) -> bool:
+    """Whether an overload can take the call's arguments as written: a number literal is no Tensor (relu's
+    `at::clamp_min(self, 0)` calls clamp_min(Tensor self, Scalar min), not clamp_min.Tensor); unknown arguments
+    fit anything."""
+    if args is None:
+        return True
+    types = []
+    for part in split_top_level(schema_arguments(schema), ",", "([<"):
+        if part.strip() and part.strip() != "*":
+            types.append(part.strip().split()[0])
+    texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
+    if len(texts) > len(types):
+        return False
+    return not any(_NUMBER.match(text.strip()) and kind.startswith("Tensor") for text, kind in zip(texts, types))
+
+
+_NUMBER = re.compile(r"^(?:/\*.*?\*/\s*)?-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFlLuU]*$")
 _AT_CALL = re.compile(r"^at::(\w+)\s*\(")
 
 
