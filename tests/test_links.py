@@ -396,14 +396,15 @@ def test_a_call_through_a_dispatch_key_namespace_is_an_op_call(sample_copy, tmp_
 
 def test_topk_s_sort_fallback_reaches_sort_through_at_cuda(real_index):
     """TensorTopK.cpp:57 `if (should_use_sort(self, dim))` -> topk_out_with_sort (:23), whose
-    `at::cuda::sort(self, false, dim, largest)` at :29 calls sort's CUDA kernel: the trace follows it into aten::sort
-    (native_functions.yaml:10012) and on to the radix sort kernel."""
+    `at::cuda::sort(self, /* stable= */false, dim, largest)` at :29 calls sort's CUDA kernel: its four arguments are
+    those of sort.stable (native_functions.yaml:10019; aten::sort at :10012 takes three), which the trace follows."""
     t = real_index.trace("torch.topk")
     fallback = next(h for h in t.hops if h.name == "at::native::topk_out_with_sort")
     assert (fallback.file, fallback.line) == ("aten/src/ATen/native/cuda/TensorTopK.cpp", 23)
     call = next(h for h in t.hops if h.parent == fallback.id and h.name == "at::cuda::sort")
     assert (call.kind, call.line) == ("calls_op", 29)
-    assert ("aten::sort", 10012) in [(h.name, h.line) for h in t.hops if h.parent == call.id]
+    below = [(h.name, h.line) for h in t.hops if h.parent == call.id]
+    assert ("aten::sort.stable", 10019) in below and ("aten::sort", 10012) not in below
 
 
 def test_a_maca_header_call_reaches_the_launcher_of_its_includers(real_index):
