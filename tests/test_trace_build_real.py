@@ -284,3 +284,12 @@ def test_an_early_return_makes_the_rest_of_the_body_its_else(real_index):
     stub = next(h for h in t.hops if h.name == "multinomial_with_replacement_stub")
     assert [(c.text, c.assumed) for c in stub.conditions] == [("not (!with_replacement || n_sample == 1)", False)]
     assert stub not in t.main_chain()
+
+
+def test_a_global_namespace_call_in_a_device_lambda_is_no_op_call(real_index):
+    """launch_clamp_scalar's lambda (cuda/TensorCompare.cu:65) returns `::max(static_cast<opmath_t>(v), lim0_val)`
+    (:70) and `::min(...)` (:72, :74): the global functions of the device code, not the ops at::max or at::min,
+    which a bare `max(...)` written in namespace at::native would be."""
+    t = real_index.trace("F.relu")
+    assert not [h for h in t.hops if h.kind == "calls_op" and h.file == "aten/src/ATen/native/cuda/TensorCompare.cu"
+                and h.line in (70, 72, 74)]

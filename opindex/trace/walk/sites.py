@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import facts as q
+from ..sequence import file_lines
 from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
 from ...pytorch.operators import TENSOR_OPERATORS
 from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
@@ -98,7 +99,8 @@ class CallSiteWalk(Step):
                     body.walked_helpers[("functor", qual, name)] = mark
                 return
         if call["is_method"] or op_api_call(qual, d.get("qualified_name") or "",
-                                            (qual, name) in q.linked_callees(self.con, call["file"])):
+                                            (qual, name) in q.linked_callees(self.con, call["file"])) \
+                and not (not qual and global_call(self.trace.root, call, name)):
             # at::x(...) and tensor.x(...) both go through the dispatcher when x is an op; at::cuda::x(...) calls
             # x's CUDA kernel (torchgen's per-key API); a bare x(...) in namespace at is at::x
             self.dispatcher_call(call, name, body)
@@ -390,6 +392,17 @@ def passed_arguments(schema: str, args: list[str] | None, call: dict) -> dict[st
     if len(texts) > len(params):
         return {}
     return dict(zip(params, texts))
+
+
+def global_call(root: str | None, call: dict, name: str) -> bool:
+    """Whether a bare call is written `::name(...)` wherever its line calls `name`: the global namespace's function
+    (launch_clamp_scalar's device lambda `::max(static_cast<opmath_t>(v), lim0_val)`), never the op at::name."""
+    lines = file_lines(root, call["file"])
+    if not lines or not 0 < call["line"] <= len(lines):
+        return False
+    text = lines[call["line"] - 1]
+    written = re.findall(rf"(?<![\w.>])(::\s*)?{re.escape(name)}\s*\(", text)
+    return bool(written) and all(w for w in written)
 
 
 def fits(schema: str, args: list[str] | None, call: dict) -> bool:
