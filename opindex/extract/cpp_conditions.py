@@ -53,7 +53,7 @@ _CALL_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\
 
 # any `if (`, kept only when a conjunct of its test is a bare name (_flag_conjunct): `if (cond_cudnn_grid_sampler(input,
 # grid) && ... && align_corners)` is false whenever the flag is (a parameter a default argument sets, or a local)
-_ANY_IF = re.compile(rb"if\s*\(")
+_ANY_IF = re.compile(rb"if\s*\((?=[^;{]*&&)")  # (only tests with a `&&` before the block: the rest never qualify)
 _BARE_NAME = re.compile(r"!?\s*[A-Za-z_]\w*")
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
