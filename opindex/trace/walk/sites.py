@@ -69,8 +69,10 @@ class CallSiteWalk(Step):
                            if not call["is_method"] or "method" in e["variants"]]
                 if entries:
                     # grad_input.zero_() before the op's own kernel, or all select_backward does (at::zeros, then
-                    # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops)
-                    self.write_call(call, entries, hop)
+                    # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops),
+                    # under the conditions of its own line (clamp_out's NaN fill_ inside `if (min && max)`)
+                    with self.b.noted(hop, guards.at(call["line"])):
+                        self.write_call(call, entries, hop)
 
     def walk_call(self, call: dict, body: BodyCalls) -> None:
         """One call of a body: a functor or function its callers pass, an op through the dispatcher, or a helper."""
