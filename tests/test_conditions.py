@@ -502,3 +502,12 @@ def test_a_test_with_a_bare_name_among_its_conjuncts_is_a_condition_row():
         (7, 14, "if", f"not ({test})", "at::native::grid_sampler")]  # after its early return
     assert holds("cond_cudnn(input, grid) && static_cast<Mode>(mode) == Mode::Bilinear && align_corners",
                  {"align_corners": False}) is False
+
+
+def test_a_dtype_test_joined_to_another_is_read_part_by_part():
+    # TensorCompare.cpp:368 isreal: `if (c10::isIntegralType(self.scalar_type(), /*includeBool=*/true) ||
+    # c10::isFloatingType(self.scalar_type()))` holds for float32 (its second part), not only for integers
+    test = "c10::isIntegralType(self.scalar_type(), true) || c10::isFloatingType(self.scalar_type())"
+    assert holds(test, {DTYPE: "float32"}) is True
+    assert holds(f"not ({test})", {DTYPE: "float32"}) is False
+    assert holds(test, {DTYPE: "complex64"}) is False

@@ -317,6 +317,8 @@ def dtype_holds(condition: str, dtype: str) -> bool | None:
     ScalarType::Half` true for float16); None for any other test."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1].strip() if negate else condition.strip()
+    if any(len(split_top_level(test, op, "(")) > 1 for op in ("&&", "||")):
+        return None  # several tests (isreal's `isIntegralType(...) || isFloatingType(...)`): cpp_holds reads each
     m = _DTYPE_CALL.match(test)
     if m is not None:
         bang, name = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(5))
