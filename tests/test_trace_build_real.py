@@ -293,3 +293,21 @@ def test_a_global_namespace_call_in_a_device_lambda_is_no_op_call(real_index):
     t = real_index.trace("F.relu")
     assert not [h for h in t.hops if h.kind == "calls_op" and h.file == "aten/src/ATen/native/cuda/TensorCompare.cu"
                 and h.line in (70, 72, 74)]
+
+
+def test_untuned_calls_of_the_last_session_read_hop_by_hop(real_index):
+    """Read against the source (2026-12-05 07:55). F.avg_pool2d with ceil_mode=True (a size option only): the
+    contiguous input takes `case MemoryFormat::Contiguous` (cuda/AveragePool2d.cu:330), whose launch at :331 runs
+    avg_pool2d_out_cuda_frame (:33), not the nhwc kernel of the ChannelsLast case. torch.neg on bfloat16:
+    neg_kernel_cuda's `if (at::isComplexType(dtype))` (UnarySignKernels.cu:31) is false, so the chain passes the
+    else branch's gpu_kernel_maca_arity1 launch (:55), never the jiterator's (the REGISTER_DISPATCH at :132 first).
+    Found short: the launcher then takes the fork's unary_opt kernel, whose test `N == 64 * 1024 * 1024 || ...`
+    (maca_kernels/CUDALoops_maca_arity1.cuh:35) this 4,096-element call makes false; that test is not read."""
+    t = real_index.trace("F.avg_pool2d(torch.randn(8, 16, 32, 32), 2, ceil_mode=True)")
+    chain = t.main_chain()
+    assert [(h.kind, h.line) for h in chain if h.file == "aten/src/ATen/native/cuda/AveragePool2d.cu"][-2:] == [
+        ("launch", 331), ("global_kernel", 33)]
+    neg = real_index.trace("torch.neg(torch.randn(64, 64, dtype=torch.bfloat16))")
+    sign = [(h.name, h.line) for h in neg.main_chain() if h.file == "aten/src/ATen/native/cuda/UnarySignKernels.cu"]
+    assert sign == [("CUDA: neg_kernel_cuda", 132), ("at::native::neg_kernel_cuda", 29), ("gpu_kernel_maca_arity1", 55)]
+    assert neg.dtype == "bfloat16"
