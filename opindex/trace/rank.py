@@ -165,7 +165,7 @@ def _on_below_repeats(t, path: list, ends: list, tokens: set[str], paths: dict) 
     for _ in range(THROUGH_REPEAT):
         on = {h.id for h in path}
         options = []
-        for r in t.children(path[-1].id):
+        for r in _kids_and_ends(t)[0].get(path[-1].id, ()):
             if not r.shown_above or r.not_default or r.repeats in on:
                 continue
             for e in under.get(r.repeats, ()):
@@ -360,14 +360,9 @@ def _fed(t, path: list) -> bool:
     fed = [h for h in path if h.feeds]
     if not fed:
         return False
-    kids = t.__dict__.get("_kids")
-    if kids is None or kids[0] != len(t.hops):
-        table: dict = {}
-        for h in t.hops:
-            table.setdefault(h.parent, []).append(h)
-        kids = t.__dict__["_kids"] = (len(t.hops), table)
+    kids = _kids_and_ends(t)[0]
     return any(k.kind == "calls_op" and k.name.rpartition("::")[2].rpartition(".")[2] == h.feeds
-               for h in fed for k in kids[1].get(h.parent, ()))
+               for h in fed for k in kids.get(h.parent, ()))
 
 
 def _kids_and_ends(t) -> tuple[dict, set]:
