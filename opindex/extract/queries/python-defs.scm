@@ -37,7 +37,8 @@
 
 ; activate_meta's own exclusions (torch/_meta_registrations.py): `elif op_overload.name() in {"aten::clone", ...}:
 ; pass` keeps the C++ kernel of the ops it names (the test may be in parentheses: `elif (\n op_overload.name() ...)`)
-([(if_statement
+; (`_` with these two fields: an if_statement or an elif_clause, the only Python nodes that have both)
+((_
     condition: [
       (comparison_operator
         (call function: (attribute attribute: (identifier) @skip.method))
@@ -48,17 +49,5 @@
           (call function: (attribute attribute: (identifier) @skip.method))
           operators: "in"
           [(set) (list) (tuple)] @skip.names))]
-    consequence: (block . (pass_statement) .))
-  (elif_clause
-    condition: [
-      (comparison_operator
-        (call function: (attribute attribute: (identifier) @skip.method))
-        operators: "in"
-        [(set) (list) (tuple)] @skip.names)
-      (parenthesized_expression
-        (comparison_operator
-          (call function: (attribute attribute: (identifier) @skip.method))
-          operators: "in"
-          [(set) (list) (tuple)] @skip.names))]
-    consequence: (block . (pass_statement) .))] @skip
+    consequence: (block . (pass_statement) .)) @skip
   (#eq? @skip.method "name"))
