@@ -128,6 +128,7 @@ def _mark_unbuilt(t: Trace, build: BuildContext) -> None:
     (never the main chain while another path exists): a definition inside a false #if of its own file (the
     fork's `#ifdef USE_MACA` launch_vectorized_kernel at CUDALoops.cuh:174 on -U USE_MACA), or anything in a header
     every #include of which sits under a false #if (its vendor kernels in maca_kernels/)."""
+    unbuilt: dict[int, Condition] = {}  # hop id -> the first reason it is not in this build
     for h in t.hops:
         if not h.file or h.absent or h.layer not in _CODE_LAYERS:
             continue
@@ -135,11 +136,36 @@ def _mark_unbuilt(t: Trace, build: BuildContext) -> None:
         if false is not None and false["condition"] not in {c.text for c in h.conditions}:
             h.detail += f" [not in this build: #if {false['condition']}]"
             h.conditions.append(Condition("#if", false["condition"], h.file, false["line"], assumed=False))
+            unbuilt.setdefault(h.id, h.conditions[-1])
         if h.file.endswith(CPP_HEADERS):
             built, why = build.file_built(h.file)
             if built is False:
                 h.detail += f" [not in this build: {why}]"
                 h.conditions.append(Condition("#include", why, h.file, None, assumed=False))
+                unbuilt.setdefault(h.id, h.conditions[-1])
+    _mark_undefined_calls(t, unbuilt)
+
+
+def _mark_undefined_calls(t: Trace, unbuilt: dict[int, Condition]) -> None:
+    """A call whose every definition the walk reached is not in this build cannot compile in it either: the call
+    hop takes its callee's reason (the fork's `gpu_kernel_maca_arity1(iter, ...)` at UnarySpecialOpsKernel.cu:155
+    on -U USE_MACA, defined only under `#ifdef USE_MACA` at Loops.cuh:102), so a main chain stops above it and
+    says why, instead of ending at a launch this build does not have. Only the definitions a call reached (their
+    called_at is the call's own line), one level: a function is not marked for the calls it makes."""
+    kids: dict[int, list] = {}
+    for h in t.hops:
+        if h.parent is not None:
+            kids.setdefault(h.parent, []).append(h)
+    for h in t.hops:
+        below = kids.get(h.id)
+        if not below or h.id in unbuilt or h.absent or h.layer not in _CODE_LAYERS:
+            continue
+        at = f"{h.file}:{h.line}"
+        if all(k.id in unbuilt and k.called_at == at for k in below):
+            why = unbuilt[below[0].id]
+            h.detail += f" [not in this build: {below[0].name} is defined only under #if {why.text}]" \
+                if why.kind == "#if" else f" [not in this build: {below[0].name}: {why.text}]"
+            h.conditions.append(Condition(why.kind, why.text, why.file, why.line, assumed=False))
 
 
 _CODE_LAYERS = frozenset({"cpp", "stub", "registration", "cuda", "library"})

@@ -332,7 +332,8 @@ class Trace:
 def _ruled_out_json(hop: Hop | None) -> dict | None:
     if hop is None:
         return None
-    return {"hop": hop.id, "conditions": [{"text": c.text, "file": c.file, "line": c.line, "assumed": c.assumed}
+    return {"hop": hop.id, "conditions": [{"kind": c.kind, "text": c.text, "file": c.file, "line": c.line,
+                                           "assumed": c.assumed}
                                           for c in hop.conditions if c.assumed is False]}
 
 
