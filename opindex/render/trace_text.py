@@ -67,6 +67,9 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     if t.call is not None:  # a traced call: the values its tests read, one line (what could not be read after it)
         out.append(f"Call: {t.call['callee']}({t.call_summary})")
         out += [f"  note: {n}" for n in t.call.get("notes", [])]
+    if t.given is not None:  # a name's arguments read as given: their defaults rule out every way on
+        g = t.given
+        out.append(f"Given: {', '.join(g['arguments'])} (values unknown): {g['why']}, {g['file']}:{g['line']}")
     out.append("")
     if t.build or t.build_conflicts:
         out += _build_lines(t, paint, width) + [""]

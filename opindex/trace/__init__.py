@@ -16,6 +16,8 @@ here imports them.
 """
 from __future__ import annotations
 
+import re
+
 from ..model import OpindexError
 from . import facts as q
 from ..pytorch.build_config import DTYPES, UNDEFINED
@@ -104,13 +106,18 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
                 context.call = bind_call(con, Call(callee=name, text=name), targets, root, dtype)
             except (OpindexError, ValueError, SyntaxError):
                 context.call = None  # a body this reading cannot follow: the schemas' defaults, as before
-        walker = Walker(con, t, backward=backward, build=context)
-        walker.start(targets, call.callee if call is not None else name)
-        walker.b.state_caps()
-        _mark_unbuilt(t, context)
-        t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
-                   for s in sorted(context.used.values(), key=lambda s: s.name)]
-        t.build_conflicts = context.conflicts()
+        _walk_down(con, t, targets, call.callee if call is not None else name, context, backward)
+        given = _given_not_default(t) if call is None else None
+        if given:  # read again with those arguments given, their values unknown
+            names, stop = given
+            again = BuildContext(con, device, build, dtype)
+            again.call, again.unknown_arguments = context.call, frozenset(names)
+            t = Trace(query=t.query, direction="down", device=device, depth=depth, root=root, max_hops=max_hops,
+                      limit=limit, dtype=dtype, index=index, call=t.call, call_summary=t.call_summary)
+            t.given = {"arguments": names, "file": stop.file, "line": stop.line,
+                       "why": f"with their defaults every way on is ruled out ({stop.name} needs "
+                              f"{'; '.join(c.text for c in stop.conditions if c.assumed is False)})"}
+            _walk_down(con, t, targets, name, again, backward)
     if max_hops and len(t.hops) > max_hops:  # the walk checks its size between steps: cut to the cap exactly
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
         t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "
@@ -121,6 +128,35 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         t.message = t.truncated["reason"]
     t.finish()
     return t
+
+
+def _walk_down(con, t: Trace, targets: list, name: str, context: BuildContext, backward: bool) -> None:
+    walker = Walker(con, t, backward=backward, build=context)
+    walker.start(targets, name)
+    walker.b.state_caps()
+    _mark_unbuilt(t, context)
+    t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
+               for s in sorted(context.used.values(), key=lambda s: s.name)]
+    t.build_conflicts = context.conflicts()
+
+
+def _given_not_default(t: Trace) -> tuple[list[str], Hop] | None:
+    """A name says nothing of the arguments a call gives: when the op's defaults rule out every way on (torch.clamp:
+    min=None and max=None, and `if (min && max)`, `else if (min)`, `else if (max)`; the call would raise), the
+    arguments those tests read are given, values unknown, and the trace is read again so (their choice is then
+    an open decision, ranked, and the header says so). Only parameters with a default of None that a C++ `if` of
+    the stop hop names; a test of the dtype or the build stays a stop (conj_physical of a real input)."""
+    t.finish()
+    stop = t.ruled_out()
+    if stop is None:
+        return None
+    tests = [c for c in stop.conditions if c.assumed is False]
+    if not tests or any(c.kind != "if" for c in tests):
+        return None
+    optional = {n for h in t.hops if h.layer == "native" and h.schema
+                for n in re.findall(r"\?\s+(\w+)\s*=\s*None\b", h.schema)}
+    names = sorted({w for c in tests for w in re.findall(r"[A-Za-z_]\w*", c.text) if w in optional})
+    return (names, stop) if names else None
 
 
 def _mark_unbuilt(t: Trace, build: BuildContext) -> None:

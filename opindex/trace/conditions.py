@@ -469,10 +469,18 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         compare = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
                    "<": operator.lt}[op]
         result = compare(value, right)
+    elif name in defaults.get(OPTIONALS, ()):  # C++ `if (min)` of a `Scalar? min`: whether it has a value
+        result = value is not None
     else:
         result = bool(value)
     result = not result if bang else result
     return not result if negate else result
+
+
+# The names of the schemas' optional parameters (`Scalar? min`), where a body's defaults hold them: in C++ a bare
+# `if (min)` of one tests whether it has a value (std::optional, OptionalScalarRef), not the value (min=0.0 is given)
+OPTIONALS = "(optionals)"
+_OPTIONAL_ARG = re.compile(r"\?\s+(\w+)")
 
 
 # A traced call's defaults hold this key (trace/call.py): a C++ constant's integer value in the body's file, by name
@@ -680,6 +688,9 @@ class BodyGuards:
                 value = _literal(text)
                 if value is not _UNKNOWN:
                     defaults[name] = value
+            defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema))
+            for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
+                defaults.pop(name, None)
             rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
             found = self.cache[key] = Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device,
                                              defaults, d.get("file"), self.build)
@@ -723,7 +734,8 @@ class BodyGuards:
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not
         None:`, max_norm=None: the renorm under it is not the default path)."""
-        defaults = python_defaults(fn.get("signature"))
+        defaults = {k: v for k, v in python_defaults(fn.get("signature")).items()
+                    if k not in self.build.unknown_arguments}
         if self.build.call is not None:  # the def a traced call binds to reads the call's values
             defaults = {**defaults, **self.build.call.python_values(fn), CONSTANT: None}
         return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device, defaults, fn["file"],
@@ -738,6 +750,9 @@ class BuildContext:
     def __init__(self, con, device: str, user: dict[str, Setting] | None = None, dtype: str = "float32"):
         self.con, self.device, self.user, self.dtype = con, device, user or {}, dtype
         self.call = None  # a traced call's values (trace/call.py CallValues), when the trace is of a call
+        # arguments a name trace reads as given, value unknown: their defaults rule out every way on (torch.clamp's
+        # min=None, max=None: the op needs one of them)
+        self.unknown_arguments: frozenset[str] = frozenset()
         self.defaults = {k: Setting(k, v, f"upstream default ({_BUILD_OF.get(device, device)})")
                          for k, v in _DEFAULTS.get(device, {}).items()}
         self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)
