@@ -194,8 +194,9 @@ def _mark_undefined_calls(t: Trace, unbuilt: dict[int, Condition]) -> None:
             kids.setdefault(h.parent, []).append(h)
     for h in t.hops:
         below = kids.get(h.id)
-        if not below or h.id in unbuilt or h.absent or h.layer not in _CODE_LAYERS:
-            continue
+        if not below or h.id in unbuilt or h.absent or h.layer not in _CODE_LAYERS or any(
+                c.assumed is False and c.kind in ("#if", "#include") for c in h.conditions):
+            continue  # (a call the build already leaves out: under the same `#if AT_USE_JITERATOR()` as its callee)
         at = f"{h.file}:{h.line}"
         if all(k.id in unbuilt and k.called_at == at for k in below):
             why = unbuilt[below[0].id]

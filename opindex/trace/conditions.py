@@ -77,9 +77,15 @@ class Guards:
                      for first, last, off, _, c in self.spans):
                 continue  # an `if` whose own line the build does not compile (the fork's `#ifdef USE_MACA` /
                 # `if (maca_unlikely(x)) {` / `#endif` around a stock launch): no test in that build
-            elif holds(r["condition"], defaults) is False:
-                self.spans.append((r["line"], r["end_line"], False, f"called when {r['condition']}: {NOT_DEFAULT}",
-                                   Condition(r["kind"], r["condition"], file, r["line"], assumed=False)))
+            else:
+                value = holds(r["condition"], defaults)
+                if value is False:
+                    self.spans.append((r["line"], r["end_line"], False,
+                                       f"called when {r['condition']}: {NOT_DEFAULT}",
+                                       Condition(r["kind"], r["condition"], file, r["line"], assumed=False)))
+                elif value is None:  # undecided: kept as data (a choice's condition, JSON `open`), not in detail
+                    self.spans.append((r["line"], r["end_line"], False, None,
+                                       Condition(r["kind"], r["condition"], file, r["line"])))
         self.cache: dict[int, Under] = {}
 
     def at(self, line: int) -> Under:
@@ -94,7 +100,8 @@ class Guards:
             if first <= line <= last:
                 if off:
                     return Under(off=True)
-                under.notes.append(note)
+                if note is not None:
+                    under.notes.append(note)
                 under.conditions.append(condition)
         return under
 
