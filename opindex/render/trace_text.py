@@ -468,10 +468,18 @@ def _folds(hop: Hop, hidden: dict[int, int]) -> bool:
 
 def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
     below = [t.hops[i] for i, top in hidden.items() if top == launch.id]
-    launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in below if h.kind == "launcher")
+    # named: what this call and build may run; machinery under a false #if or a ruled-out test is not (the fork's
+    # USE_MACA launchers on -U USE_MACA), though it stays in the count and in --full
+    off: set[int] = set()
+    for h in below:  # (parents first)
+        if h.not_default or h.parent in off:
+            off.add(h.id)
+    runs = [h for h in below if h.id not in off]
+    launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in runs if h.kind == "launcher")
                  if n != launch.name]
     kernels = list(dict.fromkeys(h.name.removeprefix("__global__ ").split("::")[-1]
-                                 for h in below + _shown_above(t, below) if h.kind == "global_kernel"))
+                                 for h in runs + [x for x in _shown_above(t, runs) if not x.not_default]
+                                 if h.kind == "global_kernel"))
     text = " -> ".join([launch.name] + launchers[:4] + (["..."] if len(launchers) > 4 else []))
     if kernels:
         text += " -> __global__ " + ", ".join(kernels[:4]) + (", ..." if len(kernels) > 4 else "")
