@@ -328,3 +328,18 @@ def test_an_untuned_call_read_hop_by_hop_sigmoid_in_float16(real_index):
                                                                 ("AT_USE_JITERATOR()", False)]
     choice = next(c for c in t.to_dict()["choices"] if c["hop"] == call.id)
     assert choice["settled"] is False
+
+
+def test_a_fold_line_names_what_this_call_and_build_may_run(real_index):
+    """torch.add on -U USE_MACA: the fork's `#ifdef USE_MACA` launch_vectorized_kernel (CUDALoops.cuh:174) and its
+    vendor kernels are counted in the fold, not named; gpu_kernel_impl's launch_legacy_kernel (:411, under `if
+    (!contiguous)`) and launch_unrolled_kernel (:423, dynamic casting) are ruled out for a contiguous float32
+    input. The fork's own build names its vendor launchers."""
+    stock = real_index.trace("torch.add", undefines=["USE_MACA"])
+    [fold] = [line for line in stock.to_text(context=0).splitlines() if "TensorIterator launch:" in line]
+    assert ("TensorIterator launch: gpu_kernel -> gpu_kernel_impl -> launch_vectorized_kernel -> __global__ "
+            "vectorized_elementwise_kernel, unrolled_elementwise_kernel (") in fold
+    fork = real_index.trace("torch.add")  # the fork's launch_vectorized_kernel launches its nullary_opt kernel first
+    assert ("launch_vectorized_kernel -> __global__ vectorized_elementwise_kernel_nullary_opt, "
+            "vectorized_elementwise_kernel, unrolled_elementwise_kernel (") in next(
+        line for line in fork.to_text(context=0).splitlines() if "TensorIterator launch:" in line)
