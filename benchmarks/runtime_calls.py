@@ -111,6 +111,13 @@ def open_names_it(tr: dict, kernels: list[dict]) -> bool:
     return any(end_hits(h, kernels) for h in tr.get("hops", []))
 
 
+def unbuildable(tr: dict) -> bool:
+    """The main chain stops where the build lacks the code the call takes: every condition of the JSON's
+    `ruled_out` is an #if or #include (the fork's launcher under `#ifdef USE_MACA` on -U USE_MACA)."""
+    stop = tr.get("ruled_out") or {}
+    return bool(stop.get("conditions")) and all(c.get("kind") in ("#if", "#include") for c in stop["conditions"])
+
+
 def score(tracer: CallTracer, calls: list[dict], con) -> list[dict]:
     def in_index(name: str) -> bool:
         return con.execute("SELECT 1 FROM symbols WHERE kind = 'global_kernel' AND name = ? LIMIT 1",
@@ -137,6 +144,9 @@ def score(tracer: CallTracer, calls: list[dict], con) -> list[dict]:
             row["status"] = "absent"
         elif open_names_it(tr, kernels):
             row["status"] = "open"
+        elif unbuildable(tr):
+            row["status"] = "miss"
+            row["unbuildable"] = True  # the trace says this build lacks the code the call takes
         else:
             row["status"] = "miss"
         rows.append(row)
@@ -150,17 +160,20 @@ def report(rows: list[dict], verbose: bool) -> dict:
     pct = lambda a, b: round(100.0 * a / b, 1) if b else 0.0  # noqa: E731
     for r in rows:
         if verbose or r["status"] != "hit" or not r.get("functor", True):
-            mark = r["status"] + ("" if r.get("functor", True) else " (functor not on the chain)")
+            mark = r["status"] + ("" if r.get("functor", True) else " (functor not on the chain)") + (
+                " (build lacks it)" if r.get("unbuildable") else "")
             print(f"{mark:<34} {r['call'][:70]}\n{'':34} ended at {r.get('end')}; ran {', '.join(r['ran'][:4])}")
     out = {"calls": len(rows), "scored": len(scored), "hit": len(hits), "percent": pct(len(hits), len(scored)),
            "functor": sum(1 for r in hits if r.get("functor")),
            "open": sum(1 for r in scored if r["status"] == "open"),
+           "unbuildable": sum(1 for r in scored if r.get("unbuildable")),
            "absent": [r["call"] for r in rows if r["status"] == "absent"],
            "chooses": {"scored": len(chooses), "hit": sum(1 for r in chooses if r["status"] == "hit")},
            "traced_as_name": sum(1 for r in rows if r.get("traced") == "name")}
     print(f"\nmain chain ends at a kernel that ran: {out['hit']}/{out['scored']} = {out['percent']}% "
           f"(target >= 90%); through the functor's function: {out['functor']}; open decisions naming one: "
-          f"{out['open']}; version differences (not scored): {len(out['absent'])}")
+          f"{out['open']}; misses where the trace says this build lacks the code the call takes: "
+          f"{out['unbuildable']}; version differences (not scored): {len(out['absent'])}")
     print(f"calls where an argument or the dtype chooses: {out['chooses']['hit']}/{out['chooses']['scored']}; "
           f"traced by name only (the call not read): {out['traced_as_name']}")
     return out
