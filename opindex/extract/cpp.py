@@ -341,9 +341,10 @@ class _File:
         name = parts[-1]
         if not name:
             return None
-        # `template <> void gemm<float>(...)`: an explicit specialization, which a call written gemm<float> reaches
-        targs = template_args_of(_text(name_node)) if role == "function" and name_node.type != "function_declarator" \
-            else None
+        # `template <> void gemm<float>(...)`: an explicit specialization, which a call written gemm<float> reaches;
+        # `template <> struct prod_functor<bool> {...}`: a class's, whose members the trace reads as written for bool
+        targs = template_args_of(_text(name_node)) if (role == "function" and name_node.type != "function_declarator") \
+            or (role in ("class", "struct") and name_node.type == "template_type") else None
         qual_parts = scope + parts[:-1] + [("structured_" + name) if kind in _STRUCTURED_KINDS else name]
         qualified = "::".join(p for p in qual_parts if p)
         is_template = 1 if node.parent is not None and node.parent.type == "template_declaration" else 0
@@ -804,10 +805,17 @@ def _scope(node, cache: dict | None = None) -> tuple[list[str], bool]:
     `cache` (one per tree: node ids are per tree) remembers the scope of each ancestor, so the definitions of one
     class or namespace walk up only once (a parent step costs a descent from the root in tree-sitter)."""
     parent = node.parent
-    in_class = parent is not None and (parent.type == "field_declaration_list" or (
-        parent.type == "template_declaration" and parent.parent is not None
-        and parent.parent.type == "field_declaration_list"))
+    holder = parent
+    # a member written under `#if` inside the class body (prod_functor's `#if AT_USE_JITERATOR()` operator() and
+    # its `#else` twin) is as much a member as one outside it: the directives' nodes stand between it and the body
+    while holder is not None and holder.type in _MEMBER_WRAPPERS:
+        holder = holder.parent
+    in_class = holder is not None and holder.type == "field_declaration_list"
     return list(_ancestors(parent, {} if cache is None else cache)), in_class
+
+
+_MEMBER_WRAPPERS = frozenset({"template_declaration", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+                              "preproc_elifdef"})
 
 
 def _ancestors(node, cache: dict) -> tuple[str, ...]:

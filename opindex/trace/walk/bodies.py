@@ -8,10 +8,10 @@ from .. import facts as q
 from ...pytorch.devices import CPP_HEADERS, CPP_SOURCES, op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
 from ...pytorch.receivers import split_parameters
-from ..conditions import specialization_dtype
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
+from .specializations import not_taken
 from .text import cpp_detail
 
 MAX_HELPERS = 6  # helpers without device code shown per body (helper leaves; --limit 0: all)
@@ -235,16 +235,17 @@ class BodyWalk(Step):
             hop.conditions.append(Condition("#if", test, file, assumed=value))
 
     def dtype_condition(self, hop: Hop, target: dict, links: list[dict]) -> None:
-        """One of several explicit specializations a call of a template may reach (`gemm<scalar_t>(...)` inside an
-        AT_DISPATCH reaches gemm<double>, gemm<float>, gemm<at::Half> ...): the input's dtype picks the one
-        written for it; the others are said and ranked after, when one of them is written for that dtype."""
-        mine = specialization_dtype(target.get("signature"))
-        if mine is None or mine == self.build.dtype:
+        """One of several definitions of a template a call may reach (`gemm<scalar_t>(...)` inside an AT_DISPATCH
+        reaches gemm<double>, gemm<float>, gemm<at::Half> ...; `prod_functor<scalar_t>{}(iter)` the primary
+        template's operator() and prod_functor<bool>'s): the input's dtype picks the specialization written for it,
+        else the primary template (walk/specializations.py); the others are said and ranked after."""
+        test = not_taken(self.con, target, links, self.build.dtype)
+        if test is None:
             return
-        if any(specialization_dtype(ln.get("signature")) == self.build.dtype for ln in links):
-            test = f"scalar_t is {mine}"
-            hop.detail += f" [called when {test}: the input is {self.build.dtype}]"
-            hop.conditions.append(Condition("if", test, target["file"], target["line"], assumed=False))
+        primary = test.text.startswith("scalar_t is not ")
+        hop.detail += f" [the primary template: {self.build.dtype} has its own specialization]" if primary else \
+            f" [called when {test.text}: the input is {self.build.dtype}]"
+        hop.conditions.append(test)
 
     def keep_leaf(self, call: dict, links: list[dict], hop: Hop) -> None:
         """Keep a call for helper_leaves when what it reaches is ATen's, in one file, with no device code below it
