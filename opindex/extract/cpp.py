@@ -922,25 +922,41 @@ def _invocations(u: _Unit, table: MacroTable):
 
 def extract(path: str, data: bytes, language: str) -> FileFacts:
     """Facts of one file. Where #if groups split braces (cpp_branches), the file is read with one side chosen,
-    and the facts on the lines that choice blanked come from reading the file as written (only the part of it
-    that spans those lines is matched)."""
-    selected, blanked = branches.select(data)
+    and the facts on the lines that choice blanked come from the readings that keep the other branches of such
+    groups (Shape.cu's `#ifdef USE_MACA if (...) { maca_parallel_cat ... #else if (...) { parallel_cat ... #endif`:
+    the `#else` side is a function body's code only a balanced reading sees), else from reading the file as written
+    (only the part of it that spans those lines is matched)."""
+    selected, blanked, readings = branches.select(data)
     if not blanked:
         facts = _extract(path, data, language)[0]
         _preprocessor_conditions(facts, path, data)
         return facts
     first: list = []  # the first reading's (text, tree), parsed again only where the two texts differ
     facts, macros = _extract(path, selected, language, keep=first)
-    # #defines before the span are still known there: the macros the first reading found come along
-    as_written, _ = _extract(path, data, language, within=_line_span(data, min(blanked), max(blanked)),
-                             known=macros, old=first[0] if first else None)
     functions = _function_spans(facts.rows["symbols"])
-    for table, rows in as_written.rows.items():  # every fact row starts (file, line, ...)
-        at = _CALLER_COLUMN.get(table)
-        facts.rows[table].extend(_in_function(r, at, functions) if at is not None else r
-                                 for r in rows if r[1] in blanked)
+    rest = set(blanked)  # the lines no reading has read yet
+    for choice in range(1, readings):
+        other, other_blanked, _ = branches.select(data, choice)
+        lines = rest - other_blanked  # this branch's own lines
+        if lines:
+            _add_rows(facts, _extract(path, other, language, old=first[0] if first else None)[0], lines, functions)
+            rest -= lines
+    if rest:
+        # #defines before the span are still known there: the macros the first reading found come along
+        as_written, _ = _extract(path, data, language, within=_line_span(data, min(rest), max(rest)),
+                                 known=macros, old=first[0] if first else None)
+        _add_rows(facts, as_written, rest, functions)
     _preprocessor_conditions(facts, path, data)
     return facts
+
+
+def _add_rows(facts: FileFacts, reading: FileFacts, lines: set[int], functions: list[tuple]) -> None:
+    """Another reading's rows on `lines` (every fact row starts (file, line, ...)), named by the first reading's
+    functions."""
+    for table, rows in reading.rows.items():
+        at = _CALLER_COLUMN.get(table)
+        facts.rows[table].extend(_in_function(r, at, functions) if at is not None else r
+                                 for r in rows if r[1] in lines)
 
 
 def _preprocessor_conditions(facts: FileFacts, path: str, data: bytes) -> None:
