@@ -320,7 +320,7 @@ class _File:
             if not words:
                 return None
             parts = ["_".join(words)]
-            signature = collapse(_text(caps["function.params"][0]))
+            signature = _parameter_text(caps["function.params"][0])
         else:
             parts = strip_templates(_text(name_node)).split("::")
             if _misparsed(node, parts[-1]):
@@ -328,7 +328,7 @@ class _File:
             if _misread_call(node):
                 u.misread.append((node, name_node))  # a call, extracted by calls()
                 return None
-            signature = collapse(_text(caps["function.params"][0]))
+            signature = _parameter_text(caps["function.params"][0])
             tokens = {c.type for c in node.children[:6]}
             if "__global__" in tokens:
                 kind = "global_kernel"
@@ -458,7 +458,7 @@ class _File:
             at = caps["call.name"][0].end_byte if is_method else (caps["call.args"][0].start_byte if "call.args" in caps
                                                                   else start.end_byte)
             calls.append((path, line, language, caller, callee, qualifier, is_method, call_args,  # _CALL
-                          None if role == "call.object" else argument_texts(u.data, at), None))
+                          argument_texts(u.data, at), None))
             if fixed_line and not is_method and (line, callee) not in self.chosen and _in_if_condition(start):
                 self.chosen.add((line, callee))
                 # a macro's `if (should_use_multiblock(...))` (TensorTopK.cu's RUN_MB): its line is the macro's use,
@@ -797,6 +797,18 @@ def _misparsed(node, name: str) -> bool:
     if parent is not None and parent.type == "template_declaration":
         parent = parent.parent
     return parent is not None and parent.type in ("compound_statement", "field_declaration_list")
+
+
+def _parameter_text(node) -> str:
+    """A parameter list on one line: `//` comments dropped (collapsed, one would swallow the parameters after it:
+    ScatterGatherKernel.cu:169's `int64_t numel,  // Do not use ...` before `const func_t& f`)."""
+    text = _text(node)
+    if "//" in text:
+        text = _LINE_COMMENT.sub("", text)
+    return collapse(text)
+
+
+_LINE_COMMENT = re.compile(r"//[^\n]*")
 
 
 def _scope(node, cache: dict | None = None) -> tuple[list[str], bool]:

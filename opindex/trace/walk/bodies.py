@@ -2,6 +2,7 @@
 helpers it calls, and those without device code shown as leaves."""
 from __future__ import annotations
 
+import json
 import re
 
 from .. import facts as q
@@ -12,6 +13,7 @@ from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
 from .specializations import not_taken
+from ..typeids import declared_types, passed_types
 from .text import cpp_detail
 
 MAX_HELPERS = 6  # helpers without device code shown per body (helper leaves; --limit 0: all)
@@ -53,7 +55,9 @@ class BodyWalk(Step):
         mark = len(self.trace.hops)
         known = self.conditions.over(caller).values if caller is not None else {}
         given = {} if self.b.ruled_out(parent) else literal_arguments(self.con, d, call_site, known)
-        self.body({**d, "call_values": given} if given else d, hop, depth)
+        types = argument_types(self.con, d, call_site, caller)
+        self.body({**d, **({"call_values": given} if given else {}), **({"call_types": types} if types else {})},
+                  hop, depth)
         if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
             self.b.useful_cpp.add(key)
         return hop
@@ -290,6 +294,27 @@ class BodyWalk(Step):
         h = self.leaf_hops.get(symbol_id)
         return h is not None and h.id < len(self.trace.hops) and self.trace.hops[h.id] is h
 
+
+
+def argument_types(con, d: dict, call_site: tuple[str, int] | None, caller: dict | None) -> dict[str, str]:
+    """The class of each parameter of `d` that its body's `typeid(x) == typeid(T)` tests can read (trace/typeids.py):
+    declared with a concrete type in its own signature, or passed a parameter its caller declares so (the call at
+    `call_site`). Empty when no test of the body asks (read only for a body with `typeid` in its conditions)."""
+    if not d.get("signature") or d.get("language") == "python" or not q.tests_typeid(con, d):
+        return {}
+    try:
+        own = json.loads(d.get("template_parameters") or "[]")
+    except ValueError:
+        own = []
+    types = declared_types(d["signature"], own)
+    args = q.arguments_of_call(con, call_site[0], call_site[1], d["name"]) if call_site and caller else None
+    if args and caller.get("signature"):
+        try:
+            theirs = json.loads(caller.get("template_parameters") or "[]")
+        except ValueError:
+            theirs = []
+        types.update(passed_types(split_parameters(d["signature"]), args, declared_types(caller["signature"], theirs)))
+    return types
 
 
 _LITERAL_ARGUMENT = re.compile(r"^(?:/\*.*?\*/\s*)?(true|false|nullptr|-?\d+(?:\.\d*)?[fFlLuU]*|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)$")
