@@ -92,3 +92,9 @@ def test_scatter_add_is_not_the_assign_path(real_index):
     assert any(c.line == 200 and c.assumed is False for c in assign.conditions)
     stock = real_index.trace("torch.Tensor.scatter_add_", undefines=["USE_MACA"])
     assert _end(stock) == ("__global__ at::native::_scatter_gather_elementwise_kernel", SCATTER, 95)
+    # the call at :694 may reach three operator()s; reduce_add (`static ReduceAdd reduce_add;`, :45) picks :360's
+    # `const ReduceAdd& f` over :418's `const TensorAssign& f` and :477's `const func_t& f`
+    said = {h.line: [(c.text, c.assumed) for c in h.conditions] for h in fork.hops
+            if h.name == "at::native::cuda_scatter_gather_base_kernel::operator()" and h.called_at == f"{SCATTER}:694"}
+    assert said == {360: [], 418: [("reduce_add is TensorAssign", False)],
+                    477: [("reduce_add is not ReduceAdd", False)]}

@@ -6,6 +6,12 @@ chooses plain scatter's `_launch_scatter_kernel_dim2_opt_assign`). The type is k
 with a concrete type, in the body's own signature or in its caller's, whose parameter of that type the call passes on
 (cuda_scatter_gather_base_kernel's `const ReduceAdd& f`, passed as `f`): scatter_add's path is not the assign one.
 Types compare by their last name, template arguments dropped (`at::native::ReduceAdd` is `ReduceAdd`).
+
+The same classes choose among a call's overloads, as C++ does: where one overload declares the parameter with the
+class of what the call passes (a caller's parameter, or an object its file declares: `static TensorAssign
+tensor_assign;`), the overloads declaring another class there, or a template parameter, are not taken
+(scatter_cuda_kernel's `cuda_scatter_gather_base_kernel<>()(..., tensor_assign)` runs the `const TensorAssign& f`
+operator(), ScatterGatherKernel.cu:418, not the ReduceAdd one of :360 nor the `const func_t& f` one of :477).
 """
 from __future__ import annotations
 
@@ -68,3 +74,27 @@ def _last_name(text: str) -> str:
 
 _BUILTIN = frozenset({"int", "bool", "float", "double", "char", "void", "auto", "long", "short", "unsigned",
                       "int64_t", "int32_t", "size_t", "uint8_t", "int8_t", "int16_t", "uint32_t", "uint64_t"})
+
+
+def parameter_class(param: str, template_parameters: list[str] = ()) -> str | None:
+    """The class one parameter is declared with (`const ReduceAdd& f` -> ReduceAdd); None for a template parameter,
+    a built-in type or a parameter this reading cannot split."""
+    m = _PARAMETER.match(param.strip())
+    if m is None:
+        return None
+    kind = _last_name(_QUALIFIERS.sub(" ", m.group("type")))
+    return kind if kind and kind not in template_parameters else None
+
+
+def object_class(lines: list[str] | None, name: str) -> str | None:
+    """The class of an object a file declares at the start of a line (`static TensorAssign tensor_assign;`), by
+    its last name; None when the file declares none, or several, of that name."""
+    if not lines or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return None
+    found = {_last_name(m.group(1)) for line in lines if name in line
+             for m in [_DECLARED.match(line)] if m is not None and m.group(2) == name}
+    found.discard("")
+    return found.pop() if len(found) == 1 else None
+
+
+_DECLARED = re.compile(r"^\s*(?:static\s+)?(?:const\s+)?([A-Za-z_][\w:]*(?:<[^;=]*>)?)\s+([A-Za-z_]\w*)\s*(?:;|=|\{)")

@@ -13,7 +13,8 @@ from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
 from .specializations import not_taken
-from ..typeids import declared_types, passed_types
+from ..sequence import file_lines
+from ..typeids import declared_types, object_class, parameter_class, passed_types
 from .text import cpp_detail
 
 MAX_HELPERS = 6  # helpers without device code shown per body (helper leaves; --limit 0: all)
@@ -35,6 +36,9 @@ class BodyWalk(Step):
             # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
             # the backward-input one from :909): what it leads to depends on the caller, so once per caller
             key = (key, parent.name, parent.file)
+        types = argument_types(self.con, d, call_site, caller)
+        if types:  # its typeid tests read the classes this call passes: once per set of them (scatter's TensorAssign,
+            key = (key, tuple(sorted(types.items())))  # scatter_add's ReduceAdd)
         hop = self.b.add(parent, "cpp", kind or d["kind"], d["qualified_name"], d["file"], d["line"],
                        cpp_detail(d))
         if call_site is not None:
@@ -55,7 +59,6 @@ class BodyWalk(Step):
         mark = len(self.trace.hops)
         known = self.conditions.over(caller).values if caller is not None else {}
         given = {} if self.b.ruled_out(parent) else literal_arguments(self.con, d, call_site, known)
-        types = argument_types(self.con, d, call_site, caller)
         self.body({**d, **({"call_values": given} if given else {}), **({"call_types": types} if types else {})},
                   hop, depth)
         if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
@@ -182,6 +185,7 @@ class BodyWalk(Step):
         links = self.in_translation_unit(call, links, hop)
         if leaves:
             self.keep_leaf(call, links, hop)
+        passed_over = self.overloads_by_class(call, links, d) if len(links) > 1 else {}
         for target in links:
             if target["reach"] is not None and target["kind"] in ("struct", "class"):
                 self.launches.functor_body(call, target, hop, len(links))
@@ -206,6 +210,12 @@ class BodyWalk(Step):
                 self.link_condition(self.trace.hops[mark], target["link_condition"], target["file"])
             if len(links) > 1:
                 self.dtype_condition(self.trace.hops[mark], target, links)
+            if target["id"] in passed_over:
+                arg, cls, other = passed_over[target["id"]]
+                self.trace.hops[mark].detail += f" [not the overload the call takes: {arg} is a {cls}]"
+                self.trace.hops[mark].conditions.append(Condition(
+                    "if", f"{arg} is {other}" if other else f"{arg} is not {cls}", call["file"], call["line"],
+                    assumed=False))
             if seen:
                 self.b.live.add(mark)  # called here too; what it leads to is shown above
             elif self.b.prune(mark + 1):
@@ -213,6 +223,36 @@ class BodyWalk(Step):
             else:
                 self.b.seen_cpp.discard(target["id"])
                 self.b.truncate(mark)
+
+    def overloads_by_class(self, call: dict, links: list[dict], caller: dict) -> dict[int, tuple[str, str, str]]:
+        """Of the overloads a call may reach, those C++ would not choose for the class of an argument
+        (trace/typeids.py): where one overload declares that parameter with the argument's class, the others
+        (another class, a template parameter) -> (argument, its class, the class that overload declares or '').
+        The argument's class: a parameter of the
+        caller declared with it, else an object the call's file declares."""
+        args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
+        typed = [ln for ln in links if ln.get("signature")]
+        if not args or len(typed) < 2 or len(typed) < len(links):
+            return {}
+        theirs = declared_types(caller.get("signature"), _template_parameters(caller)) if caller.get("signature") \
+            else {}
+        lines = None
+        per_link = {ln["id"]: split_parameters(ln["signature"]) for ln in typed}
+        out: dict[int, tuple[str, str, str]] = {}
+        for i, arg in enumerate(a.strip() for a in args):
+            if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+                continue
+            cls = theirs.get(arg)
+            if cls is None:
+                lines = file_lines(self.trace.root, call["file"]) if lines is None else lines
+                cls = object_class(lines, arg)
+            if cls is None:
+                continue
+            declared = {ln["id"]: parameter_class(per_link[ln["id"]][i], _template_parameters(ln))
+                        if i < len(per_link[ln["id"]]) else None for ln in typed}
+            if cls in declared.values():
+                out.update({sid: (arg, cls, kind or "") for sid, kind in declared.items() if kind != cls})
+        return out
 
     def in_translation_unit(self, call: dict, links: list[dict], hop: Hop) -> list[dict]:
         """Of the definitions a header's call may reach in several files, those the translation unit being walked
@@ -296,24 +336,24 @@ class BodyWalk(Step):
 
 
 
+def _template_parameters(d: dict) -> list[str]:
+    try:
+        return json.loads(d.get("template_parameters") or "[]")
+    except ValueError:
+        return []
+
+
 def argument_types(con, d: dict, call_site: tuple[str, int] | None, caller: dict | None) -> dict[str, str]:
     """The class of each parameter of `d` that its body's `typeid(x) == typeid(T)` tests can read (trace/typeids.py):
     declared with a concrete type in its own signature, or passed a parameter its caller declares so (the call at
     `call_site`). Empty when no test of the body asks (read only for a body with `typeid` in its conditions)."""
     if not d.get("signature") or d.get("language") == "python" or not q.tests_typeid(con, d):
         return {}
-    try:
-        own = json.loads(d.get("template_parameters") or "[]")
-    except ValueError:
-        own = []
-    types = declared_types(d["signature"], own)
+    types = declared_types(d["signature"], _template_parameters(d))
     args = q.arguments_of_call(con, call_site[0], call_site[1], d["name"]) if call_site and caller else None
     if args and caller.get("signature"):
-        try:
-            theirs = json.loads(caller.get("template_parameters") or "[]")
-        except ValueError:
-            theirs = []
-        types.update(passed_types(split_parameters(d["signature"]), args, declared_types(caller["signature"], theirs)))
+        types.update(passed_types(split_parameters(d["signature"]), args,
+                                  declared_types(caller["signature"], _template_parameters(caller))))
     return types
 
 
