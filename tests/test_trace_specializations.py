@@ -137,3 +137,40 @@ def test_a_line_comment_in_a_parameter_list_does_not_swallow_the_parameters_afte
             "}\n")
     facts = cpp.extract("aten/src/ATen/native/F.cpp", code.encode(), "cpp")
     assert [r[8] for r in facts.rows["symbols"]] == ["(int a, const func_t& g)"]
+
+
+OVERLOADS = (
+    "namespace at { namespace native {\n"                                          # 1
+    "__global__ void k_add(int n) {}\n"                                            # 2
+    "__global__ void k_assign(int n) {}\n"                                         # 3
+    "__global__ void k_any(int n) {}\n"                                            # 4
+    "class ReduceAdd {};\n"                                                        # 5
+    "class TensorAssign {};\n"                                                     # 6
+    "static TensorAssign tensor_assign;\n"                                         # 7
+    "template <bool is_scatter_like = true>\n"                                     # 8
+    "struct base_kernel {\n"                                                       # 9
+    "  void operator()(const Tensor& self, const ReduceAdd& f) { k_add<<<1, 1>>>(1); }\n"        # 10
+    "  void operator()(const Tensor& self, const TensorAssign& f) { k_assign<<<1, 1>>>(1); }\n"  # 11
+    "  template <typename func_t>\n"                                               # 12
+    "  void operator()(const Tensor& self, const func_t& f) { k_any<<<1, 1>>>(1); }\n"           # 13
+    "};\n"                                                                         # 14
+    "void scatter_kernel(const Tensor& self) {\n"                                  # 15
+    "  base_kernel<>()(self, tensor_assign);\n"                                    # 16
+    "}\n"                                                                          # 17
+    "}}\n")
+
+
+def test_the_class_of_what_a_call_passes_chooses_the_overload(sample_copy, tmp_path):
+    """ScatterGatherKernel.cu's shape: `static TensorAssign tensor_assign;` passed to a call that may reach three
+    operator()s; the one declaring `const TensorAssign& f` runs, not the ReduceAdd one nor the template one."""
+    from opindex.api import Index, build
+    (sample_copy / "aten/src/ATen/native/cuda/Overloads.cu").write_text(OVERLOADS)
+    db = tmp_path / "overloads.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    with Index(db) as ix:
+        t = ix.trace("at::native::scatter_kernel")
+    assert _end(t) == ("__global__ at::native::k_assign", 3)
+    said = {h.line: [(c.text, c.assumed) for c in h.conditions] for h in t.hops
+            if h.name == "at::native::base_kernel::operator()"}
+    assert said == {10: [("tensor_assign is ReduceAdd", False)], 11: [],
+                    13: [("tensor_assign is not TensorAssign", False)]}
