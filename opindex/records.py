@@ -31,11 +31,12 @@ class SymbolRow(NamedTuple):
     is_template: bool  # C++ template definition
     from_macro: str | None  # the #define it was expanded from (same file), else NULL
     # C++: the template arguments of an explicit specialization, as written, whitespace collapsed (`<float>` for
-    # `template <> void gemm<float>(...)`); NULL for any other definition
+    # `template <> void gemm<float>(...)`, `<bool>` for `template <> struct prod_functor<bool> {...}`); NULL for any
+    # other definition
     template_args: str | None
     # C++ template: the names of its template parameters in order, a JSON array (`["exponential_kernel", "RNG"]` for
-    # `template<template<typename> class exponential_kernel, typename RNG>`; '' for an unnamed one; `[]` when its head
-    # was not read); NULL for any other definition
+    # `template<template<typename> class exponential_kernel, typename RNG>`; '' for an unnamed one; `[]` for an explicit
+    # specialization's `template <>` or when its head was not read); NULL for any other definition
     template_parameters: str | None
 
 

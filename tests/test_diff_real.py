@@ -61,8 +61,10 @@ CHAINS = {
         ('same', 'stub', 'lstm_cudnn_stub', 'aten/src/ATen/native/RNN.cpp:1440', None, 'aten/src/ATen/native/RNN.cpp:1431'),
         ('same', 'registration', 'CUDA: lstm_cudnn', 'aten/src/ATen/native/cudnn/RNN.cpp:1594', None, 'aten/src/ATen/native/cudnn/RNN.cpp:2763'),
         ('same', 'C++', 'at::native::lstm_cudnn', 'aten/src/ATen/native/cudnn/RNN.cpp:1572', None, 'aten/src/ATen/native/cudnn/RNN.cpp:2705'),
-        ('same', 'C++', 'at::native::_cudnn_impl', 'aten/src/ATen/native/cudnn/RNN.cpp:1477', None, 'aten/src/ATen/native/cudnn/RNN.cpp:2513'),
-        ('changed', 'op call', 'at::_cudnn_rnn', 'aten/src/ATen/native/cudnn/RNN.cpp:1507', 'at::_cudnn_rnn_symint', 'aten/src/ATen/native/cudnn/RNN.cpp:2562'),
+        # lstm_cudnn's `_cudnn_impl(input, std::make_tuple(hx[0], hx[1]), params, ...)` (1.8 :1576, 2.4 :2718): the
+        # overload without _batch_sizes, whose TensorList params it passes (`params` is its own TensorList)
+        ('same', 'C++', 'at::native::_cudnn_impl', 'aten/src/ATen/native/cudnn/RNN.cpp:1517', None, 'aten/src/ATen/native/cudnn/RNN.cpp:2587'),
+        ('changed', 'op call', 'at::_cudnn_rnn', 'aten/src/ATen/native/cudnn/RNN.cpp:1539', 'at::_cudnn_rnn_symint', 'aten/src/ATen/native/cudnn/RNN.cpp:2623'),
         ('same', 'entry', 'aten::_cudnn_rnn', f'{Y}:138', None, f'{Y}:247'),
         ('same', 'dispatch row', 'CUDA: _cudnn_rnn', f'{Y}:141', None, f'{Y}:252'),
         ('same', 'C++', 'at::native::_cudnn_rnn', 'aten/src/ATen/native/cudnn/RNN.cpp:902', None, 'aten/src/ATen/native/cudnn/RNN.cpp:1395'),

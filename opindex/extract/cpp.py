@@ -320,7 +320,7 @@ class _File:
             if not words:
                 return None
             parts = ["_".join(words)]
-            signature = collapse(_text(caps["function.params"][0]))
+            signature = _parameter_text(caps["function.params"][0])
         else:
             parts = strip_templates(_text(name_node)).split("::")
             if _misparsed(node, parts[-1]):
@@ -328,7 +328,7 @@ class _File:
             if _misread_call(node):
                 u.misread.append((node, name_node))  # a call, extracted by calls()
                 return None
-            signature = collapse(_text(caps["function.params"][0]))
+            signature = _parameter_text(caps["function.params"][0])
             tokens = {c.type for c in node.children[:6]}
             if "__global__" in tokens:
                 kind = "global_kernel"
@@ -341,9 +341,10 @@ class _File:
         name = parts[-1]
         if not name:
             return None
-        # `template <> void gemm<float>(...)`: an explicit specialization, which a call written gemm<float> reaches
-        targs = template_args_of(_text(name_node)) if role == "function" and name_node.type != "function_declarator" \
-            else None
+        # `template <> void gemm<float>(...)`: an explicit specialization, which a call written gemm<float> reaches;
+        # `template <> struct prod_functor<bool> {...}`: a class's, whose members the trace reads as written for bool
+        targs = template_args_of(_text(name_node)) if (role == "function" and name_node.type != "function_declarator") \
+            or (role in ("class", "struct") and name_node.type == "template_type") else None
         qual_parts = scope + parts[:-1] + [("structured_" + name) if kind in _STRUCTURED_KINDS else name]
         qualified = "::".join(p for p in qual_parts if p)
         is_template = 1 if node.parent is not None and node.parent.type == "template_declaration" else 0
@@ -457,7 +458,7 @@ class _File:
             at = caps["call.name"][0].end_byte if is_method else (caps["call.args"][0].start_byte if "call.args" in caps
                                                                   else start.end_byte)
             calls.append((path, line, language, caller, callee, qualifier, is_method, call_args,  # _CALL
-                          None if role == "call.object" else argument_texts(u.data, at), None))
+                          argument_texts(u.data, at), None))
             if fixed_line and not is_method and (line, callee) not in self.chosen and _in_if_condition(start):
                 self.chosen.add((line, callee))
                 # a macro's `if (should_use_multiblock(...))` (TensorTopK.cu's RUN_MB): its line is the macro's use,
@@ -798,16 +799,35 @@ def _misparsed(node, name: str) -> bool:
     return parent is not None and parent.type in ("compound_statement", "field_declaration_list")
 
 
+def _parameter_text(node) -> str:
+    """A parameter list on one line: `//` comments dropped (collapsed, one would swallow the parameters after it:
+    ScatterGatherKernel.cu:169's `int64_t numel,  // Do not use ...` before `const func_t& f`)."""
+    text = _text(node)
+    if "//" in text:
+        text = _LINE_COMMENT.sub("", text)
+    return collapse(text)
+
+
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+
+
 def _scope(node, cache: dict | None = None) -> tuple[list[str], bool]:
     """Enclosing namespaces and classes, outermost first; and whether the definition sits in a class body.
 
     `cache` (one per tree: node ids are per tree) remembers the scope of each ancestor, so the definitions of one
     class or namespace walk up only once (a parent step costs a descent from the root in tree-sitter)."""
     parent = node.parent
-    in_class = parent is not None and (parent.type == "field_declaration_list" or (
-        parent.type == "template_declaration" and parent.parent is not None
-        and parent.parent.type == "field_declaration_list"))
+    holder = parent
+    # a member written under `#if` inside the class body (prod_functor's `#if AT_USE_JITERATOR()` operator() and
+    # its `#else` twin) is as much a member as one outside it: the directives' nodes stand between it and the body
+    while holder is not None and holder.type in _MEMBER_WRAPPERS:
+        holder = holder.parent
+    in_class = holder is not None and holder.type == "field_declaration_list"
     return list(_ancestors(parent, {} if cache is None else cache)), in_class
+
+
+_MEMBER_WRAPPERS = frozenset({"template_declaration", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+                              "preproc_elifdef"})
 
 
 def _ancestors(node, cache: dict) -> tuple[str, ...]:
@@ -914,25 +934,41 @@ def _invocations(u: _Unit, table: MacroTable):
 
 def extract(path: str, data: bytes, language: str) -> FileFacts:
     """Facts of one file. Where #if groups split braces (cpp_branches), the file is read with one side chosen,
-    and the facts on the lines that choice blanked come from reading the file as written (only the part of it
-    that spans those lines is matched)."""
-    selected, blanked = branches.select(data)
+    and the facts on the lines that choice blanked come from the readings that keep the other branches of such
+    groups (Shape.cu's `#ifdef USE_MACA if (...) { maca_parallel_cat ... #else if (...) { parallel_cat ... #endif`:
+    the `#else` side is a function body's code only a balanced reading sees), else from reading the file as written
+    (only the part of it that spans those lines is matched)."""
+    selected, blanked, readings = branches.select(data)
     if not blanked:
         facts = _extract(path, data, language)[0]
         _preprocessor_conditions(facts, path, data)
         return facts
     first: list = []  # the first reading's (text, tree), parsed again only where the two texts differ
     facts, macros = _extract(path, selected, language, keep=first)
-    # #defines before the span are still known there: the macros the first reading found come along
-    as_written, _ = _extract(path, data, language, within=_line_span(data, min(blanked), max(blanked)),
-                             known=macros, old=first[0] if first else None)
     functions = _function_spans(facts.rows["symbols"])
-    for table, rows in as_written.rows.items():  # every fact row starts (file, line, ...)
-        at = _CALLER_COLUMN.get(table)
-        facts.rows[table].extend(_in_function(r, at, functions) if at is not None else r
-                                 for r in rows if r[1] in blanked)
+    rest = set(blanked)  # the lines no reading has read yet
+    for choice in range(1, readings):
+        other, other_blanked, _ = branches.select(data, choice)
+        lines = rest - other_blanked  # this branch's own lines
+        if lines:
+            _add_rows(facts, _extract(path, other, language, old=first[0] if first else None)[0], lines, functions)
+            rest -= lines
+    if rest:
+        # #defines before the span are still known there: the macros the first reading found come along
+        as_written, _ = _extract(path, data, language, within=_line_span(data, min(rest), max(rest)),
+                                 known=macros, old=first[0] if first else None)
+        _add_rows(facts, as_written, rest, functions)
     _preprocessor_conditions(facts, path, data)
     return facts
+
+
+def _add_rows(facts: FileFacts, reading: FileFacts, lines: set[int], functions: list[tuple]) -> None:
+    """Another reading's rows on `lines` (every fact row starts (file, line, ...)), named by the first reading's
+    functions."""
+    for table, rows in reading.rows.items():
+        at = _CALLER_COLUMN.get(table)
+        facts.rows[table].extend(_in_function(r, at, functions) if at is not None else r
+                                 for r in rows if r[1] in lines)
 
 
 def _preprocessor_conditions(facts: FileFacts, path: str, data: bytes) -> None:

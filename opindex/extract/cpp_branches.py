@@ -2,9 +2,9 @@
 
 tree-sitter parses C++ without a preprocessor. When both branches of `#if A ... #else ... #endif` open a brace
 (two function headers for one body), or a lone `#if VENDOR ... } ... #endif` closes a brace another group opened,
-the grammar sees unbalanced code and the enclosing namespace becomes one ERROR node. Like ctags, we keep the first
-branch of a group whose branches all leave the same non-zero brace balance, and blank a branch-less group that is
-unbalanced on its own. `#if 0` blocks are dead code and blanked. Balanced groups are left alone, so no fact of a
+the grammar sees unbalanced code and the enclosing namespace becomes one ERROR node. Like ctags, we keep one branch
+of a group whose branches all leave the same non-zero brace balance (the first; extract reads the file again with
+each other one kept, for that branch's facts), and blank a branch-less group that is unbalanced on its own. `#if 0` blocks are dead code and blanked. Balanced groups are left alone, so no fact of a
 well-formed file is lost. Blanking keeps every newline: lines and offsets stay true.
 """
 from __future__ import annotations
@@ -37,13 +37,18 @@ def _dangling_else(text: bytes) -> bool:
     return text.rstrip().endswith(b"else") and re.search(rb"\belse$", text.rstrip()) is not None
 
 
-def select(data: bytes) -> tuple[bytes, set[int]]:
-    """(the text with the chosen branches blanked, the 1-based lines blanked); data itself when nothing is."""
+def select(data: bytes, choice: int = 0) -> tuple[bytes, set[int], int]:
+    """(the text with the chosen branches blanked, the 1-based lines blanked, how many readings hold every branch);
+    data itself when nothing is blanked. `choice`: which branch of a group whose branches all leave the same
+    non-zero brace balance is kept (0, the first, as ctags does; k, the k-th, or the group's last when it has
+    fewer). The readings: the most branches such a group has (0 when there is none); extract reads the file once
+    per choice below it, for the facts only that branch holds (Shape.cu's `#else` parallel_cat calls)."""
     if b"#if" not in data and b"# if" not in data:
-        return data, set()
+        return data, set(), 0
     lines = data.split(b"\n")
     groups = _groups(data)
     blanked: set[int] = set()
+    most = 0  # the most branches of a group one branch of which is kept
     for group in groups:  # innermost first: an outer group's balance sees its inner groups already decided
         branches = list(zip(group, group[1:]))  # (directive line, next directive line)
         kind = lines[group[0]].split(b"#", 1)[1].strip()
@@ -66,12 +71,18 @@ def select(data: bytes) -> tuple[bytes, set[int]]:
         elif len(branches) == 1 and balances[0] != 0:
             blanked.update(range(group[0] + 1, group[1]))
         elif len(branches) > 1 and balances[0] != 0 and all(b == balances[0] for b in balances):
-            blanked.update(range(group[1] + 1, group[-1]))
+            most = max(most, len(branches))
+            kept = min(choice, len(branches) - 1)
+            if kept == 0:
+                blanked.update(range(group[1] + 1, group[-1]))
+            else:  # the grammar reads `#if X`, the kept branch's code, `#endif`
+                a, b = branches[kept]
+                blanked.update(i for i in range(group[0] + 1, group[-1]) if not a < i < b)
     if not blanked:
-        return data, set()
+        return data, set(), most
     for i in blanked:
         lines[i] = re.sub(rb"[^\n]", b" ", lines[i])
-    return b"\n".join(lines), {i + 1 for i in blanked}
+    return b"\n".join(lines), {i + 1 for i in blanked}, most
 
 
 def _in_arguments(lines: list[bytes], at: int, blanked: set[int]) -> bool:

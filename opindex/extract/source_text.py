@@ -167,6 +167,8 @@ def template_parameters(got: list[str]) -> list[str]:
             parts.append(text[start:i])
             start = i + 1
     out = []
+    if parts == [""]:
+        return out  # `template <>`: an explicit specialization has no parameters of its own
     for part in parts:  # `template<typename> class exponential_kernel`, `typename RNG`, `int N = 4`
         while "<" in part and part != (part := re.sub(r"<[^<>]*>", "", part)):
             pass  # a template template parameter's own head, defaults and all (`template <typename T, typename

@@ -516,9 +516,12 @@ def _template_functors(con, known: "_Methods", symbols: Symbols, links: dict,
                 name = cls.rpartition("::")[2]
                 if not IDENTIFIER.match(name or "-"):
                     continue  # `float`, `Tensor&`, `4`: not a class name
-                # a written qualifier must end the class's (templates::cpu::RandomKernel is not cuda's)
-                for d in [d for d in methods.get(f"{name}::operator()", ())
-                          if d[2].endswith(f"{cls}::operator()")][:4]:
+                # a written qualifier must end the class's (templates::cpu::RandomKernel is not cuda's); the
+                # calling file's own class with every operator() it defines (prod_functor's primary one, its `#else`
+                # twin and its specializations': the trace picks by build and dtype), else the first 4 found
+                found = [d for d in methods.get(f"{name}::operator()", ()) if d[2].endswith(f"{cls}::operator()")]
+                own = [d for d in found if d[4] == file]
+                for d in own or found[:4]:
                     rows.append((target, parameter, "", cls, file, line, d[0], d[2], d[4], d[5]))
                     edges.append((target, d[0]))
     return rows, edges

@@ -15,6 +15,9 @@ TENSOR_ITERATOR_LAUNCHERS = frozenset({
     "jitted_gpu_kernel", "opmath_jitted_gpu_kernel_with_scalars", "gpu_reduce_kernel", "launch_kernel",
     "launch_vectorized_kernel", "launch_unrolled_kernel", "launch_legacy_kernel", "launch_jitted_unrolled_kernel",
     "launch_jitted_vectorized_kernel", "launch_reduce_kernel", "gpu_index_kernel", "_launch_kernel",
+    # the jiterator's reduction (Reduce.cuh), gpu_reduce_kernel's twin where AT_USE_JITERATOR() (prod_functor's
+    # `#if AT_USE_JITERATOR()` operator()): NVRTC compiles the kernel, launch_jitted_reduce_kernel launches it
+    "jitted_gpu_reduce_kernel", "launch_jitted_reduce_kernel",
 })
 # Variants of the launchers: a vendor's (gpu_kernel_maca_arity1 in the MACA fork: the suffixes come from the device
 # tables, devices.py), an arity's, and upstream's inner forms (gpu_kernel_impl, gpu_kernel_impl_nocast).

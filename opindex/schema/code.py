@@ -28,11 +28,13 @@ symbols = Table(
     Column("from_macro", Text, comment="the #define it was expanded from (same file), else NULL"),
     Column("template_args", Text,
            comment="C++: the template arguments of an explicit specialization, as written, whitespace collapsed "
-                   "(`<float>` for `template <> void gemm<float>(...)`); NULL for any other definition"),
+                   "(`<float>` for `template <> void gemm<float>(...)`, `<bool>` for `template <> struct "
+                   "prod_functor<bool> {...}`); NULL for any other definition"),
     Column("template_parameters", Text,
            comment="C++ template: the names of its template parameters in order, a JSON array (`[\"exponential_kernel\", "
                    "\"RNG\"]` for `template<template<typename> class exponential_kernel, typename RNG>`; '' for an "
-                   "unnamed one; `[]` when its head was not read); NULL for any other definition"),
+                   "unnamed one; `[]` for an explicit specialization's `template <>` or when its head was not read); NULL for "
+                   "any other definition"),
     Index("ix_symbols_name", "name"),
     Index("ix_symbols_qualified_name", "qualified_name"),
     comment="Definitions: C++/CUDA functions, methods, kernels, structured kernels, classes; Python classes and defs.",

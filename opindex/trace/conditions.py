@@ -23,6 +23,7 @@ from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
 from . import function_value
 from . import pyflow
+from . import typeids
 from .model import NOT_DEFAULT, Condition
 from .rank import is_test
 
@@ -738,7 +739,8 @@ class BodyGuards:
         (nll_loss's reduction=Mean reaches nll_loss_forward's `int reduction` and the CUDA kernel's test of it)."""
         schemas = tuple((e["schema"], tuple(sorted((e.get("given") or {}).items()))) for e in self.builder.defaults)
         given = tuple(sorted((d.get("call_values") or {}).items()))
-        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given)
+        types = d.get("call_types") or {}  # the classes its parameters hold (trace/typeids.py)
+        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given, tuple(sorted(types.items())))
         found = self.cache.get(key)
         if found is None:
             # the input's dtype decides dtype tests, the traced device device tests
@@ -770,6 +772,8 @@ class BodyGuards:
             for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
                 defaults.pop(name, None)
             rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
+            if types:  # `typeid(f) == typeid(TensorAssign)` with f a ReduceAdd: false
+                rows = [{**r, "condition": typeids.written(r["condition"], types)} for r in rows]
             found = self.cache[key] = Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device,
                                              defaults, d.get("file"), self.build)
         return found

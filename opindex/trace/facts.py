@@ -924,6 +924,26 @@ def enclosing_definition(con, qualified_name: str, file: str) -> dict | None:
     return found[0] if found else None
 
 
+def tests_typeid(con, d: dict) -> bool:
+    """Whether a C++ body has a test of a type (`typeid(f) == typeid(TensorAssign)`) among its conditions."""
+    if not d.get("file") or "line" not in d:
+        return False
+    return bool(rows(con, "SELECT 1 FROM conditions WHERE file = ? AND line BETWEEN ? AND ? AND condition LIKE "
+                          "'%typeid%' LIMIT 1", (d["file"], d["line"], d.get("end_line") or d["line"])))
+
+
+def enclosing_class(con, d: dict) -> dict | None:
+    """The class or struct definition whose body holds a member's definition `d` (same file, its span around d's
+    line, named as d's scope ends), innermost first: `template <> struct prod_functor<bool> {...}` for the
+    operator() at ReduceSumProdKernel.cu:110. None for a definition outside a class body."""
+    if d.get("kind") not in ("method", "function", "device_function") or not d.get("scope"):
+        return None
+    found = rows(con, "SELECT id, kind, name, qualified_name, line, end_line, is_template, template_args FROM symbols "
+                      "WHERE file = ? AND name = ? AND kind IN ('struct', 'class') AND line <= ? AND end_line >= ? "
+                      "ORDER BY line DESC", (d["file"], d["scope"].rpartition("::")[2], d["line"], d["line"]))
+    return found[0] if found else None
+
+
 def definition_span(con, qualified_name: str, file: str, line: int) -> tuple[int, int] | None:
     found = rows(con, "SELECT line, end_line FROM symbols WHERE qualified_name = ? AND file = ? AND line = ?",
                  (qualified_name, file, line))

@@ -53,7 +53,7 @@
 ((call_expression
   function: (compound_literal_expression
     type: [(type_identifier) (template_type) (qualified_identifier)] @call.object)
-  arguments: (argument_list))
+  arguments: (argument_list) @call.args)
  (#set! role "call.object"))
 
 ; The same with a temporary made by `()`: `cuda_scatter_gather_base_kernel<>()(self, dim, ...)` (gather_cuda_kernel):
@@ -62,7 +62,7 @@
   function: (call_expression
     function: [(template_function) (identifier) (qualified_identifier)] @call.object
     arguments: (argument_list) @call.inner)
-  arguments: (argument_list))
+  arguments: (argument_list) @call.args)
  (#set! role "call.object"))
 
 ; A CUDA launch: `kernel<T><<<grid, block, smem, stream>>>(args)` (tree-sitter-cuda's kernel_call_syntax). Only the

@@ -2,16 +2,19 @@
 helpers it calls, and those without device code shown as leaves."""
 from __future__ import annotations
 
+import json
 import re
 
 from .. import facts as q
 from ...pytorch.devices import CPP_HEADERS, CPP_SOURCES, op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
 from ...pytorch.receivers import split_parameters
-from ..conditions import specialization_dtype
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
+from .specializations import not_taken
+from ..sequence import file_lines
+from ..typeids import declared_types, object_class, parameter_class, passed_types
 from .text import cpp_detail
 
 MAX_HELPERS = 6  # helpers without device code shown per body (helper leaves; --limit 0: all)
@@ -33,6 +36,9 @@ class BodyWalk(Step):
             # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
             # the backward-input one from :909): what it leads to depends on the caller, so once per caller
             key = (key, parent.name, parent.file)
+        types = argument_types(self.con, d, call_site, caller)
+        if types:  # its typeid tests read the classes this call passes: once per set of them (scatter's TensorAssign,
+            key = (key, tuple(sorted(types.items())))  # scatter_add's ReduceAdd)
         hop = self.b.add(parent, "cpp", kind or d["kind"], d["qualified_name"], d["file"], d["line"],
                        cpp_detail(d))
         if call_site is not None:
@@ -53,7 +59,8 @@ class BodyWalk(Step):
         mark = len(self.trace.hops)
         known = self.conditions.over(caller).values if caller is not None else {}
         given = {} if self.b.ruled_out(parent) else literal_arguments(self.con, d, call_site, known)
-        self.body({**d, "call_values": given} if given else d, hop, depth)
+        self.body({**d, **({"call_values": given} if given else {}), **({"call_types": types} if types else {})},
+                  hop, depth)
         if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
             self.b.useful_cpp.add(key)
         return hop
@@ -178,6 +185,7 @@ class BodyWalk(Step):
         links = self.in_translation_unit(call, links, hop)
         if leaves:
             self.keep_leaf(call, links, hop)
+        passed_over = self.overloads_by_class(call, links, d) if len(links) > 1 else {}
         for target in links:
             if target["reach"] is not None and target["kind"] in ("struct", "class"):
                 self.launches.functor_body(call, target, hop, len(links))
@@ -202,6 +210,12 @@ class BodyWalk(Step):
                 self.link_condition(self.trace.hops[mark], target["link_condition"], target["file"])
             if len(links) > 1:
                 self.dtype_condition(self.trace.hops[mark], target, links)
+            if target["id"] in passed_over:
+                arg, cls, other = passed_over[target["id"]]
+                self.trace.hops[mark].detail += f" [not the overload the call takes: {arg} is a {cls}]"
+                self.trace.hops[mark].conditions.append(Condition(
+                    "if", f"{arg} is {other}" if other else f"{arg} is not {cls}", call["file"], call["line"],
+                    assumed=False))
             if seen:
                 self.b.live.add(mark)  # called here too; what it leads to is shown above
             elif self.b.prune(mark + 1):
@@ -209,6 +223,36 @@ class BodyWalk(Step):
             else:
                 self.b.seen_cpp.discard(target["id"])
                 self.b.truncate(mark)
+
+    def overloads_by_class(self, call: dict, links: list[dict], caller: dict) -> dict[int, tuple[str, str, str]]:
+        """Of the overloads a call may reach, those C++ would not choose for the class of an argument
+        (trace/typeids.py): where one overload declares that parameter with the argument's class, the others
+        (another class, a template parameter) -> (argument, its class, the class that overload declares or '').
+        The argument's class: a parameter of the
+        caller declared with it, else an object the call's file declares."""
+        args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
+        typed = [ln for ln in links if ln.get("signature")]
+        if not args or len(typed) < 2 or len(typed) < len(links):
+            return {}
+        theirs = declared_types(caller.get("signature"), _template_parameters(caller)) if caller.get("signature") \
+            else {}
+        lines = None
+        per_link = {ln["id"]: split_parameters(ln["signature"]) for ln in typed}
+        out: dict[int, tuple[str, str, str]] = {}
+        for i, arg in enumerate(a.strip() for a in args):
+            if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+                continue
+            cls = theirs.get(arg)
+            if cls is None:
+                lines = file_lines(self.trace.root, call["file"]) if lines is None else lines
+                cls = object_class(lines, arg)
+            if cls is None:
+                continue
+            declared = {ln["id"]: parameter_class(per_link[ln["id"]][i], _template_parameters(ln))
+                        if i < len(per_link[ln["id"]]) else None for ln in typed}
+            if cls in declared.values():
+                out.update({sid: (arg, cls, kind or "") for sid, kind in declared.items() if kind != cls})
+        return out
 
     def in_translation_unit(self, call: dict, links: list[dict], hop: Hop) -> list[dict]:
         """Of the definitions a header's call may reach in several files, those the translation unit being walked
@@ -235,16 +279,17 @@ class BodyWalk(Step):
             hop.conditions.append(Condition("#if", test, file, assumed=value))
 
     def dtype_condition(self, hop: Hop, target: dict, links: list[dict]) -> None:
-        """One of several explicit specializations a call of a template may reach (`gemm<scalar_t>(...)` inside an
-        AT_DISPATCH reaches gemm<double>, gemm<float>, gemm<at::Half> ...): the input's dtype picks the one
-        written for it; the others are said and ranked after, when one of them is written for that dtype."""
-        mine = specialization_dtype(target.get("signature"))
-        if mine is None or mine == self.build.dtype:
+        """One of several definitions of a template a call may reach (`gemm<scalar_t>(...)` inside an AT_DISPATCH
+        reaches gemm<double>, gemm<float>, gemm<at::Half> ...; `prod_functor<scalar_t>{}(iter)` the primary
+        template's operator() and prod_functor<bool>'s): the input's dtype picks the specialization written for it,
+        else the primary template (walk/specializations.py); the others are said and ranked after."""
+        test = not_taken(self.con, target, links, self.build.dtype)
+        if test is None:
             return
-        if any(specialization_dtype(ln.get("signature")) == self.build.dtype for ln in links):
-            test = f"scalar_t is {mine}"
-            hop.detail += f" [called when {test}: the input is {self.build.dtype}]"
-            hop.conditions.append(Condition("if", test, target["file"], target["line"], assumed=False))
+        primary = test.text.startswith("scalar_t is not ")
+        hop.detail += f" [the primary template: {self.build.dtype} has its own specialization]" if primary else \
+            f" [called when {test.text}: the input is {self.build.dtype}]"
+        hop.conditions.append(test)
 
     def keep_leaf(self, call: dict, links: list[dict], hop: Hop) -> None:
         """Keep a call for helper_leaves when what it reaches is ATen's, in one file, with no device code below it
@@ -289,6 +334,27 @@ class BodyWalk(Step):
         h = self.leaf_hops.get(symbol_id)
         return h is not None and h.id < len(self.trace.hops) and self.trace.hops[h.id] is h
 
+
+
+def _template_parameters(d: dict) -> list[str]:
+    try:
+        return json.loads(d.get("template_parameters") or "[]")
+    except ValueError:
+        return []
+
+
+def argument_types(con, d: dict, call_site: tuple[str, int] | None, caller: dict | None) -> dict[str, str]:
+    """The class of each parameter of `d` that its body's `typeid(x) == typeid(T)` tests can read (trace/typeids.py):
+    declared with a concrete type in its own signature, or passed a parameter its caller declares so (the call at
+    `call_site`). Empty when no test of the body asks (read only for a body with `typeid` in its conditions)."""
+    if not d.get("signature") or d.get("language") == "python" or not q.tests_typeid(con, d):
+        return {}
+    types = declared_types(d["signature"], _template_parameters(d))
+    args = q.arguments_of_call(con, call_site[0], call_site[1], d["name"]) if call_site and caller else None
+    if args and caller.get("signature"):
+        types.update(passed_types(split_parameters(d["signature"]), args,
+                                  declared_types(caller["signature"], _template_parameters(caller))))
+    return types
 
 
 _LITERAL_ARGUMENT = re.compile(r"^(?:/\*.*?\*/\s*)?(true|false|nullptr|-?\d+(?:\.\d*)?[fFlLuU]*|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)$")

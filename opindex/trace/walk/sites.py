@@ -292,6 +292,9 @@ class CallSiteWalk(Step):
         here = [f for f in passed if span and f["file"] == parent.file and span[0] <= f["line"] <= span[1]]
         if not here and hop.called_at and span:
             return  # the call that led here passes something else (a lambda): what other callers pass is not it
+        # the definitions of one class passed (prod_functor's primary operator() and prod_functor<bool>'s): the
+        # input's dtype picks among them as at a direct call (walk/specializations.py)
+        defs = [q.symbol_by_id(self.con, f["symbol_id"]) for f in here or passed if f["symbol_id"] is not None]
         for f in here or passed:
             if f["symbol_id"] is None:
                 api = f["functor"].rpartition("::")
@@ -309,6 +312,7 @@ class CallSiteWalk(Step):
                 self.b.live.add(mark)  # passed here too (sum_functor, also called at its caller): shown above
             called = f"{call['qualifier']}.{call['callee']}" if call["is_method"] else call["callee"]
             self.trace.hops[mark].detail += f" [{called}(...): {f['functor']} passed at {f['file']}:{f['line']}]"
+            self.bodies.dtype_condition(self.trace.hops[mark], target, defs)
 
     def foreign_kernel(self, name: str) -> bool:
         """True when `name` is an op's kernel for other devices only (`roll`: CPU, MPS) on this trace's device."""
