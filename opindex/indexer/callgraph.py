@@ -26,6 +26,10 @@ _NOT_HELPERS = ("c10", "std", "TORCH", "at::_ops")
 # (file, qualifier, callee) of the C++ calls -> the (caller, file) nodes making them (CallSites.keys)
 Keys = dict[tuple[str, str, str], set[tuple[str, str]]]
 
+# a functor class defined in several other files (same name, no own one in the calling file): the methods of at
+# most this many of them are linked (functor_links), in index order; docs/indexing.md states it
+NAMESAKES = 4
+
 
 class CallSites:
     """The C++ calls the call graph reads, in one scan of the calls table (in a cold build the forked process reads
@@ -518,10 +522,10 @@ def _template_functors(con, known: "_Methods", symbols: Symbols, links: dict,
                     continue  # `float`, `Tensor&`, `4`: not a class name
                 # a written qualifier must end the class's (templates::cpu::RandomKernel is not cuda's); the
                 # calling file's own class with every operator() it defines (prod_functor's primary one, its `#else`
-                # twin and its specializations': the trace picks by build and dtype), else the first 4 found
+                # twin and its specializations': the trace picks by build and dtype), else the first NAMESAKES found
                 found = [d for d in methods.get(f"{name}::operator()", ()) if d[2].endswith(f"{cls}::operator()")]
                 own = [d for d in found if d[4] == file]
-                for d in own or found[:4]:
+                for d in own or found[:NAMESAKES]:
                     rows.append((target, parameter, "", cls, file, line, d[0], d[2], d[4], d[5]))
                     edges.append((target, d[0]))
     return rows, edges
@@ -547,7 +551,7 @@ def _passed(symbols: Symbols, includes: "Includes", file: str, arg: str, method:
     argument names (`raw_cudnn_convolution_forward_out_32bit`, `&f`), linked as a call of that name from `file`."""
     if method:
         m = _TEMPORARY.match(arg)
-        return [(m.group(1), d) for d in methods.get(f"{m.group(1).rpartition('::')[2]}::{method}", ())[:4]] \
+        return [(m.group(1), d) for d in methods.get(f"{m.group(1).rpartition('::')[2]}::{method}", ())[:NAMESAKES]] \
             if m else []
     m = _FUNCTION_NAME.match(arg)
     if m is None:
