@@ -381,20 +381,32 @@ def run_main_chain(tracer: Tracer, experts: dict, depth: int, config: str, verbo
         r = score_main_end(tr, ends)
         scored += 1
         hits += r["hit"]
+        # a chain that stops where the build lacks the code the call takes (every ruled-out condition an #if or
+        # #include: the fork's launcher under `#ifdef USE_MACA` on -U USE_MACA) says so; counted apart
+        stop = tr.get("ruled_out") or {}
+        unbuildable = bool(stop.get("conditions")) and all(c.get("kind") in ("#if", "#include")
+                                                            for c in stop["conditions"])
         rows.append({"query": t["query"], "device": t.get("device", "cuda"), "hit": r["hit"], "end": r["end"],
+                     "unbuildable": unbuildable and not r["hit"],
                      "expected": [{k: e[k] for k in ("name", "file", "line")} for e in ends],
                      "open": t.get("open_default" if config == "default" and t.get("main_end_default") else "open"),
                      "error": tr.get("error")})
     pct = 100.0 * hits / scored if scored else 0.0
     print(f"\n== Main chain ends ({config} configuration): {hits}/{scored} = {pct:.1f}%  (target >= 95%) ==")
+    unbuildable = sum(r["unbuildable"] for r in rows)
+    if unbuildable:
+        print(f"   of the {scored - hits} misses, {unbuildable} stop where this build lacks the code the call takes "
+              f"(the trace names the #if); of the rest: {hits}/{scored - unbuildable}")
     for r in rows:
         if r["hit"] and not verbose:
             continue
         got = (f"{r['end']['name']} {r['end']['file']}:{r['end']['line']}" if r["end"] else
                f"no main chain{' (' + r['error'][:60] + ')' if r['error'] else ''}")
         want = " | ".join(f"{e['name']} {e['file']}:{e['line']}" for e in r["expected"])
-        print(f"  {'hit ' if r['hit'] else 'MISS'} {r['query']:<40} ended at {got}\n       expected {want}")
-    return {"config": config, "hits": hits, "traces": scored, "percent": round(pct, 2), "rows": rows}
+        tag = "hit " if r["hit"] else "MISS (build lacks it)" if r["unbuildable"] else "MISS"
+        print(f"  {tag} {r['query']:<40} ended at {got}\n       expected {want}")
+    return {"config": config, "hits": hits, "traces": scored, "percent": round(pct, 2), "unbuildable": unbuildable,
+            "rows": rows}
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -319,11 +319,48 @@ def test_a_main_chain_stops_where_the_inputs_rule_out_every_way_on():
     assert [h.id for h in t.main_chain()] == [0, 1]
     assert t.ruled_out() is hops[2]
     assert t.to_dict()["ruled_out"] == {"hop": 2, "conditions": [
-        {"text": "min && max", "file": "T.cpp", "line": 700, "assumed": False}]}
+        {"kind": "if", "text": "min && max", "file": "T.cpp", "line": 700, "assumed": False}]}
     hops[4].conditions = []  # an open way (`clamp(x, min=0)`): taken, nothing ruled out
     t = Trace(query="torch.clamp", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
     assert [h.id for h in t.main_chain()] == [0, 1, 4, 5] and t.ruled_out() is None
+
+
+def test_a_call_to_a_launcher_the_build_does_not_define_stops_the_chain_and_says_so():
+    """The fork's sigmoid_kernel_cuda calls gpu_kernel_maca_arity1 (float32) and, for complex, jitted_gpu_kernel;
+    on -U USE_MACA the launcher's only definition lies under `#ifdef USE_MACA`: the call cannot compile, so the
+    call hop takes that #if (trace/__init__._mark_undefined_calls) and the chain stops above it, at the way the
+    inputs take and the build lacks, not at the complex branch the dtype rules out."""
+    from opindex.trace import _mark_undefined_calls
+    from opindex.trace.model import Condition, Hop
+    from opindex.render.trace_text import render
+    maca = Condition("#if", "defined(USE_MACA)", "Loops.cuh", 103, assumed=False)
+    hops = [Hop(0, None, "native", "entry", "aten::sigmoid", "n.yaml", 1, schema="sigmoid(Tensor self) -> Tensor"),
+            Hop(1, 0, "cpp", "registered_kernel", "at::native::sigmoid_kernel_cuda", "U.cu", 124),
+            Hop(2, 1, "cuda", "tensor_iterator", "jitted_gpu_kernel", "U.cu", 136,
+                conditions=[Condition("if", "at::isComplexType(common_dtype)", "U.cu", 126, assumed=False)]),
+            Hop(3, 2, "cuda", "global_kernel", "__global__ jitted", "J.cuh", 10),
+            Hop(4, 1, "cuda", "tensor_iterator", "gpu_kernel_maca_arity1", "U.cu", 155),
+            Hop(5, 4, "cpp", "launcher", "at::native::gpu_kernel_maca_arity1", "Loops.cuh", 104,
+                called_at="U.cu:155", conditions=[maca]),
+            Hop(6, 5, "cuda", "global_kernel", "__global__ vectorized_elementwise_kernel", "L.cuh", 63),
+            Hop(7, 1, "cpp", "helper", "at::native::helper", "H.cuh", 5, called_at="U.cu:130"),
+            Hop(8, 7, "cpp", "helper", "at::native::inner", "I.cuh", 9, conditions=[maca])]
+    _mark_undefined_calls(_trace_of(hops), {5: maca, 8: maca})
+    assert hops[4].conditions == [maca]  # every definition the call reached is under the false #if
+    assert hops[7].conditions == []  # a function is not marked for a call it makes (called_at is not its line)
+    del hops[7:]
+    t = _trace_of(hops)
+    t.finish()
+    assert [h.id for h in t.main_chain()] == [0, 1] and t.ruled_out() is hops[4]
+    assert t.to_dict()["ruled_out"]["conditions"][0]["kind"] == "#if"
+    assert ("the first, gpu_kernel_maca_arity1 at U.cu:155, is defined only under #if defined(USE_MACA) "
+            "(Loops.cuh:103), not in this build") in " ".join(render(t).split())
+
+
+def _trace_of(hops):
+    from opindex.trace.model import Trace
+    return Trace(query="torch.sigmoid", direction="down", device="cuda", depth=1, hops=hops)
 
 
 def test_a_repeat_below_a_ruled_out_branch_is_reached_through_its_own_repeat():

@@ -6,7 +6,7 @@ import textwrap
 from opindex.api import Index, build
 from opindex.extract.cpp import extract
 from opindex.pytorch.devices import platform_off
-from opindex.trace.conditions import DTYPE, MEMORY_FORMAT, SIZES, Constant, holds, schema_defaults, specialization_dtype
+from opindex.trace.conditions import DTYPE, MEMORY_FORMAT, OPTIONALS, SIZES, Constant, holds, schema_defaults, specialization_dtype
 from opindex.trace.model import NOT_DEFAULT
 
 
@@ -95,6 +95,18 @@ def _argmax_with_branches(checkout):
     path.write_text(text.replace(old, "  if (keepdim) {\n    at::_softmax(self, 0, false);\n  }\n"
                                       "#ifdef USE_ROCM\n  at::relu(self);\n#endif\n" + old))
     return text[:text.index(old)].count("\n") + 1  # the line of the `if (keepdim)`
+
+
+def test_a_bare_test_of_an_optional_parameter_asks_whether_it_has_a_value():
+    """clamp_out's `else if (min)` of a `Scalar? min`: min=0.0 given is true (it has a value), min=None false; a
+    plain bool or int parameter is tested by its value."""
+    values = {"min": 0.0, "max": None, "train": False, OPTIONALS: frozenset({"min", "max"})}
+    assert holds("min", values) is True
+    assert holds("max", values) is False
+    assert holds("min && max", values) is False
+    assert holds("!min", values) is False
+    assert holds("train", values) is False
+    assert holds("min", {"min": 0.0}) is False  # not known to be optional: its value
 
 
 def test_each_case_of_a_switch_is_a_row_testing_what_it_switches_on():

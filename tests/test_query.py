@@ -20,10 +20,10 @@ def test_trace_json_shape(sample_db):
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert set(data) == {"version", "query", "direction", "device", "depth", "dtype", "build", "build_conflicts",
-                         "call", "main_chain", "choices", "open", "ruled_out", "hops", "candidates", "message", "truncated", "index"}
+                         "call", "given", "main_chain", "choices", "open", "ruled_out", "hops", "candidates", "message", "truncated", "index"}
     assert data["index"] == {"file": str(sample_db), "checkout": str(SAMPLE)}
     assert (data["dtype"], data["build"], data["build_conflicts"]) == ("float32", [], [])  # no #if read
-    assert data["version"] == 4 and data["call"] is None  # a name, not a call
+    assert data["version"] == 4 and data["call"] is None and data["given"] is None  # a name, not a call
     assert data["truncated"] == {}
     assert (data["query"], data["direction"], data["device"], data["depth"]) == ("nn.LSTM", "down", "cuda", 1)
     hops = data["hops"]

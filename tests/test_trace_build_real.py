@@ -263,17 +263,25 @@ def test_the_default_path_s_call_of_a_helper_called_twice(real_index):
     assert not any(h.not_default for h in chain)
 
 
-def test_a_chain_stops_where_the_defaults_rule_out_every_way(real_index):
+def test_arguments_whose_defaults_rule_out_every_way_are_read_as_given(real_index):
     """torch.clamp by name: min and max default to None, so `if (min && max)` (TensorCompare.cpp:699) and the
-    `else if`s after it are false; the chain stops at structured_clamp_out (:692) and names clamp_scalar_stub
-    (:704). Given min and max, the call reaches the kernel."""
+    `else if`s after it are all false; such a call raises. A name does not say which arguments a call gives: min
+    and max are read as given, values unknown (Trace.given, the text's `Given:` line), and the chain goes on by
+    ranking through clamp_scalar_stub (:704) to launch_clamp_scalar (cuda/TensorCompare.cu:59) and its launch
+    (:65), marked ranked; nothing is ruled out. A call that gives them reads their values."""
     t = real_index.trace("torch.clamp")
-    assert _end(t) == ("at::native::structured_clamp_out", "aten/src/ATen/native/TensorCompare.cpp", 692)
-    stop = t.ruled_out()
-    assert (stop.name, stop.line) == ("clamp_scalar_stub", 704)
-    assert [(c.text, c.line) for c in stop.conditions if c.assumed is False] == [("min && max", 699)]
+    assert t.given == {"arguments": ["max", "min"], "file": "aten/src/ATen/native/TensorCompare.cpp", "line": 704,
+                       "why": "with their defaults every way on is ruled out (clamp_scalar_stub needs min && max)"}
+    assert t.ruled_out() is None
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    assert ("clamp_scalar_stub", "aten/src/ATen/native/TensorCompare.cpp", 704) in chain
+    assert ("at::native::launch_clamp_scalar", "aten/src/ATen/native/cuda/TensorCompare.cu", 59) in chain
+    assert t.main_chain()[-1].layer == "cuda"
+    assert "Given: max, min (values unknown): with their defaults every way on is ruled out" in t.to_text(context=0)
     given = real_index.trace("torch.clamp(torch.randn(8, 8), -1.0, 1.0)")
-    assert given.ruled_out() is None and given.main_chain()[-1].layer == "cuda"
+    assert given.given is None and given.ruled_out() is None and given.main_chain()[-1].layer == "cuda"
+    only_min = real_index.trace("torch.clamp(torch.randn(8, 8), min=0.0)")
+    assert [h.name for h in only_min.main_chain() if h.layer == "stub"] == ["clamp_min_scalar_stub"]
 
 
 def test_an_early_return_makes_the_rest_of_the_body_its_else(real_index):
@@ -311,6 +319,22 @@ def test_untuned_calls_of_the_last_session_read_hop_by_hop(real_index):
     sign = [(h.name, h.line) for h in neg.main_chain() if h.file == "aten/src/ATen/native/cuda/UnarySignKernels.cu"]
     assert sign == [("CUDA: neg_kernel_cuda", 132), ("at::native::neg_kernel_cuda", 29), ("gpu_kernel_maca_arity1", 55)]
     assert neg.dtype == "bfloat16"
+
+
+def test_a_stock_build_stops_at_a_launcher_only_the_fork_defines(real_index):
+    """sigmoid_kernel_cuda's float32 way calls gpu_kernel_maca_arity1 (UnarySpecialOpsKernel.cu:155), which
+    Loops.cuh defines only under `#ifdef USE_MACA` (the directive at :102, its branch from :103). On -U USE_MACA
+    that call cannot compile: the chain stops at sigmoid_kernel_cuda (:124) and names the launcher's #if, not the
+    complex-only jiterator branch (:126) that float32 rules out. The fork's own build ends at device code."""
+    t = real_index.trace("torch.sigmoid", undefines=["USE_MACA"])
+    cu = "aten/src/ATen/native/cuda/UnarySpecialOpsKernel.cu"
+    assert _end(t) == ("at::native::sigmoid_kernel_cuda", cu, 124)
+    stop = t.ruled_out()
+    assert (stop.name, stop.file, stop.line) == ("gpu_kernel_maca_arity1", cu, 155)
+    assert [(c.kind, c.text, c.file, c.line) for c in stop.conditions if c.assumed is False] == [
+        ("#if", "defined(USE_MACA)", "aten/src/ATen/native/cuda/Loops.cuh", 103)]
+    fork = real_index.trace("torch.sigmoid")
+    assert fork.ruled_out() is None and fork.main_chain()[-1].layer == "cuda"
 
 
 def test_ctc_loss_reads_the_bool_op_that_chooses_cudnn(real_index):

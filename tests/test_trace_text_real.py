@@ -76,7 +76,8 @@ def test_at_100_columns_a_long_chain_fits_the_screen(real_index):
     assert " 19  library      cublasSgemm                                    aten/src/ATen/cuda/CUDABlas.cpp:816" \
         in lines
     sdpa = next(h for h in t.hops if h.name == "at::scaled_dot_product_attention" and h.line == 585)
-    assert [(c.line, c.assumed) for c in sdpa.conditions] == [(554, False)]
+    # need_weights=True rules out :554; the backend test at :572 (a chooser's result) stays undecided
+    assert [(c.line, c.assumed) for c in sdpa.conditions] == [(554, False), (572, None)]
     gemm = next(h for h in t.main_chain() if h.name == "at::native::transform0213_gemm_nt_bias")
     assert gemm.called_at == "aten/src/ATen/native/transformers/cuda/attention.cu:670"
 
@@ -303,7 +304,8 @@ def test_an_untuned_call_read_hop_by_hop_avg_pool2d(real_index):
         ("__global__ at::native::avg_pool2d_out_cuda_frame", cu, 33)]
     [choice] = t.to_dict()["choices"]
     assert choice["settled"] is False and {(t.hops[o].line, tuple(c.assumed for c in t.hops[o].conditions))
-                                           for o in choice["others"]} == {(305, (False,)), (284, ())}
+                                           for o in choice["others"]} == {(305, (None, False)), (284, ())}
+    # (305 runs under `if (count != 0)` (:293), a size the call does not settle, and the ChannelsLast case)
 
 
 def test_an_untuned_call_read_hop_by_hop_sigmoid_in_float16(real_index):

@@ -67,6 +67,9 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     if t.call is not None:  # a traced call: the values its tests read, one line (what could not be read after it)
         out.append(f"Call: {t.call['callee']}({t.call_summary})")
         out += [f"  note: {n}" for n in t.call.get("notes", [])]
+    if t.given is not None:  # a name's arguments read as given: their defaults rule out every way on
+        g = t.given
+        out.append(f"Given: {', '.join(g['arguments'])} (values unknown): {g['why']}, {g['file']}:{g['line']}")
     out.append("")
     if t.build or t.build_conflicts:
         out += _build_lines(t, paint, width) + [""]
@@ -170,10 +173,8 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
     stop = t.ruled_out() if t.direction == "down" else None
     if stop is not None:
-        why = "; ".join(f"{c.text} ({c.file}:{c.line})" if c.file and c.line else c.text
-                        for c in stop.conditions if c.assumed is False)
-        out.append(paint(f"     stops here: every way on to device code runs under a condition these inputs rule "
-                         f"out; the first, {stop.name} at {_where(stop)}, needs {why}", "2"))
+        out.append(paint(f"     stops here: every way on to device code runs under a condition these inputs or "
+                         f"this build rule out; the first, {stop.name} at {_where(stop)}, {_needs(stop)}", "2"))
     if forks and legend:
         legend = ("◆ default of N (◆N where the line is narrow): N-1 other branches of the hop above also reach "
                   "device code (↳ below); without "
@@ -568,3 +569,21 @@ def tree_lines(t: Trace, hidden: dict[int, int], paint: _Paint | None = None, wi
     for r in kids_of.get(None, []):
         walk(r, "", True, True)
     return out
+
+
+def _needs(stop) -> str:
+    """What the stop hop needs: its own tests, or the #if its callee is defined under (the build lacks the
+    callee: trace/__init__._mark_undefined_calls)."""
+    parts = []
+    for c in stop.conditions:
+        if c.assumed is not False:
+            continue
+        where = f" ({c.file}:{c.line})" if c.file and c.line else ""
+        if c.kind == "#if" and c.file != stop.file:
+            parts.append(f"is defined only under #if {c.text}{where}, not in this build")
+        elif c.kind == "#include":
+            parts.append(f"is not in this build: {c.text}")
+        else:
+            parts.append(f"needs {c.text}{where}")
+    return "; ".join(parts)
+

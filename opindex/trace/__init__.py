@@ -16,6 +16,8 @@ here imports them.
 """
 from __future__ import annotations
 
+import re
+
 from ..model import OpindexError
 from . import facts as q
 from ..pytorch.build_config import DTYPES, UNDEFINED
@@ -104,13 +106,18 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
                 context.call = bind_call(con, Call(callee=name, text=name), targets, root, dtype)
             except (OpindexError, ValueError, SyntaxError):
                 context.call = None  # a body this reading cannot follow: the schemas' defaults, as before
-        walker = Walker(con, t, backward=backward, build=context)
-        walker.start(targets, call.callee if call is not None else name)
-        walker.b.state_caps()
-        _mark_unbuilt(t, context)
-        t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
-                   for s in sorted(context.used.values(), key=lambda s: s.name)]
-        t.build_conflicts = context.conflicts()
+        _walk_down(con, t, targets, call.callee if call is not None else name, context, backward)
+        given = _given_not_default(t) if call is None else None
+        if given:  # read again with those arguments given, their values unknown
+            names, stop = given
+            again = BuildContext(con, device, build, dtype)
+            again.call, again.unknown_arguments = context.call, frozenset(names)
+            t = Trace(query=t.query, direction="down", device=device, depth=depth, root=root, max_hops=max_hops,
+                      limit=limit, dtype=dtype, index=index, call=t.call, call_summary=t.call_summary)
+            t.given = {"arguments": names, "file": stop.file, "line": stop.line,
+                       "why": f"with their defaults every way on is ruled out ({stop.name} needs "
+                              f"{'; '.join(c.text for c in stop.conditions if c.assumed is False)})"}
+            _walk_down(con, t, targets, name, again, backward)
     if max_hops and len(t.hops) > max_hops:  # the walk checks its size between steps: cut to the cap exactly
         del t.hops[max_hops:]  # ids grow depth-first, so what stays is a whole tree
         t.cut("hops", max_hops, f"the walk stopped at {max_hops} hops; raise max_hops (--max-hops N, 0 for no "
@@ -123,11 +130,41 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     return t
 
 
+def _walk_down(con, t: Trace, targets: list, name: str, context: BuildContext, backward: bool) -> None:
+    walker = Walker(con, t, backward=backward, build=context)
+    walker.start(targets, name)
+    walker.b.state_caps()
+    _mark_unbuilt(t, context)
+    t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
+               for s in sorted(context.used.values(), key=lambda s: s.name)]
+    t.build_conflicts = context.conflicts()
+
+
+def _given_not_default(t: Trace) -> tuple[list[str], Hop] | None:
+    """A name says nothing of the arguments a call gives: when the op's defaults rule out every way on (torch.clamp:
+    min=None and max=None, and `if (min && max)`, `else if (min)`, `else if (max)`; the call would raise), the
+    arguments those tests read are given, values unknown, and the trace is read again so (their choice is then
+    an open decision, ranked, and the header says so). Only parameters with a default of None that a C++ `if` of
+    the stop hop names; a test of the dtype or the build stays a stop (conj_physical of a real input)."""
+    t.finish()
+    stop = t.ruled_out()
+    if stop is None:
+        return None
+    tests = [c for c in stop.conditions if c.assumed is False]
+    if not tests or any(c.kind != "if" for c in tests):
+        return None
+    optional = {n for h in t.hops if h.layer == "native" and h.schema
+                for n in re.findall(r"\?\s+(\w+)\s*=\s*None\b", h.schema)}
+    names = sorted({w for c in tests for w in re.findall(r"[A-Za-z_]\w*", c.text) if w in optional})
+    return (names, stop) if names else None
+
+
 def _mark_unbuilt(t: Trace, build: BuildContext) -> None:
     """A C++/CUDA hop this build never compiles is marked as not in this build, as a call under a false #if is
     (never the main chain while another path exists): a definition inside a false #if of its own file (the
     fork's `#ifdef USE_MACA` launch_vectorized_kernel at CUDALoops.cuh:174 on -U USE_MACA), or anything in a header
     every #include of which sits under a false #if (its vendor kernels in maca_kernels/)."""
+    unbuilt: dict[int, Condition] = {}  # hop id -> the first reason it is not in this build
     for h in t.hops:
         if not h.file or h.absent or h.layer not in _CODE_LAYERS:
             continue
@@ -135,11 +172,37 @@ def _mark_unbuilt(t: Trace, build: BuildContext) -> None:
         if false is not None and false["condition"] not in {c.text for c in h.conditions}:
             h.detail += f" [not in this build: #if {false['condition']}]"
             h.conditions.append(Condition("#if", false["condition"], h.file, false["line"], assumed=False))
+            unbuilt.setdefault(h.id, h.conditions[-1])
         if h.file.endswith(CPP_HEADERS):
             built, why = build.file_built(h.file)
             if built is False:
                 h.detail += f" [not in this build: {why}]"
                 h.conditions.append(Condition("#include", why, h.file, None, assumed=False))
+                unbuilt.setdefault(h.id, h.conditions[-1])
+    _mark_undefined_calls(t, unbuilt)
+
+
+def _mark_undefined_calls(t: Trace, unbuilt: dict[int, Condition]) -> None:
+    """A call whose every definition the walk reached is not in this build cannot compile in it either: the call
+    hop takes its callee's reason (the fork's `gpu_kernel_maca_arity1(iter, ...)` at UnarySpecialOpsKernel.cu:155
+    on -U USE_MACA, defined only under `#ifdef USE_MACA` at Loops.cuh:102), so a main chain stops above it and
+    says why, instead of ending at a launch this build does not have. Only the definitions a call reached (their
+    called_at is the call's own line), one level: a function is not marked for the calls it makes."""
+    kids: dict[int, list] = {}
+    for h in t.hops:
+        if h.parent is not None:
+            kids.setdefault(h.parent, []).append(h)
+    for h in t.hops:
+        below = kids.get(h.id)
+        if not below or h.id in unbuilt or h.absent or h.layer not in _CODE_LAYERS or any(
+                c.assumed is False and c.kind in ("#if", "#include") for c in h.conditions):
+            continue  # (a call the build already leaves out: under the same `#if AT_USE_JITERATOR()` as its callee)
+        at = f"{h.file}:{h.line}"
+        if all(k.id in unbuilt and k.called_at == at for k in below):
+            why = unbuilt[below[0].id]
+            h.detail += f" [not in this build: {below[0].name} is defined only under #if {why.text}]" \
+                if why.kind == "#if" else f" [not in this build: {below[0].name}: {why.text}]"
+            h.conditions.append(Condition(why.kind, why.text, why.file, why.line, assumed=False))
 
 
 _CODE_LAYERS = frozenset({"cpp", "stub", "registration", "cuda", "library"})

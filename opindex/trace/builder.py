@@ -53,7 +53,7 @@ class TraceBuilder:
     def noted(self, parent: Hop, under):
         """A call under conditions (`#if`, an `if` the defaults do not take): the hops it adds directly below
         `parent` carry them, added when the call is walked (after what the walk adds to them)."""
-        if not under.notes:
+        if not under.notes and not under.conditions:
             return _UNNOTED  # (most calls: no context manager made for them, ~1,500 a trace)
         return self._noted(parent, under)
 

@@ -78,10 +78,15 @@ class Guards:
                      for first, last, off, _, c in self.spans):
                 continue  # an `if` whose own line the build does not compile (the fork's `#ifdef USE_MACA` /
                 # `if (maca_unlikely(x)) {` / `#endif` around a stock launch): no test in that build
-            elif holds(r["condition"], defaults) is False:
+            else:
+                value = holds(r["condition"], defaults)
                 shown = r.get("shown", r["condition"])  # (a function's value written in: the call and its value)
-                self.spans.append((r["line"], r["end_line"], False, f"called when {shown}: {NOT_DEFAULT}",
-                                   Condition(r["kind"], shown, file, r["line"], assumed=False)))
+                if value is False:
+                    self.spans.append((r["line"], r["end_line"], False, f"called when {shown}: {NOT_DEFAULT}",
+                                       Condition(r["kind"], shown, file, r["line"], assumed=False)))
+                elif value is None:  # undecided: kept as data (a choice's condition, JSON `open`), not in detail
+                    self.spans.append((r["line"], r["end_line"], False, None,
+                                       Condition(r["kind"], shown, file, r["line"])))
         self.cache: dict[int, Under] = {}
 
     def at(self, line: int) -> Under:
@@ -96,7 +101,8 @@ class Guards:
             if first <= line <= last:
                 if off:
                     return Under(off=True)
-                under.notes.append(note)
+                if note is not None:
+                    under.notes.append(note)
                 under.conditions.append(condition)
         return under
 
@@ -470,10 +476,18 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         compare = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
                    "<": operator.lt}[op]
         result = compare(value, right)
+    elif name in defaults.get(OPTIONALS, ()):  # C++ `if (min)` of a `Scalar? min`: whether it has a value
+        result = value is not None
     else:
         result = bool(value)
     result = not result if bang else result
     return not result if negate else result
+
+
+# The names of the schemas' optional parameters (`Scalar? min`), where a body's defaults hold them: in C++ a bare
+# `if (min)` of one tests whether it has a value (std::optional, OptionalScalarRef), not the value (min=0.0 is given)
+OPTIONALS = "(optionals)"
+_OPTIONAL_ARG = re.compile(r"\?\s+(\w+)")
 
 
 # A traced call's defaults hold this key (trace/call.py): a C++ constant's integer value in the body's file, by name
@@ -702,6 +716,9 @@ class BodyGuards:
                 value = _literal(text)
                 if value is not _UNKNOWN:
                     defaults[name] = value
+            defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema))
+            for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
+                defaults.pop(name, None)
             rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
             found = self.cache[key] = Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device,
                                              defaults, d.get("file"), self.build)
@@ -807,7 +824,8 @@ class BodyGuards:
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not
         None:`, max_norm=None: the renorm under it is not the default path)."""
-        defaults = python_defaults(fn.get("signature"))
+        defaults = {k: v for k, v in python_defaults(fn.get("signature")).items()
+                    if k not in self.build.unknown_arguments}
         if self.build.call is not None:  # the def a traced call binds to reads the call's values
             defaults = {**defaults, **self.build.call.python_values(fn), CONSTANT: None}
         return Guards(q.conditions_over(self.con, fn["file"], q.span(fn)), self.device, defaults, fn["file"],
@@ -822,6 +840,9 @@ class BuildContext:
     def __init__(self, con, device: str, user: dict[str, Setting] | None = None, dtype: str = "float32"):
         self.con, self.device, self.user, self.dtype = con, device, user or {}, dtype
         self.call = None  # a traced call's values (trace/call.py CallValues), when the trace is of a call
+        # arguments a name trace reads as given, value unknown: their defaults rule out every way on (torch.clamp's
+        # min=None, max=None: the op needs one of them)
+        self.unknown_arguments: frozenset[str] = frozenset()
         self.defaults = {k: Setting(k, v, f"upstream default ({_BUILD_OF.get(device, device)})")
                          for k, v in _DEFAULTS.get(device, {}).items()}
         self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)

@@ -217,6 +217,9 @@ class Trace:
     # notes}; None for a name
     call: dict | None = None
     call_summary: str = ""  # the values it read, one line (the text's header)
+    # a name trace's arguments read as given, values unknown, because their defaults rule out every way on:
+    # {"arguments": [...], "file", "line" (the test), "why"} (trace/__init__._given_not_default), else None
+    given: dict | None = None
     unknown_call: bool = False  # the query was a call whose callee names nothing here (not a kernel name either)
 
     # -- shape ------------------------------------------------------------------------------------------------
@@ -308,7 +311,9 @@ class Trace:
     def to_dict(self) -> dict:
         """The JSON shape (docs/json.md; version JSON_VERSION): version, query, direction, device, depth, dtype,
         build[{name, value, source}], build_conflicts, call ({callee, text, args[{name, value, source}],
-        tensors[{name, dtype, sizes}], notes} for a traced call, else null), main_chain (hop ids, root first), choices[{hop, ways,
+        tensors[{name, dtype, sizes}], notes} for a traced call, else null), given ({arguments, file, line, why}: a
+        name trace's arguments read as given, values unknown, because their defaults rule out every way on; else
+        null), main_chain (hop ids, root first), choices[{hop, ways,
         settled, others}] (where the main chain went one way of several, and whether the inputs settled it),
         open[{hop, condition, condition_file, condition_line, file, line, options}] (the choices the inputs left
         undecided, with the condition that parts them), ruled_out ({hop, conditions} where the main chain stops because every way on is ruled out, else null),
@@ -318,7 +323,7 @@ class Trace:
         walk, and how to lift them), index ({file, checkout}: which index answered)."""
         return {"version": JSON_VERSION, "query": self.query, "direction": self.direction, "device": self.device,
                 "depth": self.depth, "dtype": self.dtype, "build": self.build,
-                "build_conflicts": self.build_conflicts, "call": self.call,
+                "build_conflicts": self.build_conflicts, "call": self.call, "given": self.given,
                 "main_chain": [h.id for h in self.main_chain()], "choices": (found := choices(self)),
                 "open": open_decisions(self, found), "ruled_out": _ruled_out_json(self.ruled_out()),
                 "hops": [asdict(h) for h in self.hops], "candidates": self.candidates, "message": self.message,
@@ -332,7 +337,8 @@ class Trace:
 def _ruled_out_json(hop: Hop | None) -> dict | None:
     if hop is None:
         return None
-    return {"hop": hop.id, "conditions": [{"text": c.text, "file": c.file, "line": c.line, "assumed": c.assumed}
+    return {"hop": hop.id, "conditions": [{"kind": c.kind, "text": c.text, "file": c.file, "line": c.line,
+                                           "assumed": c.assumed}
                                           for c in hop.conditions if c.assumed is False]}
 
 

@@ -51,8 +51,11 @@ def main_chain(t) -> list:
             # a path through no branch the inputs rule out, and no backward function; with none, the chain stops
             # before the ruled-out branch the best path takes (Trace.ruled_out says where)
             open_ = [c for c in candidates if not c[0][2] and not c[0][1]]
-            key = min(c[0] for c in open_ or candidates)
-            best = _last_in_sequence(t, [path for k, path in open_ or candidates if k == key])
+            # with none open, a way only the build lacks (the inputs take it: a launcher defined under a false
+            # #if) is where the chain stops, before one the inputs rule out (a complex-only branch for float32)
+            pool = open_ or [c for c in candidates if not c[0][1] and _only_the_build(c[1])] or candidates
+            key = min(c[0] for c in pool)
+            best = _last_in_sequence(t, [path for k, path in pool if k == key])
             if open_:
                 return _on_below_repeats(t, best, ends, tokens, paths)
             i = next((i for i, h in enumerate(best) if h.not_default), None)
@@ -77,6 +80,11 @@ def main_chain(t) -> list:
         t.__dict__["_ruled_out"] = best[i]
         return best[:i]
     return best
+
+
+def _only_the_build(path: list) -> bool:
+    """Every condition that rules out a hop of this path is the build's (#if, #include), none the inputs'."""
+    return all(c.kind in ("#if", "#include") for h in path for c in h.conditions if c.assumed is False)
 
 
 def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict) -> list[tuple[list, tuple]]:
