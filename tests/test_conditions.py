@@ -6,6 +6,7 @@ import textwrap
 from opindex.api import Index, build
 from opindex.extract.cpp import extract
 from opindex.pytorch.devices import platform_off
+from opindex.pytorch.call_expr import Tensor
 from opindex.trace.conditions import DTYPE, MEMORY_FORMAT, OPTIONALS, SIZES, Constant, holds, schema_defaults, specialization_dtype
 from opindex.trace.model import NOT_DEFAULT
 
@@ -95,6 +96,39 @@ def _argmax_with_branches(checkout):
     path.write_text(text.replace(old, "  if (keepdim) {\n    at::_softmax(self, 0, false);\n  }\n"
                                       "#ifdef USE_ROCM\n  at::relu(self);\n#endif\n" + old))
     return text[:text.index(old)].count("\n") + 1  # the line of the `if (keepdim)`
+
+
+def test_a_test_of_a_tensors_sizes_is_a_row_and_a_traced_calls_sizes_decide_it():
+    """scan_dim (ScanUtils.cuh:450): `if (self.numel() == self.size(dim))` then `else if (dim == ndim - 1)`; both
+    are rows (they read sizes), and cumsum(torch.randn(1024, 1024), dim=1)'s tensor decides them: not the
+    one-row CUB scan, the innermost-dim kernel. A name with no integer value, or a negative one, says nothing."""
+    rows = conditions("""\
+        namespace at::native {
+        void scan_dim(const TensorBase& self, int64_t dim) {
+          int ndim = self.dim();
+          if (self.numel() == self.size(dim)) {
+            a(self);
+          } else if (dim == ndim - 1) {
+            b(self);
+          } else {
+            c(self);
+          }
+          if (self.sizes() == other.sizes()) d(self);
+        }
+        }
+        """)
+    assert [r[:4] for r in rows if r[2] == "if"] == [
+        (4, 6, "if", "self.numel() == self.size(dim)"), (6, 10, "if", "not (self.numel() == self.size(dim))"),
+        (6, 8, "if", "dim == ndim - 1"), (8, 10, "if", "not (dim == ndim - 1)")]
+    x = {"self": Tensor("float32", (1024, 1024), "torch.randn(1024, 1024)"), "dim": 1.0, "ndim": 2}
+    assert holds("self.numel() == self.size(dim)", x) is False
+    assert holds("dim == ndim - 1", x) is True
+    assert holds("self.size(0) * self.size(1) >= 1048576", x) is True
+    assert holds("not (self.numel() == self.size(dim))", x) is True
+    assert holds("self.numel() == self.size(dim)", {**x, "dim": -1}) is False  # size(-1) wraps, as in C++
+    assert holds("dim == ndim - 1", {**x, "dim": -1}) is None  # a negative dim the C++ may wrap first
+    assert holds("self.numel() == self.size(dim)", {"dim": 1}) is None  # no tensor: a name trace
+    assert holds("dim == ndim - 1", {"dim": 1}) is None
 
 
 def test_a_bare_test_of_an_optional_parameter_asks_whether_it_has_a_value():
@@ -498,7 +532,7 @@ def test_a_test_with_a_bare_name_among_its_conjuncts_is_a_condition_row():
               align_corners) {
             return cudnn_grid_sampler(input, grid);
           }
-          if (cond_cudnn(input, grid) && input.size(1) > 4) {
+          if (cond_cudnn(input, grid) && input.is_contiguous()) {
             return other(input);
           }
           if (cond_cudnn(input, grid) || align_corners) {

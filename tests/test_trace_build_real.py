@@ -337,6 +337,26 @@ def test_a_stock_build_stops_at_a_launcher_only_the_fork_defines(real_index):
     assert fork.ruled_out() is None and fork.main_chain()[-1].layer == "cuda"
 
 
+def test_a_traced_calls_sizes_decide_size_tests(real_index):
+    """cumsum(torch.randn(1024, 1024), dim=1): scan_dim's `if (self.numel() == self.size(dim))` (ScanUtils.cuh:450)
+    is false and `else if (dim == ndim - 1)` true, so tensor_kernel_scan_innermost_dim (:372), settled; by name
+    the choice stays ranked. index_add with 256 indices: `numIndex = index.numel()` (Indexing.cu:1071) makes
+    `if (numIndex <= 16)` false: indexFuncLargeIndex (:912) on the stock build (the fork's own build takes its
+    vendor copy of it, maca_kernels/indexing_opt.cuh)."""
+    t = real_index.trace("torch.cumsum(torch.randn(1024, 1024), dim=1)")
+    utils = "aten/src/ATen/native/cuda/ScanUtils.cuh"
+    assert _end(t) == ("__global__ at::native::tensor_kernel_scan_innermost_dim", utils, 372)
+    scan = next(c for c in t.to_dict()["choices"] if t.hops[c["hop"]].name == "at::native::scan_innermost_dim")
+    assert scan["settled"] is True
+    by_name = real_index.trace("torch.cumsum")
+    assert not any(c["settled"] for c in by_name.to_dict()["choices"]
+                   if by_name.hops[c["hop"]].file == utils)
+    added = real_index.trace("torch.index_add(torch.zeros(1024, 64), 0, torch.randint(0, 1024, (256,)), "
+                             "torch.randn(256, 64))", undefines=["USE_MACA"])
+    assert _end(added) == ("__global__ at::native::indexFuncLargeIndex", "aten/src/ATen/native/cuda/Indexing.cu",
+                           912)
+
+
 def test_ctc_loss_reads_the_bool_op_that_chooses_cudnn(real_index):
     """LossCTC.cpp:501: `bool use_cudnn = (log_probs.device().type() == at::kCUDA) && at::_use_cudnn_ctc_loss(
     log_probs, targets, input_lengths, target_lengths, BLANK);`, tested at :507 (cuDNN's call at :510, else

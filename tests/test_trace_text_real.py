@@ -328,3 +328,32 @@ def test_an_untuned_call_read_hop_by_hop_sigmoid_in_float16(real_index):
                                                                 ("AT_USE_JITERATOR()", False)]
     choice = next(c for c in t.to_dict()["choices"] if c["hop"] == call.id)
     assert choice["settled"] is False
+
+
+def test_a_fold_line_names_what_this_call_and_build_may_run(real_index):
+    """torch.add on -U USE_MACA: the fork's `#ifdef USE_MACA` launch_vectorized_kernel (CUDALoops.cuh:174) and its
+    vendor kernels are counted in the fold, not named; gpu_kernel_impl's launch_legacy_kernel (:411, under `if
+    (!contiguous)`) and launch_unrolled_kernel (:423, dynamic casting) are ruled out for a contiguous float32
+    input. The fork's own build names its vendor launchers."""
+    stock = real_index.trace("torch.add", undefines=["USE_MACA"])
+    [fold] = [line for line in stock.to_text(context=0).splitlines() if "TensorIterator launch:" in line]
+    assert ("TensorIterator launch: gpu_kernel -> gpu_kernel_impl -> launch_vectorized_kernel -> __global__ "
+            "vectorized_elementwise_kernel, unrolled_elementwise_kernel (") in fold
+    fork = real_index.trace("torch.add")  # the fork's launch_vectorized_kernel launches its nullary_opt kernel first
+    assert ("launch_vectorized_kernel -> __global__ vectorized_elementwise_kernel_nullary_opt, "
+            "vectorized_elementwise_kernel, unrolled_elementwise_kernel (") in next(
+        line for line in fork.to_text(context=0).splitlines() if "TensorIterator launch:" in line)
+
+
+def test_a_choice_on_the_main_chain_says_what_decided_it(real_index):
+    """Under a main-chain hop where the chain went one way of several, one short line: the test that rules the
+    other way out (softmax's half-to-float fast path, SoftMax.cpp:455, needs a Half input: false for float32), or
+    the test the inputs leave open (nll_loss_nd's `input_.dim() == 1 || input_.dim() == 2`, LossNLL.cpp:702: a
+    name says no rank)."""
+    softmax = real_index.trace("F.softmax").to_text(context=0).splitlines()
+    at = next(i for i, line in enumerate(softmax) if "at::_softmax" in line and "SoftMax.cpp:459" in line)
+    assert softmax[at + 1] == ("       others need input_.is_cuda() && input_.scalar_type() == ScalarType::Half && "
+                               "dtype == ScalarType::Float at SoftMax.cpp:455 (false here)")
+    nll = real_index.trace("F.nll_loss").to_text(context=0).splitlines()
+    at = next(i for i, line in enumerate(nll) if "at::nll_loss_symint" in line and "LossNLL.cpp:703" in line)
+    assert nll[at + 1] == "       open: input_.dim() == 1 || input_.dim() == 2 at LossNLL.cpp:702"

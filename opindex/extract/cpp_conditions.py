@@ -55,6 +55,12 @@ _CALL_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\
 # grid) && ... && align_corners)` is false whenever the flag is (a parameter a default argument sets, or a local)
 _ANY_IF = re.compile(rb"if\s*\((?=[^;{]*&&)")  # (only tests with a `&&` before the block: the rest never qualify)
 _BARE_NAME = re.compile(r"!?\s*[A-Za-z_]\w*")
+# any `if (` whose test reads a tensor's sizes (`if (self.numel() == self.size(dim))`, `if (input.dim() == 4)`): kept
+# when the test itself does (_SIZES_IN), for a traced call's tensors to decide (trace/conditions.size_expr_holds)
+# (or compares a name with arithmetic of names: `else if (dim == ndim - 1)`, ndim a size local)
+_SIZE_IF = re.compile(rb"if\s*\((?=[^;{]*(?:\.\s*(?:numel|dim|size)\(|\w\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*]))")
+_SIZES_IN = re.compile(r"\.\s*(?:numel|dim|size)\(|^!?\s*[A-Za-z_]\w*\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*]\s*"
+                       r"(?:[A-Za-z_]\w*|\d+)$")
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -118,7 +124,8 @@ def requirements(data: bytes) -> list[tuple[int, str]]:
 
 def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
     """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD), of
-    dtype tests (_DTYPE_GUARD), of branch hints (_HINT_GUARD) and of a flag joined by `&&` to anything (_FLAG_GUARD),
+    dtype tests (_DTYPE_GUARD), of branch hints (_HINT_GUARD), of a flag joined by `&&` to anything (_FLAG_GUARD),
+    of tests that read a tensor's sizes (_SIZE_IF),
     the else block as `not (...)`; only inside
     functions. The then block's rows start at the `if` line."""
     if b"if" not in data:
@@ -128,6 +135,7 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
              *_FLAG_GUARD.finditer(data), *_CALL_GUARD.finditer(data)]
     patterned = {m.start() for m in found}
     found += [m for m in _ANY_IF.finditer(data) if m.start() not in patterned]
+    found += [m for m in _SIZE_IF.finditer(data) if m.start() not in patterned]
     for m in sorted(found, key=lambda m: m.start()):
         if m.start() and data[m.start() - 1] in _WORD or m.start() in seen:
             continue  # `elif (`, `verify_if(`: not the keyword; an `if` both patterns find
@@ -143,7 +151,7 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
             continue
         cond = _clean(condition.text)
         cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
-        if m.start() not in patterned and not _flag_conjunct(cond):
+        if m.start() not in patterned and not _flag_conjunct(cond) and not _SIZES_IN.search(cond):
             continue
         cond = _local_flag(data, m.start(), cond) or cond
         out.append((statement.start_point[0] + 1, then.end_point[0] + 1, cond, caller))

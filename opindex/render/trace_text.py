@@ -169,6 +169,10 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
             if aligned + len(suffix) > width and height([other], width) <= height([line], width):
                 line = other
         out.append(line)
+        why = _why(choice) if choice else None
+        if why:  # one short line: the test that settled the choice, or the one the inputs left open
+            out.append(paint("       " + (why if not width or len(why) <= width - 7 else why[:width - 8] + "…"),
+                             "2"))
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
     stop = t.ruled_out() if t.direction == "down" else None
@@ -188,6 +192,24 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         else:
             out.append(paint("     " + legend, "2"))
     return out
+
+
+def _why(choice: dict) -> str | None:
+    """What decided a choice of the main chain, where the source states it: for a settled one the first test that
+    rules another way out (`others need at::isComplexType(common_dtype) at UnarySpecialOpsKernel.cu:126 (false
+    here)`), for a
+    ranked one the first test the inputs leave open (`open: inner_size == 1 at SoftMax.cu:711`)."""
+    others = [c for o in choice["options"][1:] for c in o["conditions"]]
+    if choice["settled"]:
+        test = next((c for c in others if c["assumed"] is False), None)
+        label, value = "others need", " (false here)"
+    else:
+        test = next((c for o in choice["options"] for c in o["conditions"] if c["assumed"] is None), None)
+        label, value = "open:", ""
+    if test is None:
+        return None
+    where = f" at {test['file'].rpartition('/')[2]}:{test['line']}" if test["file"] and test["line"] else ""
+    return f"{label} {test['text']}{where}{value}"
 
 
 def _choice(t: Trace, hop: Hop) -> dict | None:
@@ -468,10 +490,18 @@ def _folds(hop: Hop, hidden: dict[int, int]) -> bool:
 
 def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
     below = [t.hops[i] for i, top in hidden.items() if top == launch.id]
-    launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in below if h.kind == "launcher")
+    # named: what this call and build may run; machinery under a false #if or a ruled-out test is not (the fork's
+    # USE_MACA launchers on -U USE_MACA), though it stays in the count and in --full
+    off: set[int] = set()
+    for h in below:  # (parents first)
+        if h.not_default or h.parent in off:
+            off.add(h.id)
+    runs = [h for h in below if h.id not in off]
+    launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in runs if h.kind == "launcher")
                  if n != launch.name]
     kernels = list(dict.fromkeys(h.name.removeprefix("__global__ ").split("::")[-1]
-                                 for h in below + _shown_above(t, below) if h.kind == "global_kernel"))
+                                 for h in runs + [x for x in _shown_above(t, runs) if not x.not_default]
+                                 if h.kind == "global_kernel"))
     text = " -> ".join([launch.name] + launchers[:4] + (["..."] if len(launchers) > 4 else []))
     if kernels:
         text += " -> __global__ " + ", ".join(kernels[:4]) + (", ..." if len(kernels) > 4 else "")

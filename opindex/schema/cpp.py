@@ -126,6 +126,8 @@ conditions = Table(
                    "the group's next directive; include guards are left out), if (the block of an `if` on one "
                    "name a default argument can decide, or on a global setting, or a dtype, or a branch hint "
                    "(C10_UNLIKELY(x)), or a C++ test joining a bare name by && to anything (`... && align_corners`), or "
+                   "a C++ test that reads a tensor's sizes or compares a name with arithmetic of names "
+                   "(`self.numel() == self.size(dim)`, `dim == ndim - 1`: a traced call's tensors decide it), or "
                    "its else block, or `not (...)` over the rest of the enclosing block after a then-block that "
                    "ends in a return or throw; C++ and Python) "
                    "or #error (one line that cannot compile: an `#error` directive or `static_assert(0/false, ...)`"

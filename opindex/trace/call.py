@@ -35,7 +35,7 @@ from .python import bridged_entries, find_method, follow_python, module_of
 FIRST_TENSOR_NAMES = ("self", "input", "self_", "input_")  # what C++ calls an op's first tensor argument
 _FLOATING = ("float", "bfloat", "complex")
 # a C++ local made from a tensor's sizes: `const int64_t n_dims = input.dim();`, `auto dim_size = self.size(dim);`
-_SIZE_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|int64_t|int|int32_t|size_t|bool)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
+_SIZE_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|u?int64_t|int|u?int32_t|size_t|ptrdiff_t|bool)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
                          r"(dim|ndimension|numel|size)\s*\(\s*(-?\w*)\s*\)\s*;")
 # a C++ local that is a parameter cast: `auto mode = static_cast<at::padding_mode>(mode_int);`
 _CAST_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]+)\s+(\w+)\s*=\s*static_cast<[^<>;]*>\(\s*(\w+)\s*\)\s*;")

@@ -155,6 +155,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         inner = holds(bang, defaults)
         return None if inner is None else not inner
     found = _holds(condition, defaults)
+    if found is None and _SIZE_WORD.search(condition):
+        found = size_expr_holds(condition, defaults)
     if found is None and DTYPE in defaults:
         found = dtype_holds(condition, defaults[DTYPE])
     if found is None and DEVICE in defaults:
@@ -256,6 +258,74 @@ def size_holds(condition: str) -> bool | None:
 
 
 _HINT = re.compile(r"^(!\s*)?(?:(\w*?(un)?likely\w*)\s*\(.*\)|__builtin_expect\s*\(.*,\s*([01])L?\s*\))$", re.I | re.S)
+
+
+# A comparison of sizes a traced call's tensors give (`self.numel() == self.size(dim)`, `dim == ndim - 1` with ndim
+# a size local): each `t.numel()`, `t.dim()`, `t.size(d)` and name written as its integer, then + - * / and one
+# comparison evaluated. A name with no integer value, a negative one (a dim the C++ may wrap first) or a tensor
+# without sizes leaves it unknown.
+_SIZE_WORD = re.compile(r"\.(?:numel|dim|size)\(|[A-Za-z_]\w*\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*/]")
+_SIZE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*(numel|dim|size)\(\s*([^()]*?)\s*\)")
+_SIZE_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+_SIZE_ARITHMETIC = re.compile(r"^[\d\s+\-*/()]*(?:==|!=|<=|>=|<|>)[\d\s+\-*/()]*$")
+
+
+def size_expr_holds(condition: str, values: dict[str, object]) -> bool | None:
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    if "&&" in test or "||" in test:
+        return None  # (cpp_holds reads each part)
+
+    def whole(value) -> int:  # (a literal read from C++ text, or passed through one, is a float: `1` -> 1.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise ValueError
+        return int(value)
+
+    def integer(value) -> str:
+        if whole(value) < 0:
+            raise ValueError
+        return str(whole(value))
+
+    def call(m) -> str:
+        tensor = values.get(m.group(1))
+        if not isinstance(tensor, Tensor):
+            raise ValueError
+        if m.group(2) == "size":
+            arg = m.group(3)
+            d = int(arg) if re.fullmatch(r"-?\d+", arg) else values.get(arg)
+            return integer(tensor.size(whole(d)))
+        return integer(tensor.numel() if m.group(2) == "numel" else tensor.dim())
+
+    try:
+        text = _SIZE_CALL.sub(call, test)
+        text = _SIZE_NAME.sub(lambda m: integer(values.get(m.group(0))), text)
+    except ValueError:
+        return None
+    if not _SIZE_ARITHMETIC.match(text):
+        return None
+    try:
+        result = bool(_arithmetic(ast.parse(text.replace("/", "//"), mode="eval").body))
+    except (ValueError, SyntaxError, ZeroDivisionError):
+        return None
+    return result != negate
+
+
+def _arithmetic(node):
+    """An integer expression or one comparison of two, from ast (nothing else is evaluated)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_arithmetic(node.operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        return _ARITH[type(node.op)](_arithmetic(node.left), _arithmetic(node.right))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        return _COMPARE[type(node.ops[0])](_arithmetic(node.left), _arithmetic(node.comparators[0]))
+    raise ValueError
+
+
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
 @functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
