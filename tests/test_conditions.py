@@ -557,3 +557,67 @@ def test_a_dtype_test_joined_to_another_is_read_part_by_part():
     assert holds(test, {DTYPE: "float32"}) is True
     assert holds(f"not ({test})", {DTYPE: "float32"}) is False
     assert holds(test, {DTYPE: "complex64"}) is False
+
+
+_USE_FAST = """\
+#if !AT_CUDNN_ENABLED()
+namespace at { namespace native {
+bool _use_fast_argmax(const Tensor& self, const Tensor& other, int64_t dim) {
+  return true;
+}
+}}
+#else
+namespace at { namespace native {
+bool _use_fast_argmax(const Tensor& self, const Tensor& other, int64_t dim) {
+  bool use = (dim == 0) && (other.device().type() == at::kCPU);
+  return use;
+}
+}}
+#endif
+"""
+
+
+def test_a_bool_op_a_test_calls_is_read_from_the_kernel_the_build_compiles(sample_copy, tmp_path):
+    """`bool use = self.is_cuda() && at::_use_fast_argmax(self, self, 0); if (use)` (the conditions row holds the
+    flag's test, as 2.4's ctc_loss_impl's use_cudnn): the op's CUDA kernel has two definitions, a
+    `#if !AT_CUDNN_ENABLED()` placeholder returning true (:3) and the real one (:9), whose `other.device().type() ==
+    at::kCPU` is false for a tensor of the trace (on cuda): the call is false, so the _softmax under it is not the
+    default path, and the hop says why. Under `-D AT_CUDNN_ENABLED()=0` the placeholder answers: true."""
+    line = _argmax_with_branches(sample_copy)
+    reduce_ops = sample_copy / "aten/src/ATen/native/ReduceOps.cpp"
+    reduce_ops.write_text(reduce_ops.read_text().replace(
+        "  if (keepdim) {\n", "  bool use = self.is_cuda() && at::_use_fast_argmax(self, self, 0);\n  if (use) {\n"))
+    yaml = sample_copy / "aten/src/ATen/native/native_functions.yaml"
+    yaml.write_text(yaml.read_text() + "\n- func: _use_fast_argmax(Tensor self, Tensor other, int dim) -> bool\n"
+                                       "  dispatch:\n    CUDA: _use_fast_argmax\n")
+    (sample_copy / "aten/src/ATen/native/cudnn/FastArgmax.cpp").write_text(_USE_FAST)
+    db = tmp_path / "i.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    with Index(db) as ix:
+        t = ix.trace("torch.argmax", device="cuda")
+        branch = [h for h in t.hops if h.kind == "calls_op" and h.line == line + 2]
+        assert [h.name for h in branch] == ["at::_softmax"]
+        test = ("self.is_cuda() && at::_use_fast_argmax(self, self, 0) (= false: "
+                "aten/src/ATen/native/cudnn/FastArgmax.cpp:9)")
+        assert branch[0].detail.endswith(f"[called when {test}: {NOT_DEFAULT}]")
+        assert [(c.text, c.line, c.assumed) for c in branch[0].conditions] == [(test, line + 1, False)]
+        assert "at::_softmax" not in [h.name for h in t.main_chain()]
+        placeholder = ix.trace("torch.argmax", device="cuda", defines=["AT_CUDNN_ENABLED()=0"])
+        branch = [h for h in placeholder.hops if h.kind == "calls_op" and h.line == line + 2]
+        assert [h.name for h in branch] == ["at::_softmax"] and branch[0].conditions == []
+
+
+def test_a_call_s_arguments_are_bound_to_the_overload_they_fit():
+    from opindex.trace.conditions import _UNKNOWN, _bind_parameters
+    from opindex.trace.function_value import TensorArg, Typed
+    cuda = TensorArg("cuda", "float32")
+    sig = "(const Tensor& log_probs, const at::Tensor & targets, IntArrayRef lengths, int64_t BLANK)"
+    # a tensor parameter the call says nothing of is a tensor of the trace; an undefined one stays None
+    assert _bind_parameters(sig, [_UNKNOWN, None, Typed("IntArrayRef"), 0.0], cuda) == {
+        "log_probs": cuda, "targets": None, "lengths": Typed("IntArrayRef"), "BLANK": 0.0}
+    # a local Tensor (maybe moved to the CPU) is not made one of the trace: it keeps its type only
+    assert _bind_parameters(sig, [Typed("Tensor"), _UNKNOWN, _UNKNOWN, _UNKNOWN], cuda)["log_probs"] == Typed("Tensor")
+    # an IntArrayRef does not fit a Tensor overload's parameter; a count that differs does not fit either
+    assert _bind_parameters("(const Tensor& a, const Tensor& lengths)", [_UNKNOWN, Typed("IntArrayRef")], cuda) is None
+    assert _bind_parameters(sig, [_UNKNOWN], cuda) is None
+    assert _bind_parameters("(const c10::optional<Tensor>& w)", [Typed("Tensor")], cuda) == {"w": Typed("Tensor")}

@@ -1,7 +1,7 @@
 """What a no-argument C++ function returns in the build traced (trace/function_value.py), read from its body."""
 import textwrap
 
-from opindex.trace.function_value import body_value, calls_in, substitute
+from opindex.trace.function_value import UNKNOWN, TensorArg, Typed, body_value, calls_in, rewrite_calls, substitute
 
 CONV_UTILS = """\
 inline bool cudnnv8_enabled_check_debug() {
@@ -58,3 +58,114 @@ def test_calls_in_a_condition_and_their_values_written_in():
     values = {"getDisableAddmmCudaLt": True}
     assert substitute(cond, values.get) == ("!(true) && iter.is_contiguous() && "
                                             "at::native::cudnnv8_enabled_check_debug()")
+
+
+# 2.4's cudnn/LossCTC.cpp:83 _use_cudnn_ctc_loss, its test cut to the parts this module reads
+USE_CUDNN = """\
+bool _use_cudnn_ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
+    IntArrayRef target_lengths, int64_t BLANK) {
+  auto& ctx = at::globalContext();
+  bool use_cudnn = ctx.userEnabledCuDNN() && (BLANK == 0) &&
+      (log_probs.scalar_type() == at::kFloat) && (targets.scalar_type() == at::kInt) &&
+      (log_probs.device().type() == at::kCUDA) &&
+      (targets.device().type() == at::kCPU);
+  if (use_cudnn) {
+    int64_t max_input_length = log_probs.size(0);
+    for (const auto input_length : input_lengths) {
+      use_cudnn = use_cudnn && ((input_length == max_input_length) ? 1 : 0);
+    }
+  }
+  return use_cudnn;
+}
+
+bool _use_cudnn_ctc_loss_tensor(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+    const Tensor& target_lengths, int64_t BLANK) {
+  Tensor ilc = input_lengths.to(Device(at::kCPU), at::kLong).contiguous();
+  IntArrayRef il(ilc.data_ptr<int64_t>(), ilc.numel());
+  return at::_use_cudnn_ctc_loss(log_probs, targets, il, il, BLANK);
+}
+
+bool flags(bool x) {
+  bool a = true;
+  a = false;
+  bool b = true;
+  b &= x;
+  bool c = true;
+  if (x) {
+    c = false;
+  }
+  bool d = false;
+  d |= true;
+  return a || c || (b && d);
+}
+"""
+
+
+def _ctc(tmp_path, first, last, env, calls=None):
+    (tmp_path / "ctc.cpp").write_text(USE_CUDNN)
+    return body_value(str(tmp_path), "ctc.cpp", first, last, lambda test: None, env, calls)
+
+
+def test_a_function_of_tensor_arguments_reads_their_device_and_dtype(tmp_path):
+    cuda = TensorArg("cuda", "float32")
+    # the traced device is cuda: `targets.device().type() == at::kCPU` is false, so use_cudnn is, whatever the
+    # unknown parts (ctx.userEnabledCuDNN(), BLANK, kInt: a dtype SCALAR_TYPES does not name) say
+    assert _ctc(tmp_path, 1, 15, {"log_probs": cuda, "targets": cuda}) is False
+    # on the CPU test's side nothing else decides: unknown, and the `if (use_cudnn)` block that may run and assigns
+    # use_cudnn leaves it unknown
+    cpu = TensorArg("cpu", "float32")
+    assert _ctc(tmp_path, 1, 15, {"log_probs": cuda, "targets": cpu, "BLANK": 0}) is None
+    # float64 input: `log_probs.scalar_type() == at::kFloat` is false
+    assert _ctc(tmp_path, 1, 15, {"log_probs": TensorArg(None, "float64"), "targets": cpu}) is False
+    # --device all: where a tensor is is not said
+    assert _ctc(tmp_path, 1, 15, {"log_probs": TensorArg(None, None), "targets": TensorArg(None, None)}) is None
+    assert _ctc(tmp_path, 1, 15, {}) is None  # nothing known of the arguments
+
+
+def test_a_call_in_a_body_is_read_by_the_callers_reader_with_its_arguments(tmp_path):
+    cuda = TensorArg("cuda", "float32")
+    asked = []
+
+    def calls(name, args):
+        asked.append((name, args))
+        return False
+
+    assert _ctc(tmp_path, 17, 22, {"log_probs": cuda, "targets": cuda}, calls) is False
+    # the local `IntArrayRef il(...)` is Typed: its type tells the IntArrayRef overload from the Tensor one
+    assert asked == [("at::_use_cudnn_ctc_loss", [cuda, cuda, Typed("IntArrayRef"), Typed("IntArrayRef"),
+                                                 UNKNOWN])]
+    assert _ctc(tmp_path, 17, 22, {"log_probs": cuda, "targets": cuda}) is None  # no reader: unknown
+
+
+def test_locals_assigned_at_the_top_level_and_in_blocks_that_may_not_run(tmp_path):
+    # a = false (reassigned): false; c: set false only `if (x)`, x unknown: unknown; b &= x: unknown; d |= true: true
+    assert _ctc(tmp_path, 24, 36, {}) is None
+    assert _ctc(tmp_path, 24, 36, {"x": True}) is True  # b = true && true, d = true
+    assert _ctc(tmp_path, 24, 36, {"x": False}) is True  # c stays true
+
+
+def test_a_bool_call_in_a_test_is_written_as_its_value():
+    test = "(log_probs.device().type() == at::kCUDA) && at::_use_cudnn_ctc_loss( log_probs, targets, BLANK)"
+    asked = []
+
+    def value_of(name, args):
+        asked.append((name, args))
+        return (False, "cudnn/LossCTC.cpp:83") if name == "at::_use_cudnn_ctc_loss" else None
+
+    never = lambda part: False  # noqa: E731
+    assert rewrite_calls(test, value_of, never) == (
+        "(log_probs.device().type() == at::kCUDA) && false",
+        "(log_probs.device().type() == at::kCUDA) && at::_use_cudnn_ctc_loss( log_probs, targets, BLANK) "
+        "(= false: cudnn/LossCTC.cpp:83)")
+    assert asked == [("at::_use_cudnn_ctc_loss", ["log_probs", "targets", "BLANK"])]
+    # an else block's test, a negated call, a call inside an || and one that does not say (kept)
+    assert rewrite_calls("not (!at::_use_cudnn_ctc_loss(a) || other(b))", value_of, never)[0] == \
+        "not (!false || other(b))"
+    assert rewrite_calls("other(b) && x", value_of, never) is None  # no call's value known
+    assert rewrite_calls("f(a, g(b))", lambda name, args: (True, "f.cpp:1"), never)[0] == "true"
+    # a part the conditions already read (a dtype test, a hint) is theirs; and so is a whole test they decide
+    assert rewrite_calls("at::isComplexType(t) && f(a)", lambda n, a: (True, "x:1"),
+                         lambda part: part == "at::isComplexType(t)") == ("at::isComplexType(t) && true",
+                                                                               "at::isComplexType(t) && f(a) (= true: x:1)")
+    assert rewrite_calls("f(a)", lambda n, a: (True, "x:1"), lambda part: True) is None
+    assert rewrite_calls("iter.can_use_32bit_indexing() && x.f(a)", value_of, never) is None  # methods: not calls

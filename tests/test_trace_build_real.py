@@ -355,3 +355,33 @@ def test_a_traced_calls_sizes_decide_size_tests(real_index):
                              "torch.randn(256, 64))", undefines=["USE_MACA"])
     assert _end(added) == ("__global__ at::native::indexFuncLargeIndex", "aten/src/ATen/native/cuda/Indexing.cu",
                            912)
+
+
+def test_ctc_loss_reads_the_bool_op_that_chooses_cudnn(real_index):
+    """LossCTC.cpp:501: `bool use_cudnn = (log_probs.device().type() == at::kCUDA) && at::_use_cudnn_ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, BLANK);`, tested at :507 (cuDNN's call at :510, else
+    at::_ctc_loss at :514). The op's CUDA kernel _use_cudnn_ctc_loss has two definitions in cudnn/LossCTC.cpp: :28
+    under `#if (!AT_CUDNN_ENABLED())` (not this build) and :83, whose use_cudnn needs `targets.device().type() ==
+    at::kCPU`: false for a tensor of the trace (on cuda); the .Tensor overload (:115) calls the IntArrayRef one.
+    So the main chain takes at::_ctc_loss to ctc_loss_gpu (cuda/LossCTC.cu:787) and ends at the kernel its
+    template launches (:313): ctc_loss_log_alpha_gpu_kernel, whose definition starts at `__global__ void` (:74;
+    the name is on :78)."""
+    t = real_index.trace("F.ctc_loss")
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    ctc = "aten/src/ATen/native/LossCTC.cpp"
+    assert ("at::_ctc_loss", ctc, 514) in chain
+    assert ("at::native::ctc_loss_gpu", "aten/src/ATen/native/cuda/LossCTC.cu", 787) in chain
+    assert _end(t) == ("__global__ at::native::ctc_loss_log_alpha_gpu_kernel", "aten/src/ATen/native/cuda/LossCTC.cu",
+                       74)
+    assert not any("cudnn" in name.lower() for name, _, _ in chain)
+    cudnn = next(h for h in t.hops if h.name == "at::_cudnn_ctc_loss" and h.line == 510)
+    test = ("(log_probs.device().type() == at::kCUDA) && at::_use_cudnn_ctc_loss( log_probs, targets, input_lengths, "
+            "target_lengths, BLANK) (= false: aten/src/ATen/native/cudnn/LossCTC.cpp:83, "
+            "aten/src/ATen/native/cudnn/LossCTC.cpp:115)")
+    assert [(c.text, c.file, c.line, c.assumed) for c in cudnn.conditions] == [(test, ctc, 507, False)]
+    # the JSON says the same: the choice at ctc_loss_impl (:498) and the ruled-out option's condition
+    data = t.to_dict()
+    choice = next(c for c in data["choices"] if c["file"] == ctc and c["line"] == 498)
+    ruled_out = next(o for o in choice["options"] if o["hop"] == cudnn.id)
+    assert ruled_out["conditions"] == [{"text": test, "file": ctc, "line": 507, "assumed": False}]
+    assert f"[called when {test}: not with the default arguments]" in cudnn.detail

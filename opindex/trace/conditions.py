@@ -81,13 +81,13 @@ class Guards:
                 # `if (maca_unlikely(x)) {` / `#endif` around a stock launch): no test in that build
             else:
                 value = holds(r["condition"], defaults)
+                shown = r.get("shown", r["condition"])  # (a function's value written in: the call and its value)
                 if value is False:
-                    self.spans.append((r["line"], r["end_line"], False,
-                                       f"called when {r['condition']}: {NOT_DEFAULT}",
-                                       Condition(r["kind"], r["condition"], file, r["line"], assumed=False)))
+                    self.spans.append((r["line"], r["end_line"], False, f"called when {shown}: {NOT_DEFAULT}",
+                                       Condition(r["kind"], shown, file, r["line"], assumed=False)))
                 elif value is None:  # undecided: kept as data (a choice's condition, JSON `open`), not in detail
                     self.spans.append((r["line"], r["end_line"], False, None,
-                                       Condition(r["kind"], r["condition"], file, r["line"])))
+                                       Condition(r["kind"], shown, file, r["line"])))
         self.cache: dict[int, Under] = {}
 
     def at(self, line: int) -> Under:
@@ -187,8 +187,7 @@ def _negated(condition: str) -> str | None:
 
 # The dtype of a trace's input (defaults[DTYPE]: float32 unless stated), and what C++ tests of a dtype say of it
 DTYPE = "(dtype)"
-_SCALAR_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
-                 "ComplexFloat": "complex64", "ComplexDouble": "complex128", "ComplexHalf": "complex32"}
+_SCALAR_TYPES = function_value.SCALAR_TYPES  # (function bodies read a tensor argument's dtype by the same table)
 _DTYPE_CLASSES = {"isComplexType": ("complex64", "complex128", "complex32"),
                   "is_complex": ("complex64", "complex128", "complex32"),
                   "isFloatingType": ("float32", "float64", "float16", "bfloat16"),
@@ -685,24 +684,43 @@ def _schema_parameters(schema: str) -> list[tuple[str]]:
 
 def _argument_value(text: str, values: dict[str, object]):
     """The value of an argument a condition's call passes: a name the trace knows the value of (None: an undefined
-    tensor), a literal, else _UNKNOWN."""
+    tensor; a traced call's tensor as a TensorArg of its dtype), a literal, else _UNKNOWN."""
     text = text.strip()
     if re.fullmatch(r"[A-Za-z_]\w*", text):
-        return values.get(text, _UNKNOWN)
+        value = values.get(text, _UNKNOWN)
+        if isinstance(value, Tensor):
+            device = values.get(DEVICE)
+            return function_value.TensorArg(device if isinstance(device, str) and device != "all" else None,
+                                            value.dtype)
+        return value
     value = _literal(text)
     return _UNKNOWN if isinstance(value, Constant) else value
 
 
-def _bind_parameters(signature: str | None, args: list) -> dict | None:
-    """The definition's parameters (by name, from its signature) bound to the known values of `args`; None when
-    the counts differ."""
+MAX_DEFINITIONS = 8  # a call that may reach more definitions than this is not read (its value stays unknown)
+_PARAMETER = re.compile(r"([A-Za-z_]\w*)\s*(?:=.*)?$", re.S)
+
+
+def _bind_parameters(signature: str | None, args: list, tensor=None) -> dict | None:
+    """The definition's parameters (by name, from its signature) bound to the known values of `args`, a tensor
+    parameter (`const Tensor& targets`) the call says nothing of to `tensor` (function_value.TensorArg); None when
+    the counts differ or an argument of a known type (function_value.Typed) does not fit its parameter's type
+    (another overload's)."""
     params = split_parameters(signature or "()")
     if len(params) != len(args):
         return None
     out = {}
     for param, value in zip(params, args):
-        m = re.search(r"([A-Za-z_]\w*)\s*(?:=.*)?$", param.strip(), re.S)
-        if m is not None and value is not _UNKNOWN:
+        m = _PARAMETER.search(param.strip())
+        if m is None:
+            continue
+        declared = function_value._type_name(param.strip()[:m.start(1)])
+        if isinstance(value, function_value.Typed) and declared and value.type != declared \
+                and f"optional<{value.type}>" != declared:
+            return None
+        if declared == "Tensor" and value is _UNKNOWN and tensor is not None:
+            value = tensor  # a tensor of the trace: on the traced device, of the input's dtype
+        if value is not _UNKNOWN:
             out[m.group(1)] = value
     return out
 
@@ -730,7 +748,9 @@ class BodyGuards:
     def __init__(self, con, device: str, builder, build: "BuildContext"):
         self.con, self.device, self.builder, self.build = con, device, builder, build
         self.cache: dict[tuple, Guards] = {}
-        self.functions: dict[tuple[str, str], bool | None] = {}  # (name, file) -> what it returns (function_value)
+        self.functions: dict[tuple, object] = {}  # (name, file, args) -> what it returns (function_value)
+        self.read_from: dict[tuple, list[dict]] = {}  # the same key -> the definitions read
+        self.defs: dict[tuple[str, str], list[dict]] = {}  # (name, file) -> the definitions a call may reach
 
     def over(self, d: dict) -> Guards:
         """The #if branches and if blocks over a C++ body (body(), calls() and device_calls() ask in turn), read
@@ -779,9 +799,11 @@ class BodyGuards:
         return found
 
     def with_values(self, row: dict, file: str, values: dict | None = None) -> dict:
-        """A condition row with the no-argument functions it calls written as the value they return in the build
-        traced (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())` is `false` in the fork's
-        USE_MACA build."""
+        """A condition row with the functions it calls written as the value they return in the build traced
+        (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())` is `false` in the fork's
+        USE_MACA build; a chooser compared with a constant, and a call of arguments that is the test or one part of
+        it (`... && at::_use_cudnn_ctc_loss(log_probs, targets, ...)`), are read with the values the trace knows
+        (`values`); the row then also keeps `shown`, the test with each such call's value and where it was read."""
         if row["kind"] == "#if":
             return row
         text = row["condition"]
@@ -796,22 +818,82 @@ class BodyGuards:
             if isinstance(value, function_value.Const):
                 same = value.name == chooser[3].rpartition("::")[2]
                 text = "true" if same == (chooser[2] == "==") else "false"
-        return row if text == row["condition"] else {**row, "condition": text}
+        shown = None
+        if values is not None and function_value.has_argument_calls(text):  # a bool call of arguments: the
+            # test, or one part of it
+            found = function_value.rewrite_calls(
+                text, lambda name, args: self.call_value(name, file, [_argument_value(a, values) for a in args]),
+                lambda part: holds(part, values) is not None)
+            if found is not None:
+                text, shown = found
+        if text == row["condition"]:
+            return row
+        return {**row, "condition": text} if shown is None else {**row, "condition": text, "shown": shown}
 
-    def function_value(self, name: str, file: str, args: list | None = None):
-        """What the function `name` (qualified as written) returns, when one definition answers: the one in `file`,
-        else the only one of that name; `args`: the values the call passes, in order (_UNKNOWN where it does not
-        say), bound to the definition's parameters."""
-        key = (name, file, tuple(map(repr, args or ())))
+    def call_value(self, name: str, file: str, args: list) -> tuple[bool, str] | None:
+        """(what the call `name(args)` returns, where that was read) when it is a bool (function_value)."""
+        value = self.function_value(name, file, args)
+        if not isinstance(value, bool):
+            return None
+        return value, ", ".join(f"{d['file']}:{d['line']}" for d in self.read_from.get(self._key(name, file, args),
+                                                                                        ()))
+
+    def function_value(self, name: str, file: str, args: list | None = None, depth: int = 0):
+        """What the function or op `name` (qualified as written) returns, read from the definitions the call may
+        reach in the build traced (definitions()); `args`: the values the call passes, in order (_UNKNOWN where it
+        does not say), bound to each definition's parameters. Several definitions answer when all that the call's
+        arguments fit read the same value."""
+        key = self._key(name, file, args)
         if key not in self.functions:
-            defs = [s for s in q.symbols_named(self.con, name.rpartition("::")[2]) if s["kind"] == "function"
-                    and s["qualified_name"].endswith(name)]
-            here = [s for s in defs if s["file"] == file]
-            one = here[0] if len(here) == 1 else defs[0] if len(defs) == 1 else None
-            env = _bind_parameters(one.get("signature") if one else None, args) if args else {}
-            self.functions[key] = None if one is None or env is None else function_value.body_value(
-                self.builder.trace.root, one["file"], one["line"], one["end_line"], self.build.holds, env)
+            self.functions[key] = None  # (a function that calls itself reads unknown)
+            values, read = [], []
+            for d in self.definitions(name, file):
+                env = _bind_parameters(d.get("signature"), args, self.tensor()) if args else {}
+                if env is None:
+                    continue  # another overload: the arguments do not fit its parameters
+                calls = None if depth >= function_value.MAX_CALL_DEPTH else functools.partial(
+                    self._nested, d["file"], depth + 1)
+                values.append(function_value.body_value(self.builder.trace.root, d["file"], d["line"],
+                                                        d["end_line"], self.build.holds, env, calls))
+                read.append(d)
+            agreed = values and all(v is not None and v == values[0] for v in values)
+            self.functions[key] = values[0] if agreed else None
+            self.read_from[key] = read
         return self.functions[key]
+
+    def _nested(self, file: str, depth: int, name: str, args: list):
+        """A call inside a function body read for its value (function_value._call)."""
+        return self.function_value(name, file, [_UNKNOWN if a is function_value.UNKNOWN else a for a in args], depth)
+
+    @staticmethod
+    def _key(name: str, file: str, args: list | None) -> tuple:
+        return name, file, tuple(map(repr, args or ()))
+
+    def definitions(self, name: str, file: str) -> list[dict]:
+        """The definitions a call of `name` may reach in the build traced: for an op called as `at::name` the
+        kernels of its overloads' dispatch rows for the traced device; else the functions of that qualified name,
+        those in `file` first (only they, when there are any); of each, those whose #if the build does not rule
+        out (cudnn/LossCTC.cpp's `#if (!AT_CUDNN_ENABLED())` twin is not read under AT_CUDNN_ENABLED()=1). None
+        past MAX_DEFINITIONS (the call reads unknown)."""
+        found = self.defs.get((name, file))
+        if found is None:
+            natives = q.native_for_cpp_api(self.con, name[4:]) if re.fullmatch(r"at::\w+", name) else []
+            if natives:
+                found = [q.symbol_by_id(self.con, link["symbol_id"]) for n in natives
+                         for row in q.rows_for_device(q.dispatch_rows(self.con, n["id"]), self.device)
+                         for link in q.kernel_links(self.con, row["id"]) if link["symbol_id"] is not None]
+            else:
+                found = [s for s in q.symbols_named(self.con, name.rpartition("::")[2]) if s["kind"] == "function"
+                         and s["qualified_name"].endswith(name)]
+                found = [s for s in found if s["file"] == file] or found
+            found = [s for s in found if self.build.false_at(s["file"], s["line"]) is None]
+            found = self.defs[(name, file)] = found if len(found) <= MAX_DEFINITIONS else []
+        return found
+
+    def tensor(self) -> function_value.TensorArg:
+        """What a tensor argument the trace does not otherwise know is: on the traced device, of the input's
+        dtype (as the conditions rows read a test of any tensor's device and dtype)."""
+        return function_value.TensorArg(None if self.device == "all" else self.device, self.build.dtype)
 
     def python(self, fn: dict) -> Guards:
         """The if blocks over a Python def, read with its parameters' defaults (F.embedding's `if max_norm is not

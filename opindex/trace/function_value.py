@@ -8,6 +8,17 @@ from what this module can evaluate, an `if` whose test is false is skipped, and 
 the value. The process environment is PyTorch's default, empty: `std::getenv(...)` is nullptr and
 `c10::utils::check_env(...)` is nullopt (getDisableAddmmCudaLt reads ENABLE_ADDMM_CUDA_LT, unset: Lt disabled in
 this fork). Anything else (an argument, a call, a loop around the return) leaves the value unknown (None).
+
+A function of arguments is read the same way with what the call's trace knows of them (`env`): an undefined tensor
+(None), a literal, and a tensor parameter bound to a TensorArg, on the traced device and of the dtype the trace
+states, so `targets.device().type() == at::kCPU` is false on cuda and `log_probs.scalar_type() == at::kFloat` true
+for float32 (the dtypes SCALAR_TYPES names; any other dtype test stays unknown, as the conditions rows read them).
+A local is set by its declaration and by each assignment at the body's top level; one assigned in a block that may
+or may not run (an `if` whose test is unknown, a loop) is unknown after it. A call of another function in the body
+(`return at::_use_cudnn_ctc_loss(log_probs, targets, il, tl, BLANK);`) is read through `env[CALLS]`, a function of
+(name, argument values, depth) that the caller gives (trace/conditions.py BodyGuards): at most MAX_CALL_DEPTH calls
+deep, deeper is unknown. Locals of a named type that this module cannot value (`IntArrayRef il(...)`) are Typed:
+their type tells overloads apart.
 """
 from __future__ import annotations
 
@@ -25,6 +36,12 @@ _LOCAL = re.compile(r"^(?:static\s+)?(?:const\s+)?(?:bool|int|auto|char\s*\*|con
                     r"(?:const\s+)?\*?\s*([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
 _ENV = re.compile(r"^(?:std::)?getenv\s*\(|^c10::utils::check_env\s*\(|^check_env\s*\(")
 MAX_LINES = 80  # a longer body is not read (the functions this serves are a few lines)
+MAX_CALL_DEPTH = 3  # calls read through other functions' bodies (a deeper one is unknown)
+CALLS = "(calls)"  # the key of env that holds the reader of a call's value (never a C++ name)
+# The dtype a C++ ScalarType constant names (`at::kFloat`, `ScalarType::Half`); a test against any other one (kInt,
+# kLong) stays unknown, for conditions rows (trace/conditions.py) and function bodies alike
+SCALAR_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
+                "ComplexFloat": "complex64", "ComplexDouble": "complex128", "ComplexHalf": "complex32"}
 
 
 def calls_in(condition: str) -> list[str]:
@@ -52,16 +69,31 @@ def _read(path: str, first: int, last: int) -> list[str] | None:
 
 
 @dataclass(frozen=True)
+class TensorArg:
+    """A tensor a call passes: on the traced device (None: not said, --device all) and of the dtype the trace states
+    (None: not said)."""
+    device: str | None
+    dtype: str | None
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A value not known, of a known C++ type (`IntArrayRef il(...)`, a local `Tensor`): it tells overloads apart."""
+    type: str
+
+
+@dataclass(frozen=True)
 class Const:
     """A named constant a function returns (`return BatchNormBackend::Native;`), by its last name."""
     name: str
 
 
 def body_value(root: str | None, file: str, line: int, end_line: int, build_holds,
-               env: dict | None = None):
+               env: dict | None = None, calls=None):
     """The value the function defined at file:line..end_line returns (True/False, an int, or a Const), read as the
     module docstring says; `env`: its parameters' values where the call gives them (None for an undefined tensor
-    or an empty optional: `weight.defined()` is false)."""
+    or an empty optional: `weight.defined()` is false; a TensorArg for a tensor); `calls`: the reader of a call in
+    the body (name, argument values, depth) -> value, None to leave calls unknown."""
     if not root or end_line - line > MAX_LINES:
         return None
     lines = _read(os.path.join(root, file), line, end_line)
@@ -71,7 +103,10 @@ def body_value(root: str | None, file: str, line: int, end_line: int, build_hold
     if "{" not in text:
         return None
     body = text[text.index("{") + 1:text.rindex("}")] if "}" in text else None
-    return None if body is None else _run(body, {k: NULL if v is None else v for k, v in (env or {}).items()})
+    env = {k: NULL if v is None else v for k, v in (env or {}).items()}
+    if calls is not None:
+        env[CALLS] = calls
+    return None if body is None else _run(body, env)
 
 
 def _active(lines: list[str], build_holds) -> list[str] | None:
@@ -126,24 +161,78 @@ def _run(body: str, env: dict | None = None) -> bool | None:
         if st.startswith("return"):
             value = _eval(st[len("return"):].rstrip(";").strip(), env)
             return value if isinstance(value, Const) else _truth(value)
-        m = re.match(r"^if\s*\((.*)\)\s*\{(.*)\}$", st, re.S)
-        if m is not None:
-            test = _truth(_eval(m.group(1), env))
+        branch = _if_block(st)
+        if branch is not None:
+            test, block = _truth(_eval(branch[0], env)), branch[1]
             if test is True:
-                found = _run(m.group(2), env)
-                if found is not None or "return" in m.group(2):
+                found = _run(block, env)
+                if found is not None or "return" in block:
                     return found
-            elif test is None and "return" in m.group(2):
-                return None  # a return the test may or may not reach
+            elif test is None:
+                if "return" in block:
+                    return None  # a return the test may or may not reach
+                _forget_assigned(block, env)  # a block that may or may not run
             continue
-        if st.startswith(("for", "while", "do", "switch")) or "{" in st:
+        if st.startswith(("for", "while", "do", "switch", "else")) or "{" in st:
             if "return" in st:
                 return None
+            _forget_assigned(st, env)
             continue
         local = _LOCAL.match(st.rstrip(";"))
         if local is not None:
             env[local.group(1)] = _eval(local.group(2).strip(), env)
+            continue
+        assigned = _ASSIGN.match(st.rstrip(";"))
+        if assigned is not None and assigned.group(1) in env:  # `use_cudnn = use_cudnn && ...;`
+            name, op, expr = assigned.groups()
+            value = _eval(expr, env)
+            if op in ("&", "|"):  # `x &= y`: as `x && y`, `x |= y` as `x || y` (for the bools read here)
+                joined = [_truth(env[name]), _truth(value)]
+                value = (False if False in joined else None if None in joined else True) if op == "&" else \
+                    (True if True in joined else None if None in joined else False)
+            elif op:
+                value = None
+            env[name] = value
+            continue
+        typed = _TYPED.match(st.rstrip(";"))
+        if typed is not None and typed.group(1) not in ("auto", "return", "else"):
+            env[typed.group(2)] = Typed(_type_name(typed.group(1)))
     return None
+
+
+def _if_block(st: str) -> tuple[str, str] | None:
+    """(test, block) of `if (test) {block}`, the test's parentheses matched (`if (a) { for (...) {...} }` tests
+    `a`); None for any other statement."""
+    m = re.match(r"^if\s*\(", st)
+    if m is None:
+        return None
+    depth = 0
+    for i in range(m.end() - 1, len(st)):
+        depth += (st[i] == "(") - (st[i] == ")")
+        if depth == 0:
+            rest = re.fullmatch(r"\s*\{(.*)\}", st[i + 1:], re.S)
+            return None if rest is None else (st[m.end():i], rest.group(1))
+    return None
+
+
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*([-+*/|&^])?=(?!=)\s*(.+)$", re.S)
+# a local of a named type not valued here: `IntArrayRef il(ilc.data_ptr<int64_t>(), ilc.numel())`, `Tensor t = ...`
+_TYPED = re.compile(r"^(?:const\s+)?((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*(?:<[^;{}()]*>)?)\s*&?\s+([A-Za-z_]\w*)\s*[({=]",
+                    re.S)
+_ASSIGNED = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*(?:[-+*/|&^]|<<|>>)?=(?!=)")
+
+
+def _forget_assigned(block: str, env: dict) -> None:
+    """The locals a block that may or may not run assigns are unknown after it."""
+    for name in _ASSIGNED.findall(block):
+        if name in env and name != CALLS:
+            env[name] = None
+
+
+def _type_name(declared: str) -> str:
+    """A C++ type as overloads are told apart by: without const, &, * and the at::/c10::/std:: namespaces."""
+    text = re.sub(r"\b(?:const|volatile)\b|[&*]|\b(?:at|c10|std)::", "", declared)
+    return re.sub(r"\s+", "", text)
 
 
 def _truth(value) -> bool | None:
@@ -167,8 +256,11 @@ def _eval(expr: str, env: dict):
     for op in ("==", "!="):
         parts = split_top_level(expr, op, "(")
         if len(parts) == 2:
+            tensor = _tensor_test(parts[0].strip(), parts[1].strip(), env)
+            if tensor is not _NO:
+                return tensor if tensor is None else tensor == (op == "==")
             a, b = _eval(parts[0], env), _eval(parts[1], env)
-            if a is None or b is None:
+            if a is None or b is None or isinstance(a, (TensorArg, Typed)) or isinstance(b, (TensorArg, Typed)):
                 return None
             same = a is b if NULL in (a, b) else a == b
             return same if op == "==" else not same
@@ -186,9 +278,60 @@ def _eval(expr: str, env: dict):
     present = re.fullmatch(r"([A-Za-z_]\w*)\.(?:defined|has_value)\(\s*\)", expr)
     if present is not None:  # an undefined tensor or empty optional the call passes
         return False if env.get(present.group(1)) is NULL else None
+    is_cuda = re.fullmatch(r"([A-Za-z_]\w*)\.is_(cuda|cpu)\(\s*\)", expr)
+    if is_cuda is not None:
+        tensor = env.get(is_cuda.group(1))
+        return tensor.device == is_cuda.group(2) if isinstance(tensor, TensorArg) and tensor.device else None
     if re.fullmatch(r"(?:[A-Za-z_]\w*::)+[A-Za-z_]\w*", expr):
         return Const(expr.rpartition("::")[2])
-    return env.get(expr) if re.fullmatch(r"[A-Za-z_]\w*", expr) else None
+    if re.fullmatch(r"[A-Za-z_]\w*", expr):
+        return env.get(expr)
+    return _call(expr, env)
+
+
+_NO = object()  # not a test of a tensor argument
+_TENSOR_DEVICE = re.compile(r"^([A-Za-z_]\w*)\.(?:device\(\)\.type\(\)|device_type\(\)|type\(\)\.device_type\(\))$")
+_TENSOR_DTYPE = re.compile(r"^([A-Za-z_]\w*)\.(?:scalar_type\(\)|dtype\(\))$")
+_KIND = re.compile(r"^(?:c10::|at::)?(?:DeviceType::|ScalarType::|k)(\w+)$")
+
+
+def _tensor_test(left: str, right: str, env: dict):
+    """Whether a tensor argument's device or dtype is the constant it is compared with (`targets.device().type() ==
+    at::kCPU`, `log_probs.scalar_type() == at::kFloat`): True/False, None when the trace does not say, _NO when
+    this is no such test."""
+    for a, b in ((left, right), (right, left)):
+        device, dtype, kind = _TENSOR_DEVICE.match(a), _TENSOR_DTYPE.match(a), _KIND.match(b)
+        if kind is None or (device is None and dtype is None):
+            continue
+        tensor = env.get((device or dtype).group(1))
+        if not isinstance(tensor, TensorArg):
+            return None
+        if device is not None:
+            return None if tensor.device is None else kind.group(1).lower() == tensor.device
+        named = SCALAR_TYPES.get(kind.group(1))
+        return None if named is None or tensor.dtype is None else named == tensor.dtype
+    return _NO
+
+
+_CALL_ARGS = re.compile(r"^((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\s*\((.*)\)$", re.S)
+
+
+def _call(expr: str, env: dict):
+    """A call of a free function or op (`at::_use_cudnn_ctc_loss(log_probs, targets, il, tl, BLANK)`), read by the
+    caller's reader (env[CALLS]) with the values of its arguments; None when there is none or it does not say."""
+    calls = env.get(CALLS)
+    m = _CALL_ARGS.match(expr)
+    if calls is None or m is None or not closes_at_end(expr[m.start(2) - 1:]):
+        return None
+    texts = _arguments(m.group(2))
+    values = []
+    for text in texts:
+        value = env.get(text, UNKNOWN) if re.fullmatch(r"[A-Za-z_]\w*", text) else _eval(text, env)
+        values.append(UNKNOWN if value is None else None if value is NULL else value)
+    return calls(m.group(1), values)
+
+
+UNKNOWN = object()  # an argument whose value a call does not know (a reader of calls binds none to it)
 
 
 _COMPARED = re.compile(r"^((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\((.*)\)\s*(==|!=)\s*((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)$", re.S)
@@ -202,3 +345,74 @@ def compared_call(condition: str) -> tuple[str, list[str], str, str] | None:
         return None
     args = [a.strip() for a in split_top_level(m.group(2), ",", "([{<")] if m.group(2).strip() else []
     return m.group(1), args, m.group(3), m.group(4)
+
+
+def _arguments(text: str) -> list[str]:
+    return [a.strip() for a in split_top_level(text, ",", "([{")] if text.strip() else []
+
+
+_ARGUMENT_CALL = re.compile(r"(?<![\w.>:])(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\s*[^\s)]")
+
+
+def has_argument_calls(condition: str) -> bool:
+    """Whether a test calls a free function or op with arguments (what rewrite_calls reads): a quick look first."""
+    return _ARGUMENT_CALL.search(condition) is not None
+
+
+def rewrite_calls(condition: str, value_of, decided) -> tuple[str, str] | None:
+    """`condition` with each call of arguments that is a whole test or one part of an && / || / ! test (`(x) &&
+    at::_use_cudnn_ctc_loss(log_probs, targets, ...)`) written as `true` or `false` where `value_of(name, argument
+    texts)` gives (True/False, where it was read), unless `decided(text)` already reads the part or the whole test;
+    with the text a reader is shown (the call kept, its value and where it was read after it). None when no call
+    was written."""
+    known = {}
+    for text, name, args in _call_parts(condition):
+        found = value_of(name, list(args))
+        if found is not None and isinstance(found[0], bool) and not decided(text):
+            known[text] = found
+    if not known or decided(condition):
+        return None
+
+    def visit(expr: str) -> tuple[str, str]:
+        text = expr.strip()
+        split = _split(text)
+        if split is not None:
+            head, parts, op, tail = split
+            pairs = [visit(p) for p in parts]
+            return (head + f" {op} ".join(a for a, _ in pairs) + tail,
+                    head + f" {op} ".join(b for _, b in pairs) + tail)
+        if text not in known:
+            return text, text
+        word = "true" if known[text][0] else "false"
+        return word, f"{text} (= {word}: {known[text][1]})"
+
+    return visit(condition)
+
+
+def _split(text: str) -> tuple[str, list[str], str, str] | None:
+    """(what comes before, the parts, the operator joining them, what comes after) of a test that is `not (...)`,
+    `!...`, `(...)` or parts joined by || or &&; None for one test."""
+    if text.startswith("not (") and text.endswith(")") and closes_at_end(text[4:]):
+        return "not (", [text[5:-1]], "", ")"
+    if text.startswith("(") and closes_at_end(text):
+        return "(", [text[1:-1]], "", ")"
+    for op in ("||", "&&"):  # (before `!`: `!a && b` is `(!a) && b`)
+        parts = split_top_level(text, op, "(")
+        if len(parts) > 1:
+            return "", parts, op, ""
+    if text.startswith("!"):
+        return "!", [text[1:]], "", ""
+    return None
+
+
+@functools.lru_cache(maxsize=8192)  # pure in the text: each test's parts found once
+def _call_parts(condition: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """The calls of arguments that are a whole test or one part of one: (text, name, argument texts)."""
+    text = condition.strip()
+    split = _split(text)
+    if split is not None:
+        return tuple(found for part in split[1] for found in _call_parts(part))
+    m = _CALL_ARGS.match(text)
+    if m is None or not m.group(2).strip() or not closes_at_end(text[m.start(2) - 1:]):
+        return ()
+    return ((text, m.group(1), tuple(_arguments(m.group(2)))),)
