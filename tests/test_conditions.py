@@ -621,3 +621,18 @@ def test_a_call_s_arguments_are_bound_to_the_overload_they_fit():
     assert _bind_parameters("(const Tensor& a, const Tensor& lengths)", [_UNKNOWN, Typed("IntArrayRef")], cuda) is None
     assert _bind_parameters(sig, [_UNKNOWN], cuda) is None
     assert _bind_parameters("(const c10::optional<Tensor>& w)", [Typed("Tensor")], cuda) == {"w": Typed("Tensor")}
+
+
+def test_a_tensor_is_never_compared_as_a_number_nor_renamed_into_a_number():
+    """torch.gather(x, 1, idx): a helper `operator()(TensorIterator& iter, int64_t index_size, int64_t index_stride,
+    int64_t numel, const func_t& f)` has as many parameters as gather.out's schema but is no renamed kernel (a
+    Tensor argument is never an int64_t parameter); and a tensor value tested as a number says nothing."""
+    from opindex.trace.call import _renames
+    assert _renames("gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> "
+                    "Tensor(a!)", "(TensorIterator& iter, int64_t index_size, int64_t index_stride, int64_t numel, "
+                    "const func_t& f)") == ()
+    assert _renames("embedding_bag(Tensor weight, Tensor indices, int mode=0) -> Tensor",
+                    "(const Tensor& weight, const Tensor& indices, int64_t mode_int)") == (("mode", "mode_int"),)
+    index = Tensor("int64", (1024, 8), "torch.randint(0, 1024, (1024, 8))")
+    assert holds("index_stride >= 32", {"index_stride": index}) is None
+    assert holds("index_stride", {"index_stride": index}) is None

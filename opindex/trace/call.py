@@ -158,10 +158,18 @@ def _renames(schema: str, signature: str | None) -> tuple[tuple[str, str], ...]:
     signature)."""
     params = [p.strip() for p in split_parameters(signature or "()")]
     names = [m.group(1) for m in (re.search(r"(\w+)\s*(?:=.*)?$", p) for p in params) if m]
-    args = [a[0] for a in schema_parameters(schema)]
+    schema_params = schema_parameters(schema)
+    args = [a[0] for a in schema_params]
     if len(names) != len(args) or names == args:
         return ()
+    # one for one also in kind: a Tensor argument is a Tensor parameter (a helper of as many parameters, such as
+    # `operator()(TensorIterator& iter, int64_t index_size, int64_t index_stride, ...)`, is no renamed kernel)
+    if any(bool(_TENSOR_TYPE.search(a[3] or "")) != bool(_TENSOR_TYPE.search(p)) for a, p in zip(schema_params, params)):
+        return ()
     return tuple((a, c) for a, c in zip(args, names) if a != c)
+
+
+_TENSOR_TYPE = re.compile(r"\b(?:Tensor|TensorBase)\b")
 
 
 def _short(value) -> str:

@@ -525,6 +525,8 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
     if name not in defaults:
         return None
     value = defaults[name]
+    if isinstance(value, Tensor) and not presence:
+        return None  # a tensor argument compared or tested as a number: its sizes are read elsewhere (size_expr_holds)
     if presence:
         result = value is not None
     elif op:
