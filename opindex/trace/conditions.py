@@ -156,7 +156,7 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         inner = holds(bang, defaults)
         return None if inner is None else not inner
     found = _holds(condition, defaults)
-    if found is None and _SIZE_WORD.search(condition):
+    if found is None and _reads_sizes(condition):
         found = size_expr_holds(condition, defaults)
     if found is None and DTYPE in defaults:
         found = dtype_holds(condition, defaults[DTYPE])
@@ -269,6 +269,11 @@ _SIZE_WORD = re.compile(r"\.(?:numel|dim|size)\(|[A-Za-z_]\w*\s*(?:==|!=|<=|>=|<
 _SIZE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*(numel|dim|size)\(\s*([^()]*?)\s*\)")
 _SIZE_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _SIZE_ARITHMETIC = re.compile(r"^[\d\s+\-*/()]*(?:==|!=|<=|>=|<|>)[\d\s+\-*/()]*$")
+
+
+@functools.lru_cache(maxsize=16384)  # pure in its argument: each test's text searched once
+def _reads_sizes(condition: str) -> bool:
+    return _SIZE_WORD.search(condition) is not None
 
 
 def size_expr_holds(condition: str, values: dict[str, object]) -> bool | None:

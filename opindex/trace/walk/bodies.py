@@ -2,6 +2,7 @@
 helpers it calls, and those without device code shown as leaves."""
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -236,7 +237,6 @@ class BodyWalk(Step):
             return {}
         theirs = declared_types(caller.get("signature"), _template_parameters(caller)) if caller.get("signature") \
             else {}
-        lines = None
         per_link = {ln["id"]: split_parameters(ln["signature"]) for ln in typed}
         out: dict[int, tuple[str, str, str]] = {}
         for i, arg in enumerate(a.strip() for a in args):
@@ -244,8 +244,7 @@ class BodyWalk(Step):
                 continue
             cls = theirs.get(arg)
             if cls is None:
-                lines = file_lines(self.trace.root, call["file"]) if lines is None else lines
-                cls = object_class(lines, arg)
+                cls = _object_class(self.trace.root, call["file"], arg)
             if cls is None:
                 continue
             declared = {ln["id"]: parameter_class(per_link[ln["id"]][i], _template_parameters(ln))
@@ -382,3 +381,11 @@ def literal_arguments(con, d: dict, call_site: tuple[str, int] | None, known: di
             value = known[arg]
             out[name.group(1)] = ("true" if value else "false") if isinstance(value, bool) else repr(value)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _object_class(root: str | None, file: str, name: str) -> str | None:
+    """typeids.object_class of a file's own lines, read once per (file, name): a file's text does not change while
+    a process traces."""
+    return object_class(file_lines(root, file), name)
+
