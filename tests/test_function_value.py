@@ -169,3 +169,28 @@ def test_a_bool_call_in_a_test_is_written_as_its_value():
                                                                                "at::isComplexType(t) && f(a) (= true: x:1)")
     assert rewrite_calls("f(a)", lambda n, a: (True, "x:1"), lambda part: True) is None
     assert rewrite_calls("iter.can_use_32bit_indexing() && x.f(a)", value_of, never) is None  # methods: not calls
+
+
+def test_a_function_a_macro_writes_is_read_from_the_macros_body(tmp_path):
+    """The fork's Context.cpp writes 139 getters with `DEFINE_MACA_ENV_API_NE(get_maca_x, "PYTORCH_X")`: the
+    macro's body with the invocation's arguments, read with an empty environment (the variable unset): _NE is
+    false, _E true; an invocation that does not split reads unknown."""
+    from opindex.trace.function_value import expansion_value
+    (tmp_path / "Context.cpp").write_text(
+        'DEFINE_MACA_ENV_API_NE(get_maca_disable_cat, "PYTORCH_DISABLE_CAT")\n'
+        'DEFINE_MACA_ENV_API_E(get_maca_enable_opt, "PYTORCH_DISABLE_OPT")\n'
+        'DEFINE_MACA_ENV_API_NE(broken\n')
+    ne = {"name": "DEFINE_MACA_ENV_API_NE", "parameters": "(api_name, env_name)",
+          "body": "bool api_name() { static char const* temp = std::getenv(env_name); return temp != nullptr; }"}
+    e = {**ne, "name": "DEFINE_MACA_ENV_API_E", "body": ne["body"].replace("!=", "==")}
+    holds = lambda test: None  # noqa: E731
+    assert expansion_value(str(tmp_path), "Context.cpp", 1, ne, holds) is False
+    assert expansion_value(str(tmp_path), "Context.cpp", 2, e, holds) is True
+    assert expansion_value(str(tmp_path), "Context.cpp", 3, ne, holds) is None
+
+
+def test_a_branch_hint_around_a_known_value_is_that_value():
+    from opindex.trace.conditions import holds
+    assert holds("maca_likely(false)", {}) is False  # a getter read as false inside the hint
+    assert holds("maca_likely(x)", {}) is True  # unknown inside: the hint says the expected way
+    assert holds("C10_UNLIKELY(true)", {}) is True

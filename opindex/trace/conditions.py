@@ -345,7 +345,11 @@ def hint_holds(condition: str) -> bool | None:
     if m is None or any(len(split_top_level(test, op, "(")) > 1 for op in ("&&", "||")):
         return None  # (`C10_LIKELY(a) && b`: its parts are read one by one, cpp_holds)
     bang, name, un, expect = m.groups()
-    result = (expect == "1") if name is None else not un
+    inner = test[test.index("(") + 1:test.rindex(")")].strip() if name is not None else ""
+    known = {"true": True, "false": False, "!true": False, "!false": True, "!(true)": False,
+             "!(false)": True}.get(inner.replace(" ", ""))
+    # a hint around a value the trace knows (`maca_likely(false)`, a function read as false) is that value
+    result = known if known is not None else (expect == "1") if name is None else not un
     result = result != bool(bang)
     return result != negate
 
@@ -817,8 +821,15 @@ class BodyGuards:
         if "[#if " in text:  # a flag set under an #if (extract/cpp_conditions.py): the build says whether it is
             text = _DIRECTIVE_TERM.sub(lambda m: {True: "true", False: "false"}.get(self.build.holds(m.group(1)),
                                                                                      m.group(0)), text)
+        shown_calls = None
         if "()" in text and function_value.calls_in(text):
+            before = text
             text = function_value.substitute(text, lambda name: self.function_value(name, file))
+            if text != before:  # shown with each call's value and where it was read
+                shown_calls = function_value.substitute_shown(
+                    before, lambda name: self.function_value(name, file),
+                    lambda name: ", ".join(f"{d['file']}:{d['line']}"
+                                           for d in self.read_from.get(self._key(name, file, None), ())))
         chooser = function_value.compared_call(text) if values is not None and "(" in text else None
         if chooser is not None:  # `_select_batch_norm_backend(input, weight, ...) == BatchNormBackend::Cudnn`
             value = self.function_value(chooser[0], file, [_argument_value(a, values) for a in chooser[1]])
@@ -835,6 +846,7 @@ class BodyGuards:
                 text, shown = found
         if text == row["condition"]:
             return row
+        shown = shown if shown is not None else shown_calls
         return {**row, "condition": text} if shown is None else {**row, "condition": text, "shown": shown}
 
     def call_value(self, name: str, file: str, args: list) -> tuple[bool, str] | None:
@@ -860,8 +872,14 @@ class BodyGuards:
                     continue  # another overload: the arguments do not fit its parameters
                 calls = None if depth >= function_value.MAX_CALL_DEPTH else functools.partial(
                     self._nested, d["file"], depth + 1)
-                values.append(function_value.body_value(self.builder.trace.root, d["file"], d["line"],
-                                                        d["end_line"], self.build.holds, env, calls))
+                macro = q.function_macro(self.con, d["from_macro"], d["file"]) if d.get("from_macro") else None
+                if macro is not None:  # a function a macro writes: the macro's body with the invocation's arguments
+                    values.append(function_value.expansion_value(self.builder.trace.root, d["file"], d["line"],
+                                                                 {**macro, "name": d["from_macro"]},
+                                                                 self.build.holds, env, calls))
+                else:
+                    values.append(function_value.body_value(self.builder.trace.root, d["file"], d["line"],
+                                                            d["end_line"], self.build.holds, env, calls))
                 read.append(d)
             agreed = values and all(v is not None and v == values[0] for v in values)
             self.functions[key] = values[0] if agreed else None

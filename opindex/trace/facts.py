@@ -1133,6 +1133,15 @@ def function_macros(con, file: str) -> list[dict]:
                      "ORDER BY id", (file,))
 
 
+def function_macro(con, name: str, file: str) -> dict | None:
+    """The function-like #define `name` a definition in `file` was written by: the file's own, else the only one
+    the checkout has (file, line, parameters, body); None when none, or several elsewhere, answer."""
+    found = rows(con, "SELECT file, line, parameters, body FROM macros WHERE name = ? AND parameters IS NOT NULL "
+                      "ORDER BY file, line", (name,))
+    own = [r for r in found if r["file"] == file]
+    return own[0] if own else found[0] if len(found) == 1 else None
+
+
 def ufunc_loops_named(con, loop: str) -> list[dict]:
     """The ufunc_inner_loop rows whose loop is `loop` (add: the entries torchgen writes CUDAFunctor_add for)."""
     return rows(con, "SELECT * FROM native_ufunc_loops WHERE loop = ? ORDER BY line", (loop,))

@@ -32,7 +32,8 @@ from ..pytorch.syntax import closes_at_end, split_top_level
 NULL = object()  # nullptr / nullopt: an unset environment variable
 _CALL = re.compile(r"(?<![\w.>:])((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\(\s*\)(?!\s*(?:\.|->|\(|\w))")
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
-_LOCAL = re.compile(r"^(?:static\s+)?(?:const\s+)?(?:bool|int|auto|char\s*\*|const\s+char\s*\*|uint8_t|int64_t)\s*"
+_LOCAL = re.compile(r"^(?:static\s+)?(?:const\s+)?(?:bool|int|auto|char\s*\*|const\s+char\s*\*|char\s+const\s*\*|uint8_t|"
+                    r"int64_t)\s*"
                     r"(?:const\s+)?\*?\s*([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
 _ENV = re.compile(r"^(?:std::)?getenv\s*\(|^c10::utils::check_env\s*\(|^check_env\s*\(")
 MAX_LINES = 80  # a longer body is not read (the functions this serves are a few lines)
@@ -55,6 +56,18 @@ def substitute(condition: str, value_of) -> str:
     def repl(m):
         value = value_of(m.group(1))
         return m.group(0) if not isinstance(value, bool) else ("true" if value else "false")
+    return _CALL.sub(repl, condition)
+
+
+def substitute_shown(condition: str, value_of, where_of) -> str:
+    """`condition` with each no-argument call whose value is known followed by it and where it was read, for a
+    reader: `at::maca::get_maca_disable_sigmoid_opt() (= false: aten/src/ATen/Context.cpp:118)`."""
+    def repl(m):
+        value = value_of(m.group(1))
+        if not isinstance(value, bool):
+            return m.group(0)
+        where = where_of(m.group(1))
+        return f"{m.group(0)} (= {'true' if value else 'false'}{': ' + where if where else ''})"
     return _CALL.sub(repl, condition)
 
 
@@ -107,6 +120,43 @@ def body_value(root: str | None, file: str, line: int, end_line: int, build_hold
     if calls is not None:
         env[CALLS] = calls
     return None if body is None else _run(body, env)
+
+
+def expansion_value(root: str | None, file: str, line: int, macro: dict, build_holds, env: dict | None = None,
+                    calls=None):
+    """The value a function written by a macro returns (the fork's 139 `DEFINE_MACA_ENV_API_NE(get_maca_x,
+    "PYTORCH_X")`, each `bool api_name() { static char const* temp = std::getenv(env_name); return temp !=
+    nullptr; }`): the macro's body with its parameters written as the invocation's arguments at file:line, read as
+    body_value reads a body (an empty environment: false). None when the invocation or the body cannot be split."""
+    if not root:
+        return None
+    lines = _read(os.path.join(root, file), line, line + 4)
+    text = " ".join(lines or [])
+    m = re.search(r"\b" + re.escape(macro["name"]) + r"\s*\(", text) if macro.get("name") else None
+    params = [p.strip() for p in (macro.get("parameters") or "()").strip()[1:-1].split(",") if p.strip()]
+    if m is None or not params:
+        return None
+    inner = text[m.end():]
+    depth, end = 1, None
+    for i, ch in enumerate(inner):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            end = i
+            break
+    if end is None:
+        return None
+    args = [a.strip() for a in split_top_level(inner[:end], ",", "([{<")]
+    if len(args) != len(params) or "..." in params:
+        return None
+    body = macro["body"]
+    for p, a in zip(params, args):
+        body = re.sub(r"(?<![\w#])" + re.escape(p) + r"\b", lambda _m, a=a: a, body)
+    if "{" not in body or "}" not in body:
+        return None
+    env = {k: NULL if v is None else v for k, v in (env or {}).items()}
+    if calls is not None:
+        env[CALLS] = calls
+    return _run(body[body.index("{") + 1:body.rindex("}")], env)
 
 
 def _active(lines: list[str], build_holds) -> list[str] | None:
