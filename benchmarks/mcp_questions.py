@@ -73,8 +73,10 @@ QUESTIONS = [
     ("Where does torch.mm call cuBLAS?",
      [r'grep -rn "cublas\|blas::gemm" aten/src/ATen/native/cuda/'],
      ("trace", {"name": "torch.mm"}),
-     [("aten/src/ATen/native/cuda/Blas.cpp:361", "at::cuda::blas::gemm_and_bias<scalar_t>("),
-      ("aten/src/ATen/cuda/CUDABlas.cpp:1281", "cublasStatus_t cublasStatus = cublasLtMatmul(")]),
+     # (the fork's getDisableAddmmCudaLt() is true with ENABLE_ADDMM_CUDA_LT unset: not the Lt path of
+     # Blas.cpp:361, but gemm<float> -> gemm_internal_cublas -> cublasSgemm)
+     [("aten/src/ATen/native/cuda/Blas.cpp:393", "at::cuda::blas::gemm<scalar_t>("),
+      ("aten/src/ATen/cuda/CUDABlas.cpp:816", "TORCH_CUDABLAS_CHECK(cublasSgemm(")]),
     ("What is the backward formula nn.LSTM uses on CUDA?",
      ['grep -n "name:.*lstm" tools/autograd/derivatives.yaml'],
      ("trace", {"name": "nn.LSTM"}),
@@ -110,12 +112,15 @@ QUESTIONS = [
      ("stub", {"name": "cumsum_stub"}),
      [("aten/src/ATen/native/cpu/ReduceOpsKernel.cpp:453", "REGISTER_DISPATCH(cumsum_stub, &cumsum_cpu_kernel);"),
       ("aten/src/ATen/native/cuda/ScanKernels.cpp:112", "REGISTER_CUDA_DISPATCH(cumsum_stub, &cumsum_cuda_kernel);")]),
-    ("Which __global__ kernel does F.softmax launch on CUDA (float32)?",
+    # a 64x1024 float32 input over its last dim: inner_size == 1 and dim_size <= 1024 (SoftMax.cu:711, :719), so
+    # host_softmax's persistent dispatch (:725), whose kernel is the fork's softmax_warp_forward_opt2_nd
+    ("Which __global__ kernel does F.softmax launch on CUDA for a 64x1024 float32 input over its last dim?",
      ['grep -n "<<<" aten/src/ATen/native/cuda/SoftMax.cu',
       'grep -n "__global__" aten/src/ATen/native/cuda/SoftMax.cu'],
-     ("trace", {"name": "F.softmax"}),
-     [("aten/src/ATen/native/cuda/SoftMax.cu:754", "cunn_SoftMaxForward_opt_no_shm_nd<ILP, 8, 4,"),
-      ("aten/src/ATen/native/cuda/maca_kernels/SoftMax.cuh:468", "__global__ void")]),
+     ("trace", {"name": "F.softmax(torch.randn(64, 1024), dim=-1)"}),
+     [("aten/src/ATen/native/cuda/SoftMax.cu:725", "dispatch_softmax_forward<scalar_t, scalar_t, accscalar_t,"),
+      ("aten/src/ATen/native/cuda/maca_kernels/PersistentSoftmax_maca.cuh:74",
+       "__global__ void softmax_warp_forward_opt2_nd")]),
     ("What does torch.ops.aten.mm.out dispatch to on CUDA?",
      ['grep -n "func: mm" aten/src/ATen/native/native_functions.yaml'],
      ("op", {"name": "mm.out"}),

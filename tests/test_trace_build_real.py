@@ -322,7 +322,9 @@ def test_untuned_calls_of_the_last_session_read_hop_by_hop(real_index):
 
 
 def test_a_stock_build_stops_at_a_launcher_only_the_fork_defines(real_index):
-    """sigmoid_kernel_cuda's float32 way calls gpu_kernel_maca_arity1 (UnarySpecialOpsKernel.cu:155), which
+    """sigmoid_kernel_cuda's float32 way calls gpu_kernel_maca_arity1 (UnarySpecialOpsKernel.cu:161, the else of
+    `if (disable_sigmoid_opt)`: the fork's getter get_maca_disable_sigmoid_opt(), written by
+    DEFINE_MACA_ENV_API_NE at Context.cpp:118, is false with its variable unset), which
     Loops.cuh defines only under `#ifdef USE_MACA` (the directive at :102, its branch from :103). On -U USE_MACA
     that call cannot compile: the chain stops at sigmoid_kernel_cuda (:124) and names the launcher's #if, not the
     complex-only jiterator branch (:126) that float32 rules out. The fork's own build ends at device code."""
@@ -330,7 +332,7 @@ def test_a_stock_build_stops_at_a_launcher_only_the_fork_defines(real_index):
     cu = "aten/src/ATen/native/cuda/UnarySpecialOpsKernel.cu"
     assert _end(t) == ("at::native::sigmoid_kernel_cuda", cu, 124)
     stop = t.ruled_out()
-    assert (stop.name, stop.file, stop.line) == ("gpu_kernel_maca_arity1", cu, 155)
+    assert (stop.name, stop.file, stop.line) == ("gpu_kernel_maca_arity1", cu, 161)
     assert [(c.kind, c.text, c.file, c.line) for c in stop.conditions if c.assumed is False] == [
         ("#if", "defined(USE_MACA)", "aten/src/ATen/native/cuda/Loops.cuh", 103)]
     fork = real_index.trace("torch.sigmoid")

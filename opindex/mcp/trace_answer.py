@@ -86,15 +86,43 @@ def _structured(t: Trace, detail: str) -> dict:
             hop["below"] = below[h["id"]]
         hops.append(hop)
     out = {k: d[k] for k in ("query", "direction", "device", "dtype", "depth", "build", "build_conflicts",
-                             "main_chain", "choices", "truncated") if d[k] not in ("", [], {}, None)}
+                             "main_chain", "truncated") if d[k] not in ("", [], {}, None)}
+    if d["choices"]:
+        out["choices"] = [_choice(c) for c in d["choices"]]
+    for k in ("given", "ruled_out"):
+        if d.get(k):
+            out[k] = d[k]
     if d["message"] and d["message"] != d["truncated"].get("reason"):
         out["message"] = d["message"]
     return {**out, "detail": detail, "hops_total": len(t.hops), "hops": hops}
 
 
+def _choice(c: dict) -> dict:
+    """A choice of the main chain, compact: each way's first hop and end, and only the tests that rule a way out
+    (`assumed` false); the test the inputs leave open once, as `open` (the CLI's `trace --json` has every
+    condition of every way)."""
+    out = {k: c[k] for k in ("hop", "ways", "settled") if k in c}
+    if c.get("file"):
+        out["at"] = f"{c['file']}:{c['line']}" if c.get("line") else c["file"]
+    options = []
+    for o in c.get("options", ()):
+        way = {"hop": o["hop"], "end": o["end"]}
+        ruled = [k["text"] for k in o.get("conditions", ()) if k.get("assumed") is False]
+        if ruled:
+            way["ruled_out_by"] = ruled
+        options.append(way)
+    out["options"] = options
+    test = next((k for o in c.get("options", ()) for k in o.get("conditions", ()) if k.get("assumed") is None),
+                None)
+    if not c.get("settled") and test is not None:
+        out["open"] = {"test": test["text"], "at": f"{test['file']}:{test['line']}" if test.get("file") else None}
+    return out
+
+
 def _compact(h: dict) -> dict:
     """A hop (or a condition) without its prose and empty fields; file and line as `at` (relative to the
-    checkout). A condition keeps `assumed` (false: the default arguments do not take it; null: not evaluated)."""
+    checkout). Of its conditions only those read as false (`assumed` false: the call's values or the build rule
+    the hop out); an undecided one is named once, as its choice's `open`."""
     out = {}
     for k, v in h.items():
         if k == "assumed":
@@ -102,8 +130,12 @@ def _compact(h: dict) -> dict:
         elif k in ("file", "line", "main", "detail", "schema") or v is None or v is False or v in ("", []) or (
                 k == "found" and v == "call"):
             continue
+        elif k == "conditions":  # the tests that rule it out; an undecided one is its choice's `open`
+            kept = [_compact(c) for c in v if c.get("assumed") is False]
+            if kept:
+                out[k] = kept
         else:
-            out[k] = [_compact(c) for c in v] if k == "conditions" else v
+            out[k] = v
     if h.get("file"):
         out["at"] = f"{h['file']}:{h['line']}" if h.get("line") else h["file"]
     return out
