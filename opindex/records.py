@@ -192,12 +192,12 @@ class ConditionRow(NamedTuple):
     # #if (one branch of a preprocessor group: `#if`, `#ifdef`, `#ifndef`, `#elif` or `#else` up to the group's next
     # directive; include guards are left out), if (the block of an `if` on one name a default argument can decide, or on
     # a global setting, or a dtype, or a branch hint (C10_UNLIKELY(x)), or a C++ test joining a bare name by && to
-    # anything (`... && align_corners`), or a C++ test that reads a tensor's sizes or compares a name with arithmetic of
-    # names (`self.numel() == self.size(dim)`, `dim == ndim - 1`: a traced call's tensors decide it), or its else block,
-    # or `not (...)` over the rest of the enclosing block after a then-block that ends in a return or throw; C++ and
-    # Python) or #error (one line that cannot compile: an `#error` directive or `static_assert(0/false, ...)`; the #if
-    # branch around it is never built), or switch (one case of a C++ `switch`, from its label to the next label with
-    # statements of its own)
+    # anything (`... && align_corners`), or a C++ test that reads a tensor's sizes or an element's size or compares a
+    # name with arithmetic of names (`self.numel() == self.size(dim)`, `dim_size*sizeof(scalar_t) <= 4096`, `dim == ndim
+    # - 1`: a traced call's tensors and dtype decide it), or its else block, or `not (...)` over the rest of the
+    # enclosing block after a then-block that ends in a return or throw; C++ and Python) or #error (one line that cannot
+    # compile: an `#error` directive or `static_assert(0/false, ...)`; the #if branch around it is never built), or
+    # switch (one case of a C++ `switch`, from its label to the next label with statements of its own)
     kind: str
     # as written, continuation lines joined: `CUDNN_VERSION >= 7400`; `#ifdef X` reads `defined(X)`, `#ifndef X`
     # `!defined(X)`, an #else `not (A || B)` of the branches before it; for if: `label_smoothing > 0.0`,

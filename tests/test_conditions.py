@@ -636,3 +636,24 @@ def test_a_tensor_is_never_compared_as_a_number_nor_renamed_into_a_number():
     index = Tensor("int64", (1024, 8), "torch.randint(0, 1024, (1024, 8))")
     assert holds("index_stride >= 32", {"index_stride": index}) is None
     assert holds("index_stride", {"index_stride": index}) is None
+
+
+def test_an_elements_size_is_the_input_dtypes():
+    """host_softmax's `if (dim_size <= 1024 && dim_size*sizeof(scalar_t) <= 4096)` (SoftMax.cu:719) is a row (it
+    reads an element's size), and sizeof(scalar_t) is the input's dtype's: 1024 float32 elements fit, float64 ones
+    do not; without dim_size it stays open."""
+    rows = conditions("""\
+        namespace at::native {
+        void host_softmax(const Tensor& input, int64_t dim_size) {
+          if (dim_size <= 1024 && dim_size*sizeof(scalar_t) <= 4096) {
+            a(input);
+          }
+        }
+        }
+        """)
+    assert [r[:4] for r in rows if r[2] == "if"] == [
+        (3, 5, "if", "dim_size <= 1024 && dim_size*sizeof(scalar_t) <= 4096")]
+    test = "dim_size <= 1024 && dim_size*sizeof(scalar_t) <= 4096"
+    assert holds(test, {"dim_size": 1024, DTYPE: "float32"}) is True
+    assert holds(test, {"dim_size": 1024, DTYPE: "float64"}) is False
+    assert holds(test, {DTYPE: "float32"}) is None

@@ -58,9 +58,11 @@ _BARE_NAME = re.compile(r"!?\s*[A-Za-z_]\w*")
 # any `if (` whose test reads a tensor's sizes (`if (self.numel() == self.size(dim))`, `if (input.dim() == 4)`): kept
 # when the test itself does (_SIZES_IN), for a traced call's tensors to decide (trace/conditions.size_expr_holds)
 # (or compares a name with arithmetic of names: `else if (dim == ndim - 1)`, ndim a size local)
-_SIZE_IF = re.compile(rb"if\s*\((?=[^;{]*(?:\.\s*(?:numel|dim|size)\(|\w\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*]))")
-_SIZES_IN = re.compile(r"\.\s*(?:numel|dim|size)\(|^!?\s*[A-Za-z_]\w*\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*]\s*"
-                       r"(?:[A-Za-z_]\w*|\d+)$")
+# (or an element's size: `dim_size * sizeof(scalar_t) <= 4096`, the input's dtype gives it)
+_SIZE_IF = re.compile(rb"if\s*\((?=[^;{]*(?:\.\s*(?:numel|dim|size)\(|sizeof\s*\(\s*scalar_t\s*\)|"
+                      rb"\w\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*]))")
+_SIZES_IN = re.compile(r"\.\s*(?:numel|dim|size)\(|sizeof\s*\(\s*scalar_t\s*\)|"
+                       r"^!?\s*[A-Za-z_]\w*\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*]\s*(?:[A-Za-z_]\w*|\d+)$")
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
