@@ -35,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from trace_truth import classify, LIBRARY_ALIASES, main_chain_end, norm_name  # noqa: E402
+from trace_truth import classify, LIBRARY_ALIASES, main_chain_end, norm_name, unbuildable  # noqa: E402
 
 RECORD = HERE / "runtime_h200_torch2.11.json"
 NOT_KERNELS = re.compile(r"^(Memset|Memcpy)\b")
@@ -109,13 +109,6 @@ def open_names_it(tr: dict, kernels: list[dict]) -> bool:
     if not any(not c.get("settled", True) for c in tr.get("choices") or []):
         return False
     return any(end_hits(h, kernels) for h in tr.get("hops", []))
-
-
-def unbuildable(tr: dict) -> bool:
-    """The main chain stops where the build lacks the code the call takes: every condition of the JSON's
-    `ruled_out` is an #if or #include (the fork's launcher under `#ifdef USE_MACA` on -U USE_MACA)."""
-    stop = tr.get("ruled_out") or {}
-    return bool(stop.get("conditions")) and all(c.get("kind") in ("#if", "#include") for c in stop["conditions"])
 
 
 def score(tracer: CallTracer, calls: list[dict], con) -> list[dict]:

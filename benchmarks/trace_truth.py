@@ -371,6 +371,13 @@ def score_main_end(tr: dict, ends: list[dict]) -> dict:
     return {"hit": matched is not None, "end": end, "matched": matched}
 
 
+def unbuildable(tr: dict) -> bool:
+    """The main chain stops where the build lacks the code the call takes: every condition of the trace JSON's
+    `ruled_out` is an #if or #include (the fork's launcher under `#ifdef USE_MACA` on -U USE_MACA); counted apart."""
+    stop = tr.get("ruled_out") or {}
+    return bool(stop.get("conditions")) and all(c.get("kind") in ("#if", "#include") for c in stop["conditions"])
+
+
 def run_main_chain(tracer: Tracer, experts: dict, depth: int, config: str, verbose: bool) -> dict:
     rows, hits, scored = [], 0, 0
     for t in experts["traces"]:
@@ -381,22 +388,17 @@ def run_main_chain(tracer: Tracer, experts: dict, depth: int, config: str, verbo
         r = score_main_end(tr, ends)
         scored += 1
         hits += r["hit"]
-        # a chain that stops where the build lacks the code the call takes (every ruled-out condition an #if or
-        # #include: the fork's launcher under `#ifdef USE_MACA` on -U USE_MACA) says so; counted apart
-        stop = tr.get("ruled_out") or {}
-        unbuildable = bool(stop.get("conditions")) and all(c.get("kind") in ("#if", "#include")
-                                                            for c in stop["conditions"])
         rows.append({"query": t["query"], "device": t.get("device", "cuda"), "hit": r["hit"], "end": r["end"],
-                     "unbuildable": unbuildable and not r["hit"],
+                     "unbuildable": unbuildable(tr) and not r["hit"],
                      "expected": [{k: e[k] for k in ("name", "file", "line")} for e in ends],
                      "open": t.get("open_default" if config == "default" and t.get("main_end_default") else "open"),
                      "error": tr.get("error")})
     pct = 100.0 * hits / scored if scored else 0.0
     print(f"\n== Main chain ends ({config} configuration): {hits}/{scored} = {pct:.1f}%  (target >= 95%) ==")
-    unbuildable = sum(r["unbuildable"] for r in rows)
-    if unbuildable:
-        print(f"   of the {scored - hits} misses, {unbuildable} stop where this build lacks the code the call takes "
-              f"(the trace names the #if); of the rest: {hits}/{scored - unbuildable}")
+    lacking = sum(r["unbuildable"] for r in rows)
+    if lacking:
+        print(f"   of the {scored - hits} misses, {lacking} stop where this build lacks the code the call takes "
+              f"(the trace names the #if); of the rest: {hits}/{scored - lacking}")
     for r in rows:
         if r["hit"] and not verbose:
             continue
@@ -405,7 +407,7 @@ def run_main_chain(tracer: Tracer, experts: dict, depth: int, config: str, verbo
         want = " | ".join(f"{e['name']} {e['file']}:{e['line']}" for e in r["expected"])
         tag = "hit " if r["hit"] else "MISS (build lacks it)" if r["unbuildable"] else "MISS"
         print(f"  {tag} {r['query']:<40} ended at {got}\n       expected {want}")
-    return {"config": config, "hits": hits, "traces": scored, "percent": round(pct, 2), "unbuildable": unbuildable,
+    return {"config": config, "hits": hits, "traces": scored, "percent": round(pct, 2), "unbuildable": lacking,
             "rows": rows}
 
 
