@@ -835,7 +835,7 @@ class BodyGuards:
             before = text
             text = function_value.substitute(text, lambda name: self.function_value(name, file))
             if text != before:  # shown with each call's value and where it was read
-                shown_calls = function_value.substitute_shown(
+                shown_calls = function_value.substitute(
                     before, lambda name: self.function_value(name, file),
                     lambda name: ", ".join(f"{d['file']}:{d['line']}"
                                            for d in self.read_from.get(self._key(name, file, None), ())))

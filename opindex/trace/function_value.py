@@ -51,23 +51,19 @@ def calls_in(condition: str) -> list[str]:
     return _CALL.findall(condition)
 
 
-def substitute(condition: str, value_of) -> str:
-    """`condition` with each no-argument call whose value is known written as `true` or `false`."""
-    def repl(m):
-        value = value_of(m.group(1))
-        return m.group(0) if not isinstance(value, bool) else ("true" if value else "false")
-    return _CALL.sub(repl, condition)
-
-
-def substitute_shown(condition: str, value_of, where_of) -> str:
-    """`condition` with each no-argument call whose value is known followed by it and where it was read, for a
-    reader: `at::maca::get_maca_disable_sigmoid_opt() (= false: aten/src/ATen/Context.cpp:118)`."""
+def substitute(condition: str, value_of, where_of=None) -> str:
+    """`condition` with each no-argument call whose value is known written as `true` or `false`; with `where_of`
+    (name -> where it was read), for a reader, the call kept and followed by both:
+    `at::maca::get_maca_disable_sigmoid_opt() (= false: aten/src/ATen/Context.cpp:118)`."""
     def repl(m):
         value = value_of(m.group(1))
         if not isinstance(value, bool):
             return m.group(0)
+        text = "true" if value else "false"
+        if where_of is None:
+            return text
         where = where_of(m.group(1))
-        return f"{m.group(0)} (= {'true' if value else 'false'}{': ' + where if where else ''})"
+        return f"{m.group(0)} (= {text}{': ' + where if where else ''})"
     return _CALL.sub(repl, condition)
 
 
