@@ -387,3 +387,21 @@ def test_ctc_loss_reads_the_bool_op_that_chooses_cudnn(real_index):
     ruled_out = next(o for o in choice["options"] if o["hop"] == cudnn.id)
     assert ruled_out["conditions"] == [{"text": test, "file": ctc, "line": 507, "assumed": False}]
     assert f"[called when {test}: not with the default arguments]" in cudnn.detail
+
+
+def test_three_untuned_calls_read_hop_by_hop(real_index):
+    """Read against the 2.4 source, not tuned for. cumsum(16x32, dim=0): impl_func_cum_ops' `self.dim() == 0` and
+    `self.numel() == 0` false, scan_dim's `self.numel() == self.size(dim)` false (512 vs 16) and `dim == ndim - 1`
+    false: tensor_kernel_scan_outer_dim (ScanUtils.cuh:272). gelu(bfloat16, approximate='tanh'): the Tanh branch's
+    launch (ActivationGeluKernel.cu:24), the erf one (:35) ruled out. clamp(x, max=1.0): `min && max` false, `max`
+    has a value: clamp_max_scalar_stub (TensorCompare.cpp:707)."""
+    utils = "aten/src/ATen/native/cuda/ScanUtils.cuh"
+    cumsum = real_index.trace("torch.cumsum(torch.randn(16, 32), dim=0)")
+    assert _end(cumsum) == ("__global__ at::native::tensor_kernel_scan_outer_dim", utils, 272)
+    gelu = real_index.trace("F.gelu(torch.randn(1024, 1024, dtype=torch.bfloat16), approximate='tanh')")
+    cu = "aten/src/ATen/native/cuda/ActivationGeluKernel.cu"
+    assert [h.line for h in gelu.main_chain() if h.file == cu and h.kind == "tensor_iterator"] == [24]
+    erf = next(h for h in gelu.hops if h.file == cu and h.line == 35 and h.kind == "tensor_iterator")
+    assert erf.not_default
+    clamp = real_index.trace("torch.clamp(torch.randn(8, 8), max=1.0)")
+    assert [(h.name, h.line) for h in clamp.main_chain() if h.layer == "stub"] == [("clamp_max_scalar_stub", 707)]
