@@ -174,3 +174,66 @@ def test_the_class_of_what_a_call_passes_chooses_the_overload(sample_copy, tmp_p
             if h.name == "at::native::base_kernel::operator()"}
     assert said == {10: [("tensor_assign is ReduceAdd", False)], 11: [],
                     13: [("tensor_assign is not TensorAssign", False)]}
+
+
+TEMPLATE_VALUES = (
+    "namespace at { namespace native {\n"                                           # 1
+    "__global__ void k_scatter(int n) {}\n"                                         # 2
+    "__global__ void k_gather(int n) {}\n"                                          # 3
+    "template <bool is_scatter_like, typename scalar_t>\n"                         # 4
+    "struct internal_kernel {\n"                                                    # 5
+    "  void operator()(TensorIterator& iter) {\n"                                   # 6
+    "    if (is_scatter_like && iter.numel() > 0) {\n"                              # 7
+    "      k_scatter<<<1, 1>>>(1);\n"                                               # 8
+    "    } else {\n"                                                                # 9
+    "      k_gather<<<1, 1>>>(1);\n"                                                # 10
+    "    }\n"                                                                       # 11
+    "  }\n"                                                                         # 12
+    "};\n"                                                                          # 13
+    "template <bool is_scatter_like = true,\n"                                      # 14
+    "          bool cast_to_opaque = true>\n"                                       # 15
+    "struct base_kernel {\n"                                                        # 16
+    "  void operator()(TensorIterator& iter) {\n"                                   # 17
+    "    internal_kernel<is_scatter_like, float>()(iter);\n"                        # 18
+    "  }\n"                                                                         # 19
+    "};\n"                                                                          # 20
+    "void my_gather(TensorIterator& iter) {\n"                                      # 21
+    "  base_kernel</*is_scatter_like=*/false>()(iter);\n"                           # 22
+    "}\n"                                                                           # 23
+    "void my_scatter(TensorIterator& iter) {\n"                                     # 24
+    "  base_kernel<>()(iter);\n"                                                    # 25
+    "}\n"                                                                           # 26
+    "}}\n")
+
+
+@pytest.fixture
+def template_index(sample_copy, tmp_path):
+    from opindex.api import Index, build
+    (sample_copy / "aten/src/ATen/native/cuda/MyGather.cu").write_text(TEMPLATE_VALUES)
+    db = tmp_path / "template.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    with Index(db) as ix:
+        yield ix
+
+
+def test_a_template_argument_a_call_writes_decides_the_tests_of_its_parameter(template_index):
+    """my_gather's `base_kernel</*is_scatter_like=*/false>` makes the parameter false in base_kernel's operator(),
+    which passes it on by name to internal_kernel<is_scatter_like, float>: the `is_scatter_like && ...` branch (:7)
+    is false, so the else's k_gather. my_scatter's `base_kernel<>` takes the head's default (true, :14); the
+    branch's other part, `iter.numel() > 0`, holds for an input of the general case (not empty): k_scatter."""
+    gather = template_index.trace("at::native::my_gather")
+    assert _end(gather) == ("__global__ at::native::k_gather", 3)
+    said = {h.line: [(c.text, c.assumed) for c in h.conditions] for h in gather.hops if "<<<" in h.name}
+    assert said == {8: [("is_scatter_like && iter.numel() > 0", False)], 10: []}
+    scatter = template_index.trace("at::native::my_scatter")
+    assert _end(scatter) == ("__global__ at::native::k_scatter", 2)
+    said = {h.line: [(c.text, c.assumed) for c in h.conditions] for h in scatter.hops if "<<<" in h.name}
+    assert said == {8: [], 10: [("not (is_scatter_like && iter.numel() > 0)", False)]}
+
+
+def test_template_values_are_read_from_the_written_arguments_and_the_head_defaults(template_index, tmp_path):
+    from opindex.trace.walk import template_values
+    assert template_values._value("/*is_scatter_like=*/false", {}) == "false"
+    assert template_values._value("128u", {}) == "128"
+    assert template_values._value("is_scatter_like", {"is_scatter_like": False}) == "false"
+    assert template_values._value("scalar_t", {}) is None

@@ -98,3 +98,23 @@ def test_scatter_add_is_not_the_assign_path(real_index):
             if h.name == "at::native::cuda_scatter_gather_base_kernel::operator()" and h.called_at == f"{SCATTER}:694"}
     assert said == {360: [], 418: [("reduce_add is TensorAssign", False)],
                     477: [("reduce_add is not ReduceAdd", False)]}
+
+
+def test_gather_passes_is_scatter_like_false_down_the_template_chain(real_index):
+    """gather_cuda_kernel (ScatterGatherKernel.cu:670) calls `cuda_scatter_gather_base_kernel</*is_scatter_like=*/
+    false>()(...)` (:671); its operator() (:418) passes `<is_scatter_like, dtype, scalar_t>` on to
+    _cuda_scatter_gather_internal_kernel's (:164, called at :469). There every `is_scatter_like && ...` branch is
+    false: the pw_opt launcher (:279, under :225's test) is not gather's. A stock build, without the fork's
+    dim2_opt kernel, takes the last else's _launch_scatter_gather_kernel (called at :335) ->
+    _scatter_gather_elementwise_kernel (:95); the fork's build its _gather_elementwise_kernel_dim2_opt
+    (ScatterGatherKernel_maca.cuh:7, launched by _launch_gather_kernel_dim2_opt called at :195)."""
+    stock = real_index.trace("torch.gather", undefines=["USE_MACA"])
+    assert [(h.line, h.called_at) for h in stock.main_chain()[-5:-2]] == [
+        (418, f"{SCATTER}:671"), (164, f"{SCATTER}:469"), (135, f"{SCATTER}:335")]
+    assert _end(stock) == ("__global__ at::native::_scatter_gather_elementwise_kernel", SCATTER, 95)
+    pw = next(h for h in stock.hops if h.name == "at::native::_launch_scatter_gather_kernel_opt_pw"
+              and h.called_at == f"{SCATTER}:279")
+    assert [c.line for c in pw.conditions if c.assumed is False] == [225]
+    fork = real_index.trace("torch.gather")
+    assert _end(fork) == ("__global__ _gather_elementwise_kernel_dim2_opt", SCATTER_MACA, 7)
+    assert fork.main_chain()[-3].called_at == f"{SCATTER}:195"

@@ -14,6 +14,7 @@ from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
 from .specializations import not_taken
+from .template_values import template_arguments
 from ..sequence import file_lines
 from ..typeids import declared_types, object_class, parameter_class, passed_types
 from .text import cpp_detail
@@ -59,7 +60,8 @@ class BodyWalk(Step):
                          f"the macro whose use at {d['file']}:{d['line']} writes {d['name']}: its body is the code")
         mark = len(self.trace.hops)
         known = self.conditions.over(caller).values if caller is not None else {}
-        given = {} if self.b.ruled_out(parent) else literal_arguments(self.con, d, call_site, known)
+        given = {} if self.b.ruled_out(parent) else {**template_arguments(self.con, self.trace.root, d, call_site, known),
+                                                     **literal_arguments(self.con, d, call_site, known)}
         self.body({**d, **({"call_values": given} if given else {}), **({"call_types": types} if types else {})},
                   hop, depth)
         if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
