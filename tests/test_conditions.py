@@ -3,6 +3,8 @@ mean for a device (pytorch/devices.platform_off) and for an op's default argumen
 trace that uses both: another platform's calls are not walked, a branch the defaults do not take ranks last."""
 import textwrap
 
+import pytest
+
 from opindex.api import Index, build
 from opindex.extract.cpp import extract
 from opindex.pytorch.devices import platform_off
@@ -657,3 +659,28 @@ def test_an_elements_size_is_the_input_dtypes():
     assert holds(test, {"dim_size": 1024, DTYPE: "float32"}) is True
     assert holds(test, {"dim_size": 1024, DTYPE: "float64"}) is False
     assert holds(test, {DTYPE: "float32"}) is None
+
+
+def test_an_element_of_a_known_list_is_compared_as_its_number():
+    """AdaptiveAveragePooling.cpp (2.4) :120 `!input.is_quantized() && output_size[0] == 1 && output_size[1] == 1
+    && !input.is_xpu()`: with output_size [1, 1] on CUDA it holds (the mean path); with [7, 7] it does not. An
+    index past the list's end, or a list not known, leaves it unknown."""
+    from opindex.trace.conditions import DEVICE, holds
+    test = "!input.is_quantized() && output_size[0] == 1 && output_size[1] == 1 && !input.is_xpu()"
+    assert holds(test, {"output_size": [1, 1], DEVICE: "cuda"}) is True
+    assert holds(test, {"output_size": [7, 7], DEVICE: "cuda"}) is False
+    assert holds(f"not ({test})", {"output_size": [1, 1], DEVICE: "cuda"}) is False
+    assert holds("output_size[2] == 1", {"output_size": [1, 1]}) is None
+    assert holds("output_size[0] == 1", {}) is None
+
+
+@pytest.mark.parametrize("test, cuda, cpu", [
+    ("input.is_mkldnn()", False, False), ("!self.is_quantized()", True, True), ("self.is_sparse()", False, False),
+    ("not (input.is_nested())", True, True), ("input.is_xpu()", False, False), ("self.is_cpu()", False, True),
+    ("self.is_cuda()", True, False), ("input.is_mps()", False, False)])
+def test_a_traced_tensor_is_dense_and_of_the_traced_device(test, cuda, cpu):
+    """A tensor torch.randn makes: strided layout, not quantized, of the traced device; so a test of another
+    layout or device kind is false and one of the traced device's kind true. --device all says nothing."""
+    from opindex.trace.conditions import DEVICE, holds
+    assert (holds(test, {DEVICE: "cuda"}), holds(test, {DEVICE: "cpu"})) == (cuda, cpu)
+    assert holds(test, {DEVICE: "all"}) is None

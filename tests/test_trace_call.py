@@ -202,3 +202,28 @@ def test_the_cli_traces_a_call_and_refuses_a_bad_one(call_db):
 def test_trace_help_shows_a_call():
     out = CliRunner().invoke(main, ["trace", "--help"]).output
     assert "opindex trace \"F.interpolate(torch.randn(8, 16, 32, 32), scale_factor=2, mode='bilinear')\"" in out
+
+
+def test_an_int_for_a_fixed_size_int_list_is_that_many_of_it():
+    """Python's argument parser makes `F.adaptive_avg_pool2d(x, 1)`'s output_size (`SymInt[2]`) [1, 1]; an int[]
+    of no fixed size, and a value that is no int, stay as given."""
+    from opindex.trace.call import bind_schema
+    known, _ = bind_schema("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", [Unknown("x"), 1], {})
+    assert known == {"output_size": [1, 1]}
+    known, _ = bind_schema("f(Tensor self, int[3] stride=1, int[] dims=0) -> Tensor", [Unknown("x")],
+                           {"stride": 2, "dims": 3})
+    assert known == {"stride": [2, 2, 2], "dims": 3}
+    known, _ = bind_schema("f(Tensor self, int[2] kernel_size, bool flag=False) -> Tensor", [Unknown("x"), (3, 5), True],
+                           {})
+    assert known == {"kernel_size": (3, 5), "flag": True}
+
+
+def test_isinstance_against_a_tuple_with_one_known_type_that_fits_is_true():
+    """torch/nn/modules/utils.py `_list_with_default`: `isinstance(out_size, (int, torch.SymInt))` with 1 is
+    true (torch.SymInt is no type opindex knows, int is), so it returns out_size."""
+    import ast
+    from opindex.trace import pyflow
+    fits = ast.parse("(int, torch.SymInt)", mode="eval").body
+    assert pyflow._isinstance(1, fits) is True
+    assert pyflow._isinstance("a", fits) is False
+    assert pyflow._isinstance([1], ast.parse("(int, float)", mode="eval").body) is False

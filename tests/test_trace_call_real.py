@@ -106,3 +106,24 @@ def test_untuned_calls_read_hop_by_hop(real_index):
     assert _end(total) == ("__global__ at::native::reduce_kernel", "aten/src/ATen/native/cuda/Reduce.cuh", 188)
     assert {"file": "aten/src/ATen/native/cuda/Reduce.cuh", "line": 778, "settled": False} in [
         {k: c[k] for k in ("file", "line", "settled")} for c in total.to_dict()["choices"]]
+
+
+def test_adaptive_avg_pool2d_to_one_by_one_is_a_mean(real_index):
+    """F.adaptive_avg_pool2d(x, 1): functional.py:1259 `_list_with_default(output_size, input.size())` returns the
+    int (modules/utils.py `isinstance(out_size, (int, torch.SymInt))`), which the `SymInt[2] output_size` schema
+    argument makes [1, 1]. adaptive_avg_pool2d_symint (AdaptiveAveragePooling.cpp:109) skips `if
+    (input.is_mkldnn())` (:116: a CUDA tensor is not MKL-DNN) and takes :120's `!input.is_quantized() &&
+    output_size[0] == 1 && output_size[1] == 1 && !input.is_xpu()`: `input.mean({-1, -2}, true)` (:129) ->
+    aten::mean.dim (native_functions.yaml:3914). Given (7, 7), the else's _adaptive_avg_pool2d_symint (:138) ->
+    adaptive_average_pool (cuda/AdaptiveAveragePooling.cu:53)."""
+    pool = "aten/src/ATen/native/AdaptiveAveragePooling.cpp"
+    t = real_index.trace("F.adaptive_avg_pool2d(torch.randn(8, 16, 32, 32), 1)", undefines=["USE_MACA"])
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    at = chain.index(("at::native::adaptive_avg_pool2d_symint", pool, 109))
+    assert chain[at + 1:at + 3] == [("input.mean", pool, 129),
+                                    ("aten::mean.dim", "aten/src/ATen/native/native_functions.yaml", 3914)]
+    other = next(h for h in t.hops if h.name == "_adaptive_avg_pool2d_symint" and h.line == 138)
+    assert [(c.line, c.assumed) for c in other.conditions if c.kind == "if"] == [(137, False)]
+    seven = real_index.trace("F.adaptive_avg_pool2d(torch.randn(8, 16, 32, 32), (7, 7))", undefines=["USE_MACA"])
+    assert _end(seven) == ("__global__ at::native::adaptive_average_pool",
+                           "aten/src/ATen/native/cuda/AdaptiveAveragePooling.cu", 53)

@@ -17,11 +17,11 @@ from ..pytorch.syntax import define_at, split_top_level
 # be tried at every line), only blanks may come before it on its line (checked per hit)
 _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\n|\\)*)")
 # `if (label_smoothing > 0.0)`, `if (!weight.defined())`, `if (max_norm.has_value())`, `if (train)`,
-# `if (reduction == Reduction::Mean)`: one name, a literal (a number or an enum's constant) or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
+# `if (reduction == Reduction::Mean)`, `if (output_size[0] == 1)`: one name (or an element of one), a literal (a number or an enum's constant) or a presence test (what a default argument decides), nothing else; literal-led (a word boundary first
 # would keep the engine from skipping to each "if"), the character before is checked per hit
 # (or a global setting: `if (globalContext().deterministicAlgorithms())`, `if (at::globalContext().blasPreferredBackend()
 # == BlasBackend::Cublaslt)`, whose default PyTorch documents)
-_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|[A-Za-z_]\w*(?:\.\w+\((?:\s*[\w:]+\s*)?\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
+_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|[A-Za-z_]\w*(?:\[\s*\d+\s*\])?(?:\.\w+\((?:\s*[\w:]+\s*)?\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
              rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
 # the device a tensor is on (the traced device decides it): `self.device().type() == DeviceType::CUDA`, 1.4's
 # `self.type().device_type() == kCUDA`, `x.is_cuda()`

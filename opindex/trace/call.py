@@ -316,14 +316,14 @@ def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argum
     if len(args) > len(positional):
         return None
     bound: dict = {}
-    for (name, _, _, _), v in zip(positional, args):
-        bound[name] = v
-    names = {p[0] for p in params}
+    for (name, _, _, kind), v in zip(positional, args):
+        bound[name] = _fixed_list(kind, v)
+    names = {p[0]: p[3] for p in params}
     for k, v in kwargs.items():
         k = "self" if k == "input" and "input" not in names and "self" in names else k
         if k not in names:
             return None
-        bound[k] = v
+        bound[k] = _fixed_list(names[k], v)
     arguments = []
     for name, default, _, _ in params:
         if name in bound:
@@ -332,6 +332,18 @@ def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argum
             arguments.append(Argument(name, _schema_literal(default), "default"))
     known = {k: v for k, v in bound.items() if not isinstance(v, Unknown)}
     return known, arguments
+
+
+_FIXED_LIST = re.compile(r"^(?:Sym)?[Ii]nt\[(\d+)\]\??$")
+
+
+def _fixed_list(kind: str, value):
+    """An int given for an `int[N]` argument is N of it, as Python's argument parser makes it (adaptive_avg_pool2d's
+    `SymInt[2] output_size` given 1 is [1, 1])."""
+    m = _FIXED_LIST.match(kind.replace(" ", ""))
+    if m is None or not isinstance(value, int) or isinstance(value, bool):
+        return value
+    return [value] * int(m.group(1))
 
 
 def schema_parameters(schema: str) -> list[tuple[str, str | None, bool, str]]:

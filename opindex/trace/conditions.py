@@ -149,6 +149,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     the names have their default values; None when that cannot be said. A test of several parts is read as Python
     (py_holds): and/or/not, parentheses, isinstance()."""
     condition = _unwrap(condition)
+    if "[" in condition:
+        condition = _subscripts(condition, defaults)
     if condition in ("true", "false", "not (true)", "not (false)"):  # a function's value written in (function_value)
         return condition in ("true", "not (false)")
     bang = _negated(condition)
@@ -176,6 +178,23 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         inner = holds(condition[5:-1], defaults)  # an else block of a test read above (`not (!(true))`)
         found = None if inner is None else not inner
     return found
+
+
+_SUBSCRIPT = re.compile(r"(?<![\w.>\]])([A-Za-z_]\w*)\s*\[\s*(\d+)\s*\]")
+
+
+def _subscripts(condition: str, defaults: dict) -> str:
+    """`output_size[0] == 1` with output_size = [1, 1]: each element of a list the values know written as its
+    number (or bool), so the test reads as any other comparison."""
+    def element(m):
+        items = defaults.get(m.group(1))
+        if not isinstance(items, (list, tuple)) or int(m.group(2)) >= len(items):
+            return m.group(0)
+        item = items[int(m.group(2))]
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        return str(item) if isinstance(item, (int, float)) else m.group(0)
+    return _SUBSCRIPT.sub(element, condition)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -277,7 +296,9 @@ _SIZE_ARITHMETIC = re.compile(r"^[\d\s+\-*/()]*(?:==|!=|<=|>=|<|>)[\d\s+\-*/()]*
 
 @functools.lru_cache(maxsize=16384)  # pure in its argument: each test's text searched once
 def _reads_sizes(condition: str) -> bool:
-    return _SIZE_WORD.search(condition) is not None
+    text = condition[5:-1] if condition.startswith("not (") and condition.endswith(")") else condition
+    # (or numbers only: a list's elements written in, `output_size[0] == 1` as `1 == 1`)
+    return _SIZE_WORD.search(condition) is not None or _SIZE_ARITHMETIC.match(text.strip()) is not None
 
 
 def size_expr_holds(condition: str, values: dict[str, object]) -> bool | None:
@@ -363,14 +384,28 @@ def hint_holds(condition: str) -> bool | None:
     return result != negate
 
 
+# A traced tensor is a dense (strided) one of the traced device, as torch.randn makes it: a test of another layout
+# or kind (`input.is_mkldnn()`, `self.is_quantized()`, `t.is_sparse()`) is false, one of a device type is the
+# traced device's (`input.is_xpu()` is false on --device cuda; is_hip() is false on ROCm too: HIP tensors say CUDA)
+_KIND_TEST = re.compile(r"^(!\s*)?\(?\s*[\w.]+\.is_(mkldnn|quantized|sparse|sparse_csr|nested|meta|vulkan|metal|"
+                        r"mps|xpu|ipu|hpu|lazy|ort|ve|hip|mtia|privateuseone|cpu)\(\s*\)\s*\)?$")
+_DEVICE_KINDS = {"cpu": "cpu", "mps": "mps", "xpu": "xpu"}  # is_<kind>() that a traced device makes true
+
+
 @functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
 def device_holds(condition: str, device: str) -> bool | None:
     """A test of the device a tensor is on, read as the traced device (`self.device().type() == DeviceType::CUDA`
-    holds on --device cuda); None for any other test."""
+    holds on --device cuda), or of its layout or kind (false: module comment above); None for any other test."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1].strip() if negate else condition.strip()
+    if device == "all":
+        return None
+    kind = _KIND_TEST.match(test)
+    if kind is not None:
+        bang, name = kind.groups()
+        return ((_DEVICE_KINDS.get(name) == device) != bool(bang)) != negate
     m = _DEVICE_TEST.match(test)
-    if m is None or device == "all":
+    if m is None:
         return None
     bang, op, name, is_cuda = m.groups()
     result = device == "cuda" if is_cuda else (name.lower() == device) == (op == "==")

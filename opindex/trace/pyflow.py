@@ -150,8 +150,11 @@ def _isinstance(obj, types_node):
     if isinstance(obj, Tensor):
         return True if any(n in ("Tensor", "torch.Tensor") for n in names) else (
             False if all(n in _TYPES for n in names) else UNKNOWN)
+    known = tuple(_TYPES[n] for n in names if n in _TYPES)
+    if known and isinstance(obj, known):  # `isinstance(out_size, (int, torch.SymInt))` with an int: one fits
+        return True
     if all(n in _TYPES for n in names):
-        return isinstance(obj, tuple(_TYPES[n] for n in names))
+        return False
     return False if obj is None or isinstance(obj, (str, int, float)) else UNKNOWN
 
 
