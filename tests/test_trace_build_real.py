@@ -405,3 +405,21 @@ def test_three_untuned_calls_read_hop_by_hop(real_index):
     assert erf.not_default
     clamp = real_index.trace("torch.clamp(torch.randn(8, 8), max=1.0)")
     assert [(h.name, h.line) for h in clamp.main_chain() if h.layer == "stub"] == [("clamp_max_scalar_stub", 707)]
+
+
+def test_a_number_for_a_tensor_parameter_rules_the_tensor_overload_out(real_index):
+    """torch.clamp(x, max=1.0): python_arg_parser.cpp:87 `should_allow_numbers_as_tensors` lists add, div, mul,
+    sub, ... (not clamp), so 1.0 does not fit clamp.Tensor's `Tensor? max` (native_functions.yaml:1491): that
+    overload is ruled out, aten::clamp (:1482, `Scalar? max`) is the settled way. torch.add(x, 1) is in the list:
+    add.Tensor stays a way."""
+    clamp = real_index.trace("torch.clamp(torch.randn(8, 8), max=1.0)")
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    assert [(h.name, h.line) for h in clamp.main_chain()[1:2]] == [("aten::clamp", 1482)]
+    tensor = next(h for h in clamp.hops if h.name == "aten::clamp.Tensor" and h.file == yaml)
+    assert [(c.kind, c.file, c.line, c.assumed) for c in tensor.conditions] == [
+        ("overload", "torch/csrc/utils/python_arg_parser.cpp", 87, False)]
+    assert tensor.conditions[0].text.startswith("a Tensor for max (1.0 given; ")
+    choice = next(c for c in clamp.to_dict()["choices"] if c["hop"] == clamp.main_chain()[1].id)
+    assert choice["settled"] is True
+    add = real_index.trace("torch.add(torch.randn(8, 8), 1)")
+    assert not any(c.kind == "overload" for h in add.hops for c in h.conditions)

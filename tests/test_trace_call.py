@@ -227,3 +227,20 @@ def test_isinstance_against_a_tuple_with_one_known_type_that_fits_is_true():
     assert pyflow._isinstance(1, fits) is True
     assert pyflow._isinstance("a", fits) is False
     assert pyflow._isinstance([1], ast.parse("(int, float)", mode="eval").body) is False
+
+
+def test_the_numbers_as_tensors_list_is_read_from_the_checkout(tmp_path):
+    from opindex.pytorch.arg_parser import PARSER, number_for_tensor, numbers_as_tensors
+    src = tmp_path / PARSER
+    src.parent.mkdir(parents=True)
+    src.write_text('#include <x>\n\nbool should_allow_numbers_as_tensors(const std::string& name) {\n'
+                   '  static std::unordered_set<std::string> allowed = {\n    "add", "add_", "mul"};\n'
+                   '  return allowed.find(name) != allowed.end();\n}\n')
+    rule = numbers_as_tensors(str(tmp_path))
+    assert (rule.ops, rule.file, rule.line) == (frozenset({"add", "add_", "mul"}), PARSER, 3)
+    assert number_for_tensor("clamp", "Tensor?", 1.0, rule) is True
+    assert number_for_tensor("add", "Tensor", 1, rule) is False
+    assert number_for_tensor("clamp", "Scalar?", 1.0, rule) is False
+    assert number_for_tensor("clamp", "Tensor?", True, rule) is False  # (a bool is no number here)
+    assert number_for_tensor("clamp", "Tensor?", 1.0, None) is False
+    assert numbers_as_tensors(str(tmp_path / "none")) is None

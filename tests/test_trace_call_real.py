@@ -127,3 +127,27 @@ def test_adaptive_avg_pool2d_to_one_by_one_is_a_mean(real_index):
     seven = real_index.trace("F.adaptive_avg_pool2d(torch.randn(8, 16, 32, 32), (7, 7))", undefines=["USE_MACA"])
     assert _end(seven) == ("__global__ at::native::adaptive_average_pool",
                            "aten/src/ATen/native/cuda/AdaptiveAveragePooling.cu", 53)
+
+
+def test_softmax_values_reach_host_softmax_and_choose_its_kernel(real_index):
+    """F.softmax(torch.randn(64, 1024), dim=-1): functional.py:1888 `input.softmax(dim)` binds the tensor as self
+    and -1 as dim; softmax (SoftMax.cpp:452) takes the else's `at::_softmax(converted, dim_, false)` (:459, walked
+    before the Half branch's call at :456, which the input rules out) and passes -1 and half_to_float=false on.
+    host_softmax (cuda/SoftMax.cu:678): `input = input_.contiguous()`, `dim = maybe_wrap_dim(dim_, input.dim())`
+    = 1, `dim_size = input.size(dim)` = 1024, and `inner_size` the product of the sizes after dim (:706) = 1: so
+    `inner_size == 1` (:711), `!half_to_float` (:718) and `dim_size <= 1024 && dim_size*sizeof(scalar_t) <= 4096`
+    (:719) hold, and the chain takes the persistent dispatch_softmax_forward called at :725 (not the half-to-float
+    one at :870). Over dim 1 of an 8x64x32 input inner_size is 32: cunn_SpatialSoftMaxForward (:252, launched at
+    :1020); a 4096 last dim is past 1024: not the persistent dispatch."""
+    softmax = f"{CUDA}SoftMax.cu"
+    t = real_index.trace("F.softmax(torch.randn(64, 1024), dim=-1)")
+    chain = t.main_chain()
+    assert [(h.line, h.called_at) for h in chain if h.file == "aten/src/ATen/native/SoftMax.cpp"] == [(452, None),
+                                                                                                       (459, None)]
+    persistent = next(h for h in chain if h.name == "dispatch_softmax_forward")
+    assert persistent.called_at == f"{softmax}:725"
+    assert not any(c.assumed is None and c.file == softmax for c in persistent.conditions)
+    spatial = real_index.trace("F.softmax(torch.randn(8, 64, 32), dim=1)")
+    assert _end(spatial) == ("__global__ at::native::cunn_SpatialSoftMaxForward", softmax, 252)
+    long = real_index.trace("F.softmax(torch.randn(64, 4096), dim=-1)")
+    assert not any(h.name == "dispatch_softmax_forward" for h in long.main_chain())

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import OpindexError
+from ..pytorch.arg_parser import number_for_tensor, numbers_as_tensors
 from ..pytorch.call_expr import Call, CallError, Tensor, Unknown, parse_call
 from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import schema_arguments
@@ -42,6 +44,15 @@ _CAST_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]+)\s+(\w+)\s*=\s*static_c
 # `const auto memory_format = input.suggest_memory_format();`
 _FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
                            r"suggest_memory_format\(\s*\)\s*;")
+# `auto input = input_.contiguous();`: the same tensor's sizes under a new name
+_ALIAS_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|Tensor)\s*&?\s+(\w+)\s*=\s*(\w+)\s*\.\s*contiguous\(\s*\)\s*;")
+# `int64_t dim = maybe_wrap_dim(dim_, input.dim());`: a dim argument wrapped by the tensor's rank
+_WRAP_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|int64_t|int)\s+(\w+)\s*=\s*(?:at::|c10::)?maybe_wrap_dim\(\s*(\w+)\s*,"
+                         r"\s*(\w+)\s*\.\s*(?:dim|ndimension)\(\s*\)\s*(?:,[^;()]*)?\)\s*;")
+# `for (int64_t i = dim + 1; i < input.dim(); ++i) inner_size *= input.size(i);`: a product of a range of sizes
+_PRODUCT_LOCAL = re.compile(r"\bfor\s*\(\s*(?:int64_t|int|auto|size_t)\s+(\w+)\s*=\s*(\w+(?:\s*\+\s*1)?)\s*;\s*\1\s*<\s*"
+                            r"(\w+(?:\s*\.\s*dim\(\s*\))?)\s*;\s*(?:\+\+\s*\1|\1\s*\+\+)\s*\)\s*\{?\s*(\w+)\s*\*=\s*(\w+)"
+                            r"\s*\.\s*size\(\s*\1\s*\)\s*;")
 _CONSTANT_DEF = r"\b(?:static\s+)?(?:constexpr|const)\s+(?:int|int64_t|auto|uint8_t|int32_t)\s+{}\s*=\s*(-?\d+)\s*;"
 
 
@@ -62,6 +73,9 @@ class CallValues:
     schemas: dict[str, dict] = field(default_factory=dict)  # a native schema -> the values its arguments get
     root: str | None = None  # the checkout, to read bodies' source
     notes: list[str] = field(default_factory=list)  # what could not be followed, for the header
+    # a schema the call's values cannot fit (a Python number for a Tensor parameter) -> why, and where the
+    # checkout says so (pytorch/arg_parser.py): the walk rules its overload out
+    unfit: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 
     # -- what conditions read ---------------------------------------------------------------------------------
     def python_values(self, fn: dict) -> dict:
@@ -99,10 +113,33 @@ class CallValues:
         tensors = [t for _, t in self.call.tensors()]
         return tensors[0] if tensors else None
 
+    def size_locals(self, d: dict, values: dict) -> dict:
+        """Locals of a body made from a tensor argument's sizes (`n_dims = input.dim()`), read from the source: a
+        tensor's alias (`auto input = input_.contiguous();`), a dim wrapped by its rank (`int64_t dim =
+        maybe_wrap_dim(dim_, input.dim());`: -1 of a 2-d tensor is 1), then the sizes (`int64_t dim_size =
+        input.size(dim);`). `values`: what the body's parameters hold."""
+        return self._size_locals(d, values)
+
     def _size_locals(self, d: dict, values: dict) -> dict:
-        """Locals of a body made from a tensor argument's sizes (`n_dims = input.dim()`), read from the source."""
-        formats, casts, sizes = _body_locals(self.root, d.get("file"), d.get("line"), d.get("end_line"))
+        formats, casts, sizes, aliases, wraps, products = _body_locals(self.root, d.get("file"), d.get("line"),
+                                                                      d.get("end_line"))
         out: dict = {}
+        for name, tensor in aliases:
+            if isinstance(values.get(tensor), Tensor) and name not in values:
+                out[name] = values[tensor]
+        for name, dim, tensor in wraps:
+            t, given = {**values, **out}.get(tensor), values.get(dim)
+            if isinstance(given, float) and given.is_integer():
+                given = int(given)  # (a literal read from C++ text: `-1` passed on is -1.0)
+            if isinstance(t, Tensor) and t.dim() and isinstance(given, int) and not isinstance(given, bool) \
+                    and -t.dim() <= given < t.dim():
+                out[name] = given % t.dim()
+        values = {**values, **out}
+        for _, start, stop, name, tensor in products:
+            found = _size_product(values.get(tensor), start, stop, values)
+            if found is not None and name not in values:
+                out[name] = found
+        values = {**values, **out}
         for name, tensor in formats:
             if isinstance(values.get(tensor), Tensor):  # a tensor made the default way is contiguous
                 out[name] = Constant(INPUT_MEMORY_FORMAT)
@@ -231,9 +268,14 @@ def bind(con, call: Call, targets: list, root: str | None, dtype: str) -> CallVa
         _bind_def(con, values, fn, skip_self=target.kind == "python_class")
     elif kinds <= {"python_binding", "native", "by_name"}:
         entries = [t.obj for t in targets if isinstance(t.obj, dict) and t.obj.get("schema")]
+        rule = numbers_as_tensors(root)
         for e in entries:
             mapped = bind_schema(e["schema"], call.args, call.kwargs)
             if mapped is None:
+                continue
+            why = _number_for_tensor(e["schema"], mapped[0], rule)
+            if why is not None:
+                values.unfit[e["schema"]] = why
                 continue
             values.schemas[e["schema"]] = mapped[0]
             if not values.arguments:
@@ -296,7 +338,9 @@ def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, en
         made = [c for c in ran.calls.get(b["line"] - offset, []) if c[0].rpartition(".")[2] == b["op"]]
         if len(made) != 1:
             continue  # not on a followed path, or two calls of it on one line
-        _, args, kwargs = made[0]
+        _, args, kwargs, receiver = made[0]
+        if b["kind"] == "tensor_method":  # `input.softmax(dim)`: the tensor is the schema's self
+            args = [receiver if isinstance(receiver, Tensor) else Unknown(b["text"].rpartition(".")[0]), *args]
         for entry in bridged_entries(con, b):
             mapped = bind_schema(entry["schema"], [_known(a) for a in args], {k: _known(v) for k, v in
                                                                               kwargs.items()})
@@ -344,6 +388,18 @@ def _fixed_list(kind: str, value):
     if m is None or not isinstance(value, int) or isinstance(value, bool):
         return value
     return [value] * int(m.group(1))
+
+
+def _number_for_tensor(schema: str, known: dict, rule) -> tuple[str, str, int] | None:
+    """(why, file, line) when a Python number the call gives is bound to a Tensor parameter of `schema` that
+    Python's argument parser does not let take one; None when every value fits."""
+    op = schema.split("(", 1)[0].split(".", 1)[0]
+    for name, _, _, kind in schema_parameters(schema):
+        if name in known and number_for_tensor(op, kind, known[name], rule):
+            bases = sorted({o.removesuffix("_out").rstrip("_") for o in rule.ops} - {""})
+            return (f"a Tensor for {name} ({known[name]!r} given; Python's argument parser takes a number for a "
+                    f"Tensor only in {', '.join(bases[:5])}, ...)", rule.file, rule.line)
+    return None
 
 
 def schema_parameters(schema: str) -> list[tuple[str, str | None, bool, str]]:
@@ -396,13 +452,40 @@ def _file_text(root: str | None, file: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _body_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
-    """The format, cast and size locals of a body (_FORMAT_LOCAL, _CAST_LOCAL, _SIZE_LOCAL), read once per body: a
+    """The format, cast, size, alias and wrapped-dim locals of a body (_FORMAT_LOCAL ... _WRAP_LOCAL), read once per body: a
     trace asks for every body it walks, and a Python name's trace is a call with its defaults."""
     text = _body_text(root, {"file": file, "line": line, "end_line": end_line}) or ""
     # (each pattern, led by \b, is tried at every word: only where its literal part is in the body)
     return (_FORMAT_LOCAL.findall(text) if "suggest_memory_format" in text else [],
             _CAST_LOCAL.findall(text) if "static_cast" in text else [],
-            _SIZE_LOCAL.findall(text) if "dim" in text or "numel" in text or "size" in text else [])
+            _SIZE_LOCAL.findall(text) if "dim" in text or "numel" in text or "size" in text else [],
+            _ALIAS_LOCAL.findall(text) if "contiguous" in text else [],
+            _WRAP_LOCAL.findall(text) if "maybe_wrap_dim" in text else [],
+            _PRODUCT_LOCAL.findall(text) if "*=" in text else [])
+
+
+def _size_product(tensor, start: str, stop: str, values: dict) -> int | None:
+    """The product of `tensor`'s sizes from dim `start` (`0`, `dim`, `dim + 1`) up to `stop` (`dim`,
+    `input.dim()`); None unless the tensor's sizes and each bound are known. (The local starts at 1: a loop that
+    multiplies into it is how PyTorch writes outer_size and inner_size.)"""
+    if not isinstance(tensor, Tensor) or tensor.sizes is None:
+        return None
+
+    def bound(text: str) -> int | None:
+        text = text.replace(" ", "")
+        plus = text.endswith("+1")
+        word = text.removesuffix("+1")
+        value = tensor.dim() if word.endswith(".dim()") else int(word) if word.isdigit() else values.get(word)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        return value + plus
+
+    first, last = bound(start), bound(stop)
+    if first is None or last is None or not 0 <= first <= last <= tensor.dim():
+        return None
+    return math.prod(tensor.sizes[first:last])
 
 
 def _body_text(root: str | None, d: dict) -> str | None:

@@ -843,6 +843,8 @@ class BodyGuards:
                 value = _literal(text)
                 if value is not _UNKNOWN:
                     defaults[name] = value
+            if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
+                defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
             defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema))
             for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
                 defaults.pop(name, None)

@@ -563,6 +563,19 @@ def arguments_of_call(con, file: str, line: int, callee: str) -> list[str] | Non
     return [a.strip() for a in args] if all(isinstance(a, str) for a in args) else None
 
 
+def class_templates(con, qualified_name: str, file: str | None) -> list[dict]:
+    """The class templates (struct or class) of a qualified name defined in `file`."""
+    return rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? AND kind IN ('struct', 'class') "
+                     "AND is_template = 1", (qualified_name, file))
+
+
+def template_args_at(con, file: str, line: int, callee: str) -> list[str]:
+    """The template argument lists written for `callee` by the calls at file:line (`</*is_scatter_like=*/false>`)."""
+    return [r["template_args"] for r in rows(
+        con, "SELECT template_args FROM calls WHERE callee = ? AND file = ? AND line = ? AND template_args IS NOT NULL",
+        (callee, file, line))]
+
+
 def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
     return rows(con, f"SELECT * FROM symbols WHERE name = ? AND language IN ({','.join('?' * len(languages))}) "
                      f"ORDER BY file, line", (name, *languages))

@@ -148,7 +148,7 @@ class Found(StrEnum):
 @dataclass(slots=True)
 class Condition:
     """A condition the code of a hop runs under, where the source states it."""
-    kind: str  # "#if" | "if" | "switch"
+    kind: str  # "#if" | "#include" | "if" | "switch" | "overload" (a traced call's values do not fit that overload)
     text: str  # as written (`defined(USE_ROCM)`, `label_smoothing > 0.0`, `switch (backend)`)
     file: str | None = None
     line: int | None = None  # the line of the test (of the #if, the if, the switch)

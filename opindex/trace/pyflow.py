@@ -193,7 +193,8 @@ def literal(node):
 
 class Run:
     """What reading a def's body found: the value it returned (UNKNOWN unless every path that returns agrees) and
-    each call made on a followed path, by its line: [(callee as written, args, kwargs)]."""
+    each call made on a followed path, by its line: [(callee as written, args, kwargs, the value of the object
+    a method is called on, or UNKNOWN)]."""
 
     def __init__(self):
         self.returned = None
@@ -272,4 +273,6 @@ def _note_calls(stmt, env: dict, out: Run, resolve, depth) -> None:
             if isinstance(node, ast.Call):
                 args = [value(a, env, resolve, depth) for a in node.args]
                 kwargs = {k.arg: value(k.value, env, resolve, depth) for k in node.keywords if k.arg}
-                out.calls.setdefault(node.lineno, []).append((ast.unparse(node.func), args, kwargs))
+                receiver = value(node.func.value, env, resolve, depth) if isinstance(node.func, ast.Attribute) \
+                    else UNKNOWN  # (`input.softmax(dim)`: a Tensor method's self)
+                out.calls.setdefault(node.lineno, []).append((ast.unparse(node.func), args, kwargs, receiver))

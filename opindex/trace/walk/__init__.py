@@ -20,7 +20,7 @@ from __future__ import annotations
 from .. import facts as q
 from ..builder import TraceBuilder
 from ..conditions import BodyGuards, BuildContext
-from ..model import Trace
+from ..model import Condition, Trace
 from .bodies import BodyWalk
 from .launches import LaunchWalk
 from .ops import OpWalk
@@ -98,8 +98,13 @@ class Walker:
         hop = self.b.add(None, "python", "binding", name, first["file"], first["line"],
                        f"no Python wrapper: bound from variants: {', '.join(variants)} of "
                        f"{', '.join(e['full_name'] for e in entries)}")
+        call = self.build.call
         for e in self.b.capped(entries, 4, "overloads", hop):
-            self.tails.tail(e, self.ops.native(e, hop))
+            entry = self.ops.native(e, hop)
+            unfit = call.unfit.get(e["schema"]) if call is not None else None
+            if unfit is not None and entry is not None:  # clamp.Tensor for torch.clamp(x, max=1.0)
+                entry.conditions.append(Condition("overload", unfit[0], unfit[1], unfit[2], assumed=False))
+            self.tails.tail(e, entry)
 
     def alias(self, via: tuple[str, ...]) -> dict | None:
         """The module-level assignment a Python name resolved through (`linear = _add_docstr(torch._C._nn.linear,

@@ -40,6 +40,8 @@ class OpWalk(Step):
                      absent=True)
             return hop
         target = found[0]
+        if entry.get("given"):  # what the call passes holds for the out= overload that has the kernels
+            target = {**target, "given": entry["given"]}
         delegate = self.b.add(hop, "native", "structured_delegate", f"aten::{target['full_name']}", target["file"],
                             target["line"], f"structured_delegate: {target['full_name']} holds the kernels")
         self.meta(entry, delegate)

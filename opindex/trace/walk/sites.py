@@ -53,7 +53,8 @@ class CallSiteWalk(Step):
         helpers it calls that lead to no device code, then the fills and copies it makes besides its work."""
         d, hop = body.d, body.hop
         guards = self.conditions.over(d)  # asked again per body (cheap): calls() is entered without body() for some
-        calls = q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d))
+        calls = default_path_first(q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)), guards,
+                                   lambda name: bool(q.native_for_cpp_api(self.con, name)))
         for call in calls:
             if self.b.full():
                 return
@@ -146,7 +147,7 @@ class CallSiteWalk(Step):
             return
         if entries:
             mark = len(self.trace.hops)
-            self.op_call(call, entries, hop, body.depth, body.forwards)
+            self.op_call(call, entries, hop, body.depth, body.forwards, known=self.conditions.over(d).values)
             if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
                 body.walked_ops[name] = mark
 
@@ -326,7 +327,8 @@ class CallSiteWalk(Step):
         """True when `name` is the kernel of a plumbing op (copy_, empty_like ...) in some dispatch row."""
         return any(full.split(".")[0] in PLUMBING_OPS for full in q.ops_with_kernel(self.con, name))
 
-    def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int, forwards: bool = False) -> None:
+    def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int, forwards: bool = False,
+                known: dict | None = None) -> None:
         """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
         code; a composite callee does not use up --depth (its work is in the ops it calls), nor does the op a
         forwarding kernel calls (_scaled_dot_product_flash_attention_cuda -> at::_flash_attention_forward)."""
@@ -352,7 +354,7 @@ class CallSiteWalk(Step):
             for e in walked:
                 # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
                 free = (self.ops.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
-                given = {} if self.b.ruled_out(hop) else passed_arguments(e["schema"], args, call)
+                given = {} if self.b.ruled_out(hop) else passed_arguments(e["schema"], args, call, known)
                 nh = self.ops.native({**e, "given": given} if given else e, head, depth if free else depth - 1)
                 if through_composite:  # autograd of a CompositeImplicitAutograd op is that of the ops it calls
                     self.ops.autograd_of(e, nh)
@@ -383,10 +385,33 @@ class CallSiteWalk(Step):
 _SCHEMA_PARAMETER = re.compile(r"([A-Za-z_]\w*)\s*(?:=[^,]*)?$")
 
 
-def passed_arguments(schema: str, args: list[str] | None, call: dict) -> dict[str, str]:
+def default_path_first(calls: list[dict], guards, is_op) -> list[dict]:
+    """The calls of a body in source order, except that a call of an op under a test the inputs rule out goes
+    after a later call of the same op on the default path: softmax calls `at::_softmax(input_, dim_, true)` under
+    its Half test and `at::_softmax(converted, dim_, false)` in the else; the op is walked once, at the first call
+    walked, so with the values the default path passes (half_to_float=false), and the other call repeats it.
+    (A helper called twice so is walked in order, then again_on_the_default_path.) `is_op`: name -> bool."""
+    out = list(calls)
+    ruled = {i for i, c in enumerate(out) if any(x.assumed is False for x in guards.at(c["line"]).conditions)}
+    if not ruled:
+        return out
+    for i in sorted(ruled):
+        name = out[i]["callee"]
+        if not is_op(name.removesuffix("_symint")):
+            continue
+        later = next((j for j in range(i + 1, len(out)) if out[j]["callee"] == name and j not in ruled), None)
+        if later is not None:
+            out.insert(i, out.pop(later))
+            ruled = {k + 1 if i <= k < later else k for k in ruled}
+    return out
+
+
+def passed_arguments(schema: str, args: list[str] | None, call: dict, known: dict | None = None) -> dict[str, str]:
     """The schema parameters a C++ op call passes, by name, with the argument text (`at::clamp(self, min_val,
     max_val)`: min -> min_val, max -> max_val; a method call's receiver is `self`): the op's own defaults do not
-    apply to them (conditions.BodyGuards reads a literal, the caller's value of a name, or nothing)."""
+    apply to them (conditions.BodyGuards reads a literal, the caller's value of a name, or nothing). A name whose
+    number or bool the caller's tests know (`known`) is passed as that literal: softmax's `at::_softmax(converted,
+    dim_, false)` passes the call's dim=-1 on as `-1`."""
     if args is None:
         return {}
     params = []
@@ -397,7 +422,16 @@ def passed_arguments(schema: str, args: list[str] | None, call: dict) -> dict[st
     texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
     if len(texts) > len(params):
         return {}
-    return dict(zip(params, texts))
+    return {p: _known_literal(t, known) for p, t in zip(params, texts)}
+
+
+def _known_literal(text: str, known: dict | None) -> str:
+    value = known.get(text.strip()) if known and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", text) else None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, int) else text
 
 
 def global_call(root: str | None, call: dict, name: str) -> bool:

@@ -52,8 +52,7 @@ def _template_owner(con, d: dict) -> dict | None:
     template a method is defined in (`cuda_scatter_gather_base_kernel` of its `operator()`)."""
     if d.get("kind") == "method":
         scope = d.get("qualified_name", "").rpartition("::")[0]
-        found = q.rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? AND kind IN "
-                            "('struct', 'class') AND is_template = 1", (scope, d.get("file")))
+        found = q.class_templates(con, scope, d.get("file"))
         if len(found) == 1:
             return found[0]
     return d if d.get("is_template") and _parameters(d) else None
@@ -69,9 +68,7 @@ def _parameters(symbol: dict) -> list[str]:
 def _written(con, call_site: tuple[str, int], name: str) -> list[str] | None:
     """The template arguments the call at `call_site` writes for `name` (`<>`: none), split; None when that line
     names the template with no or several different argument lists."""
-    found = {r["template_args"] for r in q.rows(
-        con, "SELECT template_args FROM calls WHERE callee = ? AND file = ? AND line = ? AND template_args IS NOT NULL",
-        (name, call_site[0], call_site[1]))}
+    found = set(q.template_args_at(con, call_site[0], call_site[1], name))
     if len(found) != 1:
         return None
     text = found.pop().strip()

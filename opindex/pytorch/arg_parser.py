@@ -1,0 +1,48 @@
+"""What Python's argument parser (torch/csrc/utils/python_arg_parser.cpp) lets a call's values fit, read from the
+checkout's own source: a Python number fits a `Tensor` parameter only for the ops `should_allow_numbers_as_tensors`
+lists (add, mul, div, sub, ... in 2.4), so `torch.clamp(x, max=1.0)` binds clamp(Tensor self, Scalar? min, Scalar?
+max), never clamp.Tensor(Tensor self, Tensor? min, Tensor? max).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+
+PARSER = "torch/csrc/utils/python_arg_parser.cpp"
+_LIST = re.compile(r"bool\s+should_allow_numbers_as_tensors\s*\([^)]*\)\s*\{(.*?)\n\}", re.S)
+_TENSOR_TYPE = re.compile(r"^Tensor(?:\([a-z]!?\))?\??$")
+
+
+@dataclass(frozen=True)
+class NumbersAsTensors:
+    """The ops whose Tensor parameters take a Python number, and where the checkout lists them."""
+    ops: frozenset[str]
+    file: str
+    line: int
+
+
+@functools.lru_cache(maxsize=8)
+def numbers_as_tensors(root: str | None) -> NumbersAsTensors | None:
+    """The checkout's list; None when its parser source is not there or does not write one (then nothing is
+    ruled out by it)."""
+    if not root:
+        return None
+    try:
+        with open(os.path.join(root, PARSER), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = _LIST.search(text)
+    if m is None:
+        return None
+    return NumbersAsTensors(frozenset(re.findall(r'"(\w+)"', m.group(1))), PARSER, text.count("\n", 0, m.start()) + 1)
+
+
+def number_for_tensor(op: str, kind: str, value, rule: NumbersAsTensors | None) -> bool:
+    """Whether `value`, a Python number given for a parameter of schema type `kind`, cannot fit it: the type is a
+    Tensor and the op (its name without overload) is not one the parser lets take numbers."""
+    if rule is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return bool(_TENSOR_TYPE.match(kind.replace(" ", ""))) and op not in rule.ops
