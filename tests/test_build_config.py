@@ -298,6 +298,9 @@ void batch_norm_cuda_out(bool train) {
     assert in_sequence(src, 12, 13) is False  # another case
     assert in_sequence(src, 12, 15) is True  # after the switch
     assert in_sequence(src, 15, 17) is False  # under a test of its own
+    from opindex.trace.sequence import alternatives  # ... which is not another way: it may run after c()
+    assert [alternatives(src, a, b) for a, b in ((3, 5), (9, 15), (12, 13), (15, 17), (3, 7), (20, 22))] == \
+        [True, True, True, False, False, True]
     assert in_sequence(src, 20, 22) is False  # the other side of an #if
 
 

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 from ..pytorch.plumbing import WRITING_PLUMBING
-from .sequence import C_FAMILY, file_lines, in_sequence
+from .sequence import C_FAMILY, alternatives, file_lines, in_sequence
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 # ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
@@ -130,22 +130,26 @@ def _last_in_sequence(t, tied: list[list]) -> list:
     """Of paths ranked alike, in walk order (source order), the first, unless another parts from it at a later
     call of the same body that runs after it (trace/sequence.py): batch_norm_cuda_out's statistics kernel, then
     its elementwise output kernel; the later one makes the op's result. Alternatives (an else, another case,
-    after an early return) keep walk order."""
+    after an early return) keep walk order, which is source order except that a body's <<<>>> launches are walked
+    before its calls: of a launch and a call that are alternatives, the one written first wins."""
     best = tied[0]
     for path in tied[1:]:
         i = next((i for i, (a, b) in enumerate(zip(best, path)) if a.id != b.id), None)
         if not i:
             continue
-        if not {best[i].kind, path[i].kind} <= SEQUENCE_KINDS:
-            continue  # (launches, library calls, kernels handed to a dispatcher: candidates of one choice)
         (fa, la), (fb, lb) = _site(best[i]), _site(path[i])
-        if not (fa and fa == fb and la < lb and fa.endswith(C_FAMILY)):
+        if not (fa and fa == fb and la != lb and fa.endswith(C_FAMILY)):
             continue
         lines = file_lines(t.root, fa)
         if not lines:
             continue
-        if la < lb and in_sequence(lines, la, lb):
+        if {best[i].kind, path[i].kind} <= SEQUENCE_KINDS and la < lb and in_sequence(lines, la, lb):
             best = path  # the later of two in sequence
+        elif lb < la and {best[i].kind, path[i].kind} == {"launch", "calls"} and alternatives(lines, lb, la):
+            # a direct launch and a helper call that are alternatives (a body walks its <<<>>> launches before its
+            # calls): the one the source writes first (host_softmax's persistent dispatch call at :725 before the
+            # launches of its else)
+            best = path
     return best
 
 
@@ -461,6 +465,10 @@ def choices(t) -> list[dict]:
     for h in t.hops:
         kids.setdefault(h.parent, []).append(h)
     ends = {h.id for h in t.ends() if computes(h)}
+    for h in t.hops:  # a repeat the call rules out leads where the hop it repeats leads: it is a way not taken
+        # (softmax's Half-branch at::_softmax call, walked after the default one)
+        if h.shown_above and h.repeats is not None and h.id not in kids and h.not_default:
+            kids[h.id] = [t.hops[h.repeats]]
     out = []
     for above, hop in zip(chain, chain[1:]):
         others = [k for k in kids.get(above.id, ()) if k.id != hop.id and k.layer not in TAIL_LAYERS
@@ -495,9 +503,12 @@ def _option(way, kids: dict, ends: set[int], end: int | None) -> dict:
     else the first computing end below it in walk order, and under that the first deepest: a launch's kernel), and the conditions it runs under as the walk read them
     (`assumed` false: ruled out for this call and build; null: not decided)."""
     if end is None:
-        stack = [way]
+        stack, seen = [way], set()
         while stack:
             h = stack.pop()
+            if h.id in seen:
+                continue
+            seen.add(h.id)
             if h.id in ends:
                 end, stack = h.id, []  # then the deepest below it: the __global__ its launch names
             stack.extend(reversed(kids.get(h.id, ())))
@@ -507,12 +518,14 @@ def _option(way, kids: dict, ends: set[int], end: int | None) -> dict:
 
 
 def _leads_to(hop, kids: dict, ids: set[int]) -> bool:
-    stack = [hop]
+    stack, seen = [hop], set()  # (seen: a repeat inside what it repeats leads back to it)
     while stack:
         h = stack.pop()
         if h.id in ids:
             return True
-        stack.extend(kids.get(h.id, ()))
+        if h.id not in seen:
+            seen.add(h.id)
+            stack.extend(kids.get(h.id, ()))
     return False
 
 
@@ -520,12 +533,13 @@ def _ruled_out(hop, kids: dict, ends: set[int]) -> bool:
     """Whether every path from `hop` down to computing device code passes a condition assumed false."""
     def false_here(h) -> bool:
         return any(c.assumed is False for c in h.conditions)
-    stack = [hop]
+    stack, seen = [hop], set()
     while stack:
         h = stack.pop()
-        if false_here(h):
-            continue  # this path is ruled out
+        if false_here(h) or h.id in seen:
+            continue  # this path is ruled out (or walked)
         if h.id in ends:
             return False
+        seen.add(h.id)
         stack.extend(kids.get(h.id, ()))
     return True

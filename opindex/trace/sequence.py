@@ -21,8 +21,21 @@ def in_sequence(lines: list[str], first: int, later: int) -> bool:
     at or above its depth after it (an early return makes what follows the other way), `later` not in the `else`
     branch or another `case` of a test that holds `first`, nor in a block of its own opened since (`if (b) {
     later(); }` after `if (a) { first(); }`), and no `#else`/`#elif` between them."""
+    return _read(lines, first, later) == "sequence"
+
+
+def alternatives(lines: list[str], first: int, later: int) -> bool:
+    """Whether `later` is another way than `first`: the `else` branch or another `case` of a test that holds
+    `first`, past an early return after it, or the other side of an `#if`; not a block of its own opened since
+    (which may run after `first`, under a test)."""
+    return _read(lines, first, later) == "alternatives"
+
+
+def _read(lines: list[str], first: int, later: int) -> str:
+    """"sequence", "alternatives" or "" (later runs under a test of its own opened since, or the lines are out of
+    range) for the statements at lines `first` < `later`."""
     if not 0 < first < later <= len(lines):
-        return False
+        return ""
     text = "\n".join(lines[first - 1:later - 1])
     depth, alt, kind, low = 0, None, "", 0
     for m in _TOKEN.finditer(text):
@@ -30,7 +43,7 @@ def in_sequence(lines: list[str], first: int, later: int) -> bool:
         if tok.startswith(("//", "/*", '"', "'")):
             continue
         if tok.lstrip().startswith("#"):
-            return False  # the other side of an #if: a build has one or the other
+            return "alternatives"  # the other side of an #if: a build has one or the other
         if tok == "{":
             depth += 1
         elif tok == "}":
@@ -40,11 +53,13 @@ def in_sequence(lines: list[str], first: int, later: int) -> bool:
                 alt = None  # past the whole if/else or switch: what follows runs after both ways
         elif tok == "return":
             if depth <= 0 and alt is None:
-                return False
+                return "alternatives"
         elif depth < 0 or (tok != "else" and depth <= 0):
             if alt is None:  # an else of a test around `first`, or a case of a switch around it
                 alt, kind = depth, "else" if tok == "else" else "case"
-    return alt is None and depth == low  # (`later` in a block opened since runs under a test of its own)
+    if alt is not None:
+        return "alternatives"
+    return "sequence" if depth == low else ""  # (`later` in a block opened since runs under a test of its own)
 
 
 @functools.lru_cache(maxsize=64)
