@@ -423,3 +423,19 @@ def test_a_number_for_a_tensor_parameter_rules_the_tensor_overload_out(real_inde
     assert choice["settled"] is True
     add = real_index.trace("torch.add(torch.randn(8, 8), 1)")
     assert not any(c.kind == "overload" for h in add.hops for c in h.conditions)
+
+
+def test_an_overload_whose_required_argument_the_call_leaves_out_is_ruled_out(real_index):
+    """torch.median(torch.randn(1024)): median.dim (native_functions.yaml:3952) and median.names_dim (:3963) need a
+    `dim`, which the call does not give: ruled out (kind overload, at their YAML lines); aten::median (:3944) ->
+    median_cuda (cuda/Sorting.cpp:189) -> median_impl (:130), whose `self.flatten().sort()` (:140) reaches the
+    sort kernels: for a 1024-element slice the chain ends at bitonicSortKVInPlace (SortUtils.cuh:90)."""
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    t = real_index.trace("torch.median(torch.randn(1024))", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain()[1:2]] == [("aten::median", 3944)]
+    dim = next(h for h in t.hops if h.name == "aten::median.dim" and h.file == yaml)
+    assert [(c.kind, c.text, c.file, c.line, c.assumed) for c in dim.conditions] == [
+        ("overload", "a value for int dim (the call gives none, and it has no default)", yaml, 3952, False)]
+    assert [(h.file, h.line) for h in t.main_chain() if h.name == "self.flatten().sort"] == [
+        ("aten/src/ATen/native/cuda/Sorting.cpp", 140)]
+    assert _end(t) == ("__global__ at::native::bitonicSortKVInPlace", "aten/src/ATen/native/cuda/SortUtils.cuh", 90)

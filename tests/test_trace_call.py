@@ -244,3 +244,13 @@ def test_the_numbers_as_tensors_list_is_read_from_the_checkout(tmp_path):
     assert number_for_tensor("clamp", "Tensor?", True, rule) is False  # (a bool is no number here)
     assert number_for_tensor("clamp", "Tensor?", 1.0, None) is False
     assert numbers_as_tensors(str(tmp_path / "none")) is None
+
+
+def test_a_required_argument_the_call_leaves_out_is_named():
+    from opindex.trace.call import missing_required
+    dim = "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+    assert missing_required(dim, [Unknown("x")], {}) == ["int dim"]
+    assert missing_required(dim, [Unknown("x"), 0], {}) == []
+    assert missing_required(dim, [], {"input": Unknown("x"), "dim": 1}) == []
+    assert missing_required("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", [Unknown("x")], {}) == []
+    assert missing_required("f(Tensor self, Tensor? weight) -> Tensor", [Unknown("x")], {}) == []

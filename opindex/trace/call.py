@@ -273,7 +273,9 @@ def bind(con, call: Call, targets: list, root: str | None, dtype: str) -> CallVa
             mapped = bind_schema(e["schema"], call.args, call.kwargs)
             if mapped is None:
                 continue
-            why = _number_for_tensor(e["schema"], mapped[0], rule)
+            missing = missing_required(e["schema"], call.args, call.kwargs)
+            why = (f"a value for {', '.join(missing)} (the call gives none, and it has no default)", e["file"],
+                   e["line"]) if missing else _number_for_tensor(e["schema"], mapped[0], rule)
             if why is not None:
                 values.unfit[e["schema"]] = why
                 continue
@@ -350,6 +352,16 @@ def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, en
 
 def _known(v):
     return Unknown("?") if v is pyflow.UNKNOWN else v
+
+
+def missing_required(schema: str, args: list, kwargs: dict) -> list[str]:
+    """The arguments of `schema` without a default that a call of these values leaves out (`torch.median(x)` gives
+    median.dim no `int dim`): a call that leaves one out cannot be that overload."""
+    params = schema_parameters(schema)
+    positional = [p for p in params if not p[2]]
+    given = {p[0] for p in positional[:len(args)]} | {"self" if k == "input" else k for k in kwargs} | set(kwargs)
+    return [f"{kind} {name}" for name, default, _, kind in params
+            if default is None and name not in given and not kind.endswith("?")]
 
 
 def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argument]] | None:
