@@ -254,3 +254,5 @@ def test_a_required_argument_the_call_leaves_out_is_named():
     assert missing_required(dim, [], {"input": Unknown("x"), "dim": 1}) == []
     assert missing_required("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", [Unknown("x")], {}) == []
     assert missing_required("f(Tensor self, Tensor? weight) -> Tensor", [Unknown("x")], {}) == []
+    assert missing_required("clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> "
+                            "Tensor(a!)", [Unknown("x")], {"max": 1.0}) == []

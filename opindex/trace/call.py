@@ -356,12 +356,14 @@ def _known(v):
 
 def missing_required(schema: str, args: list, kwargs: dict) -> list[str]:
     """The arguments of `schema` without a default that a call of these values leaves out (`torch.median(x)` gives
-    median.dim no `int dim`): a call that leaves one out cannot be that overload."""
+    median.dim no `int dim`): a call that leaves one out cannot be that overload. Not an out= tensor."""
     params = schema_parameters(schema)
     positional = [p for p in params if not p[2]]
     given = {p[0] for p in positional[:len(args)]} | {"self" if k == "input" else k for k in kwargs} | set(kwargs)
+    # (an out= tensor is not asked for: the functional overload the call binds delegates to that out= overload,
+    # whose values the kernel then reads)
     return [f"{kind} {name}" for name, default, _, kind in params
-            if default is None and name not in given and not kind.endswith("?")]
+            if default is None and name not in given and not kind.endswith("?") and "!" not in kind]
 
 
 def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argument]] | None:
