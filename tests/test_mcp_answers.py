@@ -114,3 +114,18 @@ def test_an_unknown_name_is_answered_with_the_names_that_command_would_find(ix):
     assert call(ix, "op", {"name": "layer_nrom"}).data["suggestions"] == ["layer_norm"]
     assert call(ix, "find", {"name": "relux"}).data["suggestions"] == ["ReLU", "relu", "relu_"]
     assert call(ix, "callers", {"name": "relux"}).data["suggestions"] == ["relu", "relu_"]
+
+
+def test_ways_one_test_rules_out_together_are_said_once():
+    """A choice's ways that the same tests rule out share one `ruled_out_by`: the first such way carries it, the
+    others are listed as `more` ([hop, end] pairs); a way open or ruled out by other tests keeps its own entry."""
+    from opindex.mcp.trace_answer import _choice
+    false = lambda text: {"text": text, "file": "a.cu", "line": 3, "assumed": False}  # noqa: E731
+    choice = {"hop": 1, "ways": 4, "settled": False, "file": "a.cu", "line": 1, "options": [
+        {"hop": 1, "end": 2, "conditions": [{"text": "n > 4", "file": "a.cu", "line": 2, "assumed": None}]},
+        {"hop": 5, "end": 6, "conditions": [false("not (n <= 1024)")]},
+        {"hop": 7, "end": 8, "conditions": [false("not (n <= 1024)")]},
+        {"hop": 9, "end": 10, "conditions": [false("half")]}]}
+    assert _choice(choice) == {"hop": 1, "ways": 4, "settled": False, "at": "a.cu:1", "options": [
+        {"hop": 1, "end": 2}, {"hop": 5, "end": 6, "ruled_out_by": ["not (n <= 1024)"], "more": [[7, 8]]},
+        {"hop": 9, "end": 10, "ruled_out_by": ["half"]}], "open": {"test": "n > 4", "at": "a.cu:2"}}

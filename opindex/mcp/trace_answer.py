@@ -99,17 +99,22 @@ def _structured(t: Trace, detail: str) -> dict:
 
 def _choice(c: dict) -> dict:
     """A choice of the main chain, compact: each way's first hop and end, and only the tests that rule a way out
-    (`assumed` false); the test the inputs leave open once, as `open` (the CLI's `trace --json` has every
+    (`assumed` false), once for the ways they rule out together (the first way with them, the others as `more`:
+    [hop, end] pairs); the test the inputs leave open once, as `open` (the CLI's `trace --json` has every
     condition of every way)."""
     out = {k: c[k] for k in ("hop", "ways", "settled") if k in c}
     if c.get("file"):
         out["at"] = f"{c['file']}:{c['line']}" if c.get("line") else c["file"]
-    options = []
+    options, grouped = [], {}
     for o in c.get("options", ()):
         way = {"hop": o["hop"], "end": o["end"]}
         ruled = [k["text"] for k in o.get("conditions", ()) if k.get("assumed") is False]
+        if ruled and tuple(ruled) in grouped:  # ways a test rules out together (host_softmax's 50 launches of
+            grouped[tuple(ruled)].setdefault("more", []).append([o["hop"], o["end"]])  # its else): one entry
+            continue
         if ruled:
             way["ruled_out_by"] = ruled
+            grouped[tuple(ruled)] = way
         options.append(way)
     out["options"] = options
     test = next((k for o in c.get("options", ()) for k in o.get("conditions", ()) if k.get("assumed") is None),
