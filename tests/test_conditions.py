@@ -684,3 +684,26 @@ def test_a_traced_tensor_is_dense_and_of_the_traced_device(test, cuda, cpu):
     from opindex.trace.conditions import DEVICE, holds
     assert (holds(test, {DEVICE: "cuda"}), holds(test, {DEVICE: "cpu"})) == (cuda, cpu)
     assert holds(test, {DEVICE: "all"}) is None
+
+
+def test_an_or_of_flag_conjunctions_and_kind_tests_is_a_condition_row():
+    """Dropout.cpp (2.4) :138 `if (input.is_nested() || (train && is_fused_kernel_acceptable(input, p)))`: every
+    part can be read (a dense tensor is not nested; the flag train), so the test is kept, and its else; a part of
+    no such kind (a call of arguments alone) keeps it out."""
+    code = ("namespace at { namespace native {\n"
+            "Tensor dropout(const Tensor& input, double p, bool train) {\n"
+            "  if (input.is_nested() || (train && is_fused_kernel_acceptable(input, p))) {\n"
+            "    return fused(input);\n"
+            "  } else {\n"
+            "    return input;\n"
+            "  }\n"
+            "  if (f(input, p) || (train && g(p))) {\n"
+            "    return h(input);\n"
+            "  }\n"
+            "}\n}}\n")
+    rows = [(r[1], r[3], r[4]) for r in extract("aten/src/ATen/native/D.cpp", code.encode(), "cpp").rows["conditions"]]
+    test = "input.is_nested() || (train && is_fused_kernel_acceptable(input, p))"
+    assert rows == [(3, "if", test), (5, "if", f"not ({test})")]
+    from opindex.trace.conditions import DEVICE
+    assert holds(test, {"train": False, DEVICE: "cuda"}) is False
+    assert holds(test, {"train": True, DEVICE: "cuda"}) is None

@@ -151,3 +151,18 @@ def test_softmax_values_reach_host_softmax_and_choose_its_kernel(real_index):
     assert _end(spatial) == ("__global__ at::native::cunn_SpatialSoftMaxForward", softmax, 252)
     long = real_index.trace("F.softmax(torch.randn(64, 4096), dim=-1)")
     assert not any(h.name == "dispatch_softmax_forward" for h in long.main_chain())
+
+
+def test_dropout_in_eval_runs_no_kernel(real_index):
+    """F.dropout(x, p=0.1, training=False): aten::dropout's kernel (Dropout.cpp:132) takes native_dropout (:139)
+    only when `input.is_nested() || (train && is_fused_kernel_acceptable(input, p))` (:138): a dense input is not
+    nested and train is false, so not; `_dropout<false>(input, p, train)` returns its input under `p == 0 ||
+    !train || ...`. Every way on to device code is ruled out: the chain stops at at::native::dropout and names
+    native_dropout's test. With training=True (the default) it goes on to fused_dropout_kernel_vec (cuda/Dropout.cu:62)."""
+    t = real_index.trace("F.dropout(torch.randn(64, 128), p=0.1, training=False)", undefines=["USE_MACA"])
+    assert _end(t) == ("at::native::dropout", "aten/src/ATen/native/Dropout.cpp", 132)
+    stop = t.ruled_out()
+    assert (stop.name, stop.line) == ("at::native_dropout", 139)
+    assert [(c.line, c.assumed) for c in stop.conditions] == [(138, False)]
+    train = real_index.trace("F.dropout(torch.randn(64, 128), p=0.1)", undefines=["USE_MACA"])
+    assert _end(train) == ("__global__ at::native::fused_dropout_kernel_vec", f"{CUDA}Dropout.cu", 62)

@@ -153,7 +153,8 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
             continue
         cond = _clean(condition.text)
         cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
-        if m.start() not in patterned and not _flag_conjunct(cond) and not _SIZES_IN.search(cond):
+        if m.start() not in patterned and not _flag_conjunct(cond) and not _SIZES_IN.search(cond) and \
+                not _flag_disjunction(cond):
             continue
         cond = _local_flag(data, m.start(), cond) or cond
         out.append((statement.start_point[0] + 1, then.end_point[0] + 1, cond, caller))
@@ -195,6 +196,35 @@ def _flag_conjunct(cond: str) -> bool:
         i += 1
     parts.append(cond[start:])
     return len(parts) > 1 and any(_BARE_NAME.fullmatch(p.strip()) for p in parts)
+
+
+# a test of a tensor's layout or kind, which the traced tensor decides (trace/conditions.device_holds)
+_KIND_CALL = re.compile(r"!?\s*[A-Za-z_][\w.]*\.is_\w+\(\s*\)")
+
+
+def _flag_disjunction(cond: str) -> bool:
+    """Whether a test is a top-level `||` of parts each a flag conjunction (`train && f(input, p)`, in
+    parentheses), a bare name or a kind test (`input.is_nested()`): Dropout.cpp's `input.is_nested() || (train &&
+    is_fused_kernel_acceptable(input, p))` is false when train is."""
+    parts = split_top_level(cond, "||", "([{")
+    if len(parts) < 2:
+        return False
+    for part in (p.strip() for p in parts):
+        while part.startswith("(") and part.endswith(")") and _closes_at_end(part):
+            part = part[1:-1].strip()
+        if not (_flag_conjunct(part) or _BARE_NAME.fullmatch(part) or _KIND_CALL.fullmatch(part)):
+            return False
+    return True
+
+
+def _closes_at_end(text: str) -> bool:
+    """Whether the `(` text opens with is closed by its last character."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0:
+            return i == len(text) - 1
+    return False
 
 
 def _clean(text: bytes) -> str:
