@@ -707,3 +707,21 @@ def test_an_or_of_flag_conjunctions_and_kind_tests_is_a_condition_row():
     from opindex.trace.conditions import DEVICE
     assert holds(test, {"train": False, DEVICE: "cuda"}) is False
     assert holds(test, {"train": True, DEVICE: "cuda"}) is None
+
+
+def test_a_call_of_plain_names_written_as_the_test_is_a_condition_row():
+    """Sort.cpp (2.4) :73 `if (should_use_small_sort(self, dim))`: kept with its else, for the trace to read the
+    chooser's body; a call whose arguments are calls (`f(g(x))`) is not."""
+    code = ("namespace at { namespace native {\n"
+            "void sort_kernel(const Tensor& self, int64_t dim) {\n"
+            "  if (should_use_small_sort(self, dim)) {\n"
+            "    small(self);\n"
+            "  } else {\n"
+            "    big(self);\n"
+            "  }\n"
+            "  if (f(g(x))) {\n"
+            "    g(self);\n"
+            "  }\n"
+            "}\n}}\n")
+    rows = [(r[1], r[4]) for r in extract("aten/src/ATen/native/cuda/S.cpp", code.encode(), "cpp").rows["conditions"]]
+    assert rows == [(3, "should_use_small_sort(self, dim)"), (5, "not (should_use_small_sort(self, dim))")]

@@ -439,3 +439,23 @@ def test_an_overload_whose_required_argument_the_call_leaves_out_is_ruled_out(re
     assert [(h.file, h.line) for h in t.main_chain() if h.name == "self.flatten().sort"] == [
         ("aten/src/ATen/native/cuda/Sorting.cpp", 140)]
     assert _end(t) == ("__global__ at::native::bitonicSortKVInPlace", "aten/src/ATen/native/cuda/SortUtils.cuh", 90)
+
+
+def test_a_number_for_other_takes_where_scalar_other_and_its_at_where_call(real_index):
+    """torch.where(c, x, 0.0): 0.0 does not fit where.self's `Tensor other` (where is not in
+    python_arg_parser.cpp's numbers-as-tensors list) and the one-argument where(Tensor condition) takes fewer
+    values: both are ruled out. where.ScalarOther (native_functions.yaml:6462) is walked first; its kernel
+    at::native::where (TensorCompare.cpp:562) calls `at::where(condition, self_converted, other_converted)` (:566),
+    the overload where.self (:6447), whose CUDA kernel (TensorCompare.cpp:547) reaches where_kernel's CUDA
+    registration (cuda/TensorCompare.cu:96)."""
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    cmp = "aten/src/ATen/native/TensorCompare.cpp"
+    t = real_index.trace("torch.where(torch.randn(64, 128) > 0, torch.randn(64, 128), 0.0)")
+    assert [(h.name, h.file, h.line) for h in t.main_chain()[1:7]] == [
+        ("aten::where.ScalarOther", yaml, 6462), ("CompositeImplicitAutograd: where", yaml, 6462),
+        ("at::native::where", cmp, 562), ("at::where", cmp, 566), ("aten::where.self", yaml, 6447),
+        ("CUDA: where", yaml, 6451)]
+    ruled = {h.name: [c.kind for c in h.conditions if c.assumed is False] for h in t.hops
+             if h.parent == t.main_chain()[0].id and h.layer == "native"}
+    assert ruled["aten::where.self"] == ["overload"]  # (the one-argument where, past the cap of 4, is not walked:
+    assert "aten::where" not in ruled                  # ruled-out overloads are walked after the others)

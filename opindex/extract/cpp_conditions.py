@@ -49,7 +49,8 @@ _HINT_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:\w*(?:unlikely|UNLIKELY|likely|LIK
 _FLAG_GUARD = re.compile(rb"if\s*\(\s*!?\s*[A-Za-z_]\w*\s*&&")
 # a free function of no arguments, whose value in the build traced the trace reads from its body
 # (trace/function_value.py): `if (at::native::cudnnv8_enabled_check_debug())`
-_CALL_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\s*\)\s*\)")
+# (or of plain arguments, a chooser the trace reads from its body: `if (should_use_small_sort(self, dim))`)
+_CALL_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\s*(?:[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_][\w.]*\s*)*)?\)\s*\)")
 
 # any `if (`, kept only when a conjunct of its test is a bare name (_flag_conjunct): `if (cond_cudnn_grid_sampler(input,
 # grid) && ... && align_corners)` is false whenever the flag is (a parameter a default argument sets, or a local)

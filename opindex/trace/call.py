@@ -271,7 +271,8 @@ def bind(con, call: Call, targets: list, root: str | None, dtype: str) -> CallVa
         rule = numbers_as_tensors(root)
         for e in entries:
             mapped = bind_schema(e["schema"], call.args, call.kwargs)
-            if mapped is None:
+            if mapped is None:  # more values than it takes, or a keyword it has no parameter of
+                values.unfit[e["schema"]] = (_no_fit(e["schema"], call.args, call.kwargs), e["file"], e["line"])
                 continue
             missing = missing_required(e["schema"], call.args, call.kwargs)
             why = (f"a value for {', '.join(missing)} (the call gives none, and it has no default)", e["file"],
@@ -352,6 +353,16 @@ def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, en
 
 def _known(v):
     return Unknown("?") if v is pyflow.UNKNOWN else v
+
+
+def _no_fit(schema: str, args: list, kwargs: dict) -> str:
+    """Why a call's values do not bind to `schema` (bind_schema gave None)."""
+    params = schema_parameters(schema)
+    names = {p[0] for p in params} | ({"input"} if any(p[0] == "self" for p in params) else set())
+    extra = [k for k in kwargs if k not in names]
+    if extra:
+        return f"a parameter named {extra[0]} (the call passes {extra[0]}=)"
+    return f"more than {sum(1 for p in params if not p[2])} positional arguments (the call gives {len(args)})"
 
 
 def missing_required(schema: str, args: list, kwargs: dict) -> list[str]:

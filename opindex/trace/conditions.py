@@ -616,6 +616,16 @@ OPTIONALS = "(optionals)"
 _OPTIONAL_ARG = re.compile(r"\?\s+(\w+)")
 
 
+@functools.lru_cache(maxsize=16384)
+def _plain_parameter(signature: str | None, name: str) -> bool:
+    """Whether the body declares `name` as a parameter of a type that is not optional (sortKeyValueInplace's `bool
+    stable`, though sort.stable's schema says `bool? stable`): its bare test reads the value."""
+    for part in split_parameters(signature or "()"):
+        if re.search(rf"\b{re.escape(name)}\s*(?:=.*)?$", part.strip(), re.S):
+            return not re.search(r"optional|Optional", part)
+    return False
+
+
 # A traced call's defaults hold this key (trace/call.py): a C++ constant's integer value in the body's file, by name
 CONSTANT = "(constant)"
 
@@ -845,7 +855,8 @@ class BodyGuards:
                     defaults[name] = value
             if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
                 defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
-            defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema))
+            defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
+                                            if not _plain_parameter(d.get("signature"), n))
             for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
                 defaults.pop(name, None)
             rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []

@@ -20,7 +20,7 @@ from __future__ import annotations
 from .. import facts as q
 from ..builder import TraceBuilder
 from ..conditions import BodyGuards, BuildContext
-from ..model import Condition, Trace
+from ..model import DEVICE_LAYERS, Condition, Trace
 from .bodies import BodyWalk
 from .launches import LaunchWalk
 from .ops import OpWalk
@@ -99,11 +99,18 @@ class Walker:
                        f"no Python wrapper: bound from variants: {', '.join(variants)} of "
                        f"{', '.join(e['full_name'] for e in entries)}")
         call = self.build.call
+        unfit = call.unfit if call is not None else {}
+        # the overloads a traced call fits first (torch.where(c, x, 0.0): where.ScalarOther, whose at::where(...)
+        # then walks where.self with what it passes), the ones it cannot be after them (and past the cap first)
+        entries = sorted(entries, key=lambda e: e["schema"] in unfit)
         for e in self.b.capped(entries, 4, "overloads", hop):
+            mark = len(self.trace.hops)
             entry = self.ops.native(e, hop)
-            unfit = call.unfit.get(e["schema"]) if call is not None else None
-            if unfit is not None and entry is not None:  # clamp.Tensor for torch.clamp(x, max=1.0)
-                entry.conditions.append(Condition("overload", unfit[0], unfit[1], unfit[2], assumed=False))
+            if e["schema"] in unfit and entry is not None:  # clamp.Tensor for torch.clamp(x, max=1.0)
+                why, file, line = unfit[e["schema"]]
+                entry.conditions.append(Condition("overload", why, file, line, assumed=False))
+            if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
+                self.b.useful_native.add(e["id"])  # (an op call that reaches it again repeats it, kept: live)
             self.tails.tail(e, entry)
 
     def alias(self, via: tuple[str, ...]) -> dict | None:

@@ -38,6 +38,7 @@ class BodyCalls:
     walked_helpers: dict[tuple, int] = field(default_factory=dict)  # helper -> its first call's hop
     writes: list[dict] = field(default_factory=list)  # calls of plumbing ops that write (zeros, copy_), shown
     # by their default path after the body's own work
+    own_op: bool = False  # an op kernel's call of another overload of its own op was walked (dispatcher_call)
 
 
 class CallSiteWalk(Step):
@@ -126,8 +127,14 @@ class CallSiteWalk(Step):
             again.repeats = body.walked_ops[name]  # the first call's hop (another line: finish could not tell)
             self.b.live.add(again.id)
             return
-        if name in body.seen_ops or base in PLUMBING_OPS:
+        # (a body calls no op of its own name again, except an op's kernel calling another overload of its op
+        # through the dispatcher, once: where.ScalarOther's kernel at::native::where calls at::where(...), the
+        # overload where.self; the op walk itself stops a recursion into the same overload)
+        own = name == d.get("name") and qual == "at" and not body.own_op and \
+            (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places
+        if (name in body.seen_ops and not own) or base in PLUMBING_OPS:
             return
+        body.own_op = body.own_op or own
         entries = q.native_for_cpp_api(self.con, name)
         if call["is_method"]:
             entries = [e for e in entries if "method" in e["variants"]]
