@@ -725,3 +725,27 @@ def test_a_call_of_plain_names_written_as_the_test_is_a_condition_row():
             "}\n}}\n")
     rows = [(r[1], r[4]) for r in extract("aten/src/ATen/native/cuda/S.cpp", code.encode(), "cpp").rows["conditions"]]
     assert rows == [(3, "should_use_small_sort(self, dim)"), (5, "not (should_use_small_sort(self, dim))")]
+
+
+def test_a_nan_check_is_false_for_a_number():
+    """TensorCompare.cpp (2.4) :700 `if (min.get().toDouble() != min.get().toDouble() || max.get().toDouble() !=
+    max.get().toDouble())`, clamp_out's NaN fill: a row (with its else), false for the values of the general case
+    (numbers), so the NaN fill_ is not a clamp's way; `x == x` holds; other comparisons stay unread by this rule."""
+    code = ("namespace at { namespace native {\n"
+            "void clamp_out(const OptionalScalarRef min, const OptionalScalarRef max) {\n"
+            "  if (min.get().toDouble() != min.get().toDouble() ||\n"
+            "      max.get().toDouble() != max.get().toDouble()) {\n"
+            "    at::fill_(result, NAN);\n"
+            "  } else {\n"
+            "    clamp_stub(min, max);\n"
+            "  }\n"
+            "  if (a.x() != b.y()) {\n"
+            "    other();\n"
+            "  }\n"
+            "}\n}}\n")
+    rows = [(r[1], r[4]) for r in extract("aten/src/ATen/native/C.cpp", code.encode(), "cpp").rows["conditions"]]
+    test = "min.get().toDouble() != min.get().toDouble() || max.get().toDouble() != max.get().toDouble()"
+    assert rows == [(3, test), (6, f"not ({test})")]
+    assert holds(test, {}) is False and holds(f"not ({test})", {}) is True
+    assert holds("x.item() == x.item()", {}) is True
+    assert holds("a != b", {}) is None

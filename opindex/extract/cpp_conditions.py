@@ -52,6 +52,9 @@ _FLAG_GUARD = re.compile(rb"if\s*\(\s*!?\s*[A-Za-z_]\w*\s*&&")
 # (or of plain arguments, a chooser the trace reads from its body: `if (should_use_small_sort(self, dim))`)
 _CALL_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*\(\s*(?:[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_][\w.]*\s*)*)?\)\s*\)")
 
+# an `if (` whose test starts with a NaN check (`x != x`), kept when the whole test is such checks (_nan_test)
+_NAME_CHAIN = rb"[A-Za-z_]\w*(?:\(\))?(?:\s*(?:\.|->)\s*[A-Za-z_]\w*(?:\(\))?)*"
+_NAN_IF = re.compile(rb"if\s*\(\s*(" + _NAME_CHAIN + rb")\s*!=\s*\1(?![\w.(])")
 # any `if (`, kept only when a conjunct of its test is a bare name (_flag_conjunct): `if (cond_cudnn_grid_sampler(input,
 # grid) && ... && align_corners)` is false whenever the flag is (a parameter a default argument sets, or a local)
 _ANY_IF = re.compile(rb"if\s*\((?=[^;{]*&&)")  # (only tests with a `&&` before the block: the rest never qualify)
@@ -139,6 +142,8 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
     patterned = {m.start() for m in found}
     found += [m for m in _ANY_IF.finditer(data) if m.start() not in patterned]
     found += [m for m in _SIZE_IF.finditer(data) if m.start() not in patterned]
+    if b"!=" in data:
+        found += [m for m in _NAN_IF.finditer(data) if m.start() not in patterned]
     for m in sorted(found, key=lambda m: m.start()):
         if m.start() and data[m.start() - 1] in _WORD or m.start() in seen:
             continue  # `elif (`, `verify_if(`: not the keyword; an `if` both patterns find
@@ -155,7 +160,7 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
         cond = _clean(condition.text)
         cond = cond[1:-1].strip() if cond.startswith("(") and cond.endswith(")") else cond
         if m.start() not in patterned and not _flag_conjunct(cond) and not _SIZES_IN.search(cond) and \
-                not _flag_disjunction(cond):
+                not _flag_disjunction(cond) and not _nan_test(cond):
             continue
         cond = _local_flag(data, m.start(), cond) or cond
         out.append((statement.start_point[0] + 1, then.end_point[0] + 1, cond, caller))
@@ -216,6 +221,16 @@ def _flag_disjunction(cond: str) -> bool:
         if not (_flag_conjunct(part) or _BARE_NAME.fullmatch(part) or _KIND_CALL.fullmatch(part)):
             return False
     return True
+
+
+def _nan_test(cond: str) -> bool:
+    """Whether a test is NaN checks joined by `||` or `&&` (`x != x`: clamp_out's `min.get().toDouble() !=
+    min.get().toDouble() || max.get().toDouble() != max.get().toDouble()`), which a number of the general case
+    makes false."""
+    parts = [p.strip() for op in ("||",) for p in split_top_level(cond, op, "([{")]
+    parts = [q.strip() for p in parts for q in split_top_level(p, "&&", "([{")]
+    return all((m := re.fullmatch(r"(.+?)\s*!=\s*(.+)", p)) is not None and m.group(1).strip() == m.group(2).strip()
+               for p in parts)
 
 
 def _closes_at_end(text: str) -> bool:

@@ -158,6 +158,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         inner = holds(bang, defaults)
         return None if inner is None else not inner
     found = _holds(condition, defaults)
+    if found is None and "=" in condition:
+        found = nan_test_holds(condition)
     if found is None and _reads_sizes(condition):
         found = size_expr_holds(condition, defaults)
     if found is None and DTYPE in defaults:
@@ -195,6 +197,21 @@ def _subscripts(condition: str, defaults: dict) -> str:
             return "true" if item else "false"
         return str(item) if isinstance(item, (int, float)) else m.group(0)
     return _SUBSCRIPT.sub(element, condition)
+
+
+_SELF_COMPARE = re.compile(r"^(.+?)\s*(!=|==)\s*(.+)$", re.S)
+
+
+@functools.lru_cache(maxsize=16384)  # pure in its argument: each test's text read once
+def nan_test_holds(condition: str) -> bool | None:
+    """`x != x` is C++'s test for NaN (clamp_out's `min.get().toDouble() != min.get().toDouble()`): a value of the
+    general case is a number, so it is false (`x == x` true); None for any other test."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    m = _SELF_COMPARE.match(test)
+    if m is None or "&&" in test or "||" in test or m.group(1).strip() != m.group(3).strip():
+        return None
+    return (m.group(2) == "==") != negate
 
 
 @functools.lru_cache(maxsize=16384)
