@@ -459,3 +459,15 @@ def test_a_number_for_other_takes_where_scalar_other_and_its_at_where_call(real_
              if h.parent == t.main_chain()[0].id and h.layer == "native"}
     assert ruled["aten::where.self"] == ["overload"]  # (the one-argument where, past the cap of 4, is not walked:
     assert "aten::where" not in ruled                  # ruled-out overloads are walked after the others)
+
+
+def test_clamp_by_name_on_cpu_reads_its_optional_arguments_as_given(real_index):
+    """On --device cpu, as on CUDA: torch.clamp's defaults (min=None, max=None) rule out every stub of
+    structured_clamp_out (TensorCompare.cpp:692), so min and max are read as given, values unknown (`Given:`),
+    and the chain goes on: clamp_scalar_stub (:704, its NaN fill_ at :702 ruled out: a number is not NaN) ->
+    the CPU registration clamp_scalar_kernel_impl (cpu/TensorCompareKernel.cpp:410)."""
+    t = real_index.trace("torch.clamp", device="cpu")
+    assert t.given["arguments"] == ["max", "min"]
+    assert (t.given["file"], t.given["line"]) == ("aten/src/ATen/native/TensorCompare.cpp", 704)
+    assert [(h.name, h.line) for h in t.main_chain() if h.layer in ("stub", "registration")] == [
+        ("clamp_scalar_stub", 704), ("CPU: clamp_scalar_kernel_impl", 410)]

@@ -21,6 +21,7 @@ class NumbersAsTensors:
     ops: frozenset[str]
     file: str
     line: int
+    order: tuple[str, ...] = ()  # the ops as the source lists them
 
 
 @functools.lru_cache(maxsize=8)
@@ -37,7 +38,8 @@ def numbers_as_tensors(root: str | None) -> NumbersAsTensors | None:
     m = _LIST.search(text)
     if m is None:
         return None
-    return NumbersAsTensors(frozenset(re.findall(r'"(\w+)"', m.group(1))), PARSER, text.count("\n", 0, m.start()) + 1)
+    names = tuple(re.findall(r'"(\w+)"', m.group(1)))
+    return NumbersAsTensors(frozenset(names), PARSER, text.count("\n", 0, m.start()) + 1, names)
 
 
 def number_for_tensor(op: str, kind: str, value, rule: NumbersAsTensors | None) -> bool:

@@ -421,7 +421,7 @@ def _number_for_tensor(schema: str, known: dict, rule) -> tuple[str, str, int] |
     op = schema.split("(", 1)[0].split(".", 1)[0]
     for name, _, _, kind in schema_parameters(schema):
         if name in known and number_for_tensor(op, kind, known[name], rule):
-            bases = sorted({o.removesuffix("_out").rstrip("_") for o in rule.ops} - {""})
+            bases = list(dict.fromkeys(o.removesuffix("_out").rstrip("_") for o in rule.order if o.strip("_")))
             return (f"a Tensor for {name} ({known[name]!r} given; Python's argument parser takes a number for a "
                     f"Tensor only in {', '.join(bases[:5])}, ...)", rule.file, rule.line)
     return None

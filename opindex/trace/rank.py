@@ -74,11 +74,19 @@ def main_chain(t) -> list:
     # the deepest on the default path: not below a branch the inputs rule out (mT's `if (... is_complex())`
     # conj); a chain that must pass one stops above it, and says so
     clean = [h for h in pool if not any(a.not_default for a in t.path(h))]
-    best = t.path(max(clean or pool, key=lambda h: (len(t.path(h)), -h.id)))
+    deepest = lambda hops: t.path(max(hops, key=lambda h: (len(t.path(h)), -h.id)))  # noqa: E731
+    best = deepest(clean or pool)
     i = next((i for i, h in enumerate(best) if h.not_default), None) if not clean else None
     if i:
         t.__dict__["_ruled_out"] = best[i]
         return best[:i]
+    # a clean end whose every way on is ruled out (torch.clamp by name on CPU: structured_clamp_out's stubs all
+    # under `if (min && max)`, `else if (max)`, `else if (min)`) stops there, as a chain to device code does
+    below = [h for h in pool if h.parent == best[-1].id]
+    if clean and below and all(h.not_default for h in below):
+        under = [h for h in pool if best[-1] in t.path(h)[:-1]]
+        work = [h for h in under if not any(a.kind == "writes" for a in t.path(h))]  # (not a fill it makes)
+        t.__dict__["_ruled_out"] = deepest(work or under)[len(best)]
     return best
 
 
