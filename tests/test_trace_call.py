@@ -256,3 +256,13 @@ def test_a_required_argument_the_call_leaves_out_is_named():
     assert missing_required("f(Tensor self, Tensor? weight) -> Tensor", [Unknown("x")], {}) == []
     assert missing_required("clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> "
                             "Tensor(a!)", [Unknown("x")], {"max": 1.0}) == []
+
+
+def test_several_ints_for_an_int_list_are_packed_as_python_does():
+    """`torch.randn(1024, 1024)`: randn's only positional argument is `SymInt[] size`, which Python's argument
+    parser lets the call write as several ints: they bind as one list, and the overload is not ruled out."""
+    from opindex.trace.call import bind_schema, missing_required
+    schema = "randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None) -> Tensor"
+    assert bind_schema(schema, [1024, 1024], {})[0] == {"size": [1024, 1024]}
+    assert missing_required(schema, [1024, 1024], {}) == []
+    assert bind_schema("f(Tensor self, int[] dims) -> Tensor", [Unknown("x"), 1, 2], {}) is None

@@ -365,11 +365,22 @@ def _no_fit(schema: str, args: list, kwargs: dict) -> str:
     return f"more than {sum(1 for p in params if not p[2])} positional arguments (the call gives {len(args)})"
 
 
+def _packed_sizes(positional: list, args: list) -> list:
+    """Python's argument parser lets an int list that is the only positional argument be written as several ints
+    (`torch.randn(1024, 1024)` for `randn(SymInt[] size, ...)`): the ints packed into one list."""
+    if len(args) > 1 and len(positional) == 1 and re.fullmatch(r"(?:Sym)?[Ii]nt\[\d*\]\??",
+                                                                  positional[0][3].replace(" ", "")) \
+            and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return [list(args)]
+    return args
+
+
 def missing_required(schema: str, args: list, kwargs: dict) -> list[str]:
     """The arguments of `schema` without a default that a call of these values leaves out (`torch.median(x)` gives
     median.dim no `int dim`): a call that leaves one out cannot be that overload. Not an out= tensor."""
     params = schema_parameters(schema)
     positional = [p for p in params if not p[2]]
+    args = _packed_sizes(positional, args)
     given = {p[0] for p in positional[:len(args)]} | {"self" if k == "input" else k for k in kwargs} | set(kwargs)
     # (an out= tensor is not asked for: the functional overload the call binds delegates to that out= overload,
     # whose values the kernel then reads)
@@ -382,6 +393,7 @@ def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argum
     by argument name, every argument with its source), or None when the values do not fit it."""
     params = schema_parameters(schema)
     positional = [p for p in params if not p[2]]
+    args = _packed_sizes(positional, args)
     if len(args) > len(positional):
         return None
     bound: dict = {}
