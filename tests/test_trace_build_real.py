@@ -457,6 +457,11 @@ def test_a_number_for_other_takes_where_scalar_other_and_its_at_where_call(real_
         ("CUDA: where", yaml, 6451)]
     ruled = {h.name: [c.kind for c in h.conditions if c.assumed is False] for h in t.hops
              if h.parent == t.main_chain()[0].id and h.layer == "native"}
+    # a 64x128 tensor for where.Scalar's and where.ScalarSelf's `Scalar self`: the parser takes a tensor for a
+    # number only with 0 dims (python_arg_parser.cpp:871)
+    assert ruled["aten::where.Scalar"] == ruled["aten::where.ScalarSelf"] == ["overload"]
+    scalar = next(h for h in t.hops if h.name == "aten::where.Scalar" and h.parent == t.main_chain()[0].id)
+    assert (scalar.conditions[0].file, scalar.conditions[0].line) == ("torch/csrc/utils/python_arg_parser.cpp", 871)
     assert ruled["aten::where.self"] == ["overload"]  # (the one-argument where, past the cap of 4, is not walked:
     assert "aten::where" not in ruled                  # ruled-out overloads are walked after the others)
 

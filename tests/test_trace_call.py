@@ -266,3 +266,20 @@ def test_several_ints_for_an_int_list_are_packed_as_python_does():
     assert bind_schema(schema, [1024, 1024], {})[0] == {"size": [1024, 1024]}
     assert missing_required(schema, [1024, 1024], {}) == []
     assert bind_schema("f(Tensor self, int[] dims) -> Tensor", [Unknown("x"), 1, 2], {}) is None
+
+
+def test_a_tensor_with_dimensions_does_not_fit_a_number_parameter(tmp_path):
+    from opindex.pytorch.arg_parser import PARSER, tensor_for_number, zero_dim_tensors
+    src = tmp_path / PARSER
+    src.parent.mkdir(parents=True)
+    src.write_text("bool check(PyObject* obj) {\n  switch (type_) {\n    case ParameterType::DOUBLE: {\n"
+                   "      if (THPVariable_Check(obj)) {\n        const auto& var = THPVariable_Unpack(obj);\n"
+                   "        return !var.requires_grad() && var.dim() == 0;\n      }\n    }\n  }\n}\n")
+    rule = zero_dim_tensors(str(tmp_path))
+    assert rule == (PARSER, 6)
+    assert tensor_for_number("Scalar", 2, rule) is True
+    assert tensor_for_number("float?", 1, rule) is True
+    assert tensor_for_number("Scalar", 0, rule) is False  # a 0-dim tensor is a number to the parser
+    assert tensor_for_number("Tensor", 2, rule) is False
+    assert tensor_for_number("Scalar", None, rule) is False  # (sizes not stated)
+    assert tensor_for_number("Scalar", 2, None) is False

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import OpindexError
-from ..pytorch.arg_parser import number_for_tensor, numbers_as_tensors
+from ..pytorch.arg_parser import number_for_tensor, numbers_as_tensors, tensor_for_number, zero_dim_tensors
 from ..pytorch.call_expr import Call, CallError, Tensor, Unknown, parse_call
 from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import schema_arguments
@@ -268,7 +268,7 @@ def bind(con, call: Call, targets: list, root: str | None, dtype: str) -> CallVa
         _bind_def(con, values, fn, skip_self=target.kind == "python_class")
     elif kinds <= {"python_binding", "native", "by_name"}:
         entries = [t.obj for t in targets if isinstance(t.obj, dict) and t.obj.get("schema")]
-        rule = numbers_as_tensors(root)
+        rule, zero_dim = numbers_as_tensors(root), zero_dim_tensors(root)
         for e in entries:
             mapped = bind_schema(e["schema"], call.args, call.kwargs)
             if mapped is None:  # more values than it takes, or a keyword it has no parameter of
@@ -276,7 +276,7 @@ def bind(con, call: Call, targets: list, root: str | None, dtype: str) -> CallVa
                 continue
             missing = missing_required(e["schema"], call.args, call.kwargs)
             why = (f"a value for {', '.join(missing)} (the call gives none, and it has no default)", e["file"],
-                   e["line"]) if missing else _number_for_tensor(e["schema"], mapped[0], rule)
+                   e["line"]) if missing else _number_for_tensor(e["schema"], mapped[0], rule, zero_dim)
             if why is not None:
                 values.unfit[e["schema"]] = why
                 continue
@@ -427,11 +427,16 @@ def _fixed_list(kind: str, value):
     return [value] * int(m.group(1))
 
 
-def _number_for_tensor(schema: str, known: dict, rule) -> tuple[str, str, int] | None:
+def _number_for_tensor(schema: str, known: dict, rule, zero_dim=None) -> tuple[str, str, int] | None:
     """(why, file, line) when a Python number the call gives is bound to a Tensor parameter of `schema` that
-    Python's argument parser does not let take one; None when every value fits."""
+    Python's argument parser does not let take one, or a tensor with dimensions to a number parameter (`zero_dim`:
+    where the parser says so); None when every value fits."""
     op = schema.split("(", 1)[0].split(".", 1)[0]
     for name, _, _, kind in schema_parameters(schema):
+        value = known.get(name)
+        if isinstance(value, Tensor) and tensor_for_number(kind, value.dim(), zero_dim):
+            return (f"a number for {name} ({value.text} given; Python's argument parser takes a tensor for a number "
+                    f"only when it has no dimensions)", zero_dim[0], zero_dim[1])
         if name in known and number_for_tensor(op, kind, known[name], rule):
             bases = list(dict.fromkeys(o.removesuffix("_out").rstrip("_") for o in rule.order if o.strip("_")))
             return (f"a Tensor for {name} ({known[name]!r} given; Python's argument parser takes a number for a "
