@@ -749,3 +749,19 @@ def test_a_nan_check_is_false_for_a_number():
     assert holds(test, {}) is False and holds(f"not ({test})", {}) is True
     assert holds("x.item() == x.item()", {}) is True
     assert holds("a != b", {}) is None
+
+
+def test_a_local_holding_an_element_count_is_not_zero(tmp_path):
+    """AveragePool2d.cu (2.4) :286 `const auto count = safe_downcast<int32_t, int64_t>(output.numel());` then `if
+    (count != 0)` (:293): an element count, of the general case not 0; a local from anything else stays unread."""
+    from opindex.trace.conditions import count_locals, size_holds
+    f = tmp_path / "a.cu"
+    f.write_text("void k(const Tensor& output) {\n"
+                 "  const auto count = safe_downcast<int32_t, int64_t>(output.numel());\n"
+                 "  int64_t n = self.numel();\n"
+                 "  int64_t m = self.size(0);\n"
+                 "}\n")
+    assert count_locals(str(tmp_path), "a.cu", 1, 5) == ("count", "n")
+    assert size_holds("count != 0", ("count", "n")) is True
+    assert size_holds("not (n > 0)", ("count", "n")) is False
+    assert size_holds("m != 0", ("count", "n")) is None

@@ -26,6 +26,7 @@ from . import pyflow
 from . import typeids
 from .model import NOT_DEFAULT, Condition
 from .rank import is_test
+from .sequence import file_lines
 
 _TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
@@ -169,7 +170,7 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     if found is None and MEMORY_FORMAT in defaults:
         found = memory_format_holds(condition, defaults[MEMORY_FORMAT])
     if found is None and SIZES in defaults:
-        found = size_holds(condition)
+        found = size_holds(condition, defaults.get(COUNTS, ()))
     if found is None:
         found = hint_holds(condition)
     if found is None and ("&&" in condition or "||" in condition):
@@ -279,13 +280,35 @@ _SIZE_TEST = re.compile(r"^(!\s*)?[\w.]*?\b(?:numel(?:\(\))?\s*(==|!=|<=|<|>=|>)
                         r"batch_?size|batches)\s*(==|!=|<=|<|>=|>)\s*([01]))$")
 
 
+COUNTS = "(counts)"  # the locals of a body that hold an element count (count_locals)
+# `const auto count = safe_downcast<int32_t, int64_t>(output.numel());`: a local holding an element count
+_COUNT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|u?int64_t|int|u?int32_t|size_t|ptrdiff_t)\s+(\w+)\s*=\s*"
+                          r"(?:[\w:]+(?:<[^<>;]*>)?\s*\(\s*)?\w+\s*\.\s*numel\(\s*\)\s*\)?\s*;")
+
+
+@functools.lru_cache(maxsize=4096)
+def count_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple[str, ...]:
+    """The locals of a body that hold a tensor's element count (`count = safe_downcast<...>(output.numel())`,
+    `int64_t n = self.numel();`): of the general case, not 0 (size_holds)."""
+    lines = file_lines(root, file) if root and file and line and end_line else None
+    text = "\n".join(lines[line - 1:end_line]) if lines else ""
+    return tuple(_COUNT_LOCAL.findall(text)) if "numel" in text else ()
+_COUNT_TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(==|!=|<=|<|>=|>)\s*(0)$")
+
+
 @functools.lru_cache(maxsize=16384)  # pure in its arguments: each test's text read once
-def size_holds(condition: str) -> bool | None:
+def size_holds(condition: str, counts: tuple[str, ...] = ()) -> bool | None:
     """A test of an element count against 0 or of a batch count against 0 or 1, read for an input of the general
-    case (not empty, more than one batch); None for any other test."""
+    case (not empty, more than one batch); `counts`: locals that hold an element count (`count != 0`, count =
+    output.numel()). None for any other test."""
     negate = condition.startswith("not (") and condition.endswith(")")
     test = condition[5:-1].strip() if negate else condition.strip()
     m = _SIZE_TEST.match(test)
+    if m is None and counts:
+        c = _COUNT_TEST.match(test)
+        if c is not None and c.group(2) in counts:
+            result = {"==": False, "!=": True, "<=": False, "<": False, ">": True, ">=": True}[c.group(3)]
+            return (result != bool(c.group(1))) != negate
     if m is None:
         return None
     bang, op = m.group(1), m.group(2) or m.group(4)
@@ -872,6 +895,7 @@ class BodyGuards:
                     defaults[name] = value
             if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
                 defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
+            defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
             defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
                                             if not _plain_parameter(d.get("signature"), n))
             for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)

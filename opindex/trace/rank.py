@@ -479,8 +479,9 @@ def choices(t) -> list[dict]:
             kids[h.id] = [t.hops[h.repeats]]
     out = []
     for above, hop in zip(chain, chain[1:]):
+        # (a fill or copy the body makes besides its work, `input_.contiguous()`, is no way instead of it)
         others = [k for k in kids.get(above.id, ()) if k.id != hop.id and k.layer not in TAIL_LAYERS
-                  and _leads_to(k, kids, ends)]
+                  and (k.kind != "writes" or hop.kind == "writes") and _leads_to(k, kids, ends)]
         if others:
             out.append({"hop": hop.id, "ways": len(others) + 1, "others": [k.id for k in others],
                         "settled": all(_ruled_out(k, kids, ends) for k in others),
