@@ -476,3 +476,19 @@ def test_clamp_by_name_on_cpu_reads_its_optional_arguments_as_given(real_index):
     assert (t.given["file"], t.given["line"]) == ("aten/src/ATen/native/TensorCompare.cpp", 704)
     assert [(h.name, h.line) for h in t.main_chain() if h.layer in ("stub", "registration")] == [
         ("clamp_scalar_stub", 704), ("CPU: clamp_scalar_kernel_impl", 410)]
+
+
+def test_relu_on_a_stock_build_stops_at_the_fork_launcher_not_at_the_nan_fill(real_index):
+    """F.relu -U USE_MACA: relu (Activation.cpp:504) calls at::clamp_min(self, 0); clamp_min_out
+    (TensorCompare.cpp:742) fills with NaN only under `min.toDouble() != min.toDouble()` (:744, false for 0), else
+    clamp_min_scalar_stub (:747) -> clamp_min_scalar_kernel_impl (cuda/TensorCompare.cu:85) -> launch_clamp_scalar
+    (:59), whose `gpu_kernel_maca_arity1(...)` (:65) only `#if defined(USE_MACA)` defines (Loops.cuh:103): the chain
+    stops there and says the build lacks it (the way is reached through the torch.relu bridge's repeat of what the
+    relu_ branch walked first)."""
+    t = real_index.trace("F.relu", undefines=["USE_MACA"])
+    cu = "aten/src/ATen/native/cuda/TensorCompare.cu"
+    assert [(h.name, h.line) for h in t.main_chain() if h.layer == "stub"] == [("clamp_min_scalar_stub", 747)]
+    assert _end(t) == ("at::native::launch_clamp_scalar", cu, 59)
+    stop = t.ruled_out()
+    assert (stop.name, stop.line, [(c.kind, c.text, c.line) for c in stop.conditions if c.assumed is False]) == (
+        "gpu_kernel_maca_arity1", 65, [("#if", "defined(USE_MACA)", 103)])

@@ -131,6 +131,14 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
             options.append((rank_end(t, e, tokens, path), len(options), path))
         key = min(o[0] for o in options)
         out.append((_last_in_sequence(t, [p for k, _, p in options if k == key]), key))
+        # and the best way only the build rules out, where the best is ruled out by the inputs: where every way is
+        # ruled out, the chain stops at that one (F.relu stock: clamp_min's stub reaches the fork launcher the
+        # build lacks; its NaN fill_, ranked better, the inputs rule out)
+        if key[2] and not _only_the_build(out[-1][0]):
+            built = [o for o in options if _only_the_build(o[2])]
+            if built:
+                best = min(built, key=lambda o: o[:2])
+                out.append((best[2], best[0]))
     return out
 
 
