@@ -492,3 +492,26 @@ def test_relu_on_a_stock_build_stops_at_the_fork_launcher_not_at_the_nan_fill(re
     stop = t.ruled_out()
     assert (stop.name, stop.line, [(c.kind, c.text, c.line) for c in stop.conditions if c.assumed is False]) == (
         "gpu_kernel_maca_arity1", 65, [("#if", "defined(USE_MACA)", 103)])
+
+
+def test_three_more_untuned_calls_read_hop_by_hop(real_index):
+    """Read against the 2.4 source on the stock build, not tuned for. leaky_relu(x, 0.2): `if inplace` false
+    (functional.py:1674), leaky_relu_stub (Activation.cpp:325) -> leaky_relu_kernel (ActivationLeakyReluKernel.cu:22)
+    -> gpu_kernel on a contiguous input: vectorized_elementwise_kernel (CUDALoops.cuh:63). cumprod of a float64
+    64x128 over dim 1: scan_dim's `numel == size(dim)` false (8192 vs 128), `dim == ndim - 1` true:
+    tensor_kernel_scan_innermost_dim (ScanUtils.cuh:372). avg_pool2d(x, 2): `count != 0` (AveragePool2d.cu:293,
+    an element count) and `case MemoryFormat::Contiguous` (:330): avg_pool2d_out_cuda_frame launched at :331."""
+    stock = ["USE_MACA"]
+    relu = real_index.trace("F.leaky_relu(torch.randn(64, 128), 0.2)", undefines=stock)
+    assert [(h.name, h.line) for h in relu.main_chain() if h.layer == "stub"] == [("leaky_relu_stub", 325)]
+    assert _end(relu) == ("__global__ at::native::vectorized_elementwise_kernel",
+                          "aten/src/ATen/native/cuda/CUDALoops.cuh", 63)
+    assert any((h.file, h.line) == ("aten/src/ATen/native/cuda/ActivationLeakyReluKernel.cu", 31)
+               for h in relu.main_chain())  # its gpu_kernel(...) call
+    cumprod = real_index.trace("torch.cumprod(torch.randn(64, 128, dtype=torch.float64), dim=1)", undefines=stock)
+    assert _end(cumprod) == ("__global__ at::native::tensor_kernel_scan_innermost_dim",
+                             "aten/src/ATen/native/cuda/ScanUtils.cuh", 372)
+    pool = real_index.trace("F.avg_pool2d(torch.randn(8, 16, 32, 32), 2)", undefines=stock)
+    cu = "aten/src/ATen/native/cuda/AveragePool2d.cu"
+    assert [(h.file, h.line) for h in pool.main_chain()[-2:]] == [(cu, 331), (cu, 33)]
+    assert not any(not c["settled"] for c in pool.to_dict()["choices"])
