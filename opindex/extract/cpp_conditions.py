@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..pytorch.syntax import define_at, split_top_level
+from ..pytorch.syntax import closes_at_end, define_at, split_top_level
 
 # a directive, continuation lines included; searched from its literal '#' (a pattern that starts at the line would
 # be tried at every line), only blanks may come before it on its line (checked per hit)
@@ -216,7 +216,7 @@ def _flag_disjunction(cond: str) -> bool:
     if len(parts) < 2:
         return False
     for part in (p.strip() for p in parts):
-        while part.startswith("(") and part.endswith(")") and _closes_at_end(part):
+        while part.startswith("(") and part.endswith(")") and closes_at_end(part):
             part = part[1:-1].strip()
         if not (_flag_conjunct(part) or _BARE_NAME.fullmatch(part) or _KIND_CALL.fullmatch(part)):
             return False
@@ -227,20 +227,9 @@ def _nan_test(cond: str) -> bool:
     """Whether a test is NaN checks joined by `||` or `&&` (`x != x`: clamp_out's `min.get().toDouble() !=
     min.get().toDouble() || max.get().toDouble() != max.get().toDouble()`), which a number of the general case
     makes false."""
-    parts = [p.strip() for op in ("||",) for p in split_top_level(cond, op, "([{")]
-    parts = [q.strip() for p in parts for q in split_top_level(p, "&&", "([{")]
+    parts = [q.strip() for p in split_top_level(cond, "||", "([{") for q in split_top_level(p, "&&", "([{")]
     return all((m := re.fullmatch(r"(.+?)\s*!=\s*(.+)", p)) is not None and m.group(1).strip() == m.group(2).strip()
                for p in parts)
-
-
-def _closes_at_end(text: str) -> bool:
-    """Whether the `(` text opens with is closed by its last character."""
-    depth = 0
-    for i, c in enumerate(text):
-        depth += (c == "(") - (c == ")")
-        if depth == 0:
-            return i == len(text) - 1
-    return False
 
 
 def _clean(text: bytes) -> str:

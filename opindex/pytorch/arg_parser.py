@@ -29,17 +29,23 @@ class NumbersAsTensors:
 
 
 @functools.lru_cache(maxsize=8)
-def numbers_as_tensors(root: str | None) -> NumbersAsTensors | None:
-    """The checkout's list; None when its parser source is not there or does not write one (then nothing is
-    ruled out by it)."""
+def _parser_text(root: str | None) -> str | None:
+    """The checkout's python_arg_parser.cpp, read once; None when it is not there."""
     if not root:
         return None
     try:
         with open(os.path.join(root, PARSER), encoding="utf-8", errors="replace") as f:
-            text = f.read()
+            return f.read()
     except OSError:
         return None
-    m = _LIST.search(text)
+
+
+@functools.lru_cache(maxsize=8)
+def numbers_as_tensors(root: str | None) -> NumbersAsTensors | None:
+    """The checkout's list; None when its parser source is not there or does not write one (then nothing is
+    ruled out by it)."""
+    text = _parser_text(root)
+    m = _LIST.search(text) if text else None
     if m is None:
         return None
     names = tuple(re.findall(r'"(\w+)"', m.group(1)))
@@ -50,14 +56,8 @@ def numbers_as_tensors(root: str | None) -> NumbersAsTensors | None:
 def zero_dim_tensors(root: str | None) -> tuple[str, int] | None:
     """(file, line) of the parser's check that a tensor given for a number has 0 dims; None when the checkout's
     parser does not write it (then nothing is ruled out by it)."""
-    if not root:
-        return None
-    try:
-        with open(os.path.join(root, PARSER), encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
-        return None
-    m = _ZERO_DIM.search(text)
+    text = _parser_text(root)
+    m = _ZERO_DIM.search(text) if text else None
     return None if m is None else (PARSER, text.count("\n", 0, m.start(1)) + 1)
 
 
