@@ -283,3 +283,19 @@ def test_a_tensor_with_dimensions_does_not_fit_a_number_parameter(tmp_path):
     assert tensor_for_number("Tensor", 2, rule) is False
     assert tensor_for_number("Scalar", None, rule) is False  # (sizes not stated)
     assert tensor_for_number("Scalar", 2, None) is False
+
+
+def test_a_call_of_an_op_on_the_default_path_is_walked_before_its_ruled_out_twin():
+    """softmax (SoftMax.cpp, 2.4): `at::_softmax(input_, dim_, true)` under its Half test (ruled out for float32),
+    then `at::_softmax(converted, dim_, false)` in the else: the default call first; a helper (not an op) and calls
+    with no ruled-out twin keep source order."""
+    from types import SimpleNamespace
+    from opindex.trace.walk.sites import default_path_first
+    from opindex.trace.model import Condition
+    off = {2, 5}  # lines under a test read as false
+    guards = SimpleNamespace(at=lambda line: SimpleNamespace(
+        conditions=[Condition("if", "half", None, 1, assumed=False)] if line in off else []))
+    calls = [{"line": n, "callee": c} for n, c in
+             ((1, "empty"), (2, "_softmax"), (3, "_softmax"), (4, "helper"), (5, "helper"), (6, "helper"))]
+    order = [c["line"] for c in default_path_first(calls, guards, lambda name: name != "helper")]
+    assert order == [1, 3, 2, 4, 5, 6]

@@ -398,18 +398,20 @@ def default_path_first(calls: list[dict], guards, is_op) -> list[dict]:
     its Half test and `at::_softmax(converted, dim_, false)` in the else; the op is walked once, at the first call
     walked, so with the values the default path passes (half_to_float=false), and the other call repeats it.
     (A helper called twice so is walked in order, then again_on_the_default_path.) `is_op`: name -> bool."""
-    out = list(calls)
-    ruled = {i for i, c in enumerate(out) if any(x.assumed is False for x in guards.at(c["line"]).conditions)}
+    ruled = {i for i, c in enumerate(calls) if any(x.assumed is False for x in guards.at(c["line"]).conditions)}
     if not ruled:
-        return out
-    for i in sorted(ruled):
-        name = out[i]["callee"]
-        if not is_op(name.removesuffix("_symint")):
+        return list(calls)
+    out, moved = [], set()
+    for i, call in enumerate(calls):
+        if i in moved:
             continue
-        later = next((j for j in range(i + 1, len(out)) if out[j]["callee"] == name and j not in ruled), None)
-        if later is not None:
-            out.insert(i, out.pop(later))
-            ruled = {k + 1 if i <= k < later else k for k in ruled}
+        if i in ruled and is_op(call["callee"].removesuffix("_symint")):
+            later = next((j for j in range(i + 1, len(calls)) if calls[j]["callee"] == call["callee"]
+                          and j not in ruled and j not in moved), None)
+            if later is not None:
+                out.append(calls[later])
+                moved.add(later)
+        out.append(call)
     return out
 
 
