@@ -106,7 +106,7 @@ class CallValues:
             for name in FIRST_TENSOR_NAMES:
                 if name in params and not isinstance(out.get(name), Tensor):
                     out[name] = first
-        out.update(self._size_locals(d, out))
+        out.update(self.size_locals(d, out))
         return out
 
     def first_tensor(self) -> Tensor | None:
@@ -116,11 +116,8 @@ class CallValues:
     def size_locals(self, d: dict, values: dict) -> dict:
         """Locals of a body made from a tensor argument's sizes (`n_dims = input.dim()`), read from the source: a
         tensor's alias (`auto input = input_.contiguous();`), a dim wrapped by its rank (`int64_t dim =
-        maybe_wrap_dim(dim_, input.dim());`: -1 of a 2-d tensor is 1), then the sizes (`int64_t dim_size =
-        input.size(dim);`). `values`: what the body's parameters hold."""
-        return self._size_locals(d, values)
-
-    def _size_locals(self, d: dict, values: dict) -> dict:
+        maybe_wrap_dim(dim_, input.dim());`: -1 of a 2-d tensor is 1), a product of a range of its sizes, then the
+        sizes (`int64_t dim_size = input.size(dim);`). `values`: what the body's parameters hold."""
         formats, casts, sizes, aliases, wraps, products = _body_locals(self.root, d.get("file"), d.get("line"),
                                                                       d.get("end_line"))
         out: dict = {}
@@ -494,8 +491,9 @@ def _file_text(root: str | None, file: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _body_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
-    """The format, cast, size, alias and wrapped-dim locals of a body (_FORMAT_LOCAL ... _WRAP_LOCAL), read once per body: a
-    trace asks for every body it walks, and a Python name's trace is a call with its defaults."""
+    """The format, cast, size, alias, wrapped-dim and size-product locals of a body (_FORMAT_LOCAL ... _PRODUCT_LOCAL),
+    read once per body: a trace asks for every body it walks, and a Python name's trace is a call with its
+    defaults."""
     text = _body_text(root, {"file": file, "line": line, "end_line": end_line}) or ""
     # (each pattern, led by \b, is tried at every word: only where its literal part is in the body)
     return (_FORMAT_LOCAL.findall(text) if "suggest_memory_format" in text else [],
