@@ -229,11 +229,17 @@ def test_isinstance_against_a_tuple_with_one_known_type_that_fits_is_true():
     assert pyflow._isinstance([1], ast.parse("(int, float)", mode="eval").body) is False
 
 
+def _parser_source(root, text: str) -> None:
+    """A checkout at `root` whose torch/csrc/utils/python_arg_parser.cpp is `text`."""
+    from opindex.pytorch.arg_parser import PARSER
+    src = root / PARSER
+    src.parent.mkdir(parents=True)
+    src.write_text(text)
+
+
 def test_the_numbers_as_tensors_list_is_read_from_the_checkout(tmp_path):
     from opindex.pytorch.arg_parser import PARSER, number_for_tensor, numbers_as_tensors
-    src = tmp_path / PARSER
-    src.parent.mkdir(parents=True)
-    src.write_text('#include <x>\n\nbool should_allow_numbers_as_tensors(const std::string& name) {\n'
+    _parser_source(tmp_path, '#include <x>\n\nbool should_allow_numbers_as_tensors(const std::string& name) {\n'
                    '  static std::unordered_set<std::string> allowed = {\n    "add", "add_", "mul"};\n'
                    '  return allowed.find(name) != allowed.end();\n}\n')
     rule = numbers_as_tensors(str(tmp_path))
@@ -270,9 +276,7 @@ def test_several_ints_for_an_int_list_are_packed_as_python_does():
 
 def test_a_tensor_with_dimensions_does_not_fit_a_number_parameter(tmp_path):
     from opindex.pytorch.arg_parser import PARSER, tensor_for_number, zero_dim_tensors
-    src = tmp_path / PARSER
-    src.parent.mkdir(parents=True)
-    src.write_text("bool check(PyObject* obj) {\n  switch (type_) {\n    case ParameterType::DOUBLE: {\n"
+    _parser_source(tmp_path, "bool check(PyObject* obj) {\n  switch (type_) {\n    case ParameterType::DOUBLE: {\n"
                    "      if (THPVariable_Check(obj)) {\n        const auto& var = THPVariable_Unpack(obj);\n"
                    "        return !var.requires_grad() && var.dim() == 0;\n      }\n    }\n  }\n}\n")
     rule = zero_dim_tensors(str(tmp_path))

@@ -39,13 +39,19 @@ FUNCTOR = (
     "}}\n")
 
 
+def _index_with(sample_copy, tmp_path, name: str, text: str):
+    """The sample checkout with one more CUDA file, indexed: (Index, its path), the Index open while used."""
+    from opindex.api import Index, build
+    (sample_copy / f"aten/src/ATen/native/cuda/{name}").write_text(text)
+    db = tmp_path / f"{name}.sqlite"
+    build(str(sample_copy), db, jobs=1)
+    return Index(db), db
+
+
 @pytest.fixture
 def functor_index(sample_copy, tmp_path):
-    from opindex.api import Index, build
-    (sample_copy / "aten/src/ATen/native/cuda/MyFunctor.cu").write_text(FUNCTOR)
-    db = tmp_path / "functor.sqlite"
-    build(str(sample_copy), db, jobs=1)
-    with Index(db) as ix:
+    ix, db = _index_with(sample_copy, tmp_path, "MyFunctor.cu", FUNCTOR)
+    with ix:
         yield ix, db
 
 
@@ -208,11 +214,8 @@ TEMPLATE_VALUES = (
 
 @pytest.fixture
 def template_index(sample_copy, tmp_path):
-    from opindex.api import Index, build
-    (sample_copy / "aten/src/ATen/native/cuda/MyGather.cu").write_text(TEMPLATE_VALUES)
-    db = tmp_path / "template.sqlite"
-    build(str(sample_copy), db, jobs=1)
-    with Index(db) as ix:
+    ix, _ = _index_with(sample_copy, tmp_path, "MyGather.cu", TEMPLATE_VALUES)
+    with ix:
         yield ix
 
 
