@@ -2,6 +2,8 @@
 stated build and the op's default arguments (hops checked by reading the source)."""
 from __future__ import annotations
 
+from opindex.render.trace_text import render
+
 RNN = "aten/src/ATen/native/cudnn/RNN.cpp"
 
 
@@ -321,22 +323,35 @@ def test_untuned_calls_of_the_last_session_read_hop_by_hop(real_index):
     assert neg.dtype == "bfloat16"
 
 
-def test_a_stock_build_stops_at_a_launcher_only_the_fork_defines(real_index):
+def test_a_stock_build_walks_the_stem_of_a_launcher_only_the_fork_defines(real_index):
     """sigmoid_kernel_cuda's float32 way calls gpu_kernel_maca_arity1 (UnarySpecialOpsKernel.cu:161, the else of
     `if (disable_sigmoid_opt)`: the fork's getter get_maca_disable_sigmoid_opt(), written by
     DEFINE_MACA_ENV_API_NE at Context.cpp:118, is false with its variable unset), which
     Loops.cuh defines only under `#ifdef USE_MACA` (the directive at :102, its branch from :103). On -U USE_MACA
-    that call cannot compile: the chain stops at sigmoid_kernel_cuda (:124) and names the launcher's #if, not the
-    complex-only jiterator branch (:126) that float32 rules out. The fork's own build ends at device code."""
+    that call cannot compile; beside it Loops.cuh:80 defines gpu_kernel, with the same parameters
+    `(TensorIteratorBase& iter, const func_t& f)`, the name upstream 2.4 calls there. It stands in, marked, and the
+    chain goes on through gpu_kernel_impl to vectorized_elementwise_kernel (CUDALoops.cuh:63), the kernel the
+    expert names for a stock build, not to the complex-only jiterator branch (:126) that float32 rules out."""
     t = real_index.trace("torch.sigmoid", undefines=["USE_MACA"])
     cu = "aten/src/ATen/native/cuda/UnarySpecialOpsKernel.cu"
-    assert _end(t) == ("at::native::sigmoid_kernel_cuda", cu, 124)
-    stop = t.ruled_out()
-    assert (stop.name, stop.file, stop.line) == ("gpu_kernel_maca_arity1", cu, 161)
-    assert [(c.kind, c.text, c.file, c.line) for c in stop.conditions if c.assumed is False] == [
-        ("#if", "defined(USE_MACA)", "aten/src/ATen/native/cuda/Loops.cuh", 103)]
+    loops = "aten/src/ATen/native/cuda/Loops.cuh"
+    assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel",
+                       "aten/src/ATen/native/cuda/CUDALoops.cuh", 63)
+    assert t.ruled_out() is None
+    chain = t.main_chain()
+    launch = next(h for h in chain if h.kind == "tensor_iterator")
+    assert (launch.name, launch.file, launch.line) == ("gpu_kernel_maca_arity1", cu, 161)
+    stem = chain[chain.index(launch) + 1]
+    assert (stem.name, stem.file, stem.line, stem.found) == ("at::native::gpu_kernel", loops, 80, "stand_in")
+    assert [(c.kind, c.text, c.file, c.line, c.assumed) for c in stem.conditions] == [
+        ("#if", "!(defined(USE_MACA))", loops, 103, True)]
+    assert "stands in for gpu_kernel_maca_arity1 (aten/src/ATen/native/cuda/Loops.cuh:104)" in stem.detail
+    left_out = [h for h in t.hops if h.parent == launch.id and h.name == "at::native::gpu_kernel_maca_arity1"]
+    assert [(h.line, h.main) for h in left_out] == [(104, False)]
+    assert "TensorIterator launch: gpu_kernel_maca_arity1 -> gpu_kernel (stand-in) -> __global__ " \
+        "vectorized_elementwise_kernel" in " ".join(render(t).split())
     fork = real_index.trace("torch.sigmoid")
-    assert fork.ruled_out() is None and fork.main_chain()[-1].layer == "cuda"
+    assert fork.ruled_out() is None and not any(h.found == "stand_in" for h in fork.hops)
 
 
 def test_a_traced_calls_sizes_decide_size_tests(real_index):
@@ -478,20 +493,24 @@ def test_clamp_by_name_on_cpu_reads_its_optional_arguments_as_given(real_index):
         ("clamp_scalar_stub", 704), ("CPU: clamp_scalar_kernel_impl", 410)]
 
 
-def test_relu_on_a_stock_build_stops_at_the_fork_launcher_not_at_the_nan_fill(real_index):
+def test_relu_on_a_stock_build_takes_the_launcher_stem_not_the_nan_fill(real_index):
     """F.relu -U USE_MACA: relu (Activation.cpp:504) calls at::clamp_min(self, 0); clamp_min_out
     (TensorCompare.cpp:742) fills with NaN only under `min.toDouble() != min.toDouble()` (:744, false for 0), else
     clamp_min_scalar_stub (:747) -> clamp_min_scalar_kernel_impl (cuda/TensorCompare.cu:85) -> launch_clamp_scalar
-    (:59), whose `gpu_kernel_maca_arity1(...)` (:65) only `#if defined(USE_MACA)` defines (Loops.cuh:103): the chain
-    stops there and says the build lacks it (the way is reached through the torch.relu bridge's repeat of what the
+    (:59), whose `gpu_kernel_maca_arity1(...)` (:65) only `#if defined(USE_MACA)` defines (Loops.cuh:103): its stem
+    gpu_kernel (Loops.cuh:80) stands in, and the chain ends at vectorized_elementwise_kernel (CUDALoops.cuh:63), the
+    kernel the expert names for upstream 2.4 (the way is reached through the torch.relu bridge's repeat of what the
     relu_ branch walked first)."""
     t = real_index.trace("F.relu", undefines=["USE_MACA"])
     cu = "aten/src/ATen/native/cuda/TensorCompare.cu"
     assert [(h.name, h.line) for h in t.main_chain() if h.layer == "stub"] == [("clamp_min_scalar_stub", 747)]
-    assert _end(t) == ("at::native::launch_clamp_scalar", cu, 59)
-    stop = t.ruled_out()
-    assert (stop.name, stop.line, [(c.kind, c.text, c.line) for c in stop.conditions if c.assumed is False]) == (
-        "gpu_kernel_maca_arity1", 65, [("#if", "defined(USE_MACA)", 103)])
+    assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel",
+                       "aten/src/ATen/native/cuda/CUDALoops.cuh", 63)
+    assert [(h.name, h.file, h.line) for h in t.main_chain() if h.found == "stand_in"] == [
+        ("at::native::gpu_kernel", "aten/src/ATen/native/cuda/Loops.cuh", 80)]
+    assert [(h.name, h.line) for h in t.main_chain() if h.file == cu] == [
+        ("CUDA: clamp_min_scalar_kernel_impl", 101), ("at::native::clamp_min_scalar_kernel_impl", 85),
+        ("at::native::launch_clamp_scalar", 59), ("gpu_kernel_maca_arity1", 65)]
 
 
 def test_three_more_untuned_calls_read_hop_by_hop(real_index):

@@ -121,7 +121,23 @@ def _build_lines(t: Trace, paint, width: int | None) -> list[str]:
     line = "Build: " + "; ".join(parts)
     if width and len(line) > width:
         line = _cut(line, width - 14) + " (--json: all)"
-    return [line] + [paint(f"WARNING: {c}", "31;1") for c in t.build_conflicts]
+    return [line] + [paint(f"WARNING: {c}", "31;1") for c in t.build_conflicts] + _stand_in_lines(t)
+
+
+def _stand_in_lines(t: Trace) -> list[str]:
+    """A line per definition the main chain walks in place of one this build leaves out (walk/bodies.stand_in)."""
+    out = []
+    for h in t.main_chain():
+        if h.found is Found.STAND_IN:
+            gone = next((c for c in h.conditions if c.assumed is True and c.kind == "#if"), None)
+            where = f" (#if {gone.text.removeprefix('!(').removesuffix(')')} at {gone.file}:{gone.line} is false)" \
+                if gone else ""
+            left = next((k for k in _kids(t).get(h.parent, ()) if k.called_at == h.called_at and k is not h
+                         and k.found is not Found.STAND_IN), None)
+            what = f"{left.name} ({_where(left)})" if left else "the callee"
+            out.append(f"Stand-in: {h.name} ({_where(h)}) for {what}, which this build leaves out{where}: the same "
+                       f"parameters, named by its stem")
+    return out
 
 
 # -- the main chain ---------------------------------------------------------------------------------------------------
@@ -497,8 +513,8 @@ def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
         if h.not_default or h.parent in off:
             off.add(h.id)
     runs = [h for h in below if h.id not in off]
-    launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] for h in runs if h.kind == "launcher")
-                 if n != launch.name]
+    launchers = [n for n in dict.fromkeys(h.name.split("::")[-1] + (" (stand-in)" if h.found is Found.STAND_IN else "")
+                                          for h in runs if h.kind == "launcher") if n != launch.name]
     kernels = list(dict.fromkeys(h.name.removeprefix("__global__ ").split("::")[-1]
                                  for h in runs + [x for x in _shown_above(t, runs) if not x.not_default]
                                  if h.kind == "global_kernel"))

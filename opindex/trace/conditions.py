@@ -1047,6 +1047,8 @@ class BuildContext:
         self.settings_of: dict[str, Setting | None] = {}  # every name asked, used or not
         self.quiet = 0  # > 0: what is asked now decides nothing yet (false_at reads a whole file's #ifs)
         self.active: set[str] = set()  # names being resolved (a #define under a test of itself)
+        self.resolving: list[str] = []  # the same, innermost last
+        self.reads: dict[str, set[str]] = {}  # name -> the names its setting was read from (note_name)
         self._required: dict[str, Setting] | None = None
         self.cache: dict[str, bool | None] = {}
         # header -> file_built, kept per open index and user settings (every trace of a process asks the same)
@@ -1058,28 +1060,43 @@ class BuildContext:
         found = self.cache.get(test, _UNSET)
         if found is _UNSET:
             found = self.cache[test] = evaluate(test, self.value_of)
+        elif not self.quiet:  # first read quietly (false_at reads a whole file), now it decides something
+            self.note_used(test)
         return found
 
     def value_of(self, name: str):
+        if self.resolving:  # USE_CUDNN_RNN_V8_API's #define reads CUDNN_VERSION: used wherever it is
+            self.reads.setdefault(self.resolving[-1], set()).add(name)
         if name not in self.values:
             if name in self.active:
                 return None
             self.active.add(name)
+            self.resolving.append(name)
             try:
                 setting = self.setting(name)
             finally:
                 self.active.discard(name)
+                self.resolving.pop()
             self.values[name] = None if setting is None else as_number(setting.value)
             self.settings_of[name] = setting
             if setting is not None and not self.quiet:
-                self.used[name] = setting
+                self.note_name(name)
+        elif not self.quiet:
+            self.note_name(name)
         return self.values[name]
 
     def note_used(self, test: str) -> None:
         """Say that `test` decided something: the settings it reads are the trace's (Trace.build)."""
         for name in re.findall(r"[A-Za-z_]\w*(?:\(\))?", test):
-            if self.settings_of.get(name) is not None:
-                self.used[name] = self.settings_of[name]
+            self.note_name(name)
+
+    def note_name(self, name: str, seen: frozenset = frozenset()) -> None:
+        """A setting is the trace's, and so is each one its value was read from (a #define's own #if)."""
+        if self.settings_of.get(name) is not None:
+            self.used[name] = self.settings_of[name]
+        for other in self.reads.get(name, ()):
+            if other not in seen and other != name:
+                self.note_name(other, seen | {name})
 
     def setting(self, name: str) -> Setting | None:
         for where in (self.user, self.required(), self.defaults):

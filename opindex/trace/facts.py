@@ -576,6 +576,28 @@ def template_args_at(con, file: str, line: int, callee: str) -> list[str]:
         (callee, file, line))]
 
 
+def stand_in(con, link: dict) -> dict | None:
+    """A definition that may stand in for `link`'s (one a build leaves out): in the same file, with the same
+    parameters, named by a stem of its name (whole `_` parts dropped from the end: the fork's
+    gpu_kernel_maca_arity1 at Loops.cuh:104, under `#ifdef USE_MACA`, extends gpu_kernel at :80). The longest
+    such stem; None when there is none."""
+    d = symbol_by_id(con, link["id"])
+    parts = d["name"].split("_")
+    stems = ["_".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+    if not stems or not d.get("signature"):
+        return None
+    found = rows(con, f"SELECT * FROM symbols WHERE file = ? AND signature = ? AND kind = ? AND id != ? "
+                      f"AND name IN ({','.join('?' * len(stems))})", (d["file"], d["signature"], d["kind"], d["id"],
+                                                                      *stems))
+    if not found:
+        return None
+    best = max(found, key=lambda r: (len(r["name"]), -r["line"]))
+    reach = resident(con).reach.get(best["id"])
+    return {**best, "def_file": best["file"], "def_line": best["line"], "overloads": 1, "link_condition": None,
+            "reach": reach[0] if reach else None, "device_function": best["id"] in resident(con).device_functions,
+            "stands_in_for": d}
+
+
 def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
     return rows(con, f"SELECT * FROM symbols WHERE name = ? AND language IN ({','.join('?' * len(languages))}) "
                      f"ORDER BY file, line", (name, *languages))

@@ -143,6 +143,7 @@ class Found(StrEnum):
     OVERLOADS = "overloads"  # one of several overloads (or definitions) the call may reach
     HELPER_LEAF = "helper_leaf"  # a helper the body calls that leads to no device code, shown as a leaf
     COMPOSITE_CALLEE = "composite_callee"  # the backward of an op a composite kernel calls (its autograd is theirs)
+    STAND_IN = "stand_in"  # walked in place of a callee the build leaves out: its stem, beside it (facts.stand_in)
 
 
 @dataclass(slots=True)

@@ -186,6 +186,9 @@ class BodyWalk(Step):
                  if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
                  and not ln["device_function"]]  # only device code calls those (device_calls)
         links = self.in_translation_unit(call, links, hop)
+        stand_in = self.stand_in(links)
+        if stand_in is not None:
+            links = [*links, stand_in]
         if leaves:
             self.keep_leaf(call, links, hop)
         passed_over = self.overloads_by_class(call, links, d) if len(links) > 1 else {}
@@ -206,12 +209,14 @@ class BodyWalk(Step):
             mark = len(self.trace.hops)
             self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]),
                      caller=d if d.get("file") else None)
-            if len(links) > 1:
+            if len(links) > 1 and target is not stand_in:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
                 self.trace.hops[mark].found = Found.OVERLOADS
             if target["link_condition"]:
                 self.link_condition(self.trace.hops[mark], target["link_condition"], target["file"])
-            if len(links) > 1:
+            if target is stand_in:
+                self.mark_stand_in(self.trace.hops[mark], target)
+            elif len(links) > 1:
                 self.dtype_condition(self.trace.hops[mark], target, links)
             if target["id"] in passed_over:
                 arg, cls, other = passed_over[target["id"]]
@@ -226,6 +231,30 @@ class BodyWalk(Step):
             else:
                 self.b.seen_cpp.discard(target["id"])
                 self.b.truncate(mark)
+
+    def stand_in(self, links: list[dict]) -> dict | None:
+        """Where the build leaves out every definition a call reaches (each under a false #if of its file), the
+        definition the call's code would need instead: one beside it with the same parameters, named by its stem
+        (facts.stand_in). A vendor fork calls its own launcher where upstream calls the stem (mcPytorch's
+        `gpu_kernel_maca_arity1(iter, ...)`, defined only under `#ifdef USE_MACA`; upstream 2.4 writes
+        `gpu_kernel(iter, ...)`): on a build without the vendor's macro, the stem is the path upstream's code
+        takes. Walked after the left-out one and marked, so the text and JSON say it is a stand-in."""
+        if not links:
+            return None
+        falses = [self.build.false_at(ln["def_file"], ln["def_line"]) for ln in links]
+        if any(f is None for f in falses) or len({ln["id"] for ln in links}) != 1:
+            return None
+        found = q.stand_in(self.con, links[0])
+        if found is None or self.build.false_at(found["file"], found["line"]) is not None:
+            return None
+        return {**found, "left_out": falses[0]}
+
+    def mark_stand_in(self, hop: Hop, target: dict) -> None:
+        gone, why = target["stands_in_for"], target["left_out"]
+        hop.found = Found.STAND_IN
+        hop.detail += (f" [stands in for {gone['name']} ({gone['file']}:{gone['line']}), which this build leaves out "
+                       f"(#if {why['condition']}, line {why['line']}): the same parameters, named by its stem]")
+        hop.conditions.append(Condition("#if", f"!({why['condition']})", gone["file"], why["line"], assumed=True))
 
     def overloads_by_class(self, call: dict, links: list[dict], caller: dict) -> dict[int, tuple[str, str, str]]:
         """Of the overloads a call may reach, those C++ would not choose for the class of an argument
