@@ -410,3 +410,39 @@ def test_open_decisions_name_the_condition_that_parts_the_ways():
     t = Trace(query="torch.softmax", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
     assert t.to_dict()["open"] == []
+
+
+def test_cmake_options_are_settings_read_under_the_build(tmp_path):
+    """The checkout's CMakeLists.txt options: `option(NAME "doc" ON)` is its default; a cmake_dependent_option's
+    default holds where its condition does under the build (NOT, then AND, then OR; a `;` list is each part; a
+    variable nothing sets is false, as CMake reads one; UNIX is a Linux build's), else its other value."""
+    from opindex.pytorch.build_config import cmake_condition, cmake_options
+    (tmp_path / "CMakeLists.txt").write_text(
+        'option(USE_NUMPY "Use NumPy" ON)\noption(BUILD_TEST "Build C++ test binaries")\n'
+        'cmake_dependent_option(\n  USE_FLASH_ATTENTION\n  "Whether to build flash.\\\n  More"\n  ON\n'
+        '  "USE_CUDA AND NOT ROCM AND NOT USE_MACA"\n  OFF)\n'
+        'cmake_dependent_option(USE_C10D_NCCL "NCCL" ON "USE_DISTRIBUTED;USE_NCCL" OFF)\n')
+    found = cmake_options(str(tmp_path))
+    assert {n: (o.value, o.depends, o.otherwise, o.line) for n, o in found.items()} == {
+        "USE_NUMPY": ("ON", None, "OFF", 1), "BUILD_TEST": ("OFF", None, "OFF", 2),
+        "USE_FLASH_ATTENTION": ("ON", "USE_CUDA AND NOT ROCM AND NOT USE_MACA", "OFF", 4),
+        "USE_C10D_NCCL": ("ON", "(USE_DISTRIBUTED) AND (USE_NCCL)", "OFF", 10)}
+    values = {"USE_CUDA": True, "ROCM": False, "USE_MACA": False, "USE_ROCM": False, "X": None}
+    assert cmake_condition("USE_CUDA AND NOT ROCM AND NOT USE_MACA", values.get) is True
+    assert cmake_condition("USE_CUDA OR USE_ROCM AND NOT USE_MACA", {**values, "USE_MACA": True}.get) is True
+    assert cmake_condition("USE_ROCM OR X", values.get) is None
+    assert cmake_condition("NOT (USE_CUDA OR X)", values.get) is False
+
+
+def test_a_trace_reads_the_checkouts_cmake_options(real_index):
+    """PyTorch 2.4 (mcPytorch) CMakeLists.txt:882 makes USE_MEM_EFF_ATTENTION a cmake_dependent_option, ON under
+    `USE_CUDA OR USE_ROCM AND NOT USE_MACA` (true on either build: USE_CUDA); :867 makes USE_FLASH_ATTENTION ON only
+    `USE_CUDA AND NOT ROCM AND NOT USE_MACA`: off on the fork's own build (USE_MACA required), on for -U USE_MACA.
+    attention.cu:971's `#if defined(USE_MEM_EFF_ATTENTION)` is then no open question of SDPA's chain."""
+    stock = {s["name"]: s for s in real_index.trace("F.scaled_dot_product_attention", undefines=["USE_MACA"]).build}
+    assert stock["USE_MEM_EFF_ATTENTION"] == {"name": "USE_MEM_EFF_ATTENTION", "value": "1", "source": (
+        "CMake option at CMakeLists.txt:882 (USE_CUDA OR USE_ROCM AND NOT USE_MACA)")}
+    assert stock["USE_FLASH_ATTENTION"]["value"] == "1"
+    fork = {s["name"]: s for s in real_index.trace("F.scaled_dot_product_attention").build}
+    assert fork["USE_FLASH_ATTENTION"] == {"name": "USE_FLASH_ATTENTION", "value": None, "source": (
+        "CMake option at CMakeLists.txt:867 (USE_CUDA AND NOT ROCM AND NOT USE_MACA)")}

@@ -765,3 +765,28 @@ def test_a_local_holding_an_element_count_is_not_zero(tmp_path):
     assert size_holds("count != 0", ("count", "n")) is True
     assert size_holds("not (n > 0)", ("count", "n")) is False
     assert size_holds("m != 0", ("count", "n")) is None
+
+
+def test_an_iterator_built_from_narrowed_halves_is_not_contiguous():
+    """glu's meta function (PyTorch 2.4 GatedLinearUnit.cpp:22) builds its iterator from two `self.narrow(...)`
+    halves: those operands are strided views, so the op's `iter.is_contiguous()` tests read false (true negated);
+    a test of another tensor's contiguity, or a body that builds from the input itself, is not decided so."""
+    from opindex.pytorch.views import strided_operands
+    from opindex.trace.conditions import STRIDED, holds, strided_iterator_holds
+    glu = """TORCH_META_FUNC(glu) (const Tensor& self, int64_t dim) {
+  const int64_t selfSize = nIn / 2;
+  Tensor firstHalf = self.narrow(wrap_dim, 0, selfSize);
+  Tensor secondHalf = self.narrow(wrap_dim, selfSize, selfSize);
+  build_borrowing_binary_op(maybe_get_output(), firstHalf, secondHalf);
+}"""
+    assert strided_operands(glu) == ["firstHalf", "secondHalf"]
+    assert strided_operands("auto iter = TensorIteratorConfig().add_output(y).add_const_input(x.expand({2, 3}))"
+                            ".build();") == ["x.expand({2, 3})"]
+    assert strided_operands("Tensor h = self.narrow(0, 0, 2);\nbuild_borrowing_unary_op(maybe_get_output(), self);") \
+        == []
+    assert strided_operands("Tensor h = self.narrow(0, 0, 2);\nreturn h;") == []
+    assert strided_iterator_holds("iter.is_contiguous()") is False
+    assert strided_iterator_holds("not (iter.is_contiguous())") is True
+    assert strided_iterator_holds("self.is_contiguous()") is None
+    assert holds("iter.is_contiguous()", {STRIDED: True}) is False
+    assert holds("iter.is_contiguous()", {STRIDED: False}) is not False

@@ -534,3 +534,19 @@ def test_three_more_untuned_calls_read_hop_by_hop(real_index):
     cu = "aten/src/ATen/native/cuda/AveragePool2d.cu"
     assert [(h.file, h.line) for h in pool.main_chain()[-2:]] == [(cu, 331), (cu, 33)]
     assert not any(not c["settled"] for c in pool.to_dict()["choices"])
+
+
+def test_glu_on_a_stock_build_runs_the_legacy_kernel_for_its_narrowed_halves(real_index):
+    """F.glu -U USE_MACA: glu's meta function (GatedLinearUnit.cpp:22) builds the iterator from `firstHalf` and
+    `secondHalf`, each `self.narrow(...)` (:35, :36): strided views, so in gpu_kernel_impl `bool contiguous =
+    iter.is_contiguous()` (CUDALoops.cuh:399) is false and the else launches launch_legacy_kernel's
+    elementwise_kernel (CUDALoops.cuh:292), the expert's end; the launcher gpu_kernel_maca_arity2
+    (ActivationGluKernel.cu:29) is the fork's, and gpu_kernel (Loops.cuh:80) stands in for it."""
+    t = real_index.trace("F.glu", undefines=["USE_MACA"])
+    assert _end(t) == ("__global__ at::native::elementwise_kernel", "aten/src/ATen/native/cuda/CUDALoops.cuh", 292)
+    meta = next(h for h in t.hops if h.name == "at::meta::structured_glu")
+    assert (meta.file, meta.line) == ("aten/src/ATen/native/GatedLinearUnit.cpp", 22)
+    assert "strided views (firstHalf, secondHalf)" in meta.detail
+    assert [(h.name, h.line) for h in t.main_chain() if h.found == "stand_in"] == [("at::native::gpu_kernel", 80)]
+    leaky = real_index.trace("F.leaky_relu(torch.randn(64, 128), 0.2)", undefines=["USE_MACA"])
+    assert _end(leaky)[0] == "__global__ at::native::vectorized_elementwise_kernel"  # its own input: contiguous

@@ -8,9 +8,12 @@ says where it came from (its `source`), in this order (trace/conditions.py Build
    compiled, so its test is false (DeviceUtils.cuh's `#else static_assert(0, "Must use -DUSE_MACA")` makes a fork
    need USE_MACA);
 3. UPSTREAM_CUDA below: a current upstream CUDA build on Linux;
-4. the checkout's own `#define`s, read under their own `#if`s (Descriptors.h defines USE_CUDNN_RNN_V8_API when
+4. the checkout's CMake options (its top-level CMakeLists.txt: `option(...)` defaults, and a
+   `cmake_dependent_option(...)`'s default where its condition holds under this build: the fork's
+   USE_FLASH_ATTENTION is ON only `USE_CUDA AND NOT ROCM AND NOT USE_MACA`); ON is the macro defined;
+5. the checkout's own `#define`s, read under their own `#if`s (Descriptors.h defines USE_CUDNN_RNN_V8_API when
    CUDNN_VERSION >= 8907);
-5. otherwise unknown: the trace shows both sides and says so.
+6. otherwise unknown: the trace shows both sides and says so.
 
 `evaluate` reads a test with three values: True, False, None (unknown).
 """
@@ -189,3 +192,95 @@ def as_number(value: object):
         return int(text, 0)
     except ValueError:
         return DEFINED
+
+
+# -- the checkout's CMake options ---------------------------------------------------------------------------------
+# `option(USE_NUMPY "Use NumPy" ON)` and `cmake_dependent_option(USE_MEM_EFF_ATTENTION "..." ON "USE_CUDA OR
+# USE_ROCM AND NOT USE_MACA" OFF)` in the top-level CMakeLists.txt: an option the build turns on is a macro the
+# C++ tests (`#if defined(USE_MEM_EFF_ATTENTION)`, attention.cu:971), passed by the build as -DNAME
+_OPTION = re.compile(r'^\s*option\s*\(\s*(\w+)\s+"(?:[^"\\]|\\.)*"\s*(ON|OFF)?\s*\)', re.M | re.S)
+_DEPENDENT = re.compile(r'^\s*cmake_dependent_option\s*\(\s*(\w+)\s+"(?:[^"\\]|\\.)*"\s+(ON|OFF)\s+"([^"]*)"\s+'
+                        r'(ON|OFF)\s*\)', re.M | re.S)
+
+
+# the variables CMake itself sets for a build on Linux (a current upstream CUDA build's platform)
+CMAKE_PLATFORM = {"UNIX": True, "LINUX": True, "APPLE": False, "WIN32": False, "MSVC": False, "ANDROID": False,
+                  "IOS": False, "CMAKE_CROSSCOMPILING": False}
+
+
+@dataclass(frozen=True)
+class CMakeOption:
+    name: str
+    value: str  # ON | OFF: the default (a dependent option's, when its condition holds)
+    depends: str | None  # a cmake_dependent_option's condition (`USE_CUDA AND NOT USE_MACA`)
+    otherwise: str  # its value when the condition does not hold
+    line: int
+
+
+@functools.lru_cache(maxsize=8)
+def cmake_options(root: str | None) -> dict[str, CMakeOption]:
+    """The options the checkout's top-level CMakeLists.txt declares; {} without one."""
+    if not root:
+        return {}
+    try:
+        with open(f"{root}/CMakeLists.txt", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    out: dict[str, CMakeOption] = {}
+    for m in _OPTION.finditer(text):
+        line = text.count("\n", 0, m.start(1)) + 1
+        out.setdefault(m.group(1), CMakeOption(m.group(1), m.group(2) or "OFF", None, "OFF", line))
+    for m in _DEPENDENT.finditer(text):
+        line = text.count("\n", 0, m.start(1)) + 1
+        # (a list of conditions, `USE_DISTRIBUTED;USE_NCCL`, holds when each does)
+        parts = [c.strip() for c in m.group(3).split(";") if c.strip()]
+        depends = " AND ".join(f"({c})" for c in parts) if len(parts) > 1 else "".join(parts)
+        out[m.group(1)] = CMakeOption(m.group(1), m.group(2), " ".join(depends.split()), m.group(4), line)
+    return out
+
+
+def cmake_condition(condition: str, value_of) -> bool | None:
+    """A CMake `if()`-style condition of names, NOT, AND, OR and parentheses (NOT binds tightest, then AND, then
+    OR), with `value_of(name)` -> True/False/None; None when it cannot be said."""
+    tokens = re.findall(r"\(|\)|[^\s()]+", condition)
+    pos = 0
+
+    def atom():
+        nonlocal pos
+        if pos >= len(tokens):
+            return None
+        tok = tokens[pos]
+        pos += 1
+        if tok == "NOT":
+            v = atom()
+            return None if v is None else not v
+        if tok == "(":
+            v = disjunction()
+            pos += 1  # the closing parenthesis
+            return v
+        if tok.upper() in ("ON", "TRUE", "YES", "1"):
+            return True
+        if tok.upper() in ("OFF", "FALSE", "NO", "0"):
+            return False
+        return value_of(tok)
+
+    def conjunction():
+        nonlocal pos
+        v = atom()
+        while pos < len(tokens) and tokens[pos] == "AND":
+            pos += 1
+            w = atom()
+            v = False if v is False or w is False else None if v is None or w is None else True
+        return v
+
+    def disjunction():
+        nonlocal pos
+        v = conjunction()
+        while pos < len(tokens) and tokens[pos] == "OR":
+            pos += 1
+            w = conjunction()
+            v = True if v is True or w is True else None if v is None or w is None else False
+        return v
+
+    return disjunction()

@@ -14,7 +14,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..pytorch.build_config import UNDEFINED, UPSTREAM_CUDA, Setting, as_number, evaluate
+from ..pytorch.build_config import (CMAKE_PLATFORM, UNDEFINED, UPSTREAM_CUDA, Setting, as_number, cmake_condition,
+                                    cmake_options, evaluate)
 from ..pytorch.call_expr import Tensor
 from ..pytorch.devices import CPP_HEADERS, platform_off
 from ..pytorch.receivers import split_parameters
@@ -167,6 +168,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         found = dtype_holds(condition, defaults[DTYPE])
     if found is None and DEVICE in defaults:
         found = device_holds(condition, defaults[DEVICE])
+    if found is None and defaults.get(STRIDED):
+        found = strided_iterator_holds(condition)
     if found is None and MEMORY_FORMAT in defaults:
         found = memory_format_holds(condition, defaults[MEMORY_FORMAT])
     if found is None and SIZES in defaults:
@@ -269,6 +272,24 @@ def memory_format_holds(condition: str, memory_format: str) -> bool | None:
     bang, op, name = m.groups()
     result = ((name == memory_format) == (op == "==")) != bool(bang)
     return result != negate
+
+
+# The operands of the op's TensorIterator include a view with other strides (pytorch/views.py: glu's halves, made
+# by narrow in its meta function): the iterator is not contiguous, whatever the input's own layout
+STRIDED = "(strided iterator)"
+_ITER_CONTIGUOUS_TEST = re.compile(r"^(!\s*)?\(?\s*\w*iter\w*\.is_contiguous\(\s*(?:(?:at::|c10::)?MemoryFormat::\w+)?"
+                                   r"\s*\)\s*\)?$")
+
+
+def strided_iterator_holds(condition: str) -> bool | None:
+    """A test of an iterator's contiguity (`iter.is_contiguous()`) where its operands include a strided view: false
+    (its negation true); None for any other test."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    test = condition[5:-1].strip() if negate else condition.strip()
+    m = _ITER_CONTIGUOUS_TEST.match(test)
+    if m is None:
+        return None
+    return bool(m.group(1)) != negate
 
 
 # The sizes of a trace's input: a stated call is of the general case, neither empty nor of one batch, so a test of an
@@ -865,12 +886,14 @@ class BodyGuards:
         schemas = tuple((e["schema"], tuple(sorted((e.get("given") or {}).items()))) for e in self.builder.defaults)
         given = tuple(sorted((d.get("call_values") or {}).items()))
         types = d.get("call_types") or {}  # the classes its parameters hold (trace/typeids.py)
-        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given, tuple(sorted(types.items())))
+        strided = bool(self.builder.defaults and self.builder.defaults[-1].get("strided"))
+        key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given, tuple(sorted(types.items())),
+               strided)
         found = self.cache.get(key)
         if found is None:
             # the input's dtype decides dtype tests, the traced device device tests
             defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
-                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general",
+                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general", STRIDED: strided,
                                            CONSTANTS: file_constants(self.builder.trace.root, d.get("file"))}
             for schema, passed in schemas:
                 passed = dict(passed)
@@ -1055,6 +1078,7 @@ class BuildContext:
         self.files: dict[str, tuple[bool | None, str]] = q.resident(con).built_files.setdefault(
             (device, "; ".join(sorted(s.text() for s in self.user.values()))), {})
         self.false_spans: dict[str, list[dict]] = {}  # file -> its #if branches this build does not compile
+        self.root = q.checkout_root(con)  # its CMakeLists.txt's options are settings too (cmake_setting)
 
     def holds(self, test: str) -> bool | None:
         found = self.cache.get(test, _UNSET)
@@ -1102,7 +1126,33 @@ class BuildContext:
         for where in (self.user, self.required(), self.defaults):
             if name in where:
                 return where[name]
-        return self.defined_here(name)
+        return self.cmake_setting(name) or self.defined_here(name)
+
+    def cmake_setting(self, name: str) -> Setting | None:
+        """An option of the checkout's CMakeLists.txt (pytorch/build_config.cmake_options): its default, or, for a
+        cmake_dependent_option, the default where its condition holds under this build and the other value where
+        it does not (unknown: None). ON is the macro defined, OFF undefined."""
+        option = cmake_options(self.root).get(name)
+        if option is None:
+            return None
+        where = f"CMake option at CMakeLists.txt:{option.line}"
+        if option.depends is None:
+            return Setting(name, "1" if option.value == "ON" else UNDEFINED, where)
+        holds = cmake_condition(option.depends, self.cmake_value)
+        if holds is None:
+            return None
+        value = option.value if holds else option.otherwise
+        return Setting(name, "1" if value == "ON" else UNDEFINED, f"{where} ({option.depends})")
+
+    def cmake_value(self, name: str) -> bool | None:
+        """A name in a CMake condition: a setting's truth; a variable neither the build nor an option sets is
+        false, as CMake reads an unset variable."""
+        if name in CMAKE_PLATFORM and name not in self.user:
+            return CMAKE_PLATFORM[name]
+        value = self.value_of(name)
+        if value is None:
+            return None if self.settings_of.get(name) is not None or name in cmake_options(self.root) else False
+        return value is not UNDEFINED and value != 0
 
     def defined_here(self, name: str) -> Setting | None:
         """A macro the checkout #defines: defined where a site's own #if tests hold (the first such site); unknown

@@ -598,6 +598,15 @@ def stand_in(con, link: dict) -> dict | None:
             "stands_in_for": d}
 
 
+def checkout_root(con) -> str | None:
+    """The root of the checkout the index was built from (its files are read for snippets and settings)."""
+    try:
+        found = _kept(con, ("checkout root",), lambda: rows(con, "SELECT root FROM checkouts ORDER BY id LIMIT 1"))
+    except sqlite3.OperationalError:  # a database of some tables only (a test's): no checkout to read
+        return None
+    return found[0]["root"] if found else None
+
+
 def symbols_named(con, name: str, languages=CPP_LANGUAGES) -> list[dict]:
     return rows(con, f"SELECT * FROM symbols WHERE name = ? AND language IN ({','.join('?' * len(languages))}) "
                      f"ORDER BY file, line", (name, *languages))

@@ -7,6 +7,8 @@ import re
 
 from .. import facts as q
 from ...pytorch.devices import IMPLICIT_KEYS, runs_on
+from ...pytorch.views import strided_operands
+from ..sequence import file_lines
 from ..model import COMPOSITE_CALLEE, Found, Hop
 from .step import Step
 
@@ -54,16 +56,35 @@ class OpWalk(Step):
     def meta(self, entry: dict, parent: Hop) -> None:
         """The structured kernel's meta function (TORCH_META_FUNC2(add, Tensor) for add.Tensor): shape checks and
         the output's allocation, run before the device kernel."""
-        base = entry["name"]
-        found = []
-        # an in-place op (scatter_add_, add_.Tensor) has the meta function of its functional op (scatter_add,
-        # TORCH_META_FUNC2(add, Tensor))
-        for op in dict.fromkeys((base, base.rstrip("_"))):
-            found = found or q.meta_functions(self.con, f"{op}_{entry['overload']}" if entry["overload"] else op)
-        for d in found[:1]:
+        for d in self.meta_definitions(entry):
             hop = self.b.add(parent, "cpp", d["kind"], d["qualified_name"], d["file"], d["line"],
                            f"TORCH_META_FUNC of {entry['full_name']}: checks the inputs and sets up the output")
+            views = self.strided_operands(entry)
+            if views:
+                hop.detail += (f" [builds its TensorIterator from strided views ({', '.join(views[:4])}): the op's "
+                               f"`iter.is_contiguous()` reads false]")
             self.bodies.body_helpers(d, hop)
+
+    def meta_definitions(self, entry: dict) -> list[dict]:
+        """The structured kernel's meta function (TORCH_META_FUNC2(add, Tensor) for add.Tensor; an in-place op
+        such as scatter_add_ or add_.Tensor has its functional op's)."""
+        found = []
+        # an out= kernel's meta function is the one of the op that delegates to it (glu.out: TORCH_META_FUNC(glu))
+        for e in [entry, *(q.delegating_entries(self.con, entry["full_name"]) if entry.get("full_name") else ())]:
+            base = e["name"]
+            for op in dict.fromkeys((base, base.rstrip("_"))):
+                found = found or q.meta_functions(self.con, f"{op}_{e['overload']}" if e["overload"] else op)
+        return found[:1]
+
+    def strided_operands(self, entry: dict) -> list[str]:
+        """The operands of the iterator an op's meta function builds that are strided views (pytorch/views.py):
+        glu's `firstHalf` and `secondHalf`, each `self.narrow(...)`. The op's bodies then read `iter.is_contiguous()`
+        as false (conditions.STRIDED)."""
+        for d in self.meta_definitions(entry):
+            lines = file_lines(self.trace.root, d["file"]) if self.trace.root else None
+            if lines and d.get("end_line"):
+                return strided_operands("\n".join(lines[d["line"] - 1:d["end_line"]]))
+        return []
 
     def dispatch(self, entry: dict, parent: Hop, depth: int) -> None:
         all_rows = q.dispatch_rows(self.con, entry["id"])
@@ -71,7 +92,8 @@ class OpWalk(Step):
         for loop in q.ufunc_loops(self.con, entry["id"]):
             self.ufunc_loop(loop, parent)
         self.b.implicit.append(bool(chosen) and all(r["dispatch_key"] in IMPLICIT_KEYS for r in chosen))
-        self.b.defaults.append(entry)
+        strided = self.strided_operands(entry)
+        self.b.defaults.append({**entry, "strided": strided} if strided else entry)
         try:
             self.dispatch_rows(entry, parent, depth, all_rows, chosen)
         finally:

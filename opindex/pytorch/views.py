@@ -1,0 +1,50 @@
+"""Views whose strides differ from their base's, and the TensorIterators built from them.
+
+A TensorIterator over such a view is not contiguous: glu's meta function (GatedLinearUnit.cpp:22) halves its input
+with `self.narrow(wrap_dim, 0, selfSize)` and `self.narrow(wrap_dim, selfSize, selfSize)` and builds the iterator
+from the two halves, so `iter.is_contiguous()` in gpu_kernel_impl (CUDALoops.cuh:399) is false and the kernel is
+launch_legacy_kernel's elementwise_kernel, not the vectorized one, whatever the input's own layout."""
+from __future__ import annotations
+
+import re
+
+# Tensor methods that return a view with other strides than a contiguous base's (a narrow keeps the row stride of
+# the full tensor; expand gives stride 0; transpose, t, permute swap strides)
+STRIDED_VIEWS = ("narrow", "slice", "select", "transpose", "t", "permute", "expand", "expand_as", "diagonal",
+                 "unfold", "as_strided", "movedim", "swapaxes", "swapdims", "mT")
+
+_VIEW_CALL = r"\.\s*(?:" + "|".join(STRIDED_VIEWS) + r")\s*\("
+_VIEW_LOCAL = re.compile(r"\b(?:const\s+)?(?:at::)?(?:Tensor|auto)\s*&?\s+(\w+)\s*=\s*[^;]*?" + _VIEW_CALL)
+# what builds an iterator from its operands: TensorIteratorBase's build_*_op(out, a, b) in a meta function, or a
+# TensorIteratorConfig's add_input / add_const_input / add_owned_input / add_borrowed_input
+_ITER_BUILD = re.compile(r"(\bbuild_\w*op|\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?input)\s*\(")
+
+
+def strided_operands(text: str) -> list[str]:
+    """The operands of an iterator a body builds that are strided views (locals made by a view call, or a view call
+    written inline); [] when it builds none from one. `text` is the body's source."""
+    if not _ITER_BUILD.search(text):
+        return []
+    views = set(_VIEW_LOCAL.findall(text))
+    found: list[str] = []
+    for m in _ITER_BUILD.finditer(text):
+        args = _call_arguments(text, m.end())
+        names = [w for w in re.findall(r"[A-Za-z_]\w*", args) if w in views]
+        if re.search(_VIEW_CALL, args):
+            names.append(args.strip())
+        found += [n for n in names if n not in found]
+    return found
+
+
+def _call_arguments(text: str, start: int) -> str:
+    """The text from `start` (just after a call's open parenthesis) to its closing one."""
+    depth = 1
+    for i in range(start, len(text)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start:i]
+    return text[start:]
