@@ -302,6 +302,39 @@ void batch_norm_cuda_out(bool train) {
     assert [alternatives(src, a, b) for a, b in ((3, 5), (9, 15), (12, 13), (15, 17), (3, 7), (20, 22))] == \
         [True, True, True, False, False, True]
     assert in_sequence(src, 20, 22) is False  # the other side of an #if
+    from opindex.trace.sequence import built_lines, may_follow  # device work: a block of its own may run after
+    assert [may_follow(src, a, b) for a, b in ((15, 17), (3, 7), (3, 5), (9, 15))] == [True, True, False, False]
+
+
+def test_device_work_after_an_if_the_build_leaves_out_runs_in_sequence():
+    """group_norm_kernel.cu:610-637 (PyTorch 2.4 fork): `#ifdef USE_MACA if (opt) { ... } else { #endif
+    RowwiseMoments<<<...>>>; #ifdef USE_MACA } #endif if (HxW == 1) {...} else if (...) { gpu_kernel(iter) }`.
+    Read as written, the directives make the two alternatives; read as a -U USE_MACA build compiles it (false #if
+    lines and directives blank, line numbers kept), the TensorIterator launch may follow the launch."""
+    from opindex.trace.sequence import built_lines, may_follow
+    src = """\
+void GroupNormKernelImplInternal() {
+#ifdef USE_MACA
+  if (opt) {
+    fused();
+  } else {
+#endif
+    RowwiseMomentsCUDAKernel<T><<<N * G, threads, 0, stream>>>(x);
+#ifdef USE_MACA
+  }
+#endif
+  if (HxW == 1) {
+    GroupNorm1dForward<T>(X);
+  } else if (!gamma.defined()) {
+    gpu_kernel(iter, f);
+  }
+}""".splitlines()
+    assert may_follow(src, 7, 14) is False
+    off = lambda n: n in (3, 4, 5, 9)  # noqa: E731
+    built = built_lines(src, off)
+    assert len(built) == len(src) and built[1] == built[2] == built[8] == built[9] == ""
+    assert may_follow(built, 7, 14) is True
+    assert may_follow(built, 12, 14) is False  # an else of the test that holds GroupNorm1dForward
 
 
 def test_a_main_chain_stops_where_the_inputs_rule_out_every_way_on():

@@ -790,3 +790,25 @@ def test_an_iterator_built_from_narrowed_halves_is_not_contiguous():
     assert strided_iterator_holds("self.is_contiguous()") is None
     assert holds("iter.is_contiguous()", {STRIDED: True}) is False
     assert holds("iter.is_contiguous()", {STRIDED: False}) is not False
+
+
+def test_operands_viewed_with_a_size_1_beside_a_full_size_broadcast():
+    """group_norm_kernel.cu:629-635 (PyTorch 2.4): `.add_owned_output(Y.view({N * G, D * HxW}))`,
+    `.add_owned_const_input(X.view({N * G, D * HxW}))`, `.add_owned_input(mean.view({N * G, 1}))` and rstd's: mean
+    and rstd broadcast along the last dim (stride 0), so the iterator is not contiguous. Operands of one shape, or
+    one whose shape is not written, say nothing."""
+    from opindex.pytorch.views import broadcast_operands, strided_operands
+    body = """auto iter = TensorIteratorConfig()
+                    .resize_outputs(false)
+                    .add_owned_output(Y.view({N * G, D * HxW}))
+                    .add_owned_const_input(X.view({N * G, D * HxW}))
+                    .add_owned_input(mean.view({N * G, 1}))
+                    .add_owned_input(rstd.view({N * G, 1}))
+                    .build();
+    gpu_kernel(iter, f);"""
+    assert broadcast_operands(body) == ["mean.view({N * G, 1})", "rstd.view({N * G, 1})"]
+    assert strided_operands(body) == ["mean.view({N * G, 1})", "rstd.view({N * G, 1})"]
+    same = "TensorIteratorConfig().add_output(y.view({n, 1})).add_input(x.view({n, 1})).build();"
+    assert broadcast_operands(same) == []
+    unwritten = "TensorIteratorConfig().add_output(y).add_input(m.view({n, 1})).build();"
+    assert broadcast_operands(unwritten) == []

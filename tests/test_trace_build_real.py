@@ -550,3 +550,21 @@ def test_glu_on_a_stock_build_runs_the_legacy_kernel_for_its_narrowed_halves(rea
     assert [(h.name, h.line) for h in t.main_chain() if h.found == "stand_in"] == [("at::native::gpu_kernel", 80)]
     leaky = real_index.trace("F.leaky_relu(torch.randn(64, 128), 0.2)", undefines=["USE_MACA"])
     assert _end(leaky)[0] == "__global__ at::native::vectorized_elementwise_kernel"  # its own input: contiguous
+
+
+def test_group_norm_on_a_stock_build_ends_at_its_broadcast_elementwise_kernel(real_index):
+    """F.group_norm -U USE_MACA: GroupNormKernelImplInternal (group_norm_kernel.cu:574) launches
+    RowwiseMomentsCUDAKernel (:620), then, weight and bias None, builds an iterator of `Y.view({N * G, D * HxW})`,
+    `X.view(...)` and `mean.view({N * G, 1})`, `rstd.view({N * G, 1})` (:629-635), which broadcast, and calls
+    gpu_kernel (:637). As the build compiles it (the `#ifdef USE_MACA` lines blank) the second runs after the first
+    and makes the op's result; its iterator is not contiguous, so gpu_kernel_impl takes launch_legacy_kernel's
+    elementwise_kernel (CUDALoops.cuh:292), the kernel the H200 ran after RowwiseMoments and the expert names."""
+    t = real_index.trace("F.group_norm", undefines=["USE_MACA"])
+    assert _end(t) == ("__global__ at::native::elementwise_kernel", "aten/src/ATen/native/cuda/CUDALoops.cuh", 292)
+    cu = "aten/src/ATen/native/cuda/group_norm_kernel.cu"
+    assert [(h.name, h.line, h.kind) for h in t.main_chain() if h.file == cu] == [
+        ("CUDA: GroupNormKernelImpl", 1047, "REGISTER_DISPATCH"), ("at::native::GroupNormKernelImpl", 676,
+                                                                    "registered_kernel"),
+        ("at::native::GroupNormKernelImplInternal", 574, "calls"), ("gpu_kernel", 637, "tensor_iterator")]
+    body = next(h for h in t.main_chain() if h.name == "at::native::GroupNormKernelImplInternal")
+    assert "broadcast operands (mean.view({N * G, 1}), rstd.view({N * G, 1})" in body.detail

@@ -20,9 +20,38 @@ _VIEW_LOCAL = re.compile(r"\b(?:const\s+)?(?:at::)?(?:Tensor|auto)\s*&?\s+(\w+)\
 _ITER_BUILD = re.compile(r"(\bbuild_\w*op|\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?input)\s*\(")
 
 
+_CONFIG = re.compile(r"TensorIteratorConfig\s*\(\s*\)")
+_OPERAND = re.compile(r"\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?(?:input|output)\s*\(")
+_SHAPED = re.compile(r"\.\s*(?:view|reshape)\s*\(\s*\{([^{}]*)\}")
+
+
+def broadcast_operands(text: str) -> list[str]:
+    """The operands of a TensorIteratorConfig chain that broadcast: each operand given as `x.view({...})` or
+    `.reshape({...})`, and one has a literal 1 where another has a size (group_norm's `mean.view({N * G, 1})`
+    beside `X.view({N * G, D * HxW})`, group_norm_kernel.cu:633): stride 0 along that dimension."""
+    found: list[str] = []
+    for m in _CONFIG.finditer(text):
+        end = text.find(".build()", m.end())
+        chain = text[m.end():end if end > 0 else len(text)]
+        shapes = []
+        for op in _OPERAND.finditer(chain):
+            arg = _call_arguments(chain, op.end()).strip()
+            shaped = _SHAPED.search(arg)
+            if shaped is None:
+                break  # an operand of a shape not written here: nothing to compare
+            shapes.append((arg, [p.strip() for p in shaped.group(1).split(",")]))
+        else:
+            for arg, sizes in shapes:
+                if any(s == "1" and any(len(o) == len(sizes) and o[i] != "1" for _, o in shapes)
+                       for i, s in enumerate(sizes)) and arg not in found:
+                    found.append(arg)
+    return found
+
+
 def strided_operands(text: str) -> list[str]:
     """The operands of an iterator a body builds that are strided views (locals made by a view call, or a view call
-    written inline); [] when it builds none from one. `text` is the body's source."""
+    written inline) or that broadcast (broadcast_operands); [] when it builds none from one. `text` is the body's
+    source."""
     if not _ITER_BUILD.search(text):
         return []
     views = set(_VIEW_LOCAL.findall(text))
@@ -33,7 +62,7 @@ def strided_operands(text: str) -> list[str]:
         if re.search(_VIEW_CALL, args):
             names.append(args.strip())
         found += [n for n in names if n not in found]
-    return found
+    return found + [a for a in broadcast_operands(text) if a not in found]
 
 
 def _call_arguments(text: str, start: int) -> str:

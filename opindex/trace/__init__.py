@@ -146,6 +146,7 @@ def _after_walk(t: Trace, walker: Walker, context: BuildContext) -> None:
     t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
                for s in sorted(context.used.values(), key=lambda s: s.name)]
     t.build_conflicts = context.conflicts()
+    t.__dict__["unbuilt"] = context.false_at  # the ranking reads a body's text as this build compiles it
 
 
 def _given_not_default(t: Trace) -> tuple[list[str], Hop] | None:

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 from ..pytorch.plumbing import WRITING_PLUMBING
-from .sequence import C_FAMILY, alternatives, file_lines, in_sequence
+from .sequence import C_FAMILY, alternatives, built_lines, file_lines, in_sequence, may_follow
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 # ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
@@ -55,7 +55,8 @@ def main_chain(t) -> list:
             # #if) is where the chain stops, before one the inputs rule out (a complex-only branch for float32)
             pool = open_ or [c for c in candidates if not c[0][1] and _only_the_build(c[1])] or candidates
             key = min(c[0] for c in pool)
-            best = _last_in_sequence(t, [path for k, path in pool if k == key])
+            best = _last_in_sequence(t, [path for k, path in pool if k == key],
+                                     [path for k, path in pool if _computes_alike(k, key)])
             if open_:
                 return _on_below_repeats(t, best, ends, tokens, paths)
             i = next((i for i, h in enumerate(best) if h.not_default), None)
@@ -142,14 +143,21 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
     return out
 
 
-def _last_in_sequence(t, tied: list[list]) -> list:
+def _computes_alike(k: tuple, key: tuple) -> bool:
+    """A way ranked apart from the best only by what its end is, both device code that computes (a <<<>>> launch
+    and a TensorIterator launch: group_norm's RowwiseMomentsCUDAKernel, then its elementwise gpu_kernel), with the
+    same guesses: if it runs after the best in the same body, it makes the op's result (_last_in_sequence)."""
+    return k != key and k[:4] == key[:4] and k[4] in (0, 1) and key[4] in (0, 1) and k[5] == key[5]
+
+
+def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
     """Of paths ranked alike, in walk order (source order), the first, unless another parts from it at a later
     call of the same body that runs after it (trace/sequence.py): batch_norm_cuda_out's statistics kernel, then
     its elementwise output kernel; the later one makes the op's result. Alternatives (an else, another case,
     after an early return) keep walk order, which is source order except that a body's <<<>>> launches are walked
     before its calls: of a launch and a call that are alternatives, the one written first wins."""
     best = tied[0]
-    for path in tied[1:]:
+    for path in [*tied[1:], *later]:
         i = next((i for i, (a, b) in enumerate(zip(best, path)) if a.id != b.id), None)
         if not i:
             continue
@@ -158,6 +166,11 @@ def _last_in_sequence(t, tied: list[list]) -> list:
             continue
         lines = file_lines(t.root, fa)
         if not lines:
+            continue
+        if path not in tied:  # device work of the same body, after the best's as the build compiles it
+            if {best[i].kind, path[i].kind} <= DEVICE_WORK_KINDS and la < lb and may_follow(_built(t, fa, lines),
+                                                                                              la, lb):
+                best = path
             continue
         if {best[i].kind, path[i].kind} <= SEQUENCE_KINDS and la < lb and in_sequence(lines, la, lb):
             best = path  # the later of two in sequence
@@ -169,7 +182,15 @@ def _last_in_sequence(t, tied: list[list]) -> list:
     return best
 
 
+def _built(t, file: str, lines: list[str]) -> list[str]:
+    """`file`'s lines as the trace's build compiles them (Trace.unbuilt, set after the walk: the build's false
+    #if spans), else as written."""
+    off = t.__dict__.get("unbuilt")
+    return built_lines(lines, lambda n: off(file, n) is not None) if off else lines
+
+
 SEQUENCE_KINDS = frozenset({"calls", "calls_op"})  # a C++ body's helper calls and op calls
+DEVICE_WORK_KINDS = frozenset({"launch", "tensor_iterator"})  # a body's <<<>>> launches and TensorIterator launches
 
 
 def _site(hop) -> tuple[str | None, int]:

@@ -24,6 +24,18 @@ def in_sequence(lines: list[str], first: int, later: int) -> bool:
     return _read(lines, first, later) == "sequence"
 
 
+def may_follow(lines: list[str], first: int, later: int) -> bool:
+    """Whether `later` runs after `first` on the path that reaches it: in sequence, or in a block of its own opened
+    since (`first(); if (b) { later(); }`), not another way of a test that holds `first`."""
+    return _read(lines, first, later) in ("sequence", "") and 0 < first < later <= len(lines)
+
+
+def built_lines(lines: list[str], off) -> list[str]:
+    """A file's lines as a build compiles them: a line `off(n)` says is under a false #if, and every directive
+    line, blank (the same count, so line numbers hold)."""
+    return ["" if text.lstrip().startswith("#") or off(n) else text for n, text in enumerate(lines, 1)]
+
+
 def alternatives(lines: list[str], first: int, later: int) -> bool:
     """Whether `later` is another way than `first`: the `else` branch or another `case` of a test that holds
     `first`, past an early return after it, or the other side of an `#if`; not a block of its own opened since

@@ -15,6 +15,7 @@ from .step import Step
 from .sites import BodyCalls
 from .specializations import not_taken
 from .template_values import template_arguments
+from ...pytorch.views import strided_operands
 from ..sequence import file_lines
 from ..typeids import declared_types, object_class, parameter_class, passed_types
 from .text import cpp_detail
@@ -38,6 +39,7 @@ class BodyWalk(Step):
             # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
             # the backward-input one from :909): what it leads to depends on the caller, so once per caller
             key = (key, parent.name, parent.file)
+        key = self.walk_key(key)
         types = argument_types(self.con, d, call_site, caller)
         if types:  # its typeid tests read the classes this call passes: once per set of them (scatter's TensorAssign,
             key = (key, tuple(sorted(types.items())))  # scatter_add's ReduceAdd)
@@ -83,12 +85,45 @@ class BodyWalk(Step):
         if reach != 0:  # it launches, calls a library or a stub itself only at distance 0 (device_reach)
             self.calls(d, hop, depth)
             return
-        for s in q.in_function(self.con, "stub_calls", caller, file, lines):
+        launches = q.in_function(self.con, "kernel_launches", caller, file, lines)
+        stubs = q.in_function(self.con, "stub_calls", caller, file, lines)
+        views = self.strided_iterator(d, launches, stubs)
+        if views and self.b.defaults and not self.b.defaults[-1].get("strided"):
+            # the iterator this body builds and hands on is not contiguous: read so below it, in this op
+            hop.detail += f" [builds a TensorIterator from strided or broadcast operands ({', '.join(views[:3])})]"
+            outer = self.b.defaults[-1]
+            self.b.defaults[-1] = {**outer, "strided": views}
+            try:
+                self.own_work(d, hop, depth, launches, stubs, guards)
+            finally:
+                self.b.defaults[-1] = outer
+            return
+        self.own_work(d, hop, depth, launches, stubs, guards)
+
+    def walk_key(self, key):
+        """How a definition is known as walked: under an op whose iterator is strided its contiguity tests read
+        otherwise, so it is walked again there, not repeated."""
+        return (key, "strided") if self.b.defaults and self.b.defaults[-1].get("strided") else key
+
+    def strided_iterator(self, d: dict, launches: list[dict], stubs: list[dict]) -> list[str]:
+        """The strided or broadcast operands (pytorch/views.py) of a TensorIterator this body builds, where it
+        launches one or calls a stub (group_norm's GroupNormKernelImplInternal: `mean.view({N * G, 1})` beside
+        `X.view({N * G, D * HxW})`, then gpu_kernel(iter, ...))."""
+        if not (stubs or any(ln["kind"] == "tensor_iterator" for ln in launches)) or not d.get("end_line"):
+            return []
+        text = file_lines(self.trace.root, d["file"]) if self.trace.root else None
+        return strided_operands("\n".join(text[d["line"] - 1:d["end_line"]])) if text else []
+
+    def own_work(self, d: dict, hop: Hop, depth: int, launches: list[dict], stubs: list[dict], guards) -> None:
+        """What a body that reaches device code itself runs: its stub calls, launches and library calls, then its
+        other calls."""
+        caller, file, lines = d["qualified_name"], d["file"], q.span(d)
+        for s in stubs:
             under = guards.at(s["line"])
             if not under.off:
                 with self.b.noted(hop, under):
                     self.stubs.stub(s, hop, depth, d)
-        for launch in q.in_function(self.con, "kernel_launches", caller, file, lines):
+        for launch in launches:
             under = guards.at(launch["line"])
             if launch["kernel"] != d["name"] and not under.off:  # gpu_kernel(sub_iter, f) in gpu_kernel: a recursion
                 with self.b.noted(hop, under):
@@ -196,8 +231,9 @@ class BodyWalk(Step):
             if target["reach"] is not None and target["kind"] in ("struct", "class"):
                 self.launches.functor_body(call, target, hop, len(links))
                 continue
-            seen = target["id"] in self.b.seen_cpp
-            if (seen and target["id"] not in self.b.useful_cpp) or target["reach"] is None:
+            walked = self.walk_key(target["id"])
+            seen = walked in self.b.seen_cpp
+            if (seen and walked not in self.b.useful_cpp) or target["reach"] is None:
                 continue  # leads to no launch, library call, stub or op (or did not, above): nothing to walk
             owner = self.b.reserved.get(target["id"])
             if not seen and owner is not None and owner != d.get("qualified_name"):
@@ -227,9 +263,9 @@ class BodyWalk(Step):
             if seen:
                 self.b.live.add(mark)  # called here too; what it leads to is shown above
             elif self.b.prune(mark + 1):
-                self.b.useful_cpp.add(target["id"])
+                self.b.useful_cpp.add(walked)
             else:
-                self.b.seen_cpp.discard(target["id"])
+                self.b.seen_cpp.discard(walked)
                 self.b.truncate(mark)
 
     def stand_in(self, links: list[dict]) -> dict | None:
