@@ -431,8 +431,9 @@ def _flat(records) -> list[dict]:
               help="The build traced does not define NAME (repeatable): `-U USE_MACA` for a fork's stock CUDA path.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
               help="A YAML file of NAME: value (null for undefined) for the build traced; -D and -U win over it. "
-                   "Without any, the build is what the checkout requires, then a current upstream CUDA build; the "
-                   "text's Build line and the JSON's `build` say which value decided and where it came from.")
+                   "Without any, the build is what the checkout requires, then a current upstream CUDA build, then "
+                   "the checkout's CMakeLists.txt options, then its own #defines; the text's Build line and the "
+                   "JSON's `build` say which value decided and where it came from.")
 @db_option
 @link_options
 @_fail_cleanly
