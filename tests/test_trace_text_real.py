@@ -350,11 +350,14 @@ def test_a_choice_on_the_main_chain_says_what_decided_it(real_index):
     """Under a main-chain hop where the chain went one way of several, one short line: the test that rules the
     other way out (softmax's half-to-float fast path, SoftMax.cpp:455, needs a Half input: false for float32), or
     the test the inputs leave open (nll_loss_nd's `input_.dim() == 1 || input_.dim() == 2`, LossNLL.cpp:702: a
-    name says no rank)."""
+    name says no rank) and where each of its ways ends."""
     softmax = real_index.trace("F.softmax").to_text(context=0).splitlines()
     at = next(i for i, line in enumerate(softmax) if "at::_softmax" in line and "SoftMax.cpp:459" in line)
     assert softmax[at + 1] == ("       others need input_.is_cuda() && input_.scalar_type() == ScalarType::Half && "
                                "dtype == ScalarType::Float at SoftMax.cpp:455 (false here)")
     nll = real_index.trace("F.nll_loss").to_text(context=0).splitlines()
     at = next(i for i, line in enumerate(nll) if "at::nll_loss_symint" in line and "LossNLL.cpp:703" in line)
-    assert nll[at + 1] == "       open: input_.dim() == 1 || input_.dim() == 2 at LossNLL.cpp:702"
+    # ... and, for an open one, the device code each way ends at, the chain's first: nll_loss's own 2-d reduce
+    # kernel (Loss.cu), or nll_loss2d's kernel for reduction='mean' (NLLLoss2d.cu), not its no-reduce one
+    assert nll[at + 1] == ("       open: input_.dim() == 1 || input_.dim() == 2 at LossNLL.cpp:702 -> "
+                           "nll_loss_forward_reduce_cuda_kernel_2d; or nll_loss2d_forward_kernel")

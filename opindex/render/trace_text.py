@@ -185,7 +185,7 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
             if aligned + len(suffix) > width and height([other], width) <= height([line], width):
                 line = other
         out.append(line)
-        why = _why(choice) if choice else None
+        why = _why(choice, t) if choice else None
         if why:  # one short line: the test that settled the choice, or the one the inputs left open
             out.append(paint("       " + (why if not width or len(why) <= width - 7 else why[:width - 8] + "…"),
                              "2"))
@@ -210,11 +210,12 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
     return out
 
 
-def _why(choice: dict) -> str | None:
+def _why(choice: dict, t: Trace | None = None) -> str | None:
     """What decided a choice of the main chain, where the source states it: for a settled one the first test that
     rules another way out (`others need at::isComplexType(common_dtype) at UnarySpecialOpsKernel.cu:126 (false
-    here)`), for a
-    ranked one the first test the inputs leave open (`open: inner_size == 1 at SoftMax.cu:711`)."""
+    here)`), for a ranked one the first test the inputs leave open and the device code each way not ruled out
+    ends at, the chain's first (`open: dim_size <= 1024 && ... at SoftMax.cu:719 -> softmax_warp_forward; or
+    cunn_SoftMaxForward`)."""
     others = [c for o in choice["options"][1:] for c in o["conditions"]]
     if choice["settled"]:
         test = next((c for c in others if c["assumed"] is False), None)
@@ -225,7 +226,45 @@ def _why(choice: dict) -> str | None:
     if test is None:
         return None
     where = f" at {test['file'].rpartition('/')[2]}:{test['line']}" if test["file"] and test["line"] else ""
-    return f"{label} {test['text']}{where}{value}"
+    ways = _open_ways(choice, t) if t is not None and not choice["settled"] else ""
+    text = test["text"] if len(test["text"]) <= MAX_TEST else test["text"][:MAX_TEST - 1] + "…"  # (JSON: whole)
+    return f"{label} {text}{where}{value}{ways}"
+
+
+MAX_TEST = 120  # characters of a test shown under a choice (cut with …: the ways after it stay readable)
+
+
+MAX_WAYS = 4  # device code named per open decision in the text (JSON `open`: every option)
+
+
+def _open_ways(choice: dict, t: Trace) -> str:
+    """` -> A; or B, C`: the device code the ways of an open choice end at, the main chain's first, those the
+    inputs rule out left out; at most MAX_WAYS named, the rest counted."""
+    names: list[str] = []
+    for i, o in enumerate(choice["options"]):
+        if i and any(c["assumed"] is False for c in o["conditions"]):
+            continue
+        if o["end"] is not None and 0 <= o["end"] < len(t.hops):
+            name = _bare_code(t.hops[o["end"]].name)
+            if name and name not in names:
+                names.append(name)
+    if len(names) < 2:
+        return ""
+    more = f" (+{len(names) - MAX_WAYS} more)" if len(names) > MAX_WAYS else ""
+    return f" -> {names[0]}; or {', '.join(names[1:MAX_WAYS])}{more}"
+
+
+def _bare_code(name: str) -> str:
+    """A kernel's or call's bare name: `__global__ at::native::vectorized_elementwise_kernel` ->
+    vectorized_elementwise_kernel; `kernel_fn<<<blocks, ...>>>` -> kernel_fn."""
+    name = name.removeprefix("__global__ ").split("<<<")[0].split("(")[0]
+    depth, out = 0, []
+    for c in name:  # template arguments dropped
+        depth += c == "<"
+        if not depth:
+            out.append(c)
+        depth -= c == ">" and depth > 0
+    return "".join(out).rsplit("::", 1)[-1].strip()
 
 
 def _choice(t: Trace, hop: Hop) -> dict | None:

@@ -540,19 +540,29 @@ def _option(way, kids: dict, ends: set[int], end: int | None) -> dict:
     """One way of a choice: its first hop, the device code it leads to (the main chain's end for the way taken,
     else the first computing end below it in walk order, and under that the first deepest: a launch's kernel), and the conditions it runs under as the walk read them
     (`assumed` false: ruled out for this call and build; null: not decided)."""
-    if end is None:
-        stack, seen = [way], set()
-        while stack:
-            h = stack.pop()
-            if h.id in seen:
-                continue
-            seen.add(h.id)
-            if h.id in ends:
-                end, stack = h.id, []  # then the deepest below it: the __global__ its launch names
-            stack.extend(reversed(kids.get(h.id, ())))
+    if end is None:  # below the way, not through a branch the inputs rule out, where there is such an end
+        end = _first_end(way, kids, ends, skip_ruled_out=True)
+        if end is None:
+            end = _first_end(way, kids, ends, skip_ruled_out=False)
     return {"hop": way.id, "end": end,
             "conditions": [{"text": c.text, "file": c.file, "line": c.line, "assumed": c.assumed}
                            for c in way.conditions]}
+
+
+def _first_end(way, kids: dict, ends: set[int], skip_ruled_out: bool) -> int | None:
+    """The first computing end below `way` in walk order, and under that the first deepest (the __global__ its
+    launch names); with `skip_ruled_out`, not below a hop under a condition read as false (nll_loss2d's way ends
+    at its reduction's kernel, not at the no-reduce one walked first)."""
+    end, stack, seen = None, [way], set()
+    while stack:
+        h = stack.pop()
+        if h.id in seen or (skip_ruled_out and h is not way and h.not_default):
+            continue
+        seen.add(h.id)
+        if h.id in ends:
+            end, stack = h.id, []  # then the deepest below it
+        stack.extend(reversed(kids.get(h.id, ())))
+    return end
 
 
 def _leads_to(hop, kids: dict, ids: set[int]) -> bool:
