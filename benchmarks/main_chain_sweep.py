@@ -352,7 +352,7 @@ def op_names(ix, limit: int) -> tuple[list[str], str]:
     return names, f"all {len(names)}"
 
 
-def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True) -> dict:
+def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True, defines=(), undefines=()) -> dict:
     from opindex.api import Index
     ix = Index(db)
     table = IfTable.of(ix)
@@ -361,7 +361,7 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True) 
     ops, errors = {}, {}
     for i, name in enumerate(names):
         try:
-            t = ix.trace(f"aten::{name}", device=device)
+            t = ix.trace(f"aten::{name}", device=device, defines=list(defines), undefines=list(undefines))
             chain, stop = t.main_chain(), t.ruled_out()
         except Exception as e:  # noqa: BLE001 (a sweep reports every error)
             errors[name] = f"{type(e).__name__}: {e}"
@@ -380,13 +380,14 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True) 
     row = ix.rows("SELECT root, pytorch_version FROM checkouts LIMIT 1")
     tree, version = (row[0]["root"], row[0]["pytorch_version"]) if row else (None, None)
     return {"db": str(db), "tree": tree, "version": version,
-            "device": device, "sample": sample, "swept": len(names), "errors": errors, "wall_s": round(wall, 1),
+            "device": device, "build": [*(f"-D {d}" for d in defines), *(f"-U {u}" for u in undefines)], "sample": sample, "swept": len(names), "errors": errors, "wall_s": round(wall, 1),
             "counts": counts, "stopped": sum(bool(o["stopped"]) for o in ops.values()), "faulty_ops": sum(any(c in o["faults"] for c in FAULTS) for o in ops.values()),
             "ops": ops}
 
 
 def report(out: dict, first: int = 30) -> str:
-    lines = [f"main-chain fault sweep: {out['db']} ({out['tree']}, PyTorch {out['version']}), device {out['device']}",
+    lines = [f"main-chain fault sweep: {out['db']} ({out['tree']}, PyTorch {out['version']}), device {out['device']}"
+             + (f", build {' '.join(out['build'])}" if out.get("build") else ""),
              f"ops: {out['sample']} forward native functions; swept {out['swept']}, errored {len(out['errors'])}, "
              f"wall {out['wall_s']} s",
              "counts (ops): " + ", ".join(f"{c} {out['counts'][c]}" for c in CATEGORIES)
@@ -411,8 +412,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="sweep every k-th op, N in all (0: every op)")
     p.add_argument("--device", default="cuda", choices=sorted(BY_OPTION))
     p.add_argument("--json", metavar="OUT")
+    p.add_argument("-D", "--define", action="append", default=[], help="trace for a build with this macro "
+                   "(as `opindex trace -D`); repeatable")
+    p.add_argument("-U", "--undefine", action="append", default=[], help="trace for a build without this macro "
+                   "(as `opindex trace -U`: -U USE_MACA for the 2.4 fork's stock CUDA path); repeatable")
     args = p.parse_args(argv)
-    out = sweep(args.db, args.limit, args.device)
+    out = sweep(args.db, args.limit, args.device, defines=args.define, undefines=args.undefine)
     print(report(out))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
