@@ -77,3 +77,4 @@ def _call_arguments(text: str, start: int) -> str:
             if depth == 0:
                 return text[start:i]
     return text[start:]
+

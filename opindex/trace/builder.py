@@ -36,6 +36,7 @@ class TraceBuilder:
         # and whether it runs through CompositeImplicitAutograd on the device
         self.defaults: list[dict] = []
         self.implicit: list[bool] = []
+        self.memo: dict = {}  # what a step reads once per trace (bodies.stand_in: a definition's stand-in)
         # helper id -> the body being walked that calls it directly; op API name -> likewise (bodies.calls)
         self.reserved: dict[int, str] = {}
         self.reserved_ops: dict[str, str] = {}

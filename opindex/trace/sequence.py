@@ -84,3 +84,12 @@ def file_lines(root: str | None, file: str) -> list[str] | None:
             return f.read().splitlines()
     except OSError:
         return None
+
+
+@functools.lru_cache(maxsize=8192)
+def strided_operands_at(root: str, file: str, line: int, end_line: int) -> tuple[str, ...]:
+    """pytorch/views.strided_operands of the body at file:line-end_line of the checkout at `root` (read once per
+    process: a walk asks it of every body that launches a TensorIterator or calls a stub)."""
+    from ..pytorch.views import strided_operands
+    lines = file_lines(root, file)
+    return tuple(strided_operands("\n".join(lines[line - 1:end_line]))) if lines else ()

@@ -15,8 +15,7 @@ from .step import Step
 from .sites import BodyCalls
 from .specializations import not_taken
 from .template_values import template_arguments
-from ...pytorch.views import strided_operands
-from ..sequence import file_lines
+from ..sequence import file_lines, strided_operands_at
 from ..typeids import declared_types, object_class, parameter_class, passed_types
 from .text import cpp_detail
 
@@ -109,10 +108,10 @@ class BodyWalk(Step):
         """The strided or broadcast operands (pytorch/views.py) of a TensorIterator this body builds, where it
         launches one or calls a stub (group_norm's GroupNormKernelImplInternal: `mean.view({N * G, 1})` beside
         `X.view({N * G, D * HxW})`, then gpu_kernel(iter, ...))."""
-        if not (stubs or any(ln["kind"] == "tensor_iterator" for ln in launches)) or not d.get("end_line"):
+        if not (stubs or any(ln["kind"] == "tensor_iterator" for ln in launches)) or not d.get("end_line") \
+                or not self.trace.root:
             return []
-        text = file_lines(self.trace.root, d["file"]) if self.trace.root else None
-        return strided_operands("\n".join(text[d["line"] - 1:d["end_line"]])) if text else []
+        return list(strided_operands_at(self.trace.root, d["file"], d["line"], d["end_line"]))
 
     def own_work(self, d: dict, hop: Hop, depth: int, launches: list[dict], stubs: list[dict], guards) -> None:
         """What a body that reaches device code itself runs: its stub calls, launches and library calls, then its
@@ -275,15 +274,17 @@ class BodyWalk(Step):
         `gpu_kernel_maca_arity1(iter, ...)`, defined only under `#ifdef USE_MACA`; upstream 2.4 writes
         `gpu_kernel(iter, ...)`): on a build without the vendor's macro, the stem is the path upstream's code
         takes. Walked after the left-out one and marked, so the text and JSON say it is a stand-in."""
-        if not links:
+        if len(links) != 1:  # (several definitions: the build keeps one of them, or the call is ambiguous)
             return None
-        falses = [self.build.false_at(ln["def_file"], ln["def_line"]) for ln in links]
-        if any(f is None for f in falses) or len({ln["id"] for ln in links}) != 1:
-            return None
-        found = q.stand_in(self.con, links[0])
-        if found is None or self.build.false_at(found["file"], found["line"]) is not None:
-            return None
-        return {**found, "left_out": falses[0]}
+        link = links[0]
+        key = ("stand-in", link["id"])
+        if key not in self.b.memo:  # asked at every call of a helper: read once per trace
+            false = self.build.false_at(link["def_file"], link["def_line"])
+            found = q.stand_in(self.con, link) if false is not None else None
+            if found is not None and self.build.false_at(found["file"], found["line"]) is not None:
+                found = None
+            self.b.memo[key] = {**found, "left_out": false} if found is not None else None
+        return self.b.memo[key]
 
     def mark_stand_in(self, hop: Hop, target: dict) -> None:
         gone, why = target["stands_in_for"], target["left_out"]

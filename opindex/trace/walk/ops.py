@@ -7,8 +7,7 @@ import re
 
 from .. import facts as q
 from ...pytorch.devices import IMPLICIT_KEYS, runs_on
-from ...pytorch.views import strided_operands
-from ..sequence import file_lines
+from ..sequence import strided_operands_at
 from ..model import COMPOSITE_CALLEE, Found, Hop
 from .step import Step
 
@@ -81,9 +80,8 @@ class OpWalk(Step):
         glu's `firstHalf` and `secondHalf`, each `self.narrow(...)`. The op's bodies then read `iter.is_contiguous()`
         as false (conditions.STRIDED)."""
         for d in self.meta_definitions(entry):
-            lines = file_lines(self.trace.root, d["file"]) if self.trace.root else None
-            if lines and d.get("end_line"):
-                return strided_operands("\n".join(lines[d["line"] - 1:d["end_line"]]))
+            if self.trace.root and d.get("end_line"):
+                return list(strided_operands_at(self.trace.root, d["file"], d["line"], d["end_line"]))
         return []
 
     def dispatch(self, entry: dict, parent: Hop, depth: int) -> None:
