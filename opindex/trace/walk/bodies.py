@@ -287,6 +287,8 @@ class BodyWalk(Step):
         return self.b.memo[key]
 
     def mark_stand_in(self, hop: Hop, target: dict) -> None:
+        """Say so on the stand-in's hop: `found` stand_in, the left-out definition and its #if in the detail, and
+        that #if's negation as a condition read true (the render's header and folded launch name it)."""
         gone, why = target["stands_in_for"], target["left_out"]
         hop.found = Found.STAND_IN
         hop.detail += (f" [stands in for {gone['name']} ({gone['file']}:{gone['line']}), which this build leaves out "
