@@ -568,3 +568,38 @@ def test_group_norm_on_a_stock_build_ends_at_its_broadcast_elementwise_kernel(re
         ("at::native::GroupNormKernelImplInternal", 574, "calls"), ("gpu_kernel", 637, "tensor_iterator")]
     body = next(h for h in t.main_chain() if h.name == "at::native::GroupNormKernelImplInternal")
     assert "broadcast operands (mean.view({N * G, 1}), rstd.view({N * G, 1})" in body.detail
+
+
+def test_three_untuned_calls_of_this_session_read_hop_by_hop(real_index):
+    """Read against the 2.4 source on the stock build (-U USE_MACA), not tuned for. torch.tanh of float16:
+    tanh_kernel_cuda's `if (at::isComplexType(common_dtype))` (UnaryGeometricTanhKernel.cu:21) is false, its else's
+    AT_DISPATCH_FLOATING_TYPES_AND2(Half, BFloat16) calls gpu_kernel_maca_arity1 (:49), which the build leaves out:
+    gpu_kernel (Loops.cuh:80) stands in -> gpu_kernel_impl (:99) -> launch_vectorized_kernel (CUDALoops.cuh:404)
+    -> vectorized_elementwise_kernel (:63). F.elu(x, alpha=0.5): `if inplace` false (functional.py:1590), so
+    torch._C._nn.elu (:1593) -> elu_stub (Activation.cpp:273) -> elu_kernel's gpu_kernel (ActivationEluKernel.cu:37),
+    upstream's own launcher, no stand-in. torch.addcdiv(..., value=0.5) of float32: the else of
+    `if (at::isComplexType(dtype))` (PointwiseOpsKernel.cu:62) calls gpu_kernel (:97). Each ends at the kernel an
+    upstream build's profiler shows for it."""
+    stock = ["USE_MACA"]
+    loops = "aten/src/ATen/native/cuda/CUDALoops.cuh"
+    tanh = real_index.trace("torch.tanh(torch.randn(64, 64, dtype=torch.float16))", undefines=stock)
+    assert [(h.name, h.file.rsplit("/", 1)[-1], h.line) for h in tanh.main_chain()[-8:]] == [
+        ("gpu_kernel_maca_arity1", "UnaryGeometricTanhKernel.cu", 49), ("at::native::gpu_kernel", "Loops.cuh", 80),
+        ("gpu_kernel_impl", "Loops.cuh", 99), ("at::native::gpu_kernel_impl", "CUDALoops.cuh", 383),
+        ("launch_vectorized_kernel", "CUDALoops.cuh", 404), ("at::native::launch_vectorized_kernel", "CUDALoops.cuh",
+                                                              247),
+        ("vectorized_elementwise_kernel<4, func_t, array_t><<<grid, num_threads(), 0, stream>>>", "CUDALoops.cuh",
+         256), ("__global__ at::native::vectorized_elementwise_kernel", "CUDALoops.cuh", 63)]
+    assert tanh.main_chain()[-7].found == "stand_in" and tanh.dtype == "float16"
+    elu = real_index.trace("F.elu(torch.randn(64, 128), alpha=0.5)", undefines=stock)
+    assert [(h.name, h.line) for h in elu.main_chain() if h.layer in ("bridge", "stub")] == [
+        ("torch._C._nn.elu", 1593), ("elu_stub", 273)]
+    assert [(h.name, h.line) for h in elu.main_chain() if h.file.endswith("ActivationEluKernel.cu")] == [
+        ("CUDA: elu_kernel", 83), ("at::native::elu_kernel", 22), ("gpu_kernel", 37)]
+    assert not any(h.found == "stand_in" for h in elu.main_chain())
+    assert _end(elu) == ("__global__ at::native::vectorized_elementwise_kernel", loops, 63)
+    addcdiv = real_index.trace("torch.addcdiv(torch.randn(100), torch.randn(100), torch.randn(100), value=0.5)",
+                               undefines=stock)
+    assert [(h.name, h.line) for h in addcdiv.main_chain() if h.file.endswith("PointwiseOpsKernel.cu")] == [
+        ("CUDA: addcdiv_cuda_kernel", 146), ("at::native::addcdiv_cuda_kernel", 60), ("gpu_kernel", 97)]
+    assert _end(addcdiv) == ("__global__ at::native::vectorized_elementwise_kernel", loops, 63)
