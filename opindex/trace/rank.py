@@ -168,8 +168,8 @@ def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
         if not lines:
             continue
         if path not in tied:  # device work of the same body, after the best's as the build compiles it
-            if {best[i].kind, path[i].kind} <= DEVICE_WORK_KINDS and la < lb and may_follow(_built(t, fa, lines),
-                                                                                              la, lb):
+            if {best[i].kind, path[i].kind} <= DEVICE_WORK_KINDS and la < lb and may_follow(
+                    _built(t, fa, lines, la, lb), la, lb):
                 best = path
             continue
         if {best[i].kind, path[i].kind} <= SEQUENCE_KINDS and la < lb and in_sequence(lines, la, lb):
@@ -182,11 +182,11 @@ def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
     return best
 
 
-def _built(t, file: str, lines: list[str]) -> list[str]:
-    """`file`'s lines as the trace's build compiles them (Trace.unbuilt, set after the walk: the build's false
-    #if spans), else as written."""
+def _built(t, file: str, lines: list[str], first: int, last: int) -> list[str]:
+    """`file`'s lines first..last as the trace's build compiles them (Trace.unbuilt, set after the walk: the
+    build's false #if spans), else as written."""
     off = t.__dict__.get("unbuilt")
-    return built_lines(lines, lambda n: off(file, n) is not None) if off else lines
+    return built_lines(lines, lambda n: off(file, n) is not None, first, last) if off else lines
 
 
 SEQUENCE_KINDS = frozenset({"calls", "calls_op"})  # a C++ body's helper calls and op calls
@@ -538,8 +538,9 @@ def open_decisions(t, found: list[dict] | None = None) -> list[dict]:
 
 def _option(way, kids: dict, ends: set[int], end: int | None) -> dict:
     """One way of a choice: its first hop, the device code it leads to (the main chain's end for the way taken,
-    else the first computing end below it in walk order, and under that the first deepest: a launch's kernel), and the conditions it runs under as the walk read them
-    (`assumed` false: ruled out for this call and build; null: not decided)."""
+    else the first computing end below it in walk order not through a branch the inputs rule out, and under that
+    the first deepest: a launch's kernel), and the conditions it runs under as the walk read them (`assumed`
+    false: ruled out for this call and build; null: not decided)."""
     if end is None:  # below the way, not through a branch the inputs rule out, where there is such an end
         end = _first_end(way, kids, ends, skip_ruled_out=True)
         if end is None:

@@ -30,10 +30,12 @@ def may_follow(lines: list[str], first: int, later: int) -> bool:
     return _read(lines, first, later) in ("sequence", "") and 0 < first < later <= len(lines)
 
 
-def built_lines(lines: list[str], off) -> list[str]:
+def built_lines(lines: list[str], off, first: int = 1, last: int | None = None) -> list[str]:
     """A file's lines as a build compiles them: a line `off(n)` says is under a false #if, and every directive
-    line, blank (the same count, so line numbers hold)."""
-    return ["" if text.lstrip().startswith("#") or off(n) else text for n, text in enumerate(lines, 1)]
+    line, blank (the same count, so line numbers hold); only lines first..last are read so (the span _read reads)."""
+    last = len(lines) if last is None else min(last, len(lines))
+    return lines[:first - 1] + ["" if text.lstrip().startswith("#") or off(n) else text
+                                for n, text in enumerate(lines[first - 1:last], first)] + lines[last:]
 
 
 def alternatives(lines: list[str], first: int, later: int) -> bool:
