@@ -7,7 +7,7 @@ another file), changed (another name in that role), added or removed (a hop one 
 """
 from __future__ import annotations
 
-import re
+from ..trace.model import bare_name
 
 ROLES = {("native", "entry"): "entry", ("native", "structured_delegate"): "delegate",
          ("native", "calls_op"): "op call", ("cpp", "launcher"): "launcher",
@@ -16,23 +16,13 @@ ROLES = {("native", "entry"): "entry", ("native", "structured_delegate"): "deleg
 LAYER_ROLES = {"python": "python", "bridge": "bridge", "native": "native", "dispatch": "dispatch row",
                "cpp": "C++", "stub": "stub", "registration": "registration", "cuda": "device code",
                "library": "library call", "codegen": "codegen"}
-_TEMPLATE = re.compile(r"<[^<>]*>")
 
 
 def role(hop) -> str:
     return ROLES.get((hop.layer.value, str(hop.kind)), LAYER_ROLES.get(hop.layer.value, hop.layer.value))
 
 
-def key_name(hop) -> str:
-    """The name a hop is matched by: a launch's kernel, a definition's name without `__global__ `, template
-    arguments and qualifier."""
-    name = hop.kernel if hop.kernel and str(hop.kind) in ("launch", "global_kernel") else hop.name
-    name = name.removeprefix("__global__ ")
-    while _TEMPLATE.search(name):
-        name = _TEMPLATE.sub("", name)
-    # the last part only: a parse error can lose a definition's outer namespaces (native::lstm_cudnn in one tree,
-    # at::native::lstm_cudnn in the other), which is no change of the hop
-    return name.split("<<<")[0].strip().rpartition("::")[2]
+key_name = bare_name  # the name a hop is matched by (trace/model.py)
 
 
 def hop_dict(hop) -> dict:

@@ -265,22 +265,18 @@ def cmake_condition(condition: str, value_of) -> bool | None:
             return False
         return value_of(tok)
 
-    def conjunction():
-        nonlocal pos
-        v = atom()
-        while pos < len(tokens) and tokens[pos] == "AND":
-            pos += 1
-            w = atom()
-            v = False if v is False or w is False else None if v is None or w is None else True
-        return v
+    def joined(word: str, operand, wins: bool):
+        """Operands joined by `word` (AND: a false one wins; OR: a true one), three-valued."""
+        def read():
+            nonlocal pos
+            v = operand()
+            while pos < len(tokens) and tokens[pos] == word:
+                pos += 1
+                w = operand()
+                v = wins if wins in (v, w) else None if None in (v, w) else not wins
+            return v
+        return read
 
-    def disjunction():
-        nonlocal pos
-        v = conjunction()
-        while pos < len(tokens) and tokens[pos] == "OR":
-            pos += 1
-            w = conjunction()
-            v = True if v is True or w is True else None if v is None or w is None else False
-        return v
-
+    conjunction = joined("AND", atom, False)
+    disjunction = joined("OR", conjunction, True)
     return disjunction()

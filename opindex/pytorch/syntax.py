@@ -60,6 +60,17 @@ def define_body(raw: str) -> str:
     return raw.replace("\\\r\n", " ").replace("\\\n", " ")
 
 
+def parenthesized(text: str, start: int) -> str:
+    """The text from `start` (just after an open parenthesis) to the parenthesis that closes it (to the end when
+    none does)."""
+    depth = 1
+    for i in range(start, len(text)):
+        depth += (text[i] == "(") - (text[i] == ")")
+        if depth == 0:
+            return text[start:i]
+    return text[start:]
+
+
 def closes_at_end(text: str) -> bool:
     """Whether the `(` that starts `text` is closed by its last character (`(a && b)` is, `(a) && (b)` is not)."""
     depth = 0

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .syntax import parenthesized
+
 # Tensor methods that return a view with other strides than a contiguous base's (a narrow keeps the row stride of
 # the full tensor; expand gives stride 0; transpose, t, permute swap strides)
 STRIDED_VIEWS = ("narrow", "slice", "select", "transpose", "t", "permute", "expand", "expand_as", "diagonal",
@@ -35,7 +37,7 @@ def broadcast_operands(text: str) -> list[str]:
         chain = text[m.end():end if end > 0 else len(text)]
         shapes = []
         for op in _OPERAND.finditer(chain):
-            arg = _call_arguments(chain, op.end()).strip()
+            arg = parenthesized(chain, op.end()).strip()
             shaped = _SHAPED.search(arg)
             if shaped is None:
                 break  # an operand of a shape not written here: nothing to compare
@@ -57,24 +59,9 @@ def strided_operands(text: str) -> list[str]:
     views = set(_VIEW_LOCAL.findall(text))
     found: list[str] = []
     for m in _ITER_BUILD.finditer(text):
-        args = _call_arguments(text, m.end())
+        args = parenthesized(text, m.end())
         names = [w for w in re.findall(r"[A-Za-z_]\w*", args) if w in views]
         if re.search(_VIEW_CALL, args):
             names.append(args.strip())
         found += [n for n in names if n not in found]
     return found + [a for a in broadcast_operands(text) if a not in found]
-
-
-def _call_arguments(text: str, start: int) -> str:
-    """The text from `start` (just after a call's open parenthesis) to its closing one."""
-    depth = 1
-    for i in range(start, len(text)):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return text[start:i]
-    return text[start:]
-

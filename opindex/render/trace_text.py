@@ -3,7 +3,7 @@ file:line), the branches folded to one line each with a count, the backward, and
 `tree=True` prints every hop as a tree, `snippets=True` the source lines under each hop shown."""
 from __future__ import annotations
 
-from ..trace.model import TAIL_LAYERS, Found, Hop, Trace
+from ..trace.model import TAIL_LAYERS, Found, Hop, Trace, bare_name
 from .printable import printable
 from .screen import cut as _cut, cut_name as _cut_name, height, plain as _plain, wrap
 from .source import snippet
@@ -245,26 +245,13 @@ def _open_ways(choice: dict, t: Trace) -> str:
         if i and any(c["assumed"] is False for c in o["conditions"]):
             continue
         if o["end"] is not None and 0 <= o["end"] < len(t.hops):
-            name = _bare_code(t.hops[o["end"]].name)
+            name = bare_name(t.hops[o["end"]])
             if name and name not in names:
                 names.append(name)
     if len(names) < 2:
         return ""
     more = f" (+{len(names) - MAX_WAYS} more)" if len(names) > MAX_WAYS else ""
     return f" -> {names[0]}; or {', '.join(names[1:MAX_WAYS])}{more}"
-
-
-def _bare_code(name: str) -> str:
-    """A kernel's or call's bare name: `__global__ at::native::vectorized_elementwise_kernel` ->
-    vectorized_elementwise_kernel; `kernel_fn<<<blocks, ...>>>` -> kernel_fn."""
-    name = name.removeprefix("__global__ ").split("<<<")[0].split("(")[0]
-    depth, out = 0, []
-    for c in name:  # template arguments dropped
-        depth += c == "<"
-        if not depth:
-            out.append(c)
-        depth -= c == ">" and depth > 0
-    return "".join(out).rsplit("::", 1)[-1].strip()
 
 
 def _choice(t: Trace, hop: Hop) -> dict | None:

@@ -10,6 +10,7 @@ a renderer.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
@@ -193,6 +194,21 @@ class Hop:
     def not_default(self) -> bool:
         """Under a condition the default arguments make false (`if (label_smoothing > 0.0)`)."""
         return bool(self.conditions) and any(c.assumed is False for c in self.conditions)
+
+
+_TEMPLATE = re.compile(r"<[^<>]*>")
+
+
+def bare_name(hop: Hop) -> str:
+    """The name a hop is known by across trees and ways: a launch's kernel, a definition's name without
+    `__global__ `, template arguments and qualifier (`opindex diff` matches hops by it; an open choice names its
+    ways' ends by it). Only the last part: a parse error can lose a definition's outer namespaces (native::lstm_cudnn
+    in one tree, at::native::lstm_cudnn in the other), which is no change of the hop."""
+    name = hop.kernel if hop.kernel and str(hop.kind) in ("launch", "global_kernel") else hop.name
+    name = name.removeprefix("__global__ ")
+    while _TEMPLATE.search(name):
+        name = _TEMPLATE.sub("", name)
+    return name.split("<<<")[0].strip().rpartition("::")[2]
 
 
 @dataclass
