@@ -100,6 +100,33 @@ def test_cuda_kernels_and_launches():
         ("thrust", "thrust::sort"), ("cub", "cub::DeviceRadixSort::SortPairs")]
 
 
+def test_a_kernel_whose_launch_bounds_sit_in_an_if_between_global_and_its_name():
+    # DepthwiseConv2d.cu:141-145 and TensorFactories.cu:242-245 (2.4): the `#if` that guards the decorator splits
+    # the declaration; the kernel is still a __global__, and a `#if` that holds code is kept.
+    facts = run("""
+        template <int kSize, typename scalar_t>
+        __global__ void
+        #if !defined(USE_ROCM)
+        C10_LAUNCH_BOUNDS_1(at::cuda::detail::CUDA_NUM_THREADS)
+        #endif
+        conv_depthwise2d_forward_kernel(const scalar_t* input, int n) {}
+        template <typename scalar_t>
+        __global__
+        #if defined(USE_ROCM)
+        C10_LAUNCH_BOUNDS_2(512, 4)
+        #else
+        C10_LAUNCH_BOUNDS_1(512)
+        #endif
+        void tril_indices_kernel(scalar_t* tensor) {}
+        #if defined(USE_ROCM)
+        void rocm_only(int n) {}
+        #endif
+        """, "aten/src/ATen/native/cuda/DepthwiseConv2d.cu", "cuda")
+    assert [(r[1], r[4], r[5]) for r in facts.rows["symbols"]] == [
+        (3, "global_kernel", "conv_depthwise2d_forward_kernel"), (9, "global_kernel", "tril_indices_kernel"),
+        (17, "function", "rocm_only")]
+
+
 def test_stub_declarations_registrations_and_defines():
     facts = run("""
         #define REGISTER_DISPATCH(name, fn) REGISTER_ARCH_DISPATCH(name, CPU_CAPABILITY, fn)

@@ -164,6 +164,12 @@ _DECORATOR_WORD = re.compile(rb"\b(?:C10|CUTLASS)_(?:HOST_DEVICE|DEVICE|HOST|GLO
 _DECORATOR_WORD_PARTS = (b"C10_HOST", b"C10_DEVICE", b"C10_GLOBAL", b"C10_ALWAYS_INLINE", b"C10_NOINLINE", b"CUTLASS_")
 _DECORATOR_KEYWORD = {b"HOST_DEVICE": b"__device__", b"DEVICE": b"__device__", b"HOST": b"", b"GLOBAL": b"__global__",
                      b"ALWAYS_INLINE": b"", b"NOINLINE": b""}
+# `__global__ void\n#if !defined(USE_ROCM)\nC10_LAUNCH_BOUNDS_1(...)\n#endif\nconv_depthwise2d_forward_kernel(`
+# (DepthwiseConv2d.cu:34): once the decorator is blank, its `#if`/`#else`/`#endif` lines enclose nothing, but they
+# still split the declaration, and the grammar reads the kernel as a plain function. A group that holds only
+# blank lines is blanked too (no code is lost: every side of it is empty).
+_EMPTY_CONDITIONAL = re.compile(
+    rb"^[ \t]*#[ \t]*if[^\n]*\n(?:[ \t]*\n|[ \t]*#[ \t]*(?:else|elif)\b[^\n]*\n)*[ \t]*#[ \t]*endif\b[^\n]*$", re.M)
 
 
 # Legacy TH/THC/THNN generic code names its functions through token-pasting macros, `THCTensor_(sort)(state, ...)`
@@ -201,6 +207,9 @@ def prepare(data: bytes, arguments) -> bytes:
             _, end = arguments(data, m.end() - 1)
             buf = buf or bytearray(data)
             buf[m.start():end] = re.sub(rb"[^\n]", b" ", data[m.start():end])
+        if buf is not None:
+            buf = _EMPTY_CONDITIONAL.sub(lambda g: re.sub(rb"[^\n]", b" ", g.group()), bytes(buf))
+            buf = bytearray(buf)
     if not any(word in data for word in _DECORATOR_WORD_PARTS):
         return bytes(buf) if buf is not None else data
     for m in _DECORATOR_WORD.finditer(data):
