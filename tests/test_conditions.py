@@ -812,3 +812,11 @@ def test_operands_viewed_with_a_size_1_beside_a_full_size_broadcast():
     assert broadcast_operands(same) == []
     unwritten = "TensorIteratorConfig().add_output(y).add_input(m.view({n, 1})).build();"
     assert broadcast_operands(unwritten) == []
+
+
+@pytest.mark.parametrize("test, value", [("!true", False), ("!false", True), ("!(false)", True),
+                                         ("not (!true)", True), ("not (!false)", False)])
+def test_a_negated_value_written_in_is_read(test, value):
+    # `if (!getApplyGrid(state, totalElements, grid, curDevice)) return false;` (1.8's THCApply.cuh:361): the call's
+    # value (true, read from its body) is written in, and the lines after the early return run under `not (!true)`
+    assert holds(test, {}) is value

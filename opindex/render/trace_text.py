@@ -223,10 +223,14 @@ def _why(choice: dict, t: Trace | None = None) -> str | None:
     else:
         test = next((c for o in choice["options"] for c in o["conditions"] if c["assumed"] is None), None)
         label, value = "open:", ""
+    ways = _open_ways(choice, t) if t is not None and not choice["settled"] else ""
+    if test is None and not choice["settled"] and choice.get("file"):  # ranked, and no test read tells them apart
+        # (THC_pointwiseApply2's 12 launches, chosen by a macro's switch on the dims)
+        return (f"open: no test opindex reads tells the {choice['ways']} ways apart (body at "
+                f"{choice['file'].rpartition('/')[2]}:{choice['line']}){ways}")
     if test is None:
         return None
     where = f" at {test['file'].rpartition('/')[2]}:{test['line']}" if test["file"] and test["line"] else ""
-    ways = _open_ways(choice, t) if t is not None and not choice["settled"] else ""
     text = test["text"] if len(test["text"]) <= MAX_TEST else test["text"][:MAX_TEST - 1] + "…"  # (JSON: whole)
     return f"{label} {text}{where}{value}{ways}"
 

@@ -38,6 +38,7 @@ _SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)(?:\s*([!=]
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
 _PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
 _UNKNOWN = object()
+_BANG_LITERAL = re.compile(r"^!\s*\(?\s*(true|false)\s*\)?$")
 _CAST = re.compile(r"static_cast<[^<>]*>\(\s*(\w+)\s*\)")
 
 
@@ -155,6 +156,9 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         condition = _subscripts(condition, defaults)
     if condition in ("true", "false", "not (true)", "not (false)"):  # a function's value written in (function_value)
         return condition in ("true", "not (false)")
+    literal = _BANG_LITERAL.match(condition)
+    if literal is not None:  # `if (!getApplyGrid(...))` with the call's value written in: `!true`
+        return literal.group(1) == "false"
     bang = _negated(condition)
     if bang is not None:  # `!(a && b)`, `!(false)`
         inner = holds(bang, defaults)
