@@ -467,6 +467,44 @@ def test_cmake_options_are_settings_read_under_the_build(tmp_path):
     assert cmake_condition("NOT (USE_CUDA OR X)", values.get) is False
 
 
+def test_an_option_declared_in_if_blocks_is_read_where_the_build_reaches_it(tmp_path):
+    """2.4's CMakeLists.txt:310-314 declares USE_XNNPACK twice, `if(USE_MACA)` OFF, `else()` ON; :296 guards
+    USE_VULKAN with `if(NOT DEFINED USE_VULKAN)`, which a fresh configure reaches unless the user gives it. An
+    elseif branch holds where the tests before it do not; a test with another CMake operator is unknown."""
+    from opindex.pytorch.build_config import cmake_condition, cmake_options
+    (tmp_path / "CMakeLists.txt").write_text(
+        'if(USE_MACA)\n  option(USE_XNNPACK "Use XNNPACK" OFF)\nelse()\n  option(USE_XNNPACK "Use XNNPACK" ON)\nendif()\n'
+        'if(NOT DEFINED USE_VULKAN)\n  cmake_dependent_option(USE_VULKAN "Vulkan" ON "ANDROID" OFF)\nendif()\n'
+        'if(APPLE)\n  option(USE_MPS "MPS" ON)\nelseif(CMAKE_SYSTEM_NAME STREQUAL "Linux")\n'
+        '  option(USE_KINETO "Kineto" ON)\nelse()\n  option(USE_ITT "ITT" ON)\nendif()\n')
+    found = cmake_options(str(tmp_path))
+    assert {n: (o.value, o.line, o.guard, o.later and (o.later.value, o.later.line, o.later.guard))
+            for n, o in found.items()} == {
+        "USE_XNNPACK": ("OFF", 2, "(USE_MACA)", ("ON", 4, "NOT (USE_MACA)")),
+        "USE_VULKAN": ("ON", 7, "(NOT DEFINED USE_VULKAN)", None),
+        "USE_MPS": ("ON", 10, "(APPLE)", None),
+        "USE_KINETO": ("ON", 12, 'NOT (APPLE) AND (CMAKE_SYSTEM_NAME STREQUAL "Linux")', None),
+        "USE_ITT": ("ON", 14, 'NOT (APPLE) AND NOT (CMAKE_SYSTEM_NAME STREQUAL "Linux")', None)}
+    assert cmake_condition("NOT DEFINED X", {}.get, lambda name: False) is True
+    assert cmake_condition('CMAKE_SYSTEM_NAME STREQUAL "Linux"', {}.get) is None
+    con = _index([], [])
+
+    def setting(name, undefines=(), defines=()):
+        b = BuildContext(con, "cuda", settings_from(defines=defines, undefines=undefines))
+        b.root = str(tmp_path)
+        s = b.cmake_setting(name)
+        return s and (s.text(), s.source)
+
+    assert setting("USE_XNNPACK", undefines=["USE_MACA"]) == (
+        "USE_XNNPACK=1", "CMake option at CMakeLists.txt:4 in if(NOT (USE_MACA))")
+    assert setting("USE_XNNPACK", defines=["USE_MACA"]) == (
+        "USE_XNNPACK undefined", "CMake option at CMakeLists.txt:2 in if(USE_MACA)")
+    assert setting("USE_VULKAN") == (
+        "USE_VULKAN undefined", "CMake option at CMakeLists.txt:7 in if(NOT DEFINED USE_VULKAN) (ANDROID)")
+    assert setting("USE_MPS") == ("USE_MPS undefined", "CMake option at CMakeLists.txt:10, not declared in this build")
+    assert setting("USE_KINETO") is None  # STREQUAL: not read
+
+
 def test_a_trace_reads_the_checkouts_cmake_options(real_index):
     """PyTorch 2.4 (mcPytorch) CMakeLists.txt:882 makes USE_MEM_EFF_ATTENTION a cmake_dependent_option, ON under
     `USE_CUDA OR USE_ROCM AND NOT USE_MACA` (true on either build: USE_CUDA); :867 makes USE_FLASH_ATTENTION ON only

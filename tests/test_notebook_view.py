@@ -27,7 +27,7 @@ def test_html_is_the_chain_with_the_branches_loaded_on_demand():
     page = small()._repr_html_()
     body = page.split("</style>", 1)[1].split('<script type="application/octet-stream"', 1)[0]
     assert body == (
-        '<p><b>opindex trace <code>torch.relu</code></b> (top-down, device cuda, depth 1): 9 hops; the main chain '
+        '<p><b>opindex trace <code>torch.relu</code></b> (top-down, device cuda, dtype float32, depth 1): 9 hops; the main chain '
         '(5 hops), then 2 branches folded (click to open)</p><ol>'
         '<li><b>python</b> <code>torch.relu</code> <span class="w">torch/functional.py:10</span> '
         '<span class="d">def relu(x)</span></li>'
@@ -69,7 +69,7 @@ def test_a_branch_on_demand_is_a_trace_of_its_own():
 
 def test_markdown_is_the_chain_then_a_line_per_branch():
     assert small()._repr_markdown_() == """\
-### opindex trace `torch.relu` (top-down, device cuda, depth 1)
+### opindex trace `torch.relu` (top-down, device cuda, dtype float32, depth 1)
 
 9 hops: the main chain (5 hops), then 2 branches, one line each.
 
@@ -92,7 +92,7 @@ def test_a_name_that_is_no_trace_shows_its_message_and_candidates():
     t = TraceView(query="LSTM", direction="down", device="cuda", depth=1, message="ambiguous: LSTM is 2 names",
                   candidates=["torch.nn.LSTM", "torch.ao.nn.quantized.dynamic.LSTM"])
     assert t._repr_html_() == (
-        '<div class="opindex-trace"><p><b>opindex trace <code>LSTM</code></b> (top-down, device cuda, depth 1)</p>'
+        '<div class="opindex-trace"><p><b>opindex trace <code>LSTM</code></b> (top-down, device cuda, dtype float32, depth 1)</p>'
         '<p>ambiguous: LSTM is 2 names</p><ul><li><code>torch.nn.LSTM</code></li>'
         '<li><code>torch.ao.nn.quantized.dynamic.LSTM</code></li></ul></div>')
 
@@ -152,3 +152,25 @@ def test_real_traces_show_the_chain_and_fold_the_rest(real_index):
         assert len(loaded(t._repr_html_())["h"]) == len(t.hops) - len(chain), name
     lstm = real_index.trace("nn.LSTM")
     assert len(lstm._repr_html_().encode()) < 50_000  # 47.2 KB for its 786 hops (2026-12-05); every hop was 251 KB
+
+
+def test_a_notebook_states_the_build_and_what_decided_the_chain(real_index):
+    """The notebook views say what the text says (issue 28, point 6): the dtype and the build traced, the choices
+    the inputs leave open, and under each chain hop where the chain went one way of several its mark and test
+    (F.nll_loss on -U USE_MACA: LossNLL.cpp:702 tests the input's rank, which a name does not give; Loss.cu:373
+    the same, as n_dims)."""
+    t = real_index.trace("F.nll_loss", undefines=["USE_MACA"])
+    md = t._repr_markdown_().splitlines()
+    assert md[0] == "### opindex trace `F.nll_loss` (top-down, device cuda, dtype float32, depth 1)"
+    assert "Build: USE\\_MACA undefined (-U); USE\\_ROCM undefined (upstream default)" in md
+    summary = ("Main chain ranked at hops 6, 16: 2 choices these inputs leave open decide the end (each names its "
+               "test and where the other ways end)")
+    assert summary in md
+    at = next(i for i, line in enumerate(md) if line.startswith("6. **native** `at::nll_loss_symint`"))
+    assert md[at].endswith("**◆ default of 3, ranked**")
+    assert md[at + 1] == ("   *open: input\\_.dim() == 1 \\|\\| input\\_.dim() == 2 at LossNLL.cpp:702 -&gt; "
+                          "nll\\_loss\\_forward\\_reduce\\_cuda\\_kernel\\_2d; or nll\\_loss2d\\_forward\\_kernel*")
+    page = t._repr_html_()
+    assert f'<p class="d">{summary}</p>' in page
+    assert ('<b>◆ default of 3, ranked</b><div class="d">open: not (n_dims == 1) at Loss.cu:373 -&gt; '
+            'nll_loss_forward_reduce_cuda_kernel_2d; or nll_loss_forward_reduce_cuda_kernel_1d</div>') in page

@@ -19,9 +19,10 @@ says where it came from (its `source`), in this order (trace/conditions.py Build
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .devices import PLATFORM_MACROS
 
@@ -215,11 +216,47 @@ class CMakeOption:
     depends: str | None  # a cmake_dependent_option's condition (`USE_CUDA AND NOT USE_MACA`)
     otherwise: str  # its value when the condition does not hold
     line: int
+    guard: str | None = None  # the `if()` blocks it is declared in, as one condition (None: at the top level)
+    later: "CMakeOption | None" = None  # another declaration of the name, after this one (`if(USE_MACA)
+    # option(USE_XNNPACK ... OFF) else() option(USE_XNNPACK ... ON) endif()`)
+
+
+# `if(`, `elseif(`, `else(`, `endif(` at a line's start; the test is read up to its balanced `)`
+_BLOCK = re.compile(r"^[ \t]*(if|elseif|else|endif)[ \t]*\(", re.M | re.I)
+
+
+def _guards(text: str) -> list[tuple[int, str | None]]:
+    """[(offset, the condition of the if() blocks from there on, None at the top level)]: an `elseif` or `else`
+    branch holds where the tests before it in its block do not."""
+    out: list[tuple[int, str | None]] = [(0, None)]
+    stack: list[list[str]] = []  # per open block: the tests written so far, the current branch's last
+    for m in _BLOCK.finditer(text):
+        depth, pos = 1, m.end()
+        while pos < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[pos], 0)
+            pos += 1
+        test = " ".join(text[m.end():pos - 1].split())
+        word = m.group(1).lower()
+        if word == "if":
+            stack.append([f"({test})"])
+        elif word in ("elseif", "else") and stack:
+            stack[-1][-1] = f"NOT {stack[-1][-1]}"
+            stack[-1].append(f"({test})" if word == "elseif" else "")
+        elif word == "endif" and stack:
+            stack.pop()
+        parts = [t for block in stack for t in block if t]
+        out.append((pos, " AND ".join(parts) if parts else None))
+    return out
+
+
+def _guard_at(guards: list[tuple[int, str | None]], offset: int) -> str | None:
+    return guards[bisect.bisect_right([g[0] for g in guards], offset) - 1][1]
 
 
 @functools.lru_cache(maxsize=8)
 def cmake_options(root: str | None) -> dict[str, CMakeOption]:
-    """The options the checkout's top-level CMakeLists.txt declares; {} without one."""
+    """The options the checkout's top-level CMakeLists.txt declares (the first declaration of each name, the others
+    chained as `later`); {} without one."""
     if not root:
         return {}
     try:
@@ -227,23 +264,39 @@ def cmake_options(root: str | None) -> dict[str, CMakeOption]:
             text = f.read()
     except OSError:
         return {}
-    out: dict[str, CMakeOption] = {}
+    guards = _guards(text)
+    found: list[tuple[int, CMakeOption]] = []
     for m in _OPTION.finditer(text):
         line = text.count("\n", 0, m.start(1)) + 1
-        out.setdefault(m.group(1), CMakeOption(m.group(1), m.group(2) or "OFF", None, "OFF", line))
+        found.append((m.start(), CMakeOption(m.group(1), m.group(2) or "OFF", None, "OFF", line,
+                                             _guard_at(guards, m.start()))))
     for m in _DEPENDENT.finditer(text):
         line = text.count("\n", 0, m.start(1)) + 1
         # (a list of conditions, `USE_DISTRIBUTED;USE_NCCL`, holds when each does)
         parts = [c.strip() for c in m.group(3).split(";") if c.strip()]
         depends = " AND ".join(f"({c})" for c in parts) if len(parts) > 1 else "".join(parts)
-        out[m.group(1)] = CMakeOption(m.group(1), m.group(2), " ".join(depends.split()), m.group(4), line)
+        found.append((m.start(), CMakeOption(m.group(1), m.group(2), " ".join(depends.split()), m.group(4), line,
+                                             _guard_at(guards, m.start()))))
+    out: dict[str, CMakeOption] = {}
+    for _, option in sorted(found, key=lambda f: -f[0]):  # the last first: each chains the later ones
+        out[option.name] = replace(option, later=out.get(option.name))
     return out
 
 
-def cmake_condition(condition: str, value_of) -> bool | None:
+# CMake's other operators of if(): a condition that uses one is not read (unknown)
+_CMAKE_OPERATORS = {"MATCHES", "STREQUAL", "STRLESS", "STRGREATER", "EQUAL", "LESS", "GREATER", "LESS_EQUAL",
+                    "GREATER_EQUAL", "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL", "VERSION_LESS_EQUAL",
+                    "VERSION_GREATER_EQUAL", "EXISTS", "COMMAND", "POLICY", "TARGET", "TEST", "IN_LIST",
+                    "IS_DIRECTORY", "IS_ABSOLUTE", "IS_SYMLINK", "IS_NEWER_THAN", "STREQUAL"}
+
+
+def cmake_condition(condition: str, value_of, defined_of=None) -> bool | None:
     """A CMake `if()`-style condition of names, NOT, AND, OR and parentheses (NOT binds tightest, then AND, then
-    OR), with `value_of(name)` -> True/False/None; None when it cannot be said."""
+    OR), with `value_of(name)` -> True/False/None; `DEFINED name` asks `defined_of(name)` (None: unknown). None
+    when it cannot be said (another operator, a string or a `${...}` expansion)."""
     tokens = re.findall(r"\(|\)|[^\s()]+", condition)
+    if any(t in _CMAKE_OPERATORS or t.startswith(('"', "${")) for t in tokens):
+        return None
     pos = 0
 
     def atom():
@@ -255,6 +308,10 @@ def cmake_condition(condition: str, value_of) -> bool | None:
         if tok == "NOT":
             v = atom()
             return None if v is None else not v
+        if tok == "DEFINED":
+            name = tokens[pos] if pos < len(tokens) else ""
+            pos += 1
+            return defined_of(name) if defined_of is not None else None
         if tok == "(":
             v = disjunction()
             pos += 1  # the closing parenthesis

@@ -13,6 +13,7 @@ import zlib
 
 from ..trace.model import Trace
 from .links import ENV, FILE_URL
+from .trace_text import choice_note, header_lines, ranked_summary
 
 _STYLE = ("<style>.opindex-trace ol,.opindex-trace ul{margin:0 0 0 1.2em;padding:0}.opindex-trace summary"
           "{cursor:pointer}.opindex-trace .w,.opindex-trace .d{color:#6b7280}.opindex-trace .x{color:#b91c1c}"
@@ -65,7 +66,7 @@ def _size(kids: dict, hop) -> int:
 
 def _heading(t: Trace) -> str:
     way = "top-down" if t.direction == "down" else "bottom-up"
-    return f"({way}, device {t.device}, depth {t.depth})"
+    return f"({way}, device {t.device}, dtype {t.dtype}, depth {t.depth})"
 
 
 def _hops(n: int) -> str:
@@ -131,14 +132,21 @@ def notebook_html(t: Trace) -> str:
            f"({_hops(len(chain))}), then {folded:,} branch{'' if folded == 1 else 'es'} folded (click to open)</p>"]
     if t.index:  # which index answered
         out.append(f'<p class="d">{_esc(t.which_index().removeprefix("the "))}</p>')
+    out += [f"<p>{_esc(line)}</p>" for line in header_lines(t)]  # the call and the build traced
     if t.message:
         out.append(f"<p>{_esc(t.message)}</p>")
     if t.truncated:
         out.append(f"<p><b>TRUNCATED</b>: {_esc(t.truncated.get('reason', ''))}</p>")
+    summary = ranked_summary(t, chain)
+    if summary:
+        out.append(f'<p class="d">Main chain {_esc(summary)}</p>')
     out.append("<ol>")
     for h in chain:
         below = "".join(branch(k) for k in branches[h.id])
-        out.append(f"<li>{_hop_html(h)}" + (f"<ul>{below}</ul>" if below else "") + "</li>")
+        note = choice_note(t, h)  # where the chain went one way of several: the mark and what decided it
+        mark = (f" <b>{_esc(note[0])}</b>" + (f'<div class="d">{_esc(note[1])}</div>' if note[1] else "")
+                if note else "")
+        out.append(f"<li>{_hop_html(h)}{mark}" + (f"<ul>{below}</ul>" if below else "") + "</li>")
     out.append("</ol>")
     if others:
         out.append(f"<p>Other starts:</p><ul>{''.join(branch(r) for r in others)}</ul>")
@@ -183,12 +191,20 @@ def notebook_markdown(t: Trace) -> str:
                      f"branch{'' if folded == 1 else 'es'}, one line each.", ""]
     if t.index:  # which index answered
         out += [md(t.which_index().removeprefix("the ")), ""]
+    lines = header_lines(t)  # the call and the build traced
+    out += [line for text in lines for line in (md(text), "")]
     if t.message:
         out += [md(t.message), ""]
     if t.truncated:
         out += [f"**TRUNCATED**: {md(t.truncated.get('reason', ''))}", ""]
+    summary = ranked_summary(t, chain)
+    if summary:
+        out += [f"Main chain {md(summary)}", ""]
     for i, h in enumerate(chain, 1):
-        out.append(f"{i}. {hop(h)}")
+        note = choice_note(t, h)  # where the chain went one way of several: the mark and what decided it
+        out.append(f"{i}. {hop(h)}" + (f" **{md(note[0])}**" if note else ""))
+        if note and note[1]:
+            out.append(f"   *{md(note[1])}*")
         out += [branch(b, "   ") for b in branches[h.id]]
     if others:
         out += ["", "Other starts:", ""] + [branch(r, "") for r in others]

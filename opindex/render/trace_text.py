@@ -162,7 +162,11 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         what = "the device code it ends in" if device else "where the inputs rule out every way on" \
             if t.ruled_out() is not None else "its deepest hop (no device code found)"
         title = f"Main chain: the default path on {t.device.upper()}, to {what}"
-    out = [paint(title, "1"), *gap]
+    out = [paint(title, "1")]
+    summary = ranked_summary(t, chain)
+    if summary:  # the end rests on a ranking there: said up front, not only at each hop (issue 28, point 4)
+        out.append(paint(f"  {summary}", "2"))
+    out += [*gap]
     # compact (a chain whose lines wrap): a hop in the file of the hop above shows its line alone, `:14703`, as
     # `opindex diff` does (the hyperlink keeps the whole path)
     shown = {h.id: f":{h.line}" if not gap and i and h.file and h.line and h.file == chain[i - 1].file
@@ -207,6 +211,44 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
                                                                subsequent_indent="       ")]
         else:
             out.append(paint("     " + legend, "2"))
+    return out
+
+
+def ranked_summary(t: Trace, chain: list[Hop]) -> str | None:
+    """`ranked at hops 14, 21: 2 choices these inputs leave open decide the end (...)`, or None where every choice
+    on the chain is settled (the text's and the notebook's line under the chain's title)."""
+    ranked = [str(i) for i, h in enumerate(chain, 1) if (c := _choice(t, h)) is not None and not c["settled"]]
+    if not ranked:
+        return None
+    one = len(ranked) == 1
+    return (f"ranked at hop{'' if one else 's'} {', '.join(ranked)}: "
+            f"{'a choice' if one else f'{len(ranked)} choices'} these inputs leave open "
+            f"{'decides' if one else 'decide'} the end ({'it names its' if one else 'each names its'} test and "
+            f"where the other ways end)")
+
+
+def choice_note(t: Trace, hop: Hop) -> tuple[str, str | None] | None:
+    """(`◆ default of N[, ranked]`, the line under it: what decided the choice or what it leaves open) for a main
+    chain hop where the chain went one way of several; None elsewhere (the notebook's marks, as the text's)."""
+    choice = _choice(t, hop)
+    if choice is None:
+        return None
+    return f"◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked"), _why(choice, t)
+
+
+def header_lines(t: Trace) -> list[str]:
+    """The lines under the title that state what was traced: the call's values, arguments given without values,
+    the build (each setting and where it came from), its conflicts and the stand-ins walked (plain text: the
+    notebook's header, as the text's)."""
+    out = []
+    if t.call is not None:
+        out.append(f"Call: {t.call['callee']}({t.call_summary})")
+        out += [f"  note: {n}" for n in t.call.get("notes", [])]
+    if t.given is not None:
+        g = t.given
+        out.append(f"Given: {', '.join(g['arguments'])} (values unknown): {g['why']}, {g['file']}:{g['line']}")
+    if t.build or t.build_conflicts:
+        out += _build_lines(t, _Paint(False, False, t.root), None)
     return out
 
 

@@ -1137,16 +1137,32 @@ class BuildContext:
         cmake_dependent_option, the default where its condition holds under this build and the other value where
         it does not (unknown: None). ON is the macro defined, OFF undefined."""
         option = cmake_options(self.root).get(name)
-        if option is None:
-            return None
-        where = f"CMake option at CMakeLists.txt:{option.line}"
+        lines = []
+        while option is not None:  # the first declaration the build reaches: its if() blocks hold
+            lines.append(option.line)
+            reached = True if option.guard is None else cmake_condition(option.guard, self.cmake_value,
+                                                                        self.cmake_defined)
+            if reached is None:
+                return None
+            if reached:
+                break
+            option = option.later
+        if option is None:  # declared only in blocks this build does not reach: never set
+            return Setting(name, UNDEFINED, f"CMake option at CMakeLists.txt:{', '.join(map(str, lines))}, not "
+                                            f"declared in this build") if lines else None
+        guard = option.guard[1:-1] if option.guard and closes_at_end(option.guard) else option.guard
+        where = f"CMake option at CMakeLists.txt:{option.line}" + (f" in if({guard})" if guard else "")
         if option.depends is None:
             return Setting(name, "1" if option.value == "ON" else UNDEFINED, where)
-        holds = cmake_condition(option.depends, self.cmake_value)
+        holds = cmake_condition(option.depends, self.cmake_value, self.cmake_defined)
         if holds is None:
             return None
         value = option.value if holds else option.otherwise
         return Setting(name, "1" if value == "ON" else UNDEFINED, f"{where} ({option.depends})")
+
+    def cmake_defined(self, name: str) -> bool:
+        """`if(NOT DEFINED USE_VULKAN)`: a fresh configure defines a variable only where the user gives it."""
+        return name in self.user
 
     def cmake_value(self, name: str) -> bool | None:
         """A name in a CMake condition: a setting's truth; a variable neither the build nor an option sets is
