@@ -96,7 +96,11 @@ def end_hits(end: dict | None, kernels: list[dict]) -> dict | None:
         return next((k for k in kernels if k["kind"] == "library" and lib in LIBRARY_ALIASES.get(k["target"],
                                                                                               {k["target"]})), None)
     names = {norm_name(end.get("name") or ""), norm_name(end.get("kernel") or "")} - {""}
-    return next((k for k in kernels if k["kind"] == "source" and k["target"] in names), None)
+    found = next((k for k in kernels if k["kind"] == "source" and k["target"] in names), None)
+    if found is None and "<N>" in (end.get("kernel") or ""):  # a jitted kernel of the run's vector size
+        from opindex.pytorch.jiterator import matches  # noqa: PLC0415
+        found = next((k for k in kernels if k["kind"] == "source" and matches(end["kernel"], k["target"])), None)
+    return found
 
 
 def chain_names(tr: dict) -> set[str]:

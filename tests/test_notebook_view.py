@@ -163,8 +163,7 @@ def test_a_notebook_states_the_build_and_what_decided_the_chain(real_index):
     md = t._repr_markdown_().splitlines()
     assert md[0] == "### opindex trace `F.nll_loss` (top-down, device cuda, dtype float32, depth 1)"
     assert "Build: USE\\_MACA undefined (-U); USE\\_ROCM undefined (upstream default)" in md
-    summary = ("Main chain ranked at hops 6, 16: 2 choices these inputs leave open decide the end (each names its "
-               "test and where the other ways end)")
+    summary = "Main chain ranked at hops 6, 16 (2 choices the inputs do not settle)"
     assert summary in md
     at = next(i for i, line in enumerate(md) if line.startswith("6. **native** `at::nll_loss_symint`"))
     assert md[at].endswith("**◆ default of 3, ranked**")

@@ -690,3 +690,21 @@ def test_real_tree_no_kernel_is_tied_to_code_the_build_does_not_compile(real_row
         (h.name, h.file, h.line) for h in fprop["chain"]]
     bn = real(real_rows, "bn_fw_tr_1C11_singleread")
     assert ("aten/src/ATen/native/cudnn/BatchNorm.cpp", 121) in [(h.file, h.line) for h in bn["chain"]]
+
+
+def test_real_tree_jitted_kernels_are_attributed_to_their_launch(real_ix, tmp_path):
+    """The H200 ran reduction_prod_kernel for torch.prod and exp_kernel_vectorized2_kernel for complex exp
+    (benchmarks/runtime_h200_torch2.11.json): kernels the jiterator compiles at run time, named from
+    ReduceSumProdKernel.cu:82's "prod" and UnaryOpsKernel.cu:37's "exp_kernel". Each is its op's, never "not in
+    this checkout"."""
+    names = tmp_path / "jitted.txt"
+    names.write_text("reduction_prod_kernel\nexp_kernel_vectorized2_kernel\n")
+    rows = {r["kernel"]: r for r in real_ix.profile(names)}
+    prod, exp = rows["reduction_prod_kernel"], rows["exp_kernel_vectorized2_kernel"]
+    assert (prod["status"], prod["definition"], prod["native_function"]) == (
+        "attributed", N + "cuda/ReduceSumProdKernel.cu:82", "prod.int_out")
+    assert prod["launch_sites"][0] == N + "cuda/ReduceSumProdKernel.cu:94 (at::native::prod_functor::operator())"
+    assert (exp["status"], exp["definition"], exp["native_function"]) == (
+        "attributed", N + "cuda/UnaryOpsKernel.cu:37", "exp.out")
+    assert [(h.kind, h.file, h.line) for h in exp["chain"][:2]] == [
+        ("jitted", N + "cuda/UnaryOpsKernel.cu", 37), ("launch", N + "cuda/UnaryOpsKernel.cu", 48)]

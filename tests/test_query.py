@@ -129,7 +129,7 @@ def test_trace_pictures(ix):
     assert md.startswith("### opindex trace `mm`")
     assert "| library | `aten/src/ATen/cuda/CUDABlas.cpp:10` | `cublasSgemm` |" in md
     # a notebook shows the main chain and folds the branches (tests/test_notebook_view.py)
-    assert t._repr_markdown_().startswith("### opindex trace `mm` (top-down, device cuda, depth 1)\n")
+    assert t._repr_markdown_().startswith("### opindex trace `mm` (top-down, device cuda, dtype float32, depth 1)\n")
     assert t._repr_html_().startswith(f'<div class="opindex-trace" data-r="{SAMPLE}" data-u="file://{{path}}">')
 
 

@@ -166,3 +166,42 @@ def test_dropout_in_eval_runs_no_kernel(real_index):
     assert [(c.line, c.assumed) for c in stop.conditions] == [(138, False)]
     train = real_index.trace("F.dropout(torch.randn(64, 128), p=0.1)", undefines=["USE_MACA"])
     assert _end(train) == ("__global__ at::native::fused_dropout_kernel_vec", f"{CUDA}Dropout.cu", 62)
+
+
+def test_a_jitted_kernel_is_named_as_the_run_compiles_it(real_index):
+    """ReduceSumProdKernel.cu:87 (`#if AT_USE_JITERATOR() && !defined(_MSC_VER)`, true on the stock build:
+    jit_macros.h:9) makes prod_functor launch `jitted_gpu_reduce_kernel<prod_name, ...>` (:94), prod_name being
+    "prod" (:82); Reduce.cuh:821 names the kernel `"reduction_" + name`, jit_utils.cpp `+ "_kernel"`: the H200
+    ran reduction_prod_kernel. Complex exp takes UnaryOpsKernel.cu:48's jitted_gpu_kernel<exp_name> ("exp_kernel",
+    :37): the H200 ran exp_kernel_vectorized2_kernel."""
+    prod = real_index.trace("torch.prod(torch.randn(1024, 1024), dim=1)", undefines=["USE_MACA"])
+    end = prod.main_chain()[-1]
+    assert (end.name, end.file, end.line, end.kernel) == (
+        "launch_jitted_reduce_kernel", "aten/src/ATen/native/cuda/Reduce.cuh", 1217, "reduction_prod_kernel")
+    assert ("TensorIterator launch: jitted_gpu_reduce_kernel -> jitted reduction_prod_kernel (7 hops folded)"
+            in prod.to_text(context=0))
+    exp = real_index.trace("torch.exp(torch.randn(1024, 1024, dtype=torch.complex64))", undefines=["USE_MACA"])
+    end = exp.main_chain()[-1]
+    assert (end.name, end.file, end.line, end.kernel) == (
+        "launch_jitted_vectorized_kernel", "aten/src/ATen/native/cuda/CUDAJitLoops.cuh", 209,
+        "exp_kernel_vectorized<N>_kernel")
+
+
+def test_a_jitted_kernel_name_is_traced_from_the_code_that_launches_it(real_index):
+    """A profiler's reduction_prod_kernel is no __global__ of the source: opindex walks up from prod_functor's
+    operator() (ReduceSumProdKernel.cu:88), which launches it at :94, to its stub registration (:213) and
+    aten::prod.int_out, through the CUDA dispatch row (native_functions.yaml:5914, `CPU, CUDA: prod_out`)."""
+    t = real_index.trace("reduction_prod_kernel")
+    assert t.direction == "up" and t.message.startswith(
+        "'reduction_prod_kernel' is no __global__ of the source: the jiterator compiles it at run time (NVRTC) for "
+        "jitted_gpu_reduce_kernel at aten/src/ATen/native/cuda/ReduceSumProdKernel.cu:94 (name constant at :82)")
+    assert [(h.name, h.file, h.line) for h in t.main_chain()[:9]] == [
+        ("at::native::prod_functor::operator()", "aten/src/ATen/native/cuda/ReduceSumProdKernel.cu", 88),
+        ("at::native::prod_kernel_cuda", "aten/src/ATen/native/cuda/ReduceSumProdKernel.cu", 201),
+        ("CUDA: prod_stub", "aten/src/ATen/native/cuda/ReduceSumProdKernel.cu", 213),
+        ("prod_stub", "aten/src/ATen/native/ReduceOps.h", 22),
+        ("prod_stub(iter.device_type(), ...)", "aten/src/ATen/native/ReduceOps.cpp", 1315),
+        ("at::native::impl_func_prod", "aten/src/ATen/native/ReduceOps.cpp", 1305),
+        ("at::native::structured_prod_out", "aten/src/ATen/native/ReduceOps.cpp", 1319),
+        ("CUDA: prod_out", "aten/src/ATen/native/native_functions.yaml", 5914),
+        ("aten::prod.int_out", "aten/src/ATen/native/native_functions.yaml", 5910)]

@@ -189,8 +189,9 @@ def test_callers_and_callees_state_their_cap(sample_db):
 
 
 def test_bottom_up_fan_in_is_grouped_and_stated(ix):
-    whole = ix.trace("add_kernel_cuda", up=True, limit=0)
-    cut = ix.trace("add_kernel_cuda", up=True, limit=1)
+    # --device all: add_out is the kernel of the CPU row and of the CUDA row, both walked up
+    whole = ix.trace("add_kernel_cuda", up=True, limit=0, device="all")
+    cut = ix.trace("add_kernel_cuda", up=True, limit=1, device="all")
     assert whole.truncated == {}
     assert cut.truncated == {"callers": 1, "reason": "callers, launches and registrations of one hop past --limit are "
                                                      "grouped by file, named but not walked (--limit N walks N, "
@@ -207,7 +208,15 @@ def test_bottom_up_fan_in_is_grouped_and_stated(ix):
         assert len(seen) == len(set(seen))
 
 
+def test_up_from_a_cuda_kernel_goes_through_the_cuda_rows_only(ix):
+    """add_out is the kernel of `CPU, CUDA: add_out` (native_functions.yaml): a CUDA kernel's way up is its CUDA
+    row; on --device all both are walked (above)."""
+    t = ix.trace("add_kernel_cuda", up=True, limit=0)
+    assert [h.name for h in t.hops if str(h.layer) == "dispatch"] == ["CUDA: add_out"]
+    assert [h.name for h in t.main_chain() if str(h.layer) == "dispatch"] == ["CUDA: add_out"]
+
+
 def test_json_states_the_caps(sample_db):
-    out = cli(sample_db, "trace", "add_kernel_cuda", "--up", "--limit", "1", "--json")
+    out = cli(sample_db, "trace", "add_kernel_cuda", "--up", "--limit", "1", "--device", "all", "--json")
     assert json.loads(out.stdout)["truncated"]["callers"] == 1
     assert "opindex: callers, launches and registrations" in out.stderr

@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..pytorch import jiterator
 from ..pytorch.syntax import split_top_level
 from ..trace import facts
 from .chrome import KernelGroup
@@ -68,6 +69,8 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
         ns = kn.namespace_parts
         prim, alts, note = self.pick(kn.name, ns, ("global_kernel",))
         chain = row["chain"]
+        if prim is None and self._jitted(g, kn, row):
+            return
         if prim is None:
             others = self.defs(kn.name, ("global_kernel",))
             row["status"] = "not in this checkout"
@@ -101,6 +104,35 @@ class Attributor(LibraryWalk, SourceText, IndexFacts):
         elif row["op"]:
             self._op_down_context(g, row, chain)
         row["note"] = "; ".join(n for n in notes + ([row["note"]] if row["note"] else []) if n)
+
+    def _jitted(self, g: KernelGroup, kn: KernelName, row: dict) -> bool:
+        """A kernel the jiterator compiles at run time (`reduction_prod_kernel`, `exp_kernel_vectorized2_kernel`:
+        pytorch/jiterator.py): no __global__ has its name, but the jitted launch whose name constant makes it is the
+        op's body, walked up from as a __global__'s launches are. False when no jitted launch makes the name."""
+        if kn.namespace_parts or not self.root:
+            return False
+        found = jiterator.launches_of(kn.name, self._ask(facts.jitted_launches),
+                                      lambda f: (self._read(f) or "").splitlines() or None)
+        if not found:
+            return False
+        chain = row["chain"]
+        launch, line = found[0]
+        row.update(definition=_loc(launch["file"], line), status="attributed", attributed=True)
+        chain.append(_hop("cuda", "jitted", kn.name, launch["file"], line,
+                          f"compiled at run time by the jiterator (NVRTC) from this name constant"))
+        row["launch_sites"] = [f"{_loc(r['file'], r['line'])} ({r['caller']})" for r, _ in found[:5]]
+        for r, _ in found[:3]:
+            chain.append(_hop("cuda", "launch", r["caller"], r["file"], r["line"],
+                              f"{r['kernel']}{r['template_args'] or ''}(...)"))
+        notes = ["a jitted kernel: " + ("; ".join(f"{_loc(r['file'], r['line'])}" for r, _ in found[1:4]) +
+                                        " launch it too" if len(found) > 1 else "one launch makes it")]
+        starts = list(dict.fromkeys((r["caller"], r["file"]) for r, _ in found if r["caller"]))
+        if starts:
+            self._up(starts, g, row, chain)
+        elif row["op"]:
+            self._op_down_context(g, row, chain)
+        row["note"] = "; ".join(n for n in notes + ([row["note"]] if row["note"] else []) if n)
+        return True
 
     def _launch_sites(self, kn: KernelName, prim, alts) -> list[tuple]:
         rows = [(r["caller"], r["file"], r["line"], r["template_args"], r["config"])

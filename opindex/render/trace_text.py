@@ -163,7 +163,7 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
             if t.ruled_out() is not None else "its deepest hop (no device code found)"
         title = f"Main chain: the default path on {t.device.upper()}, to {what}"
     out = [paint(title, "1")]
-    summary = ranked_summary(t, chain)
+    summary = ranked_summary(t, chain) if gap else None  # (compact: each hop's `◆N ranked` says it)
     if summary:  # the end rests on a ranking there: said up front, not only at each hop (issue 28, point 4)
         out.append(paint(f"  {summary}", "2"))
     out += [*gap]
@@ -189,7 +189,7 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
             if aligned + len(suffix) > width and height([other], width) <= height([line], width):
                 line = other
         out.append(line)
-        why = _why(choice, t) if choice else None
+        why = _why(choice, t, compact=not gap) if choice else None
         if why:  # one short line: the test that settled the choice, or the one the inputs left open
             out.append(paint("       " + (why if not width or len(why) <= width - 7 else why[:width - 8] + "…"),
                              "2"))
@@ -215,16 +215,14 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
 
 
 def ranked_summary(t: Trace, chain: list[Hop]) -> str | None:
-    """`ranked at hops 14, 21: 2 choices these inputs leave open decide the end (...)`, or None where every choice
-    on the chain is settled (the text's and the notebook's line under the chain's title)."""
+    """`ranked at hops 14, 21 (2 choices the inputs do not settle)`, or None where every choice on the chain is
+    settled (the text's and the notebook's line under the chain's title)."""
     ranked = [str(i) for i, h in enumerate(chain, 1) if (c := _choice(t, h)) is not None and not c["settled"]]
     if not ranked:
         return None
-    one = len(ranked) == 1
-    return (f"ranked at hop{'' if one else 's'} {', '.join(ranked)}: "
-            f"{'a choice' if one else f'{len(ranked)} choices'} these inputs leave open "
-            f"{'decides' if one else 'decide'} the end ({'it names its' if one else 'each names its'} test and "
-            f"where the other ways end)")
+    if len(ranked) == 1:
+        return f"ranked at hop {ranked[0]} (a choice the inputs do not settle)"
+    return f"ranked at hops {', '.join(ranked)} ({len(ranked)} choices the inputs do not settle)"
 
 
 def choice_note(t: Trace, hop: Hop) -> tuple[str, str | None] | None:
@@ -252,7 +250,7 @@ def header_lines(t: Trace) -> list[str]:
     return out
 
 
-def _why(choice: dict, t: Trace | None = None) -> str | None:
+def _why(choice: dict, t: Trace | None = None, compact: bool = False) -> str | None:
     """What decided a choice of the main chain, where the source states it: for a settled one the first test that
     rules another way out (`others need at::isComplexType(common_dtype) at UnarySpecialOpsKernel.cu:126 (false
     here)`), for a ranked one the first test the inputs leave open and the device code each way not ruled out
@@ -266,7 +264,8 @@ def _why(choice: dict, t: Trace | None = None) -> str | None:
         test = next((c for o in choice["options"] for c in o["conditions"] if c["assumed"] is None), None)
         label, value = "open:", ""
     ways = _open_ways(choice, t) if t is not None and not choice["settled"] else ""
-    if test is None and not choice["settled"] and choice.get("file"):  # ranked, and no test read tells them apart
+    if test is None and not choice["settled"] and choice.get("file") and not compact:  # ranked, and no test
+        # read tells them apart (compact: the hop's `◆N ranked` alone)
         # (THC_pointwiseApply2's 12 launches, chosen by a macro's switch on the dims)
         return (f"open: no test opindex reads tells the {choice['ways']} ways apart (body at "
                 f"{choice['file'].rpartition('/')[2]}:{choice['line']}){ways}")
@@ -593,6 +592,9 @@ def _folded(t: Trace, launch: Hop, hidden: dict[int, int]) -> str:
     text = " -> ".join([launch.name] + launchers[:4] + (["..."] if len(launchers) > 4 else []))
     if kernels:
         text += " -> __global__ " + ", ".join(kernels[:4]) + (", ..." if len(kernels) > 4 else "")
+    jitted = list(dict.fromkeys(h.kernel for h in runs if h.kind == "tensor_iterator" and h.kernel))
+    if jitted:  # a jiterator launch: the kernel NVRTC compiles at run time (pytorch/jiterator.py)
+        text += " -> jitted " + ", ".join(jitted)
     return f"TensorIterator launch: {text} ({len(below)} hops folded)"
 
 

@@ -34,6 +34,26 @@ from .up import UpWalker
 __all__ = ["trace", "Trace", "Hop", "LAYERS", "Target", "lookup", "suggestions"]
 
 
+def _jitted_launchers(con, name: str, root: str | None) -> tuple[list, str | None]:
+    """([the functions that launch the jitted kernel `name`], what the trace says of it) where `name` is a kernel
+    the jiterator compiles at run time (`reduction_prod_kernel`: pytorch/jiterator.py); ([], None) otherwise."""
+    from ..pytorch import jiterator  # noqa: PLC0415
+    from .sequence import file_lines  # noqa: PLC0415
+    found = jiterator.launches_of(name, q.jitted_launches(con), lambda f: file_lines(root, f))
+    targets = []
+    for launch, _ in found:
+        for x in lookup(con, launch["caller"]):  # the definition the launch is written in, not its overloads
+            if x.obj.get("file") == launch["file"] and x.obj.get("line", 0) <= launch["line"] <= \
+                    x.obj.get("end_line", 0) and x not in targets:
+                targets.append(x)
+    if not targets:
+        return [], None
+    where = ", ".join(f"{launch['kernel']} at {launch['file']}:{launch['line']} (name constant at :{line})"
+                      for launch, line in found[:3])
+    return targets, (f"{name!r} is no __global__ of the source: the jiterator compiles it at run time (NVRTC) "
+                     f"for {where}; traced from the function that launches it")
+
+
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
           root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None,
           dtype: str | None = None, index: str | None = None) -> Trace:
@@ -62,10 +82,13 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
     if device not in q.DEVICES:
         raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
     targets = lookup(con, call.callee if call is not None else name)
+    jitted = None
+    if not targets and call is None:  # a kernel the jiterator compiles at run time: from the code that launches it
+        targets, jitted = _jitted_launchers(con, name, root)
     if call is not None and up:
         raise OpindexError(f"{name!r} is a call: a call is traced top-down (trace {call.callee} --up for what "
                            f"reaches it)")
-    bottom_up = up if up is not None else bool(targets) and all(t.kind in ("stub", "global_kernel") or (
+    bottom_up = up if up is not None else bool(jitted) or bool(targets) and all(t.kind in ("stub", "global_kernel") or (
         t.kind == "cpp" and _is_registered_kernel(con, t.obj)) for t in targets)
     t = Trace(query=call.callee if call is not None else name, direction="up" if bottom_up else "down", device=device, depth=depth, root=root,
               max_hops=max_hops, limit=limit, dtype=dtype, index=index)
@@ -128,6 +151,8 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
                                 f"limit) to see the rest")
     if note:  # which device's definition of the name was traced (a cap says itself, in t.truncated)
         t.message = note
+    if jitted:
+        t.message = jitted + (f"; {t.message}" if t.message else "")
     elif t.truncated:
         t.message = t.truncated["reason"]
     t.finish()

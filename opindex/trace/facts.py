@@ -956,6 +956,14 @@ def launches_of(con, kernel: str, def_file: str | None = None) -> list[dict]:
                      "WHERE k.launch_id = l.id AND k.symbol_id IS NOT NULL)) ORDER BY file, line", (kernel, def_file))
 
 
+def jitted_launches(con) -> list[dict]:
+    """The launches of a jiterator launcher (pytorch/jiterator.py): the kernels NVRTC compiles at run time."""
+    from ..pytorch.jiterator import JITTED_LAUNCHERS  # noqa: PLC0415
+    marks = ", ".join("?" * len(JITTED_LAUNCHERS))
+    return rows(con, f"SELECT * FROM kernel_launches WHERE kernel IN ({marks}) ORDER BY file, line",
+                tuple(sorted(JITTED_LAUNCHERS)))
+
+
 def device_operators(con, class_name: str, file: str) -> list[dict]:
     """The __device__ operator()s of a functor class defined in `file` (the op's body the kernel runs)."""
     return rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? AND kind = 'device_function' "

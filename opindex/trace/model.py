@@ -93,6 +93,7 @@ class Kind(StrEnum):
     GLOBAL_KERNEL = "global_kernel"
     TENSOR_ITERATOR = "tensor_iterator"
     HANDED = "handed"
+    JITTED = "jitted"  # a kernel the jiterator compiles at run time (profile: its name constant)
     OP_BODY = "op_body"
     DEVICE_CALL = "device_call"
     OTHER_KERNELS = "other_kernels"

@@ -3,12 +3,13 @@ registrations, the stub's callers, the native functions whose kernels reach them
 keeps its hops with the same TraceBuilder as the downward walk (trace/builder.py)."""
 from __future__ import annotations
 
+from ..pytorch.devices import BY_OPTION, dispatch_keys, registration_devices
 from . import facts as q
 from .builder import TraceBuilder
 from .model import Hop, Trace
 from .walk.text import cpp_detail
 from .python import bridged_entries
-from .upsteps import UpSteps, last
+from .upsteps import UpSteps, dispatch_key_order, last
 
 MAX_CALLERS = 6  # the default of Trace.limit (--limit): callers, launches, registrations walked per step
 MAX_BRIDGES = 8
@@ -100,8 +101,10 @@ class UpWalker:
             return self.b.repeat(hop)
         self.b.seen_cpp.add(key)
         names = list(dict.fromkeys((d["name"], last(qualified_name))))
-        regs = self.steps.registrations(names, d["file"])
-        rows = self.steps.kernel_of(self.steps.dispatch_rows(names), d["file"], d["line"])
+        regs = self._device_own(self.steps.registrations(names, d["file"]), "device",
+                                registration_devices)
+        rows = self._device_own(self.steps.kernel_of(self.steps.dispatch_rows(names), d["file"], d["line"]),
+                                "dispatch_key", lambda o: dispatch_key_order(dispatch_keys(o)))
         for r in self.fan_in(regs, hop, "registrations", lambda x: x["id"],
                              lambda x: f"{x['device']}: {x['stub']} ({x['macro']})"):
             rh = self.b.add(hop, "registration", r["macro"], f"{r['device']}: {r['stub']}", r["file"], r["line"],
@@ -117,6 +120,16 @@ class UpWalker:
             for c in self.fan_in(walk, hop, "callers", lambda x: (x["caller"], x["file"])):
                 self.up_function(c["caller"], c["file"], hop, budget - 1)
         return hop
+
+    def _device_own(self, found: list[dict], key: str, keys_of) -> list[dict]:
+        """Of the registrations or dispatch rows naming a function several devices share (structured_exp_out is
+        the kernel of `CPU, CUDA: exp_out`), those of the traced device (and the composites): a CUDA kernel's way up
+        is no CPU row. A function no row of the device names keeps them all (another device's kernel, traced)."""
+        if self.trace.device == "all" or self.trace.device not in BY_OPTION:
+            return found
+        own = set(keys_of(self.trace.device))
+        mine = [r for r in found if r[key] in own]
+        return mine or found
 
     def stub_up(self, stub: str, parent: Hop | None, budget: int, device: str | None = None) -> Hop:
         hop = self.b.add(parent, "stub", "stub", stub)

@@ -2,8 +2,10 @@
 machinery it goes through, a functor object handed to one, and the __device__ functions device code calls."""
 from __future__ import annotations
 
+from ...pytorch import jiterator
 from .. import facts as q
 from ..model import Found, Hop
+from ..sequence import file_lines
 from .step import Step
 from .text import cpp_detail
 
@@ -34,7 +36,31 @@ class LaunchWalk(Step):
             hop = self.b.add(parent, "cuda", launch["kind"], launch["kernel"], launch["file"], launch["line"],
                            f"{launch['kind']} launch via {launch['kernel']}: the op's own body is the functor or "
                            f"lambda passed at {launch['file']}:{launch['line']}")
+            first = len(self.trace.hops)
             self.launcher(launch, hop)
+            if launch["kernel"] in jiterator.JITTED_LAUNCHERS:
+                self.jitted(launch, hop, first)
+
+    def jitted(self, launch: dict, hop: Hop, first: int) -> None:
+        """A jiterator launch (pytorch/jiterator.py): its machinery's launch functions below `hop` (hops from
+        `first` on) name the kernel NVRTC compiles at run time, which no __global__ of the source is."""
+        found = jiterator.name_constant(launch.get("template_args"), file_lines(self.trace.root, launch["file"]))
+        if found is None:
+            return
+        name, line = found
+        names = jiterator.kernel_names(launch["kernel"], name)
+        hop.detail += (f"; the jiterator compiles its kernel at run time as "
+                       f"{' or '.join(names[k] for k in sorted(names, reverse=True))} ({launch['file']}:{line}: "
+                       f"\"{name}\")")
+        below = {hop.id}
+        for h in self.trace.hops[first:]:
+            if h.parent not in below:
+                continue
+            below.add(h.id)
+            kernel = names.get(h.name)
+            if kernel is not None:
+                h.kernel = kernel
+                h.detail += f" [launches {kernel}: compiled at run time from {launch['file']}:{line}'s \"{name}\"]"
 
     def launcher(self, launch: dict, hop: Hop) -> None:
         """The shared TensorIterator machinery a launcher call goes through (gpu_kernel -> gpu_kernel_impl ->
