@@ -363,7 +363,7 @@ def test_a_choice_on_the_main_chain_says_what_decided_it(real_index):
                            "nll_loss_forward_reduce_cuda_kernel_2d; or nll_loss2d_forward_kernel")
 
 
-def test_a_ranked_choice_no_test_tells_apart_says_so(real_index_1_8):
+def test_a_ranked_choice_no_test_parts_says_so(real_index_1_8):
     """1.8's THC_pointwiseApply2 (THCApply.cuh:335) launches kernelPointwiseApply2 in 12 ways, picked by a macro's
     switch on the tensors' dims that no condition row reads; the test every way shares, `if
     (!getApplyGrid(...)) return false;` (:361), holds (getApplyGrid returns true, :180), so it is not the open test.
@@ -371,5 +371,5 @@ def test_a_ranked_choice_no_test_tells_apart_says_so(real_index_1_8):
     lines = real_index_1_8.trace("torch.Tensor.masked_fill_").to_text(context=0).splitlines()
     at = next(i for i, line in enumerate(lines) if "kernelPointwiseApply2<Op, ScalarTypeA, ScalarTypeB, unsigned int, "
               "1, 1>" in line and "THCApply.cuh:447" in line and "◆ default of 12, ranked" in line)
-    assert lines[at + 1] == ("       open: no test opindex reads tells the 12 ways apart (body at THCApply.cuh:335) -> "
-                             "kernelPointwiseApply2; or vectorized_elementwise_kernel")
+    assert lines[at + 1] == ("       open: no test parts these 12 ways, ranked by the work each does (body at "
+                             "THCApply.cuh:335) -> kernelPointwiseApply2; or vectorized_elementwise_kernel")

@@ -266,8 +266,9 @@ def _why(choice: dict, t: Trace | None = None, compact: bool = False) -> str | N
     ways = _open_ways(choice, t) if t is not None and not choice["settled"] else ""
     if test is None and not choice["settled"] and choice.get("file") and not compact:  # ranked, and no test
         # read tells them apart (compact: the hop's `◆N ranked` alone)
-        # (THC_pointwiseApply2's 12 launches, chosen by a macro's switch on the dims)
-        return (f"open: no test opindex reads tells the {choice['ways']} ways apart (body at "
+        # (THC_pointwiseApply2's 12 launches, chosen by a macro's switch on the dims; multinomial_out's calls in
+        # sequence, one of which makes the result)
+        return (f"open: no test parts these {choice['ways']} ways, ranked by the work each does (body at "
                 f"{choice['file'].rpartition('/')[2]}:{choice['line']}){ways}")
     if test is None:
         return None
