@@ -426,7 +426,8 @@ def _flat(records) -> list[dict]:
                    "jiterator path is not the main chain).")
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
               help="The build traced defines NAME (as a compiler's -D; repeatable): `-D CUDNN_VERSION=8600`, "
-                   "`-D USE_ROCM`, `-D 'AT_CUDNN_ENABLED()=0'`.")
+                   "`-D USE_ROCM`, `-D 'AT_CUDNN_ENABLED()=0'`; the GPU: `-D TORCH_CUDA_ARCH_LIST=8.0` (default 9.0, "
+                   "an sm_90 GPU; a list leaves the device's tests open).")
 @click.option("-U", "--undefine", "undefines", multiple=True, metavar="NAME",
               help="The build traced does not define NAME (repeatable): `-U USE_MACA` for a fork's stock CUDA path.")
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None,

@@ -820,3 +820,19 @@ def test_a_negated_value_written_in_is_read(test, value):
     # `if (!getApplyGrid(state, totalElements, grid, curDevice)) return false;` (1.8's THCApply.cuh:361): the call's
     # value (true, read from its body) is written in, and the lines after the early return run under `not (!true)`
     assert holds(test, {}) is value
+
+
+def test_a_type_test_reads_the_dispatched_scalar_type():
+    """mem_eff_attention/kernels/cutlassF.h:286-302 (2.4): dispatch_cutlassF<DT>'s `if (std::is_same<DT, float>::value
+    && 80 <= cc && cc < 100)`, DT bound to the scalar_t the call passes (`dispatch_cutlassF<scalar_t>(...)`,
+    attention.cu:1294), the input's dtype's type; a number first is compared as written (`80 <= cc`)."""
+    f32 = {DTYPE: "float32", "DT": Constant("scalar_t"), "cc": 90}
+    assert holds("std::is_same<DT, float>::value && 80 <= cc && cc < 100", f32) is True
+    assert holds("std::is_same<DT, cutlass::bfloat16_t>::value && 80 <= cc && cc < 100", f32) is False
+    assert holds("std::is_same<DT, float>::value && 70 <= cc && cc < 75", f32) is False
+    assert holds("not (std::is_same_v<scalar_t, int64_t>)", f32) is True  # RangeFactories.cu:235
+    assert holds("std::is_same<DT, cutlass::half_t>::value", {**f32, DTYPE: "float16"}) is True
+    assert holds("!std::is_same<DT, at::Half>::value", {**f32, DTYPE: "float16"}) is False
+    assert holds("std::is_same<res_t, at::Half>::value", f32) is None  # a type the trace does not know
+    assert holds("80 <= cc", {"cc": 90}) is True and holds("100 > cc", {"cc": 120}) is False
+    assert holds("80 <= cc", {}) is None

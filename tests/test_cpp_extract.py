@@ -127,6 +127,27 @@ def test_a_kernel_whose_launch_bounds_sit_in_an_if_between_global_and_its_name()
         (17, "function", "rocm_only")]
 
 
+def test_a_test_of_a_template_type_argument_is_a_condition_row():
+    # mem_eff_attention/kernels/cutlassF.h:286 (2.4): which dtype's and architecture's kernels dispatch_cutlassF hands
+    # on; `if constexpr` too (RangeFactories.cu:235)
+    facts = run("""
+        template <typename DT, typename T>
+        void dispatch_cutlassF(T cb, int cc = 0) {
+            if (std::is_same<DT, cutlass::bfloat16_t>::value && 80 <= cc && cc < 100) {
+                dispatch_cutlassF_bf16_sm80(cb, cc);
+            }
+            if constexpr (std::is_same_v<DT, float>) {
+                dispatch_cutlassF_f32_sm80(cb, cc);
+            } else {
+                other(cb);
+            }
+        }
+        """, "aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernels/cutlassF.h", "cuda")
+    assert [r[1:5] for r in facts.rows["conditions"]] == [
+        (4, 6, "if", "std::is_same<DT, cutlass::bfloat16_t>::value && 80 <= cc && cc < 100"),
+        (7, 9, "if", "std::is_same_v<DT, float>"), (9, 11, "if", "not (std::is_same_v<DT, float>)")]
+
+
 def test_stub_declarations_registrations_and_defines():
     facts = run("""
         #define REGISTER_DISPATCH(name, fn) REGISTER_ARCH_DISPATCH(name, CPU_CAPABILITY, fn)

@@ -205,3 +205,33 @@ def test_a_jitted_kernel_name_is_traced_from_the_code_that_launches_it(real_inde
         ("at::native::structured_prod_out", "aten/src/ATen/native/ReduceOps.cpp", 1319),
         ("CUDA: prod_out", "aten/src/ATen/native/native_functions.yaml", 5914),
         ("aten::prod.int_out", "aten/src/ATen/native/native_functions.yaml", 5910)]
+
+
+def test_efficient_attention_runs_the_kernel_its_launcher_is_handed_for_the_gpu_traced(real_index):
+    """Float32 SDPA on the stock build takes _efficient_attention_forward (attention.cu:951). Its `kernel_fn<<<...>>>`
+    (:1289) launches a parameter of the lambda at :1136, which dispatch_cutlassF<scalar_t>(launchKernel,
+    computeCapability) (:1294) is handed; computeCapability is `p->major * 10 + p->minor` (:1131). cutlassF.h:302's
+    `std::is_same<DT, float>::value && 80 <= cc && cc < 100` holds for an sm_90 GPU (TORCH_CUDA_ARCH_LIST=9.0, the
+    default), so dispatch_cutlassF_f32_sm80 (:276) hands fmha_cutlassF_f32_aligned_64x64_rf_sm80 first (:277): the
+    kernel the H200 ran. Stated sm_75, the sm75 kernel; two architectures leave the choice open (ranked)."""
+    call = ("F.scaled_dot_product_attention(torch.randn(4, 8, 128, 64), torch.randn(4, 8, 128, 64), "
+            "torch.randn(4, 8, 128, 64))")
+    cutlass = "aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernels/"
+    t = real_index.trace(call, undefines=["USE_MACA"])
+    assert [(h.name, h.file, h.line) for h in t.main_chain()[-5:]] == [
+        ("at::native::_efficient_attention_forward", "aten/src/ATen/native/transformers/cuda/attention.cu", 951),
+        ("dispatch_cutlassF", cutlass + "cutlassF.h", 284),
+        ("dispatch_cutlassF_f32_sm80", cutlass + "cutlassF.h", 276),
+        ("fmha_cutlassF_f32_aligned_64x64_rf_sm80 (handed to a launcher)", cutlass + "cutlassF.h", 277),
+        ("__global__ fmha_cutlassF_f32_aligned_64x64_rf_sm80", cutlass + "cutlassF_f32_aligned.cu", 68)]
+    launch = next(h for h in t.hops if h.name.startswith("kernel_fn<<<"))
+    assert (launch.found, launch.line) == ("passed_in", 1289) and launch not in t.ends()
+    assert {"name": "TORCH_CUDA_ARCH_LIST", "value": "9.0", "source": "upstream default (a current CUDA build)"} \
+        in t.build
+    sm75 = real_index.trace(call, undefines=["USE_MACA"], defines=["TORCH_CUDA_ARCH_LIST=7.5"])
+    assert [(h.name, h.line) for h in sm75.main_chain()[-2:]] == [
+        ("fmha_cutlassF_f32_aligned_64x64_rf_sm75 (handed to a launcher)", 254),
+        ("__global__ fmha_cutlassF_f32_aligned_64x64_rf_sm75", 49)]
+    several = real_index.trace(call, undefines=["USE_MACA"], defines=["TORCH_CUDA_ARCH_LIST=8.0;9.0"])
+    arch = next(c for c in several.to_dict()["choices"] if c["file"] == cutlass + "cutlassF.h" and c["line"] == 284)
+    assert arch["settled"] is False and arch["ways"] == 9

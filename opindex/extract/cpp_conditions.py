@@ -40,6 +40,11 @@ _DTYPE_GUARD = re.compile(rb"if\s*\(\s*!?\s*(?:(?:at::|c10::)?(?:isComplexType|i
                           rb"BFloat16|Float|Double|ComplexHalf|ComplexFloat|ComplexDouble)\b|[\w.]+\.is_(?:complex|"
                           rb"floating_point)\(\s*\))")
 
+# a test of a template's type argument, which the input's dtype decides where the type is the dispatched scalar_t
+# (`if (std::is_same<DT, float>::value && 80 <= cc && cc < 100)`, mem_eff_attention/kernels/cutlassF.h:302; `if
+# constexpr (std::is_same_v<scalar_t, int64_t>)`): the whole condition is kept, read from the tree
+_TYPE_GUARD = re.compile(rb"if\s*(?:constexpr\s*)?\(\s*!?\s*(?:std::)?is_same(?:_v)?\s*<")
+
 
 # a branch the source marks likely or unlikely (`if (C10_UNLIKELY(x))`, a fork's `if (maca_unlikely(x))`, `if
 # (__builtin_expect(x, 0))`): the whole condition is kept, read from the tree
@@ -130,7 +135,7 @@ def requirements(data: bytes) -> list[tuple[int, str]]:
 
 def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
     """(first line, last line, condition, caller) of the blocks of `if (x ...)` tests on one name (_GUARD), of
-    dtype tests (_DTYPE_GUARD), of branch hints (_HINT_GUARD), of a flag joined by `&&` to anything (_FLAG_GUARD),
+    dtype tests (_DTYPE_GUARD), of type arguments (_TYPE_GUARD), of branch hints (_HINT_GUARD), of a flag joined by `&&` to anything (_FLAG_GUARD),
     of tests that read a tensor's sizes (_SIZE_IF),
     the else block as `not (...)`; only inside
     functions. The then block's rows start at the `if` line."""
@@ -139,6 +144,8 @@ def guards(data: bytes, root, caller_at) -> list[tuple[int, int, str, str]]:
     out, seen = [], set()
     found = [*_GUARD.finditer(data), *_DTYPE_GUARD.finditer(data), *_HINT_GUARD.finditer(data),
              *_FLAG_GUARD.finditer(data), *_CALL_GUARD.finditer(data)]
+    if b"is_same" in data:
+        found += _TYPE_GUARD.finditer(data)
     patterned = {m.start() for m in found}
     found += [m for m in _ANY_IF.finditer(data) if m.start() not in patterned]
     found += [m for m in _SIZE_IF.finditer(data) if m.start() not in patterned]

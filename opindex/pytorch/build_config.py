@@ -61,6 +61,8 @@ UPSTREAM_CUDA = {
     "C10_MOBILE": UNDEFINED,
     "FBCODE_CAFFE2": UNDEFINED,
     "USE_MACA": UNDEFINED,  # a vendor's build macro: off upstream (a fork that requires it says so, rule 2)
+    # the GPU the trace is for (pytorch/device_props.py): one architecture, sm_90 (H100/H200)
+    "TORCH_CUDA_ARCH_LIST": "9.0",
     # other platforms' macros (ROCm/HIP ...): a CUDA build never defines them
     **{name: UNDEFINED for name, platform in PLATFORM_MACROS.items() if platform != "CUDA"},
 }

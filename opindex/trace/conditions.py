@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..pytorch.build_config import (CMAKE_PLATFORM, UNDEFINED, UPSTREAM_CUDA, Setting, as_number, cmake_condition,
                                     cmake_options, evaluate)
+from ..pytorch import device_props
 from ..pytorch.call_expr import Tensor
 from ..pytorch.devices import CPP_HEADERS, platform_off
 from ..pytorch.receivers import split_parameters
@@ -38,6 +39,8 @@ _SETTING = re.compile(r"^(!\s*)?(?:at::)?globalContext\(\)\.(\w+)\(\)(?:\s*([!=]
 _ARG_DEFAULT = re.compile(r"(\w+)=(\[[^\]]*\]|[^,)]+)")
 _PY_PARAM = re.compile(r"^\s*\**([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.S)
 _UNKNOWN = object()
+_FLIPPED = re.compile(r"^(-?\d+)\s*(<=|<|>=|>|==|!=)\s*([A-Za-z_]\w*)$")  # a number first
+_FLIP = {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "==", "!=": "!="}
 _BANG_LITERAL = re.compile(r"^!\s*\(?\s*(true|false)\s*\)?$")
 _CAST = re.compile(r"static_cast<[^<>]*>\(\s*(\w+)\s*\)")
 
@@ -159,6 +162,9 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     literal = _BANG_LITERAL.match(condition)
     if literal is not None:  # `if (!getApplyGrid(...))` with the call's value written in: `!true`
         return literal.group(1) == "false"
+    flipped = _FLIPPED.match(condition)
+    if flipped is not None:  # `80 <= cc` (cutlassF.h): read as `cc >= 80`
+        return holds(f"{flipped.group(3)} {_FLIP[flipped.group(2)]} {flipped.group(1)}", defaults)
     bang = _negated(condition)
     if bang is not None:  # `!(a && b)`, `!(false)`
         inner = holds(bang, defaults)
@@ -170,6 +176,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         found = size_expr_holds(condition, defaults)
     if found is None and DTYPE in defaults:
         found = dtype_holds(condition, defaults[DTYPE])
+    if found is None and "is_same" in condition and DTYPE in defaults:
+        found = same_type_holds(condition, defaults)
     if found is None and DEVICE in defaults:
         found = device_holds(condition, defaults[DEVICE])
     if found is None and defaults.get(STRIDED):
@@ -309,6 +317,19 @@ COUNTS = "(counts)"  # the locals of a body that hold an element count (count_lo
 # `const auto count = safe_downcast<int32_t, int64_t>(output.numel());`: a local holding an element count
 _COUNT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|u?int64_t|int|u?int32_t|size_t|ptrdiff_t)\s+(\w+)\s*=\s*"
                           r"(?:[\w:]+(?:<[^<>;]*>)?\s*\(\s*)?\w+\s*\.\s*numel\(\s*\)\s*\)?\s*;")
+
+
+PROPS = "(device properties)"  # (the locals of a body holding the device's properties, the capability or None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _props_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) \
+        -> tuple[tuple[str, ...], str]:
+    """(the locals of a body that hold the device's properties, the body's text when there are any)."""
+    lines = file_lines(root, file) if root and file and line and end_line else None
+    text = "\n".join(lines[line - 1:end_line]) if lines else ""
+    names = device_props.props_names(text)
+    return names, text if names else ""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -531,6 +552,40 @@ def dtype_holds(condition: str, dtype: str) -> bool | None:
         result = (_SCALAR_TYPES[m.group(2)] == dtype) == (m.group(1) == "==")
         return result != negate
     return None
+
+
+# `std::is_same<DT, float>::value`, `!std::is_same_v<scalar_t, at::Half>`: two types compared
+_IS_SAME = re.compile(r"^(!\s*)?(?:std::)?is_same(_v)?\s*<\s*([\w:]+)\s*,\s*([\w:]+)\s*>(?(2)|\s*::\s*value)$")
+# the dtype a C++ type stands for, by its last name (at::Half, c10::Half, cutlass::half_t: float16)
+_TYPE_DTYPE = {"float": "float32", "double": "float64", "Half": "float16", "half": "float16", "half_t": "float16",
+               "__half": "float16", "BFloat16": "bfloat16", "bfloat16_t": "bfloat16", "__nv_bfloat16": "bfloat16",
+               "int64_t": "int64", "int32_t": "int32", "int16_t": "int16", "int8_t": "int8", "uint8_t": "uint8",
+               "bool": "bool"}
+
+
+def type_dtype(name: str, defaults: dict[str, object], seen: frozenset = frozenset()) -> str | None:
+    """The dtype a C++ type of a test stands for: `scalar_t` is the input's (what AT_DISPATCH and its like run
+    the kernel as), a template parameter the call bound to a type is that type's (dispatch_cutlassF<scalar_t>:
+    DT), a scalar type its own; None for any other."""
+    last = name.rpartition("::")[2]
+    if last == "scalar_t":
+        return defaults.get(DTYPE)
+    bound = defaults.get(name)
+    if isinstance(bound, Constant) and name not in seen:
+        return type_dtype(bound.name, defaults, seen | {name})
+    return _TYPE_DTYPE.get(last) if name not in defaults else None
+
+
+def same_type_holds(condition: str, defaults: dict[str, object]) -> bool | None:
+    """`std::is_same<DT, float>::value` with DT bound to scalar_t: true for a float32 input (type_dtype)."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    m = _IS_SAME.match(condition[5:-1].strip() if negate else condition.strip())
+    if m is None:
+        return None
+    left, right = type_dtype(m.group(3), defaults), type_dtype(m.group(4), defaults)
+    if left is None or right is None:
+        return None
+    return ((left == right) != bool(m.group(1))) != negate
 
 
 def cpp_holds(condition: str, defaults: dict[str, object]) -> bool | None:
@@ -923,6 +978,13 @@ class BodyGuards:
             if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
                 defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
             defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
+            props = _props_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
+            if props[0]:  # the device's properties (pytorch/device_props.py): their tests read the GPU traced for
+                cc = self.build.compute_capability()
+                defaults[PROPS] = (props[0], cc)
+                if cc is not None:
+                    defaults.update({k: v for k, v in device_props.capability_locals(props[1], props[0], cc).items()
+                                     if k not in defaults})
             defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
                                             if not _plain_parameter(d.get("signature"), n))
             for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
@@ -947,6 +1009,9 @@ class BodyGuards:
             text = _DIRECTIVE_TERM.sub(lambda m: {True: "true", False: "false"}.get(self.build.holds(m.group(1)),
                                                                                      m.group(0)), text)
         shown_calls = None
+        props = values.get(PROPS) if values is not None else None
+        if props and props[1] is not None and ("major" in text or "minor" in text):
+            text = device_props.substitute(text, props[0], props[1])  # `dprops->major == 8`: `9 == 8`
         if "()" in text and function_value.calls_in(text):
             before = text
             text = function_value.substitute(text, lambda name: self.function_value(name, file))
@@ -1112,6 +1177,16 @@ class BuildContext:
         elif not self.quiet:
             self.note_name(name)
         return self.values[name]
+
+    def compute_capability(self) -> tuple[int, int] | None:
+        """(major, minor) of the GPU traced for: TORCH_CUDA_ARCH_LIST naming one architecture
+        (pytorch/device_props.py); None for a list, or where the build sets none."""
+        if self.device != "cuda":
+            return None
+        self.value_of(device_props.SETTING)  # (listed in the trace's Build: line, with where it came from)
+        setting = self.settings_of.get(device_props.SETTING)
+        return device_props.capability(setting.value) if setting is not None and setting.value is not UNDEFINED \
+            else None
 
     def note_used(self, test: str) -> None:
         """Say that `test` decided something: the settings it reads are the trace's (Trace.build)."""

@@ -146,6 +146,8 @@ class Found(StrEnum):
     HELPER_LEAF = "helper_leaf"  # a helper the body calls that leads to no device code, shown as a leaf
     COMPOSITE_CALLEE = "composite_callee"  # the backward of an op a composite kernel calls (its autograd is theirs)
     STAND_IN = "stand_in"  # walked in place of a callee the build leaves out: its stem, beside it (facts.stand_in)
+    PASSED_IN = "passed_in"  # a <<<>>> launch of a parameter (`kernel_fn<<<...>>>` in a lambda): it runs the kernel
+    # its caller hands in, which the handed hops name; no device code of its own (no end of the chain)
 
 
 @dataclass(slots=True)
@@ -254,7 +256,8 @@ class Trace:
     def ends(self) -> list[Hop]:
         """Where the chain reaches device code: launches, __global__ kernels, library calls, ufunc inner loops."""
         return [h for h in self.hops if (h.layer in ("cuda", "library") or h.kind == "ufunc_inner_loop")
-                and not h.absent and h.kind not in ("other_kernels", "op_body", "device_call")]
+                and not h.absent and h.kind not in ("other_kernels", "op_body", "device_call")
+                and h.found is not Found.PASSED_IN]
         # (a list of names; an op body; what a kernel's body calls: below the end, not one)
 
     def cut(self, cap: str, limit: int, reason: str) -> None:

@@ -2,6 +2,8 @@
 machinery it goes through, a functor object handed to one, and the __device__ functions device code calls."""
 from __future__ import annotations
 
+import re
+
 from ...pytorch import jiterator
 from .. import facts as q
 from ..model import Found, Hop
@@ -24,6 +26,8 @@ class LaunchWalk(Step):
                                launch["file"], launch["line"], "a __global__ kernel passed by name to a call that "
                                "launches it (kernel_fn<<<...>>>)", kernel=launch["kernel"])
             target = launch["launch_symbol_id"] if "launch_symbol_id" in launch else q.launched(self.con, launch)
+            if target is None and launch["kind"] == "chevron":
+                self.passed_in(launch, hop)
             if target is not None:
                 k = q.launched_definition(launch) if "launch_qualified_name" in launch else \
                     q.symbol_by_id(self.con, target)
@@ -61,6 +65,17 @@ class LaunchWalk(Step):
             if kernel is not None:
                 h.kernel = kernel
                 h.detail += f" [launches {kernel}: compiled at run time from {launch['file']}:{line}'s \"{name}\"]"
+
+    def passed_in(self, launch: dict, hop: Hop) -> None:
+        """`kernel_fn<<<blocks, ...>>>(p)` where kernel_fn is a parameter of the lambda it is written in
+        (attention.cu:1136 `auto launchKernel = [&](auto _k, auto kernel_fn) {`): it launches the kernels the code
+        that calls the lambda hands in (`cb(AttentionKernel<...>(), fmha_cutlassF_...)`, the handed hops of
+        dispatch_cutlassF beside it); marked, it is no end of the chain (Trace.ends)."""
+        at = _parameter_of(file_lines(self.trace.root, launch["file"]), launch["line"], launch["kernel"])
+        if at is not None:
+            hop.found = Found.PASSED_IN
+            hop.detail = (f"kernel launch of `{launch['kernel']}`, a parameter of the lambda at "
+                          f"{launch['file']}:{at}: it runs the kernel its caller hands in (the handed hops beside it)")
 
     def launcher(self, launch: dict, hop: Hop) -> None:
         """The shared TensorIterator machinery a launcher call goes through (gpu_kernel -> gpu_kernel_impl ->
@@ -123,3 +138,19 @@ class LaunchWalk(Step):
             if ("device", op["id"]) not in self.b.seen_cpp:  # what the body calls on the device
                 self.b.seen_cpp.add(("device", op["id"]))
                 self.device_calls(op, h)
+
+
+_LAMBDA_REACH = 200  # lines above a launch searched for the lambda whose parameter it launches
+
+
+def _parameter_of(lines: list[str] | None, line: int, name: str) -> int | None:
+    """The line of the lambda above `line` that takes `name` as a parameter (`[&](auto _k, auto kernel_fn) {`),
+    or None."""
+    if not lines:
+        return None
+    pattern = re.compile(r"\[[^\]]*\]\s*\(([^()]*)\)")
+    for i in range(min(line, len(lines)) - 1, max(-1, line - 1 - _LAMBDA_REACH), -1):
+        for m in pattern.finditer(lines[i]):
+            if re.search(rf"\b{re.escape(name)}\s*(?:,|$)", m.group(1).strip()):
+                return i + 1
+    return None

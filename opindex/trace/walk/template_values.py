@@ -19,6 +19,8 @@ from ..sequence import file_lines
 
 _VALUE = re.compile(r"^(?:/\*.*?\*/\s*)?(true|false|-?\d+)[uUlL]*$")
 _NAME = re.compile(r"^(?:/\*.*?\*/\s*)?([A-Za-z_]\w*)$")
+_TYPE = re.compile(r"^(?:scalar_t|float|double|(?:at::|c10::)?(?:Half|BFloat16)|cutlass::(?:half_t|bfloat16_t)|"
+                   r"u?int(?:8|16|32|64)_t|bool)$")
 _HEAD_LINES = 4  # a template head is written on the lines just above the definition it templates
 _PARAMETER_DEFAULT = re.compile(r"([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
 
@@ -101,6 +103,9 @@ def _value(text: str, known: dict) -> str | None:
     m = _VALUE.match(text.strip())
     if m is not None:
         return m.group(1)
+    if _TYPE.match(text.strip()):  # a type the tests compare (`std::is_same<DT, float>`): the dispatched scalar_t
+        return text.strip()         # or a scalar type
+
     m = _NAME.match(text.strip())
     if m is not None and isinstance(known.get(m.group(1)), (bool, int)):
         value = known[m.group(1)]  # passed on by name: `<is_scatter_like, dtype, scalar_t>`
