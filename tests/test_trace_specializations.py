@@ -239,4 +239,6 @@ def test_template_values_are_read_from_the_written_arguments_and_the_head_defaul
     assert template_values._value("/*is_scatter_like=*/false", {}) == "false"
     assert template_values._value("128u", {}) == "128"
     assert template_values._value("is_scatter_like", {"is_scatter_like": False}) == "false"
-    assert template_values._value("scalar_t", {}) is None
+    assert template_values._value("scalar_t", {}) == "scalar_t"  # a type a test compares (std::is_same<DT, ...>)
+    assert template_values._value("cutlass::half_t", {}) == "cutlass::half_t"
+    assert template_values._value("opmath_t", {}) is None

@@ -90,10 +90,13 @@ def test_the_main_chain_ends_where_the_op_s_work_runs(real_index):
     lstm = _chain_end(real_index, "nn.LSTM")
     assert lstm.layer == "library" and lstm.name.startswith("cudnnRNNForward")  # not cudnnSetStream
     # a fused attention kernel (for float32 the memory-efficient one: flash needs fp16/bf16), not the math
-    # fallback; sdp's backend is chosen at run time, and the choice says it was ranked
+    # fallback; sdp's backend is chosen at run time, and the choice says it was ranked; the kernel_fn launch
+    # (attention.cu:1289) runs what dispatch_cutlassF hands it: for an sm_90 GPU the f32 sm80 kernel
     t = real_index.trace("F.scaled_dot_product_attention")
     end = t.main_chain()[-1]
-    assert (end.file, end.kernel) == ("aten/src/ATen/native/transformers/cuda/attention.cu", "kernel_fn")
+    assert (end.file, end.kernel) == (
+        "aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernels/cutlassF_f32_aligned.cu",
+        "fmha_cutlassF_f32_aligned_64x64_rf_sm80")
     assert "aten::_scaled_dot_product_efficient_attention" in [h.name for h in t.main_chain()]
     assert any(c["ways"] == 6 and not c["settled"] for c in t.to_dict()["choices"])
     # nn.MultiheadAttention's default need_weights=True rules the fused kernels out: its output projection's gemm
