@@ -220,3 +220,12 @@ def test_json_states_the_caps(sample_db):
     out = cli(sample_db, "trace", "add_kernel_cuda", "--up", "--limit", "1", "--device", "all", "--json")
     assert json.loads(out.stdout)["truncated"]["callers"] == 1
     assert "opindex: callers, launches and registrations" in out.stderr
+
+
+def test_a_python_module_op_is_bound_in_its_torch_c_submodule(ix):
+    """`python_module: nn` (the sample's native_functions.yaml:81): the generated binding is torch._C._nn.linear;
+    torch.nn has no attribute `linear`."""
+    up = ix.trace("linear", up=True)
+    assert [h.name for h in up.hops if str(h.kind) == "binding"] == ["torch._C._nn.linear"]
+    down = ix.trace("linear")
+    assert [h.detail for h in down.hops if h.kind == "surfaces"] == ["bound as torch._C._nn.linear"]

@@ -9,6 +9,13 @@ import re
 # torch._C submodules generated from native_functions.yaml's python_module: (torch._C._nn.linear, ...).
 C_NAMESPACES = frozenset({"_nn", "_fft", "_linalg", "_special", "_nested", "_sparse"})
 
+
+def binding_namespace(python_module: str | None) -> str:
+    """Where the generated binding of a `function` variant lives: `torch` (torch.relu), or the torch._C submodule
+    of its python_module (`python_module: nn` -> torch._C._nn.max_pool2d_with_indices; torch.nn has no such
+    attribute, and torch.linalg re-exports torch._C._linalg.linalg_norm as `norm`)."""
+    return f"torch._C._{python_module}" if python_module else "torch"
+
 # torch.<name>(...) is a bridge when <name> starts with a lowercase letter (after leading underscores), is not a
 # dunder, and is not one of these Python-level helpers, context managers or types (a call of torch.<submodule>
 # never happens: submodules are not callable, and torch.nn.x(...) has two dots, so it is never torch.x).

@@ -4,6 +4,7 @@ keeps its hops with the same TraceBuilder as the downward walk (trace/builder.py
 from __future__ import annotations
 
 from ..pytorch.devices import BY_OPTION, dispatch_keys, registration_devices
+from ..pytorch.python_rules import binding_namespace
 from . import facts as q
 from .builder import TraceBuilder
 from .model import Hop, Trace
@@ -203,7 +204,7 @@ class UpWalker:
         """Bindings the entries' variants create (torch.x, Tensor.x) and the Python code that calls them."""
         seen: set[str] = set()
         for entry in entries:
-            ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
+            ns = binding_namespace(entry["python_module"])
             for variant, name in (("function", f"{ns}.{entry['name']}"), ("method", f"Tensor.{entry['name']}")):
                 if variant in entry["variants"] and name not in seen and not entry["is_out"]:
                     seen.add(name)

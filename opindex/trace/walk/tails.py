@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import facts as q
 from ...pytorch.devices import IMPLICIT_KEYS
+from ...pytorch.python_rules import binding_namespace
 from ..model import Hop
 from ..python import bridged_entries
 from .step import Step
@@ -87,7 +88,7 @@ class TailWalk(Step):
                                     b["file"].startswith(("functorch/benchmarks", "torch/testing")), b["file"]))
         unique = {(b["caller"], b["text"]): b for b in reversed(bridges)}
         bridges = [b for b in bridges if unique[(b["caller"], b["text"])] is b]
-        ns = f"torch.{entry['python_module']}" if entry["python_module"] else "torch"
+        ns = binding_namespace(entry["python_module"])
         bound = [f"{ns}.{entry['name']}"] * ("function" in entry["variants"]) + \
             [f"Tensor.{entry['name']}"] * ("method" in entry["variants"])
         if not bridges and not bound:
