@@ -376,3 +376,17 @@ def test_a_ranked_choice_no_test_parts_says_so(real_index_1_8):
               "1, 1>" in line and "THCApply.cuh:447" in line and "◆ default of 12, ranked" in line)
     assert lines[at + 1] == ("       open: no test parts these 12 ways, ranked by the work each does (body at "
                              "THCApply.cuh:335) -> kernelPointwiseApply2; or vectorized_elementwise_kernel")
+
+
+def test_up_from_a_kernel_tells_overloads_of_one_name_apart(real_index):
+    """SoftMax.cpp defines three `at::native::log_softmax`: a static helper (:508), the kernel of log_softmax.int
+    (:517, which calls at::_log_softmax at :521/:524) and of log_softmax.Dimname (:586, which calls the op
+    at::log_softmax). Up from cunn_SoftMaxForward, through log_softmax's CUDA row, the composite caller is the
+    overload that holds the call (:517), then its op and F.log_softmax's nn.LogSoftmax; the Dimname overload's
+    `at::log_softmax(...)` is a call of the op's API, not of the helper."""
+    t = real_index.trace("cunn_SoftMaxForward", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain()[3:]] == [
+        ("at::native::structured_log_softmax_cuda_out", 1164), ("CUDA: log_softmax_cuda_out", 3683),
+        ("aten::_log_softmax.out", 3679), ("at::native::log_softmax", 517), ("aten::log_softmax.int", 3664),
+        ("torch.nn.functional.log_softmax: input.log_softmax", 1977),
+        ("torch.nn.modules.activation.LogSoftmax", 1630)]

@@ -736,10 +736,11 @@ def native_names_like(con, pattern: str, limit: int) -> list[str]:
 
 
 def composite_callers(con, names: tuple[str, str]) -> list[dict]:
-    """C++ functions calling at::name(...) (or its _symint twin), one row per function and file."""
-    return rows(con, "SELECT caller, file, min(line) AS line FROM calls WHERE callee IN (?, ?) AND "
+    """C++ calls of at::name(...) (or its _symint twin), one row per caller, file and line (the overloads of one
+    name are told apart by the line: trace/up.py maps each to the definition that holds it)."""
+    return rows(con, "SELECT caller, file, line FROM calls WHERE callee IN (?, ?) AND "
                      "qualifier = 'at' AND language IN ('cpp', 'cuda') AND caller != '' "
-                     "GROUP BY caller, file ORDER BY file", names)
+                     "GROUP BY caller, file, line ORDER BY file, line", names)
 
 
 def launches_in_file(con, file: str, named_like: str) -> list[dict]:
@@ -970,9 +971,15 @@ def device_operators(con, class_name: str, file: str) -> list[dict]:
                      "ORDER BY line", (f"{class_name}::operator()", file))
 
 
-def enclosing_definition(con, qualified_name: str, file: str) -> dict | None:
-    found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? ORDER BY line LIMIT 1",
+def enclosing_definition(con, qualified_name: str, file: str, line: int | None = None) -> dict | None:
+    """The definition of `qualified_name` in `file`; with `line` (a call's), the overload whose body holds it (SoftMax.cpp's
+    two `log_softmax`: the public one at :517 calls the static one at :508), else the first."""
+    found = rows(con, "SELECT * FROM symbols WHERE qualified_name = ? AND file = ? ORDER BY line",
                  (qualified_name, file))
+    if line is not None:
+        holding = [d for d in found if d["line"] <= line <= (d["end_line"] or d["line"])]
+        if holding:
+            return min(holding, key=lambda d: (d["end_line"] or d["line"]) - d["line"])
     return found[0] if found else None
 
 

@@ -45,7 +45,7 @@ class UpWalker:
             lh = self.b.add(hop, "cuda", "launch", f"{launch['kernel']}<<<{launch['config'] or ''}>>>",
                           launch["file"], launch["line"], f"launched in {launch['caller'] or 'file scope'}",
                           kernel=launch["kernel"])
-            self.up_function(launch["caller"], launch["file"], lh, budget=4)
+            self.up_function(launch["caller"], launch["file"], lh, budget=4, line=launch["line"])
         return hop
 
     # -- fan-in: every caller named, the first `limit` walked, the rest grouped by file --------------------------
@@ -89,14 +89,17 @@ class UpWalker:
     def function(self, d: dict, parent: Hop | None = None) -> Hop:
         return self.up_function(d["qualified_name"], d["file"], parent, budget=4)
 
-    def up_function(self, qualified_name: str, file: str, parent: Hop | None, budget: int) -> Hop | None:
+    def up_function(self, qualified_name: str, file: str, parent: Hop | None, budget: int,
+                    line: int | None = None) -> Hop | None:
+        """Up from the definition of `qualified_name` in `file` (with `line`, a call's: the overload that holds
+        it)."""
         if not qualified_name or self.b.full():
             return None
-        d = q.enclosing_definition(self.con, qualified_name, file)
+        d = q.enclosing_definition(self.con, qualified_name, file, line)
         if d is None:
             return self.b.add(parent, "cpp", "note", f"{qualified_name} (no definition indexed)", file, None,
                             absent=True)
-        key = (qualified_name, file)
+        key = (qualified_name, file, d["line"])
         hop = self.b.add(parent, "cpp", d["kind"], qualified_name, d["file"], d["line"], cpp_detail(d))
         if key in self.b.seen_cpp:
             return self.b.repeat(hop)
@@ -119,7 +122,7 @@ class UpWalker:
         if budget > 0:
             walk = self.steps.callers(d, ends_here=bool(regs or rows))
             for c in self.fan_in(walk, hop, "callers", lambda x: (x["caller"], x["file"])):
-                self.up_function(c["caller"], c["file"], hop, budget - 1)
+                self.up_function(c["caller"], c["file"], hop, budget - 1, line=c["line"])
         return hop
 
     def _device_own(self, found: list[dict], key: str, keys_of) -> list[dict]:
@@ -156,7 +159,7 @@ class UpWalker:
             text, detail = (f"{c['via']}(..., {stub}, ...)", f"passes {stub} to {c['via']}, called in {c['caller']}") \
                 if c["via"] else (f"{stub}({c['device_arg'] or ''}, ...)", f"called in {c['caller']}")
             ch = self.b.add(hop, "stub", "stub_call", text, c["file"], c["line"], detail)
-            self.up_function(c["caller"], c["file"], ch, budget)
+            self.up_function(c["caller"], c["file"], ch, budget, line=c["line"])
         return hop
 
     def op_callers(self, entry: dict, parent: Hop, budget: int) -> None:
@@ -164,16 +167,24 @@ class UpWalker:
         if budget <= 0:
             return
         names = (entry["name"], f"{entry['name']}_symint")
-        callers = q.composite_callers(self.con, names)
-        for c in self.fan_in(callers, parent, "composite callers", lambda x: (x["caller"], x["file"])):
-            d = q.enclosing_definition(self.con, c["caller"], c["file"])
-            if d is None or (d["qualified_name"], d["file"]) in self.b.seen_cpp:
+        callers = {}  # one per definition holding a call (overloads of one name apart)
+        for c in q.composite_callers(self.con, names):
+            d = q.enclosing_definition(self.con, c["caller"], c["file"], c["line"])
+            if d is not None:
+                callers.setdefault((d["qualified_name"], d["file"], d["line"]), {**c, "definition": d})
+        for c in self.fan_in(list(callers.values()), parent, "composite callers",
+                             lambda x: (x["caller"], x["file"], x["definition"]["line"])):
+            d = c["definition"]
+            if (d["qualified_name"], d["file"], d["line"]) in self.b.seen_cpp:
                 continue
-            self.b.seen_cpp.add((d["qualified_name"], d["file"]))
             rows = [r for r in self.steps.kernel_of(self.steps.dispatch_rows([d["name"]]), d["file"], d["line"])
                     if r["dispatch_key"] in q.COMPOSITE_KEYS]
-            if not rows:
+            if not rows:  # a helper of a composite kernel (the static two-argument log_softmax SoftMax.cpp:508
+                # calls at::_log_softmax for the public one at :517): up through its callers
+                if budget > 1:
+                    self.up_function(d["qualified_name"], d["file"], parent, budget - 1, line=d["line"])
                 continue
+            self.b.seen_cpp.add((d["qualified_name"], d["file"], d["line"]))
             # one hop per caller, the ops it is the kernel of below it (a caller is never listed twice)
             ops = ", ".join(dict.fromkeys(f"aten::{r['full_name']}" for r in rows))
             ch = self.b.add(parent, "cpp", "op_caller", d["qualified_name"], d["file"], d["line"],

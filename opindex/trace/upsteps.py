@@ -130,12 +130,22 @@ class UpSteps:
         rows = self._calls_of(name, file)
         if name == "operator()" and len(parts) > 1:
             rows = rows + self._calls_of(parts[-2], file)
-        rows = [c for c in rows if c["caller"] != qualified and _qualifier_fits(c, scope)]
+        # (a call of the same name from another overload is a caller: the public log_softmax calls the static one;
+        # `at::log_softmax(...)` is the op's API, not at::native::log_softmax: the op's own callers are op_callers)
+        op_api = "native" in scope and self.is_op(name)
+        rows = [c for c in rows if (c["caller"] != qualified or c["file"] != file or not
+                                    d.get("line") <= c["line"] <= (d.get("end_line") or d.get("line")))
+                and _qualifier_fits(c, scope) and not (op_api and (c.get("qualifier") or "") == "at")]
         same = [c for c in rows if c["file"] == file]
         linked = [c for c in rows if c["file"] != file and self._links_to(c, d["id"])]
         if same or linked or ends_here or name == "operator()" or len(self.definition_files(name)) > 1:
             return same + linked
         return rows
+
+    def is_op(self, name: str) -> bool:
+        """Whether `name` is a native function's (an at::name(...) call is then the op's API)."""
+        return self._keep(("op", name), lambda: bool(q.rows(
+            self.con, "SELECT 1 FROM native_functions WHERE name = ? LIMIT 1", (name,))))
 
     def _links_to(self, call: dict, definition_id: int) -> bool:
         return any(ln["id"] == definition_id for ln in q.call_targets(
