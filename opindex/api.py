@@ -232,15 +232,24 @@ class Index:
                        if h.layer in ("cuda", "library") and not h.absent)
 
     def profile(self, path: str | os.PathLike, *, limit: int | None = None, dataframe: bool = False,
-                progress=None, max_size_mb: float | None = 512):
+                progress=None, max_size_mb: float | None = 512, trace_calls: int = 100, defines=(), undefines=(),
+                config: str | dict | None = None):
         """A torch.profiler Chrome trace (.json/.json.gz) or a list of kernel names, one row per kernel name, largest
         GPU time first: its __global__ definition or library call site, op body, stub, dispatch row, aten op.
-        A list of dicts that also carries .total_us, .attributed_share, .warnings, .caps (a pandas DataFrame
-        with dataframe=True). A profile over `max_size_mb` MB after gunzip (None or 0: no limit) is refused."""
+        A list of dicts that also carries .total_us, .attributed_share, .traced, .warnings, .caps (a pandas
+        DataFrame with dataframe=True). A profile over `max_size_mb` MB after gunzip (None or 0: no limit) is
+        refused. A profile recorded with shapes gives each kernel's op call (`call`): the first `trace_calls`
+        distinct ones (0: none) are traced with those inputs for the build `defines`/`undefines`/`config` states
+        (as trace's), and `traced` says where the main chain ends and whether the kernel that ran is in it."""
         from .profile.report import annotate
+        from .pytorch.build_config import settings_from
+        try:
+            build = settings_from(defines, undefines, *_config_mapping(config))
+        except ValueError as e:
+            raise OpindexError(str(e)) from None
         rows = annotate(self.con, path, root=self.meta.get("checkout_root"),
                         index_version=self.meta.get("pytorch_version"), limit=limit, progress=progress,
-                        max_size_mb=max_size_mb, index_file=str(self.path))
+                        max_size_mb=max_size_mb, index_file=str(self.path), trace_calls=trace_calls, build=build)
         return rows.to_dataframe() if dataframe else rows
 
     # -- two trees side by side (opindex/diff, docs/diff.md) ----------------------------------------------------

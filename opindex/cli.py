@@ -647,9 +647,19 @@ def kernels(op_name, db, fmt):
 @click.option("--editor-url", "editor_url", default=None, metavar="TEMPLATE",
               help="With --html: each location links to TEMPLATE with {path} and {line} (`vscode://file/{path}:{line}`"
                    "; default $OPINDEX_EDITOR_URL, else file://).")
+@click.option("--trace-calls", "trace_calls", type=click.IntRange(0), default=100, show_default=True, metavar="N",
+              help="A profile recorded with shapes gives each kernel's op call: trace the first N distinct ones (by "
+                   "GPU time) with those inputs and say where each main chain ends (0: none; the output says how "
+                   "many were left).")
+@click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="The build the recorded calls are traced for defines NAME (as trace's -D; repeatable).")
+@click.option("-U", "--undefine", "undefines", multiple=True, metavar="NAME",
+              help="The build the recorded calls are traced for does not define NAME (repeatable).")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+              help="A YAML file of NAME: value (null for undefined) for the build the calls are traced for.")
 @link_options
 @_fail_cleanly
-def profile(profile_path, db, limit, max_size, fmt, editor_url):
+def profile(profile_path, db, limit, max_size, fmt, editor_url, trace_calls, defines, undefines, config):
     """From a GPU profile to the source: each kernel of PROFILE (a torch.profiler Chrome trace, .json or .json.gz,
     or a text file of kernel names) with its __global__ definition or library call site, op body, stub and aten op."""
     from .profile import render
@@ -665,7 +675,8 @@ def profile(profile_path, db, limit, max_size, fmt, editor_url):
             if bar is not None:
                 bar.update(1)
         try:
-            rows = ix.profile(profile_path, limit=limit, progress=progress, max_size_mb=max_size)
+            rows = ix.profile(profile_path, limit=limit, progress=progress, max_size_mb=max_size,
+                              trace_calls=trace_calls, defines=defines, undefines=undefines, config=config)
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)

@@ -708,3 +708,26 @@ def test_real_tree_jitted_kernels_are_attributed_to_their_launch(real_ix, tmp_pa
         "attributed", N + "cuda/UnaryOpsKernel.cu:37", "exp.out")
     assert [(h.kind, h.file, h.line) for h in exp["chain"][:2]] == [
         ("jitted", N + "cuda/UnaryOpsKernel.cu", 37), ("launch", N + "cuda/UnaryOpsKernel.cu", 48)]
+
+
+def test_real_tree_a_profile_with_shapes_traces_each_op_call(real_ix):
+    """sort_index was recorded with shapes (tests/data/make_profiles.py): each kernel's op and its inputs. topk of a
+    65536-vector with k=100 is `torch.ops.aten.topk(torch.empty(65536), 100, -1, True, True)`; traced with those
+    inputs, TensorTopK.cu:773's should_use_multiblock(1, 65536) holds (`num_slices <= 20 && slice_size >= 20000`),
+    so the chain ends at mbtopk::gatherTopK (:496), the kernel the H200 ran; its radixSortKVInPlace (the sorted
+    output) is in that trace too, not its end. The cap says itself."""
+    rows = real_ix.profile(PROFILES / "sort_index_h200_torch2.11.0.json.gz")
+    by = {r["short"]: r for r in rows}
+    gather = by["gatherTopK"]
+    assert gather["call"] == "torch.ops.aten.topk(torch.empty(65536), 100, -1, True, True)"
+    assert gather["traced"] == {"end": "__global__ at::native::mbtopk::gatherTopK",
+                                "file": N + "cuda/TensorTopK.cu", "line": 496, "ends_here": True, "in_trace": True}
+    assert (by["radixSortKVInPlace"]["traced"]["ends_here"], by["radixSortKVInPlace"]["traced"]["in_trace"]) == (
+        False, True)
+    assert rows.traced["rows"] >= 40 and rows.traced["in_trace"] >= rows.traced["rows"] - 2
+    capped = real_ix.profile(PROFILES / "sort_index_h200_torch2.11.0.json.gz", trace_calls=1)
+    assert capped.calls_traced == 1 and capped.calls_untraced > 0
+    assert f"traced the first 1 distinct recorded op calls, by GPU time; {capped.calls_untraced} more not traced " \
+           f"(--trace-calls N raises the cap)" in capped.caps
+    none = real_ix.profile(PROFILES / "sort_index_h200_torch2.11.0.json.gz", trace_calls=0)
+    assert not any(r.get("traced") for r in none) and none.traced["rows"] == 0

@@ -38,6 +38,9 @@ class KernelGroup:
     scopes: Counter = field(default_factory=Counter)      # outermost non-aten CPU span (autograd node, Optimizer.step)
     python: Counter = field(default_factory=Counter)      # innermost Python source frame (file.py(line): name)
     modules: Counter = field(default_factory=Counter)     # innermost nn.Module span (with_modules=True)
+    # (innermost aten:: op, its recorded inputs as JSON: Input Dims, Input type, Concrete Inputs) -> calls, where
+    # the profile was recorded with shapes (record_shapes=True)
+    inner_calls: Counter = field(default_factory=Counter)
 
     @property
     def op(self) -> str | None:
@@ -149,7 +152,7 @@ def _from_chrome(path: Path, data) -> Profile:
             ts = _num(e.get("ts"))
             if ts is None:
                 continue
-            spans[_thread(e)].append((ts, ts + (_num(e.get("dur")) or 0.0), name or "", cat))
+            spans[_thread(e)].append((ts, ts + (_num(e.get("dur")) or 0.0), name or "", cat, _inputs(args)))
 
     # Each kernel's launch, then every launch's CPU stack in one sweep per thread.
     linked = []
@@ -174,10 +177,13 @@ def _from_chrome(path: Path, data) -> Profile:
         if not stack:
             unlinked += 1
             continue
-        aten = [n for n, c in stack if n.startswith("aten::")]
+        aten = [(n, i) for n, c, i in stack if n.startswith("aten::")]
         if aten:
-            g.ops[aten[0]] += 1
-            g.inner_ops[aten[-1]] += 1
+            g.ops[aten[0][0]] += 1
+            g.inner_ops[aten[-1][0]] += 1
+            if aten[-1][1] is not None:
+                g.inner_calls[aten[-1]] += 1
+        stack = [(n, c) for n, c, _ in stack]
         other = [n for n, c in stack if c != "python_function" and not n.startswith("aten::")]
         if other:
             g.scopes[other[0]] += 1
@@ -193,6 +199,16 @@ def _from_chrome(path: Path, data) -> Profile:
     for g in kernels:
         g.share = g.total_us / total if total else 0.0
     return Profile(str(path), "chrome", kernels, total, version, version_source, unlinked, skipped)
+
+
+def _inputs(args: dict) -> str | None:
+    """An op's recorded inputs (record_shapes=True), as JSON: {"dims", "types", "concrete"}; None without them."""
+    dims, types = args.get("Input Dims"), args.get("Input type")
+    if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
+        return None
+    concrete = args.get("Concrete Inputs")
+    concrete = concrete if isinstance(concrete, list) and len(concrete) == len(dims) else [""] * len(dims)
+    return json.dumps({"dims": dims, "types": types, "concrete": concrete}, separators=(",", ":"))
 
 
 def _thread(e: dict) -> tuple:
@@ -236,5 +252,5 @@ def _stacks_at(spans, points) -> list[list[tuple[str, str]]]:
                 stack.pop()
             # a span that ended before t can sit under one still open only if the trace is not properly nested;
             # filter rather than trust the order
-            out[i] = [(s[2], s[3]) for s in stack if s[1] >= t]
+            out[i] = [(s[2], s[3], s[4]) for s in stack if s[1] >= t]
     return out

@@ -13,7 +13,7 @@ from .report import ProfileRows, row_dict
 
 CSV_COLUMNS = ["rank", "share", "gpu_us", "calls", "kind", "status", "short", "op", "definition", "launch_site",
                "body", "body_definition", "registration", "stub", "dispatch", "native_function", "library",
-               "library_call", "note", "kernel"]
+               "library_call", "note", "kernel", "call", "traced_end", "in_trace", "ends_here"]
 SNIPPET_KERNELS = 40     # kernels of the HTML page that get source snippets (the top ones by GPU time)
 
 
@@ -36,7 +36,18 @@ def flat(r: dict) -> dict:
             "registration": r.get("registration") or "", "stub": r.get("stub") or "",
             "dispatch": r.get("dispatch") or "", "native_function": r.get("native_function") or "",
             "library": r.get("library") or "", "library_call": (r.get("library_calls") or [""])[0],
-            "note": r.get("note") or "", "kernel": r["kernel"]}
+            "note": r.get("note") or "", "kernel": r["kernel"], "call": r.get("call") or "",
+            "traced_end": _traced_where(r), "in_trace": _yes_no(r, "in_trace"), "ends_here": _yes_no(r, "ends_here")}
+
+
+def _traced_where(r: dict) -> str:
+    t = r.get("traced")
+    return f"{t['end']} {t['file']}:{t['line']}" if t else ""
+
+
+def _yes_no(r: dict, key: str) -> str:
+    t = r.get("traced")
+    return "" if not t else "yes" if t[key] else "no"
 
 
 def _header_lines(rows: ProfileRows) -> list[str]:
@@ -46,6 +57,12 @@ def _header_lines(rows: ProfileRows) -> list[str]:
              f"index: {s['index'] or '?'} (PyTorch {s['index_pytorch_version'] or '?'} at "
              f"{s['checkout_root'] or '?'})",
              f"attributed to a source location: {100 * s['attributed_share']:.1f}% of GPU time"]
+    t = s["traced_calls"]
+    if t["rows"]:  # a profile recorded with shapes: each kernel's op call traced with its inputs
+        share = 100 * t["in_trace_gpu_us"] / t["gpu_us"] if t["gpu_us"] else 0.0
+        lines.append(f"traced with the recorded inputs: {t['rows']} kernels' op calls; the kernel that ran is in "
+                     f"its call's trace for {t['in_trace']} ({share:.1f}% of their GPU time), the main chain's end "
+                     f"for {t['ends_here']}")
     return lines
 
 
@@ -116,6 +133,13 @@ def to_markdown(rows: ProfileRows) -> str:
                 if x))
         if r.get("note"):
             out.append(f"- note: {_md(r['note'])}")
+        if r.get("call"):
+            out.append(f"- recorded call: `{_md(r['call'])}`")
+        if r.get("traced"):
+            t = r["traced"]
+            out.append(f"- traced with those inputs: the main chain ends at `{_md(t['end'])}` {t['file']}:{t['line']}"
+                       f"; the kernel that ran is {'in' if t['in_trace'] else 'not in'} that trace"
+                       + (" and is its end" if t["ends_here"] else ""))
         if r["chain"]:
             out.append("- chain (bottom-up):")
             for h in r["chain"]:
@@ -168,6 +192,12 @@ def to_html(rows: ProfileRows, link_template: str | None = None) -> str:
                                                               else "") + "</p>")
         if r.get("note"):
             parts.append(f"<p class=note>{html.escape(r['note'])}</p>")
+        if r.get("traced"):  # the kernel's op call, traced with its recorded inputs
+            t = r["traced"]
+            parts.append(f"<p class=note>recorded call <code>{html.escape(r['call'])}</code>: its main chain ends at "
+                         f"<code>{html.escape(t['end'])}</code> {html.escape(str(t['file']))}:{t['line']}; the "
+                         f"kernel that ran is {'in' if t['in_trace'] else 'not in'} that trace"
+                         f"{' and is its end' if t['ends_here'] else ''}</p>")
         parts.append("<ol class=chain>")
         for h in r["chain"]:
             loc = f"{h.file}:{h.line}" if h.file else ""

@@ -8,13 +8,17 @@ import re
 import sqlite3
 from pathlib import Path
 
+from ..pytorch import jiterator
+from ..trace.facts import rows as rows_of
 from ..trace.model import Hop
 from .attribute import Attributor
 from .chrome import read_profile
 from .reading import MAX_SIZE_MB
 from .kernel_name import demangle_many, is_mangled, parse_kernel_name
+from .op_call import call_of
 
 CHAIN_CAP = 16          # hops kept per kernel (the chain of one kernel is rarely longer than 10)
+TRACE_CALLS = 100       # distinct recorded calls traced per profile (--trace-calls; 0: none)
 
 
 CHAIN_KEYS = ("layer", "kind", "name", "file", "line", "detail")   # a chain entry of the JSON (docs/profile.md)
@@ -47,6 +51,9 @@ class ProfileRows(list):
     index_file: str | None = None   # the index that answered
     warnings: list
     unlinked: int = 0
+    trace_calls: int = TRACE_CALLS  # the cap on distinct recorded calls traced
+    calls_traced: int = 0           # distinct recorded calls traced (some may reach no device code)
+    calls_untraced: int = 0         # distinct recorded calls past the cap
 
     @property
     def attributed_share(self) -> float:
@@ -58,7 +65,21 @@ class ProfileRows(list):
         if self.limit is not None and self.kernels_total > len(self):
             out.append(f"showing the {len(self)} kernels with the most GPU time of {self.kernels_total} (--limit)")
         out.append(f"a chain keeps at most {CHAIN_CAP} hops; launch sites and library calls at most 5 each")
+        if self.calls_untraced:
+            out.append(f"traced the first {self.calls_traced} distinct recorded op calls, by GPU time; "
+                       f"{self.calls_untraced} more not traced (--trace-calls N raises the cap)")
         return out
+
+    @property
+    def traced(self) -> dict:
+        """The rows whose op call was traced with its recorded inputs: how many, and of them those whose trace holds
+        the kernel that ran (`in_trace`) and whose main chain ends at it (`ends_here`: an op that runs several
+        kernels ends at one)."""
+        rows = [r for r in self if r.get("traced")]
+        return {"rows": len(rows), "in_trace": sum(1 for r in rows if r["traced"]["in_trace"]),
+                "ends_here": sum(1 for r in rows if r["traced"]["ends_here"]),
+                "gpu_us": round(sum(r["gpu_us"] for r in rows), 3),
+                "in_trace_gpu_us": round(sum(r["gpu_us"] for r in rows if r["traced"]["in_trace"]), 3)}
 
     def summary(self) -> dict:
         return {"profile": self.profile, "format": self.format, "torch_version": self.torch_version,
@@ -66,7 +87,7 @@ class ProfileRows(list):
                 "checkout_root": self.checkout_root, "index": self.index_file, "total_gpu_us": round(self.total_us, 3),
                 "attributed_gpu_us": round(self.attributed_us, 3), "attributed_share": round(self.attributed_share, 4),
                 "kernels": self.kernels_total, "shown": len(self), "unlinked_launches": self.unlinked,
-                "warnings": list(self.warnings), "caps": self.caps}
+                "traced_calls": self.traced, "warnings": list(self.warnings), "caps": self.caps}
 
     def with_absolute_paths(self) -> "ProfileRows":
         """The same rows with every location absolute, the checkout root joined (--absolute): definition,
@@ -96,9 +117,13 @@ class ProfileRows(list):
 
 def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = None, index_version: str | None = None,
              limit: int | None = None, progress=None, max_size_mb: float | None = MAX_SIZE_MB,
-             index_file: str | None = None) -> ProfileRows:
+             index_file: str | None = None, trace_calls: int = TRACE_CALLS, build: dict | None = None) -> ProfileRows:
     """Read the profile at `path` (at most `max_size_mb` MB after gunzip; None or 0: no limit) and attribute each
-    kernel name to the indexed checkout. `progress(done, total)` is called after each kernel when given."""
+    kernel name to the indexed checkout. `progress(done, total)` is called after each kernel when given. A profile
+    recorded with shapes also gives each kernel's op call: the first `trace_calls` distinct ones (by GPU time; 0:
+    none) are traced with those inputs, for the build `build` states (pytorch/build_config.settings_from: as a
+    trace's), and the row says where that main chain ends, whether the kernel that ran is in that trace and
+    whether it is the chain's end (`call`, `traced`)."""
     prof = read_profile(path, max_size_mb)
     att = Attributor(con, root)
     groups = prof.kernels
@@ -110,7 +135,8 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
     rows.total_us, rows.kernels_total, rows.limit = prof.total_us, len(groups), limit
     rows.torch_version, rows.version_source = prof.torch_version, prof.version_source
     rows.index_version, rows.checkout_root, rows.unlinked = index_version, root, prof.unlinked
-    rows.index_file = index_file
+    rows.index_file, rows.trace_calls = index_file, trace_calls
+    tracer = CallTracer(con, root, index_file, build, trace_calls)
     if prof.torch_version and index_version and _minor(prof.torch_version) != _minor(index_version):
         rows.warnings.append(
             f"the profile was recorded with torch {prof.torch_version} (from its {prof.version_source}) but the index "
@@ -124,6 +150,8 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
         if row["attributed"]:
             rows.attributed_us += g.total_us
         row["rank"] = i + 1
+        if g.inner_calls and kn.kind in ("global", "library"):
+            tracer.annotate(g, kn, row)
         if len(row["chain"]) > CHAIN_CAP:
             row["chain"] = row["chain"][:CHAIN_CAP]
             row["chain_capped"] = True
@@ -131,6 +159,7 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
             rows.append(row)
         if progress:
             progress(i + 1, len(groups))
+    rows.calls_traced, rows.calls_untraced = len(tracer.found), len(tracer.skipped)
     if prof.skipped:
         rows.warnings.append(f"{prof.skipped} events skipped: their cat or name is not a string, as the profiler "
                              f"writes them")
@@ -138,6 +167,68 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
         rows.warnings.append(f"{prof.unlinked} kernel launches could not be tied to a CPU op (no matching "
                              f"correlation id in the trace)")
     return rows
+
+
+class CallTracer:
+    """Traces the op calls a profile recorded (op_call.py), each distinct call once, at most `cap` of them (0:
+    none): `attempted` of them so far, `skipped` past the cap."""
+
+    def __init__(self, con, root, index_file, build: dict | None, cap: int):
+        self.con, self.root, self.index_file, self.build, self.cap = con, root, index_file, build, cap
+        self.found: dict[str, dict | None] = {}
+        self.skipped: set[str] = set()
+
+    def annotate(self, g, kn, row: dict) -> None:
+        """`call` (the kernel's op with its recorded inputs) and `traced` {end, file, line, ends_here, in_trace}
+        where that trace reaches device code."""
+        (op, inputs), _ = g.inner_calls.most_common(1)[0]
+        schemas = [r["schema"] for r in rows_of(self.con, "SELECT schema FROM native_functions WHERE name = ? "
+                                                          "ORDER BY id", (op.removeprefix("aten::"),))]
+        call = call_of(op, inputs, schemas)
+        if call is None:
+            return
+        row["call"] = call
+        if call not in self.found:
+            if len(self.found) >= self.cap:
+                self.skipped.add(call)
+                return
+            self.found[call] = _traced_end(self.con, self.root, self.index_file, call, self.build)
+        found = self.found[call]
+        if found is not None:
+            end = found["end"]
+            row["traced"] = {"end": end["name"], "file": end["file"], "line": end["line"],
+                             "ends_here": _names_kernel([end], kn), "in_trace": _names_kernel(found["device"], kn)}
+
+
+def _traced_end(con, root, index_file, call: str, build: dict | None) -> dict | None:
+    """The main chain's end of `call` and the device code of its whole trace ({"end", "device"}: dicts of name,
+    kernel, layer, kind, file, line); None when it reaches no device code (its arguments fit no overload, a name
+    the index lacks)."""
+    from ..trace import trace  # noqa: PLC0415 - the trace machinery loads only for a profile with shapes
+    try:
+        t = trace(con, call, device="cuda", root=root, index=index_file, build=build)
+    except Exception:  # noqa: BLE001 - a call this reading cannot bind is a row without a traced path
+        return None
+    chain = t.main_chain()
+    if not chain or str(chain[-1].layer) not in ("cuda", "library"):
+        return None
+    as_dict = lambda h: {"name": h.name, "kernel": h.kernel, "layer": str(h.layer), "kind": str(h.kind),  # noqa
+                         "file": h.file, "line": h.line}
+    return {"end": as_dict(chain[-1]), "device": [as_dict(h) for h in t.ends()]}
+
+
+def _names_kernel(hops: list[dict], kn) -> bool:
+    """Whether one of `hops` is the kernel that ran: a library hop of its library, or a __global__ (or the kernel
+    a launch names) of its name, or the jitted kernel whose name the trace gives (`exp_kernel_vectorized<N>_kernel`)."""
+    for h in hops:
+        if kn.kind == "library":
+            if h["layer"] == "library" and h["kind"].lower() == (kn.library or "").lower():
+                return True
+            continue
+        names = {h["name"].removeprefix("__global__ ").split("<")[0].split("::")[-1], h["kernel"] or ""}
+        if kn.name in names or ("<N>" in (h["kernel"] or "") and jiterator.matches(h["kernel"], kn.name)):
+            return True
+    return False
 
 
 def _minor(version: str) -> tuple:

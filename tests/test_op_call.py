@@ -1,0 +1,36 @@
+"""An op a profile recorded with shapes, written as a call opindex traces (profile/op_call.py): the inputs as
+torch.profiler 2.11 records them (Input Dims, Input type, Concrete Inputs; tests/data/profiles/*)."""
+from __future__ import annotations
+
+import json
+
+from opindex.profile.op_call import call_of
+
+SORT = ["sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+        "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor "
+        "indices)"]
+
+
+def inputs(dims, types, concrete):
+    return json.dumps({"dims": dims, "types": types, "concrete": concrete})
+
+
+def test_tensors_scalars_and_keyword_only_arguments():
+    # sort_index_h200_torch2.11.0.json.gz: aten::sort of an int64 vector, recorded as sort.stable's four arguments
+    recorded = inputs([[16384], [], [], []], ["long int", "Scalar", "Scalar", "Scalar"], ["", "False", "-1", "False"])
+    assert call_of("aten::sort", recorded, SORT) == (
+        "torch.ops.aten.sort(torch.empty(16384, dtype=torch.int64), stable=False, dim=-1, descending=False)")
+    assert call_of("aten::sort", recorded) == (  # no schema: positional, as recorded
+        "torch.ops.aten.sort(torch.empty(16384, dtype=torch.int64), False, -1, False)")
+    topk = inputs([[65536], [], [], [], []], ["float", "Scalar", "Scalar", "Scalar", "Scalar"],
+                  ["", "100", "-1", "True", "True"])
+    assert call_of("aten::topk", topk) == "torch.ops.aten.topk(torch.empty(65536), 100, -1, True, True)"
+    # a 0-dim tensor; trailing undefined optionals are left to the defaults
+    assert call_of("aten::add", inputs([[4, 8], [], []], ["c10::Half", "double", ""], ["", "", ""])) == (
+        "torch.ops.aten.add(torch.empty(4, 8, dtype=torch.float16), torch.empty([], dtype=torch.float64))")
+
+
+def test_what_cannot_be_written_makes_no_call():
+    assert call_of("aten::cat", inputs([[[3, 4], [3, 4]], []], ["TensorList", "Scalar"], ["", "0"])) is None
+    assert call_of("aten::sum", inputs([[4], []], ["float", "Scalar"], ["", "<opaque>"])) is None
+    assert call_of("autograd::engine::evaluate_function: SumBackward0", inputs([[]], ["float"], [""])) is None
