@@ -652,11 +652,12 @@ def kernels(op_name, db, fmt):
                    "GPU time) with those inputs and say where each main chain ends (0: none; the output says how "
                    "many were left).")
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
-              help="The build the recorded calls are traced for defines NAME (as trace's -D; repeatable).")
+              help="The build the profile ran defines NAME (as trace's -D; repeatable): which #if sides its kernels "
+                   "are tied to, and the build its recorded calls are traced for.")
 @click.option("-U", "--undefine", "undefines", multiple=True, metavar="NAME",
-              help="The build the recorded calls are traced for does not define NAME (repeatable).")
+              help="The build the profile ran does not define NAME (repeatable).")
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
-              help="A YAML file of NAME: value (null for undefined) for the build the calls are traced for.")
+              help="A YAML file of NAME: value (null for undefined) for the build the profile ran.")
 @link_options
 @_fail_cleanly
 def profile(profile_path, db, limit, max_size, fmt, editor_url, trace_calls, defines, undefines, config):

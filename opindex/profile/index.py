@@ -105,9 +105,10 @@ class IndexFacts:
     """Lookups on one opened index. Every query result is cached: a profile asks about the same ops and helpers
     over and over."""
 
-    def __init__(self, con: sqlite3.Connection, root: str | None = None):
+    def __init__(self, con: sqlite3.Connection, root: str | None = None, build: dict | None = None):
         self.con = con
         self.root = Path(root) if root else None
+        self.user_build = build  # the user's settings (-D/-U/--config) of the build the profile ran
         self._cache: dict = {}
         self._text_pass = False      # the second, text-assisted walk (see _up)
         self.steps = UpSteps(con)    # what counts as a step up: the trace's up walk's rules (trace/upsteps.py)
@@ -220,11 +221,11 @@ class IndexFacts:
         return out
 
     def _built(self, file: str, line: int) -> bool:
-        """Whether a line is compiled in the build a profile ran (a current CUDA build, with what the checkout
-        requires: trace/conditions.py BuildContext): not inside an #if that build makes false."""
+        """Whether a line is compiled in the build a profile ran (what the user states, what the checkout requires,
+        then a current CUDA build: trace/conditions.py BuildContext): not inside an #if that build makes false."""
         if getattr(self, "_build", None) is None:
             from ..trace.conditions import BuildContext
-            self._build = BuildContext(self.con, DEVICE)
+            self._build = BuildContext(self.con, DEVICE, self.user_build)
         return self._build.false_at(file, line) is None
 
     def _kernel_defs(self, dispatch_id: int) -> list[tuple]:

@@ -125,7 +125,7 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
     trace's), and the row says where that main chain ends, whether the kernel that ran is in that trace and
     whether it is the chain's end (`call`, `traced`)."""
     prof = read_profile(path, max_size_mb)
-    att = Attributor(con, root)
+    att = Attributor(con, root, build)
     groups = prof.kernels
     # one c++filt run for every mangled name of the profile
     demangled = demangle_many([g.name for g in groups if is_mangled(g.name)])
