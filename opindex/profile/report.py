@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from ..pytorch import jiterator
-from ..trace.facts import rows as rows_of
+from ..trace.facts import native_by_name
 from ..trace.model import Hop
 from .attribute import Attributor
 from .chrome import read_profile
@@ -182,8 +182,7 @@ class CallTracer:
         """`call` (the kernel's op with its recorded inputs) and `traced` {end, file, line, ends_here, in_trace}
         where that trace reaches device code."""
         (op, inputs), _ = g.inner_calls.most_common(1)[0]
-        schemas = [r["schema"] for r in rows_of(self.con, "SELECT schema FROM native_functions WHERE name = ? "
-                                                          "ORDER BY id", (op.removeprefix("aten::"),))]
+        schemas = [r["schema"] for r in native_by_name(self.con, op.removeprefix("aten::"))]
         call = call_of(op, inputs, schemas)
         if call is None:
             return

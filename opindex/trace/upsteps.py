@@ -144,8 +144,7 @@ class UpSteps:
 
     def is_op(self, name: str) -> bool:
         """Whether `name` is a native function's (an at::name(...) call is then the op's API)."""
-        return self._keep(("op", name), lambda: bool(q.rows(
-            self.con, "SELECT 1 FROM native_functions WHERE name = ? LIMIT 1", (name,))))
+        return self._keep(("op", name), lambda: bool(q.native_by_name(self.con, name)))
 
     def _links_to(self, call: dict, definition_id: int) -> bool:
         return any(ln["id"] == definition_id for ln in q.call_targets(
