@@ -235,3 +235,35 @@ def test_efficient_attention_runs_the_kernel_its_launcher_is_handed_for_the_gpu_
     several = real_index.trace(call, undefines=["USE_MACA"], defines=["TORCH_CUDA_ARCH_LIST=8.0;9.0"])
     arch = next(c for c in several.to_dict()["choices"] if c["file"] == cutlass + "cutlassF.h" and c["line"] == 284)
     assert arch["settled"] is False and arch["ways"] == 9
+
+
+def test_three_untuned_calls_of_the_session_of_14_40_read_hop_by_hop(real_index):
+    """Read against the 2.4 source on the stock build (-U USE_MACA), none tuned for:
+    - bfloat16 SDPA: the backend is ranked (select_sdp_backend is not evaluated; the line says so), then
+      dispatch_cutlassF's `std::is_same<DT, cutlass::bfloat16_t>::value && 80 <= cc && cc < 100` (cutlassF.h:286)
+      holds for DISPATCH_TYPES' cutlass::bfloat16_t on sm_90, so dispatch_cutlassF_bf16_sm80 (:26) hands
+      fmha_cutlassF_bf16_aligned_64x64_rf_sm80 first (:27; defined at cutlassF_bf16_aligned.cu:11);
+    - float16 torch.sum over a dim: reduce_dispatch's `iter.dtype() == kHalf` (ReduceSumProdKernel.cu:159) takes
+      sum_functor<at::Half, float>, whose gpu_reduce_kernel ends at reduce_kernel (Reduce.cuh:188);
+    - F.mse_loss(reduction='sum'): mse_loss_out's `reduction != Reduction::None` (Loss.cpp:130) holds, so the
+      mse_stub call at :133 (not the one of the else, :141) -> mse_kernel_cuda -> vectorized_elementwise_kernel
+      (CUDALoops.cuh:63); the sum that follows is a separate op (at::sum_out, :137)."""
+    sdpa = real_index.trace("F.scaled_dot_product_attention(torch.randn(2, 4, 64, 32, dtype=torch.bfloat16), "
+                            "torch.randn(2, 4, 64, 32, dtype=torch.bfloat16), torch.randn(2, 4, 64, 32, "
+                            "dtype=torch.bfloat16))", undefines=["USE_MACA"])
+    chain = sdpa.main_chain()
+    assert [(h.name, h.line) for h in chain[-3:]] == [
+        ("dispatch_cutlassF_bf16_sm80", 26), ("fmha_cutlassF_bf16_aligned_64x64_rf_sm80 (handed to a launcher)", 27),
+        ("__global__ fmha_cutlassF_bf16_aligned_64x64_rf_sm80", 11)]
+    backend = next(c for c in sdpa.to_dict()["choices"] if c["hop"] == chain[5].id)
+    assert chain[5].name == "at::_scaled_dot_product_efficient_attention" and backend["settled"] is False
+    total = real_index.trace("torch.sum(torch.randn(128, 64, dtype=torch.float16), dim=1)", undefines=["USE_MACA"])
+    end = total.main_chain()[-1]
+    assert (end.name, end.file, end.line) == ("__global__ at::native::reduce_kernel",
+                                              "aten/src/ATen/native/cuda/Reduce.cuh", 188)
+    mse = real_index.trace("F.mse_loss(torch.randn(32, 10), torch.randn(32, 10), reduction='sum')",
+                           undefines=["USE_MACA"])
+    names = [(h.name, h.line) for h in mse.main_chain()]
+    assert ("mse_stub", 133) in names and ("CUDA: mse_kernel_cuda", 74) in names
+    assert (names[-1], mse.main_chain()[-1].file) == (("__global__ at::native::vectorized_elementwise_kernel", 63),
+                                                      "aten/src/ATen/native/cuda/CUDALoops.cuh")
