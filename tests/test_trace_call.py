@@ -303,3 +303,18 @@ def test_a_call_of_an_op_on_the_default_path_is_walked_before_its_ruled_out_twin
              ((1, "empty"), (2, "_softmax"), (3, "_softmax"), (4, "helper"), (5, "helper"), (6, "helper"))]
     order = [c["line"] for c in default_path_first(calls, guards, lambda name: name != "helper")]
     assert order == [1, 3, 2, 4, 5, 6]
+
+
+def test_an_enum_member_is_numbered_as_its_header_writes_it(tmp_path):
+    """`enum Reduction { None, Mean, Sum, END };` (2.4's aten/src/ATen/core/Reduction.h) and an enum class with
+    written values: an aten call that passes reduction as a number (a profiler records `1`) compares with
+    `Reduction::Mean` by that number."""
+    from opindex.trace.call import enum_members
+    core = tmp_path / "aten" / "src" / "ATen" / "core"
+    core.mkdir(parents=True)
+    (core / "Reduction.h").write_text("namespace at::Reduction {\n// How to reduce\nenum Reduction {\n  None, // no\n"
+                                      "  Mean, /* mean */\n  Sum,\n  END\n};\n}\n")
+    (core / "Modes.h").write_text("enum class GridSamplerPadding : int64_t {Zeros = 3, Border, Reflection};\n"
+                                  "enum Odd { A = FOO, B };\n")
+    assert enum_members(str(tmp_path)) == {"Reduction": {"None": 0, "Mean": 1, "Sum": 2, "END": 3},
+                                           "GridSamplerPadding": {"Zeros": 3, "Border": 4, "Reflection": 5}}

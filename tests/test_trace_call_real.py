@@ -267,3 +267,14 @@ def test_three_untuned_calls_of_the_session_of_14_40_read_hop_by_hop(real_index)
     assert ("mse_stub", 133) in names and ("CUDA: mse_kernel_cuda", 74) in names
     assert (names[-1], mse.main_chain()[-1].file) == (("__global__ at::native::vectorized_elementwise_kernel", 63),
                                                       "aten/src/ATen/native/cuda/CUDALoops.cuh")
+
+
+def test_an_aten_call_passing_reduction_as_a_number(real_index):
+    """A profiler records nll_loss_forward's `int reduction` as its number (1: Mean, Reduction.h's `enum Reduction
+    { None, Mean, Sum, END }`): Loss.cu's `reduction == Reduction::None && n_dims == 2` (:293) is false for 1,
+    true for 0 with a 2-d input."""
+    call = "torch.ops.aten.nll_loss_forward(torch.empty(16, 10), torch.empty(16, dtype=torch.int64), None, {}, -100)"
+    mean = real_index.trace(call.format(1), undefines=["USE_MACA"]).main_chain()[-1]
+    none = real_index.trace(call.format(0), undefines=["USE_MACA"]).main_chain()[-1]
+    assert (mean.name, mean.line) == ("__global__ at::native::nll_loss_forward_reduce_cuda_kernel_2d", 230)
+    assert (none.name, none.line) == ("__global__ at::native::nll_loss_forward_no_reduce_cuda_kernel", 172)

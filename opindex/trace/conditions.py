@@ -707,7 +707,7 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         if isinstance(right, Constant) and not isinstance(value, Constant) and CONSTANT in defaults:
             known = defaults.get(CONSTANTS, {}).get(right.name)
             return _against_constant(value, right, op, known if known is not None else defaults[CONSTANT],
-                                     bool(bang), negate)
+                                     bool(bang), negate, literal)
         if value is None or right is _UNKNOWN or isinstance(value, Constant) and not isinstance(right, Constant) \
                 or isinstance(value, str) != isinstance(right, str):
             return None  # (`p == "nuc"` with p=2.0, a schema's str default against a C++ constant: not said here)
@@ -750,15 +750,20 @@ def _plain_parameter(signature: str | None, name: str) -> bool:
 CONSTANT = "(constant)"
 
 
-def _against_constant(value, right: "Constant", op: str, constant, bang: bool, negate: bool) -> bool | None:
+def _against_constant(value, right: "Constant", op: str, constant, bang: bool, negate: bool,
+                      written: str | None = None) -> bool | None:
     """A value a traced call gave (a string, an int, or an int made from a string: pyflow.Named) against a C++
-    constant (`constant`: its integer, or a function of its name that finds it): by the constant's integer value
-    where its file defines it (`constexpr int MODE_MAX = 2;`), else by
+    constant (`constant`: its integer, or a function of its name as `written`, qualified, that finds it): by the
+    constant's integer value where its file defines it (`constexpr int MODE_MAX = 2;`) or an enum of ATen's
+    headers numbers it (`Reduction::Mean` is 1: the int an aten call recorded by a profiler passes), else by
     name, as PyTorch names enum members after the strings (reduction 'none' is at::Reduction::None, approximate
     'tanh' GeluType::Tanh, mode 'reflect' at::padding_mode::reflect); None when neither says."""
     if op not in ("==", "!="):
         return None
-    number = constant if isinstance(constant, int) else constant(right.name) if constant is not None else None
+    # (a value made from a string compares by name where its file has no number for it: an enum's own numbering is
+    # read only for a number the call gave as such)
+    lookup = right.name if isinstance(value, pyflow.Named) or not written else written
+    number = constant if isinstance(constant, int) else constant(lookup) if constant is not None else None
     name = value.name if isinstance(value, pyflow.Named) else value if isinstance(value, str) else None
     if number is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
             and float(value).is_integer():  # (a literal read from C++ text is a float: `1` -> 1.0)
