@@ -5,6 +5,8 @@ location read in the source: aten/src/ATen/native/cudnn/RNN.cpp:1596 is `AT_CUDN
 lstm_cell_forward(`."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from opindex.mcp import call
 
 
@@ -33,3 +35,18 @@ def test_stub_and_find_name_the_registration_and_the_kernel(real_index):
     find = call(real_index, "find", {"name": "*lstm*", "kind": "global_kernel"})
     assert ["at::native::kernel::lstm_cell_forward", "global_kernel", "cuda",
             "aten/src/ATen/native/cuda/RNN.cu:100"] in find.data["rows"]
+
+
+def test_a_profile_with_shapes_in_full_detail_says_where_each_call_s_trace_ends(real_index):
+    """The full detail of `profile` adds each kernel's op call traced with its recorded inputs (tests/data's
+    sort_index profile: topk's call ends at mbtopk::gatherTopK, TensorTopK.cu:496, the kernel that ran)."""
+    path = str(Path(__file__).resolve().parent / "data" / "profiles" / "sort_index_h200_torch2.11.0.json.gz")
+    full = call(real_index, "profile", {"path": path, "detail": "full", "limit": 60, "max_chars": 10**6})
+    columns = full.data["columns"]
+    rows = [dict(zip(columns, r)) for r in full.data["rows"]]
+    gather = next(r for r in rows if r["kernel"] == "gatherTopK")
+    assert gather["traced"] == ("torch.ops.aten.topk(torch.empty(65536), 100, -1, True, True) ends at __global__ "
+                                "at::native::mbtopk::gatherTopK aten/src/ATen/native/cuda/TensorTopK.cu:496; the kernel "
+                                "is in that trace")
+    main = call(real_index, "profile", {"path": path})
+    assert "traced" not in main.data["columns"]

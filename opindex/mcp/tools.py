@@ -176,11 +176,13 @@ def run_sql(ix, a: dict) -> Answer:
 def run_profile(ix, a: dict) -> Answer:
     from ..profile.render import where
     full = a["detail"] == "full"
-    columns = ["rank", "share", "gpu_us", "calls", "kernel", "op", "source", "aten_op"] + (["chain"] if full else [])
+    columns = ["rank", "share", "gpu_us", "calls", "kernel", "op", "source", "aten_op"] + (
+        ["chain", "traced"] if full else [])
     summary = {}
 
     def fetch(n):
-        rows = ix.profile(a["path"], limit=n)
+        # (the op calls a profile recorded with shapes are traced for the full detail only: seconds on a large one)
+        rows = ix.profile(a["path"], limit=n, trace_calls=100 if full else 0)
         summary.update({k: v for k, v in rows.summary().items() if k not in ("checkout_root", "shown")})
         # the --limit of the command is this tool's paging; the caps inside each row stay stated
         summary["caps"] = [c for c in summary["caps"] if not c.endswith("(--limit)")]
@@ -189,7 +191,10 @@ def run_profile(ix, a: dict) -> Answer:
     def row(r):
         cells = [r.get("rank"), round(r["share"], 4), r["gpu_us"], r["calls"], r["short"], r.get("op"),
                  where(r) or f"({r['status']})", r.get("native_function")]
-        return cells + ([" <- ".join(f"{h.name} {h.file}:{h.line}" if h.file else h.name for h in r["chain"])]
+        traced = r.get("traced")
+        return cells + ([" <- ".join(f"{h.name} {h.file}:{h.line}" if h.file else h.name for h in r["chain"]),
+                         f"{r['call']} ends at {traced['end']} {traced['file']}:{traced['line']}; the kernel is "
+                         f"{'in' if traced['in_trace'] else 'not in'} that trace" if traced else ""]
                         if full else [])
     def head():
         text = (f"profile: {summary['kernels']} kernel names, {summary['total_gpu_us']:,.1f} us of GPU time, "
