@@ -232,7 +232,7 @@ class Index:
                        if h.layer in ("cuda", "library") and not h.absent)
 
     def profile(self, path: str | os.PathLike, *, limit: int | None = None, dataframe: bool = False,
-                progress=None, max_size_mb: float | None = 512, trace_calls: int = 100, defines=(), undefines=(),
+                progress=None, max_size_mb: float | None = 512, trace_calls: int = 20, defines=(), undefines=(),
                 config: str | dict | None = None):
         """A torch.profiler Chrome trace (.json/.json.gz) or a list of kernel names, one row per kernel name, largest
         GPU time first: its __global__ definition or library call site, op body, stub, dispatch row, aten op.

@@ -647,7 +647,7 @@ def kernels(op_name, db, fmt):
 @click.option("--editor-url", "editor_url", default=None, metavar="TEMPLATE",
               help="With --html: each location links to TEMPLATE with {path} and {line} (`vscode://file/{path}:{line}`"
                    "; default $OPINDEX_EDITOR_URL, else file://).")
-@click.option("--trace-calls", "trace_calls", type=click.IntRange(0), default=100, show_default=True, metavar="N",
+@click.option("--trace-calls", "trace_calls", type=click.IntRange(0), default=20, show_default=True, metavar="N",
               help="A profile recorded with shapes gives each kernel's op call: trace the first N distinct ones (by "
                    "GPU time) with those inputs and say where each main chain ends (0: none; the output says how "
                    "many were left).")

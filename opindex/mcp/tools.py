@@ -182,7 +182,7 @@ def run_profile(ix, a: dict) -> Answer:
 
     def fetch(n):
         # (the op calls a profile recorded with shapes are traced for the full detail only: seconds on a large one)
-        rows = ix.profile(a["path"], limit=n, trace_calls=100 if full else 0)
+        rows = ix.profile(a["path"], limit=n, trace_calls=20 if full else 0)
         summary.update({k: v for k, v in rows.summary().items() if k not in ("checkout_root", "shown")})
         # the --limit of the command is this tool's paging; the caps inside each row stay stated
         summary["caps"] = [c for c in summary["caps"] if not c.endswith("(--limit)")]
