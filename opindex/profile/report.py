@@ -151,8 +151,8 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
         if row["attributed"]:
             rows.attributed_us += g.total_us
         row["rank"] = i + 1
-        if g.inner_calls and kn.kind in ("global", "library"):
-            tracer.annotate(g, kn, row)
+        if g.inner_calls and kn.kind in ("global", "library") and (limit is None or i < limit):
+            tracer.annotate(g, kn, row)  # (the rows shown only: --limit bounds the tracing too)
         if len(row["chain"]) > CHAIN_CAP:
             row["chain"] = row["chain"][:CHAIN_CAP]
             row["chain_capped"] = True
@@ -172,7 +172,7 @@ def annotate(con: sqlite3.Connection, path: str | Path, *, root: str | None = No
 
 class CallTracer:
     """Traces the op calls a profile recorded (op_call.py), each distinct call once, at most `cap` of them (0:
-    none): `attempted` of them so far, `skipped` past the cap."""
+    none): `found` holds each traced call's end (None: no device code reached), `skipped` the calls past the cap."""
 
     def __init__(self, con, root, index_file, build: dict | None, cap: int):
         self.con, self.root, self.index_file, self.build, self.cap = con, root, index_file, build, cap
