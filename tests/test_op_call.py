@@ -34,3 +34,17 @@ def test_what_cannot_be_written_makes_no_call():
     assert call_of("aten::cat", inputs([[[3, 4], [3, 4]], []], ["TensorList", "Scalar"], ["", "0"])) is None
     assert call_of("aten::sum", inputs([[4], []], ["float", "Scalar"], ["", "<opaque>"])) is None
     assert call_of("autograd::engine::evaluate_function: SumBackward0", inputs([[]], ["float"], [""])) is None
+
+
+def test_an_operand_with_other_strides_is_written_with_them():
+    # train_step_h200_torch2.11.json.gz: aten::add of a broadcast bias (strides (1, 0)) and aten::mm of a transposed
+    # weight (strides (1, 256)); row-major strides, and a size-1 dimension, stay a plain torch.empty
+    add = inputs([[256, 1000], [256, 1000], []], ["float", "float", "Scalar"], ["", "", "1"])
+    recorded = json.loads(add)
+    recorded["strides"] = [[1, 0], [1000, 1], []]
+    assert call_of("aten::add", json.dumps(recorded)) == (
+        "torch.ops.aten.add(torch.empty_strided((256, 1000), (1, 0)), torch.empty(256, 1000), 1)")
+    mm = json.loads(inputs([[256, 1024], [1, 256]], ["float", "float"], ["", ""]))
+    mm["strides"] = [[1, 256], [1, 1]]
+    assert call_of("aten::mm", json.dumps(mm)) == (
+        "torch.ops.aten.mm(torch.empty_strided((256, 1024), (1, 256)), torch.empty(1, 256))")

@@ -318,3 +318,19 @@ def test_an_enum_member_is_numbered_as_its_header_writes_it(tmp_path):
                                   "enum Odd { A = FOO, B };\n")
     assert enum_members(str(tmp_path)) == {"Reduction": {"None": 0, "Mean": 1, "Sum": 2, "END": 3},
                                            "GridSamplerPadding": {"Zeros": 3, "Border": 4, "Reflection": 5}}
+
+
+def test_a_view_written_in_a_call_is_not_contiguous():
+    """`x.t()`, `.T`, `.transpose`, `.permute`, `.narrow`, `.expand` and torch.empty_strided with other strides make
+    a Tensor that is not contiguous, with the view's sizes; `.contiguous()` makes it contiguous again."""
+    from opindex.pytorch.call_expr import parse_call
+    cases = {"torch.randn(64, 32).t()": ((32, 64), False), "torch.randn(4, 8).T": ((8, 4), False),
+             "torch.randn(2, 3, 4).transpose(0, 2)": ((4, 3, 2), False),
+             "torch.randn(2, 3, 4).permute(2, 0, 1)": ((4, 2, 3), False),
+             "torch.randn(4, 8).narrow(1, 0, 4)": ((4, 4), False), "torch.randn(1, 8).expand(4, 8)": ((4, 8), False),
+             "torch.randn(2, 3, 4).permute(2, 0, 1).contiguous()": ((4, 2, 3), True),
+             "torch.empty_strided((256, 1000), (1, 256))": ((256, 1000), False),
+             "torch.empty_strided((4, 5), (5, 1))": ((4, 5), True), "torch.randn(4, 8)": ((4, 8), True)}
+    for text, expected in cases.items():
+        [(_, tensor)] = parse_call(f"torch.exp({text})").tensors()
+        assert (tensor.sizes, tensor.contiguous) == expected, text

@@ -278,3 +278,17 @@ def test_an_aten_call_passing_reduction_as_a_number(real_index):
     none = real_index.trace(call.format(0), undefines=["USE_MACA"]).main_chain()[-1]
     assert (mean.name, mean.line) == ("__global__ at::native::nll_loss_forward_reduce_cuda_kernel_2d", 230)
     assert (none.name, none.line) == ("__global__ at::native::nll_loss_forward_no_reduce_cuda_kernel", 172)
+
+
+def test_a_non_contiguous_operand_takes_the_strided_launch(real_index):
+    """torch.add of a transposed operand (`x.t()`): add's TensorIterator is then not contiguous, so gpu_kernel_impl's
+    `if (contiguous)` (CUDALoops.cuh:403) is false, so it takes launch_legacy_kernel's elementwise_kernel
+    (CUDALoops.cuh:292), the kernel the H200 ran for the train step's broadcast add (strides (1, 0)); the same
+    tensor made contiguous again takes vectorized_elementwise_kernel (:63)."""
+    strided = real_index.trace("torch.add(torch.randn(1000, 256).t(), torch.randn(256, 1000))",
+                               undefines=["USE_MACA"]).main_chain()[-1]
+    assert (strided.name, strided.file, strided.line) == ("__global__ at::native::elementwise_kernel",
+                                                          "aten/src/ATen/native/cuda/CUDALoops.cuh", 292)
+    dense = real_index.trace("torch.add(torch.randn(1000, 256).t().contiguous(), torch.randn(256, 1000))",
+                             undefines=["USE_MACA"]).main_chain()[-1]
+    assert (dense.name, dense.line) == ("__global__ at::native::vectorized_elementwise_kernel", 63)

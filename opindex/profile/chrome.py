@@ -202,13 +202,17 @@ def _from_chrome(path: Path, data) -> Profile:
 
 
 def _inputs(args: dict) -> str | None:
-    """An op's recorded inputs (record_shapes=True), as JSON: {"dims", "types", "concrete"}; None without them."""
+    """An op's recorded inputs (record_shapes=True), as JSON: {"dims", "types", "concrete", "strides"}; None
+    without them."""
     dims, types = args.get("Input Dims"), args.get("Input type")
     if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
         return None
     concrete = args.get("Concrete Inputs")
     concrete = concrete if isinstance(concrete, list) and len(concrete) == len(dims) else [""] * len(dims)
-    return json.dumps({"dims": dims, "types": types, "concrete": concrete}, separators=(",", ":"))
+    strides = args.get("Input Strides")
+    strides = strides if isinstance(strides, list) and len(strides) == len(dims) else [None] * len(dims)
+    return json.dumps({"dims": dims, "types": types, "concrete": concrete, "strides": strides},
+                      separators=(",", ":"))
 
 
 def _thread(e: dict) -> tuple:

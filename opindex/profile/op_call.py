@@ -1,13 +1,17 @@
 """An op a profile recorded with shapes (record_shapes=True), written as a call opindex can trace: `aten::sort` with
 Input Dims [[1024, 1024], [], []], Input type ["float", "Scalar", "Scalar"] and Concrete Inputs ["", "1", "False"] is
-`torch.ops.aten.sort(torch.empty(1024, 1024), 1, False)`. The tensors are made the default way (dense, contiguous:
-the profile's strides are not read) with the recorded dtype; a scalar is its concrete value; an input the profiler
-records without a value or type (an undefined optional) is None. Anything else (a tensor list, an input it wrote
+`torch.ops.aten.sort(torch.empty(1024, 1024), 1, False)`. The tensors are made with the recorded dtype, dense and
+contiguous, or `torch.empty_strided(size, stride)` where the recorded strides are other than the row-major ones (a
+transposed or sliced operand; a tensor with a size-1 dimension, whose stride does not matter, is not compared); a
+scalar is its concrete value; an input the profiler records without a value or type (an undefined optional) is
+None. Anything else (a tensor list, an input it wrote
 no value for) makes no call: the row is then attributed as before, without a traced path."""
 from __future__ import annotations
 
 import json
 import re
+
+from ..pytorch.call_expr import contiguous_strides
 
 # the profiler's C++ type names -> torch dtypes
 DTYPES = {"float": "float32", "double": "float64", "c10::Half": "float16", "c10::BFloat16": "bfloat16",
@@ -26,8 +30,9 @@ def call_of(op: str, inputs: str, schemas: list[str] = ()) -> str | None:
         return None
     recorded = json.loads(inputs)
     args = []
-    for dims, kind, value in zip(recorded["dims"], recorded["types"], recorded["concrete"]):
-        arg = _argument(dims, kind, value)
+    strides = recorded.get("strides") or [None] * len(recorded["dims"])
+    for dims, kind, value, stride in zip(recorded["dims"], recorded["types"], recorded["concrete"], strides):
+        arg = _argument(dims, kind, value, stride)
         if arg is None:
             return None
         args.append(arg)
@@ -37,6 +42,10 @@ def call_of(op: str, inputs: str, schemas: list[str] = ()) -> str | None:
     while args and args[-1].rpartition("=")[2] == "None":  # trailing undefined optionals: the defaults say so
         args.pop()
     return f"torch.ops.aten.{op.removeprefix('aten::')}({', '.join(args)})"
+
+
+def _tuple(values: list) -> str:
+    return f"({values[0]},)" if len(values) == 1 else f"({', '.join(map(str, values))})"
 
 
 def _fitting(schemas, types: list[str]) -> list[tuple[str, bool]] | None:
@@ -53,13 +62,18 @@ def _fitting(schemas, types: list[str]) -> list[tuple[str, bool]] | None:
     return None
 
 
-def _argument(dims, kind: str, value: str) -> str | None:
+def _argument(dims, kind: str, value: str, stride=None) -> str | None:
     if kind in DTYPES:
         if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
             return None
         dtype = DTYPES[kind]
+        typed = "" if dtype == "float32" else f", dtype=torch.{dtype}"
+        if isinstance(stride, list) and len(stride) == len(dims) and all(isinstance(x, int) for x in stride) \
+                and tuple(stride) != contiguous_strides(tuple(dims)) and all(d > 1 for d in dims):
+            # other strides than the row-major ones (a transposed or sliced operand): the same layout
+            return f"torch.empty_strided({_tuple(dims)}, {_tuple(stride)}{typed})"
         shape = ", ".join(map(str, dims)) if dims else "[]"
-        return f"torch.empty({shape}{'' if dtype == 'float32' else f', dtype=torch.{dtype}'})"
+        return f"torch.empty({shape}{typed})"
     if kind == "" and value == "":
         return "None"  # an undefined optional (a Tensor? or int? left out)
     if kind in ("Scalar", "ScalarList") and isinstance(value, str):

@@ -8,7 +8,9 @@ What a call string may hold:
 - arguments: literals (numbers, strings, bools, None, tuples and lists of them) are values; a tensor made by a
   factory (torch.randn/rand/randn_like/empty/zeros/ones/full/randint/arange/tensor, sizes as ints or a tuple,
   `dtype=torch.X`) is a Tensor of known dtype and sizes; a comparison of a tensor (`x > 0`) is a bool tensor of its
-  sizes; anything else is Unknown, kept as written.
+  sizes; a view of one (`x.t()`, `.T`, `.transpose(0, 1)`, `.permute(...)`, `.narrow(...)`, `.expand(...)`) or
+  `torch.empty_strided(size, stride)` with strides other than the row-major ones is a Tensor that is not contiguous;
+  anything else is Unknown, kept as written.
 A string that is not such a call raises CallError naming what could not be read.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ from .build_config import DTYPES
 
 # factories whose dtype is float32 unless `dtype=` says; randint and arange make int64 (arange of a float: float32)
 _FLOAT_FACTORIES = frozenset({"randn", "rand", "empty", "zeros", "ones", "full", "randn_like", "rand_like",
-                              "empty_like", "zeros_like", "ones_like", "full_like", "tensor"})
+                              "empty_like", "zeros_like", "ones_like", "full_like", "tensor", "empty_strided"})
 _INT_FACTORIES = frozenset({"randint", "arange"})
 _TORCH = ("torch", "torch.nn.functional", "F", "nn", "torch.nn")
 _DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "cfloat": "complex64",
@@ -34,10 +36,13 @@ class CallError(ValueError):
 
 @dataclass(frozen=True)
 class Tensor:
-    """A tensor argument: its dtype and sizes (None where the expression does not say them)."""
+    """A tensor argument: its dtype and sizes (None where the expression does not say them), and whether its
+    elements are laid out contiguously (a factory's are; a view's, `x.t()`, or `torch.empty_strided` with other
+    strides, are not)."""
     dtype: str
     sizes: tuple[int, ...] | None
     text: str  # as written
+    contiguous: bool = True
 
     def dim(self) -> int | None:
         return None if self.sizes is None else len(self.sizes)
@@ -135,9 +140,16 @@ def _value(node, text: str):
         items = [_value(e, text) for e in node.elts]
         return tuple(items) if isinstance(node, ast.Tuple) else items
     if isinstance(node, ast.Call):
-        found = _tensor(node, text)
+        found = _tensor(node, text) or _view(node, text)
         if found is not None:
             return found
+    if isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "mH", "H"):  # x.T: a transposed view
+        base = _value(node.value, text)
+        if isinstance(base, Tensor):
+            sizes = None if base.sizes is None else (tuple(reversed(base.sizes)) if node.attr in ("T", "H") else
+                                                     (*base.sizes[:-2], *base.sizes[:-3:-1]))
+            return Tensor(base.dtype, sizes if base.sizes is None or len(base.sizes) >= 2 else base.sizes,
+                          ast.unparse(node), contiguous=base.sizes is not None and len(base.sizes) < 2)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:  # x > 0: a bool tensor of x's sizes
         left = _value(node.left, text)
         if isinstance(left, Tensor):
@@ -193,7 +205,68 @@ def _tensor(node: ast.Call, text: str) -> Tensor | None:
         return Tensor(dtype or "int64", sizes, written)
     if factory == "full":
         args = args[:1]  # full(size, fill_value)
+    if factory == "empty_strided":  # empty_strided(size, stride): contiguous where the strides are the row-major ones
+        size, stride = (args + [None, None])[:2]
+        sizes = _sizes([size]) if isinstance(size, (tuple, list)) else None
+        strides = _sizes([stride]) if isinstance(stride, (tuple, list)) else None
+        return Tensor(dtype or "float32", sizes, written,
+                      contiguous=sizes is not None and strides is not None and strides == contiguous_strides(sizes))
     return Tensor(dtype or "float32", _sizes(args), written)
+
+
+def contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a row-major (contiguous) tensor of `sizes` (a size-1 dimension's stride as PyTorch gives it)."""
+    out, step = [], 1
+    for size in reversed(sizes):
+        out.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(out))
+
+
+def _view(node: ast.Call, text: str) -> Tensor | None:
+    """A view of a tensor written as a method (`x.t()`, `x.transpose(0, 1)`, `x.permute(0, 2, 1)`, `x.narrow(1, 0,
+    8)`, `x.expand(4, 8)`), or `.contiguous()` of one: the view is not contiguous (its sizes where the arguments
+    say them), `.contiguous()` is again."""
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr not in _VIEWS or node.keywords:
+        return None
+    base = _value(func.value, text)
+    if not isinstance(base, Tensor):
+        return None
+    args = [_value(a, text) for a in node.args]
+    written = ast.unparse(node)
+    if func.attr == "contiguous":
+        return Tensor(base.dtype, base.sizes, written)
+    sizes = _view_sizes(func.attr, base.sizes, args)
+    return Tensor(base.dtype, sizes, written, contiguous=False)
+
+
+# the Tensor methods that make a view with other strides (and contiguous(), which undoes it)
+_VIEWS = frozenset({"t", "transpose", "permute", "narrow", "expand", "swapaxes", "movedim", "contiguous"})
+
+
+def _view_sizes(method: str, sizes: tuple[int, ...] | None, args: list) -> tuple[int, ...] | None:
+    if sizes is None or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return None if method != "expand" or not args else _sizes(args)
+    n = len(sizes)
+    try:
+        if method == "t":
+            return tuple(reversed(sizes)) if n <= 2 else None
+        if method in ("transpose", "swapaxes") and len(args) == 2:
+            out = list(sizes)
+            out[args[0]], out[args[1]] = out[args[1]], out[args[0]]
+            return tuple(out)
+        if method == "permute" and sorted(a % n for a in args) == list(range(n)):
+            return tuple(sizes[a] for a in args)
+        if method == "narrow" and len(args) == 3:
+            out = list(sizes)
+            out[args[0]] = args[2]
+            return tuple(out)
+        if method == "expand":
+            return tuple(s if a == -1 else a for s, a in zip((1,) * (len(args) - n) + sizes, args))
+    except IndexError:
+        return None
+    return None
 
 
 def _sizes(args: list) -> tuple[int, ...] | None:

@@ -109,6 +109,15 @@ class CallValues:
         out.update(self.size_locals(d, out))
         return out
 
+    def strided_arguments(self, schema: str) -> list[str]:
+        """The Tensor parameters of `schema` whose value, given by the call under that name to any op it bound, is
+        a tensor that is not contiguous (a view: `x.t()`, `torch.empty_strided(...)` with other strides)."""
+        given = {k: v for values in self.schemas.values() for k, v in values.items()
+                 if isinstance(v, Tensor) and not v.contiguous}
+        if not given:
+            return []
+        return [name for name, _, _, kind in schema_parameters(schema) if name in given and "Tensor" in kind]
+
     def first_tensor(self) -> Tensor | None:
         tensors = [t for _, t in self.call.tensors()]
         return tensors[0] if tensors else None

@@ -84,13 +84,19 @@ class OpWalk(Step):
                 return list(strided_operands_at(self.trace.root, d["file"], d["line"], d["end_line"]))
         return []
 
+    def strided_inputs(self, entry: dict) -> list[str]:
+        """The op's Tensor parameters a traced call gives a view that is not contiguous (`torch.add(x.t(), y)`:
+        self), by name as values flow down the op stack (trace/call.py): its iterator is then strided too."""
+        call = self.build.call
+        return call.strided_arguments(entry["schema"]) if call is not None else []
+
     def dispatch(self, entry: dict, parent: Hop, depth: int) -> None:
         all_rows = q.dispatch_rows(self.con, entry["id"])
         chosen = q.rows_for_device(all_rows, self.device)
         for loop in q.ufunc_loops(self.con, entry["id"]):
             self.ufunc_loop(loop, parent)
         self.b.implicit.append(bool(chosen) and all(r["dispatch_key"] in IMPLICIT_KEYS for r in chosen))
-        strided = self.strided_operands(entry)
+        strided = self.strided_operands(entry) or self.strided_inputs(entry)
         self.b.defaults.append({**entry, "strided": strided} if strided else entry)
         try:
             self.dispatch_rows(entry, parent, depth, all_rows, chosen)
