@@ -731,3 +731,14 @@ def test_real_tree_a_profile_with_shapes_traces_each_op_call(real_ix):
            f"(--trace-calls N raises the cap)" in capped.caps
     none = real_ix.profile(PROFILES / "sort_index_h200_torch2.11.0.json.gz", trace_calls=0)
     assert not any(r.get("traced") for r in none) and none.traced["rows"] == 0
+
+
+def test_real_tree_the_header_says_how_many_traced_kernels_the_checkout_lacks(real_ix):
+    """sort_index's computeDigitCumSum and computeBlockDigitCounts are torch 2.11 kernels of topk that 2.4 does not
+    have: not in their call's trace, and said so in the header."""
+    from opindex.profile.render import to_table
+    rows = real_ix.profile(PROFILES / "sort_index_h200_torch2.11.0.json.gz")
+    assert (rows.traced["rows"], rows.traced["in_trace"], rows.traced["not_in_checkout"]) == (42, 40, 2)
+    header = to_table(rows).splitlines()[3]
+    assert header.startswith("traced with the recorded inputs: 42 kernels' op calls; the kernel that ran is in its "
+                             "call's trace for 40 (") and "; 2 of the others are not in this checkout)" in header

@@ -60,9 +60,10 @@ def _header_lines(rows: ProfileRows) -> list[str]:
     t = s["traced_calls"]
     if t["rows"]:  # a profile recorded with shapes: each kernel's op call traced with its inputs
         share = 100 * t["in_trace_gpu_us"] / t["gpu_us"] if t["gpu_us"] else 0.0
+        absent = f"; {t['not_in_checkout']} of the others are not in this checkout" if t["not_in_checkout"] else ""
         lines.append(f"traced with the recorded inputs: {t['rows']} kernels' op calls; the kernel that ran is in "
-                     f"its call's trace for {t['in_trace']} ({share:.1f}% of their GPU time), the main chain's end "
-                     f"for {t['ends_here']}")
+                     f"its call's trace for {t['in_trace']} ({share:.1f}% of their GPU time{absent}), the main "
+                     f"chain's end for {t['ends_here']}")
     return lines
 
 

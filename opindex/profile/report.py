@@ -79,6 +79,7 @@ class ProfileRows(list):
         rows = [r for r in self if r.get("traced")]
         return {"rows": len(rows), "in_trace": sum(1 for r in rows if r["traced"]["in_trace"]),
                 "ends_here": sum(1 for r in rows if r["traced"]["ends_here"]),
+                "not_in_checkout": sum(1 for r in rows if r["status"] == "not in this checkout"),
                 "gpu_us": round(sum(r["gpu_us"] for r in rows), 3),
                 "in_trace_gpu_us": round(sum(r["gpu_us"] for r in rows if r["traced"]["in_trace"]), 3)}
 
