@@ -285,8 +285,9 @@ def test_a_non_contiguous_operand_takes_the_strided_launch(real_index):
     `if (contiguous)` (CUDALoops.cuh:403) is false, so it takes launch_legacy_kernel's elementwise_kernel
     (CUDALoops.cuh:292), the kernel the H200 ran for the train step's broadcast add (strides (1, 0)); the same
     tensor made contiguous again takes vectorized_elementwise_kernel (:63)."""
-    strided = real_index.trace("torch.add(torch.randn(1000, 256).t(), torch.randn(256, 1000))",
-                               undefines=["USE_MACA"]).main_chain()[-1]
+    t = real_index.trace("torch.add(torch.randn(1000, 256).t(), torch.randn(256, 1000))", undefines=["USE_MACA"])
+    assert t.call_summary == "self=float32[256x1000] strided, other=float32[256x1000]; defaults alpha=1"
+    strided = t.main_chain()[-1]
     assert (strided.name, strided.file, strided.line) == ("__global__ at::native::elementwise_kernel",
                                                           "aten/src/ATen/native/cuda/CUDALoops.cuh", 292)
     dense = real_index.trace("torch.add(torch.randn(1000, 256).t().contiguous(), torch.randn(256, 1000))",

@@ -224,7 +224,7 @@ _TENSOR_TYPE = re.compile(r"\b(?:Tensor|TensorBase)\b")
 def _short(value) -> str:
     if isinstance(value, Tensor):
         sizes = "?" if value.sizes is None else "x".join(map(str, value.sizes)) or "scalar"
-        return f"{value.dtype}[{sizes}]"
+        return f"{value.dtype}[{sizes}]" + ("" if value.contiguous else " strided")
     if isinstance(value, Unknown):
         return f"{value.text} (unknown)"
     if isinstance(value, (list, tuple)):
