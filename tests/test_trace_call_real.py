@@ -293,3 +293,16 @@ def test_a_non_contiguous_operand_takes_the_strided_launch(real_index):
     dense = real_index.trace("torch.add(torch.randn(1000, 256).t().contiguous(), torch.randn(256, 1000))",
                              undefines=["USE_MACA"]).main_chain()[-1]
     assert (dense.name, dense.line) == ("__global__ at::native::vectorized_elementwise_kernel", 63)
+
+
+def test_a_call_s_tensors_reach_the_helper_they_are_passed_to(real_index):
+    """at::native::matmul (LinearAlgebra.cpp:2187) passes its tensors to _matmul_impl (:2007), whose `const auto
+    dim_tensor1 = tensor1.dim();` then reads the call's rank: two vectors take `dim_tensor1 == 1 && dim_tensor2 ==
+    1` (:2034), tensor1.dot (:2035), and end at cublasSdot; two matrices take the mm of :2042 and cublasSgemm."""
+    dot = real_index.trace("torch.matmul(torch.randn(32), torch.randn(32))", undefines=["USE_MACA"]).main_chain()
+    assert [(h.name, h.line) for h in dot[4:6]] == [("at::native::_matmul_impl", 2007), ("tensor1.dot", 2035)]
+    assert (dot[-1].name, str(dot[-1].layer)) == ("cublasSdot", "library")
+    mm = real_index.trace("torch.matmul(torch.randn(64, 32), torch.randn(32, 16))", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in mm.main_chain()[4:6]] == [("at::native::_matmul_impl", 2007),
+                                                                ("at::mm_out", 2042)]
+    assert mm.main_chain()[-1].name == "cublasSgemm"

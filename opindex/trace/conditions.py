@@ -976,8 +976,8 @@ class BodyGuards:
                         defaults[name] = value
             if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:
                 _by_position(defaults, schemas[-1][0], d.get("signature"))
-            for name, text in given:  # literals the call that reached this body passes (walk/bodies.py)
-                value = _literal(text)
+            for name, text in given:  # literals the call that reached this body passes (walk/bodies.py), and a
+                value = text if isinstance(text, Tensor) else _literal(text)  # traced call's tensor passed on
                 if value is not _UNKNOWN:
                     defaults[name] = value
             if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)

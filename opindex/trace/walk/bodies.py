@@ -7,6 +7,7 @@ import json
 import re
 
 from .. import facts as q
+from ...pytorch.call_expr import Tensor
 from ...pytorch.devices import CPP_HEADERS, CPP_SOURCES, op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
 from ...pytorch.receivers import split_parameters
@@ -450,6 +451,10 @@ def literal_arguments(con, d: dict, call_site: tuple[str, int] | None, known: di
             # a name whose value the caller's tests read (batch_norm_cuda passes its `train` on)
             value = known[arg]
             out[name.group(1)] = ("true" if value else "false") if isinstance(value, bool) else repr(value)
+        elif name is not None and known and isinstance(known.get(arg), Tensor):
+            # a traced call's tensor passed on by name (matmul -> _matmul_impl(out, tensor1, tensor2)): its rank and
+            # sizes decide the helper's tests (`dim_tensor1 == 3`)
+            out[name.group(1)] = known[arg]
     return out
 
 
