@@ -603,3 +603,19 @@ def test_three_untuned_calls_of_this_session_read_hop_by_hop(real_index):
     assert [(h.name, h.line) for h in addcdiv.main_chain() if h.file.endswith("PointwiseOpsKernel.cu")] == [
         ("CUDA: addcdiv_cuda_kernel", 146), ("at::native::addcdiv_cuda_kernel", 60), ("gpu_kernel", 97)]
     assert _end(addcdiv) == ("__global__ at::native::vectorized_elementwise_kernel", loops, 63)
+
+
+def test_an_up_walk_states_the_build_and_marks_what_it_does_not_compile(real_index):
+    """Bottom-up from the fork's vectorized_elementwise_kernel_unary_opt (CUDALoops.cuh:121, under `#if
+    defined(USE_MACA)`; launched in maca_kernels/CUDALoops_maca_arity1.cuh, a header CUDALoops.cuh:444 includes
+    only under USE_MACA): with -U USE_MACA every hop of that code says this build does not compile it, and the
+    header states the build; on the fork's own build nothing is marked."""
+    stock = real_index.trace("vectorized_elementwise_kernel_unary_opt", undefines=["USE_MACA"])
+    kernel, launch = stock.main_chain()[:2]
+    assert [(c.kind, c.text, c.assumed) for c in kernel.conditions] == [("#if", "defined(USE_MACA)", False)]
+    assert (launch.file, launch.line) == ("aten/src/ATen/native/cuda/maca_kernels/CUDALoops_maca_arity1.cuh", 52)
+    assert [(c.kind, c.assumed) for c in launch.conditions] == [("#include", False)]
+    assert launch.conditions[0].text.startswith("included at aten/src/ATen/native/cuda/CUDALoops.cuh:444 under")
+    assert {"name": "USE_MACA", "value": None, "source": "-U"} in stock.build
+    fork = real_index.trace("vectorized_elementwise_kernel_unary_opt")
+    assert not any(c.assumed is False for h in fork.main_chain() for c in h.conditions)

@@ -116,6 +116,7 @@ def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: b
         return t
     if bottom_up:
         UpWalker(con, t, backward=backward).start(targets)
+        _state_build(t, BuildContext(con, device, build, dtype))
     else:
         context = BuildContext(con, device, build, dtype)
         if call is not None:
@@ -167,11 +168,18 @@ def _walk_down(con, t: Trace, targets: list, name: str, context: BuildContext, b
 
 def _after_walk(t: Trace, walker: Walker, context: BuildContext) -> None:
     walker.b.state_caps()
+    _state_build(t, context)
+    t.__dict__["unbuilt"] = context.false_at  # the ranking reads a body's text as this build compiles it
+
+
+def _state_build(t: Trace, context: BuildContext) -> None:
+    """The hops this build does not compile marked (_mark_unbuilt), and the settings that decided it, with where
+    each came from, and the ones the checkout cannot build with (Trace.build, Trace.build_conflicts): top-down and
+    bottom-up alike (an up walk's launch under the fork's `#ifdef USE_MACA` on -U USE_MACA)."""
     _mark_unbuilt(t, context)
     t.build = [{"name": s.name, "value": None if s.value is UNDEFINED else s.value, "source": s.source}
                for s in sorted(context.used.values(), key=lambda s: s.name)]
     t.build_conflicts = context.conflicts()
-    t.__dict__["unbuilt"] = context.false_at  # the ranking reads a body's text as this build compiles it
 
 
 def _given_not_default(t: Trace) -> tuple[list[str], Hop] | None:

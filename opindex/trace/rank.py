@@ -66,8 +66,11 @@ def main_chain(t) -> list:
             return best
     else:
         ends = [h for h in t.hops if h.layer in ("python", "bridge") and not h.absent]
+        # a surface reached only through code this build does not compile (a launch under a false #if) comes last
+        built = [h for h in ends if not any(a.not_default for a in t.path(h))]
+        ends = built + [h for h in ends if h not in built]
         # an nn.Module (its forward calls the functional) is the surface most code reaches the op through
-        modules = [h for h in ends if h.layer == "python" and h.kind == "module"]
+        modules = [h for h in built if h.layer == "python" and h.kind == "module"]
         if modules or ends:
             return t.path((modules or ends)[0])
     pool = [h for h in t.hops if not h.absent and h.layer not in TAIL_LAYERS and not _in_tail(t, h)
