@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..pytorch import jiterator
 from ..trace.facts import native_by_name
-from ..trace.model import Hop
+from ..trace.model import Hop, bare_name
 from .attribute import Attributor
 from .chrome import read_profile
 from .reading import MAX_SIZE_MB
@@ -213,8 +213,8 @@ def _traced_end(con, root, index_file, call: str, build: dict | None) -> dict | 
     chain = t.main_chain()
     if not chain or str(chain[-1].layer) not in ("cuda", "library"):
         return None
-    as_dict = lambda h: {"name": h.name, "kernel": h.kernel, "layer": str(h.layer), "kind": str(h.kind),  # noqa
-                         "file": h.file, "line": h.line}
+    as_dict = lambda h: {"name": h.name, "bare": bare_name(h), "kernel": h.kernel, "layer": str(h.layer),  # noqa
+                         "kind": str(h.kind), "file": h.file, "line": h.line}
     return {"end": as_dict(chain[-1]), "device": [as_dict(h) for h in t.ends()]}
 
 
@@ -226,7 +226,7 @@ def _names_kernel(hops: list[dict], kn) -> bool:
             if h["layer"] == "library" and h["kind"].lower() == (kn.library or "").lower():
                 return True
             continue
-        names = {h["name"].removeprefix("__global__ ").split("<")[0].split("::")[-1], h["kernel"] or ""}
+        names = {h["bare"], h["kernel"] or ""}
         if kn.name in names or ("<N>" in (h["kernel"] or "") and jiterator.matches(h["kernel"], kn.name)):
             return True
     return False

@@ -39,7 +39,9 @@ def _jitted_launchers(con, name: str, root: str | None) -> tuple[list, str | Non
     the jiterator compiles at run time (`reduction_prod_kernel`: pytorch/jiterator.py); ([], None) otherwise."""
     from ..pytorch import jiterator  # noqa: PLC0415
     from .sequence import file_lines  # noqa: PLC0415
-    found = jiterator.launches_of(name, q.jitted_launches(con), lambda f: file_lines(root, f))
+    read: dict[str, list[str] | None] = {}  # each file once: several launches share one (ReduceSumProdKernel.cu)
+    found = jiterator.launches_of(name, q.jitted_launches(con),
+                                  lambda f: read[f] if f in read else read.setdefault(f, file_lines(root, f)))
     targets = []
     for launch, _ in found:
         for x in lookup(con, launch["caller"]):  # the definition the launch is written in, not its overloads

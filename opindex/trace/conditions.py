@@ -323,21 +323,23 @@ PROPS = "(device properties)"  # (the locals of a body holding the device's prop
 
 
 @functools.lru_cache(maxsize=4096)
-def _props_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) \
-        -> tuple[tuple[str, ...], str]:
-    """(the locals of a body that hold the device's properties, the body's text when there are any)."""
+def _body_text(root: str | None, file: str | None, line: int | None, end_line: int | None) -> str:
+    """A body's lines as one text, read once per body (count_locals and the device-properties reading share it)."""
     lines = file_lines(root, file) if root and file and line and end_line else None
-    text = "\n".join(lines[line - 1:end_line]) if lines else ""
-    names = device_props.props_names(text)
-    return names, text if names else ""
+    return "\n".join(lines[line - 1:end_line]) if lines else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _props_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple[str, ...]:
+    """The locals of a body that hold the device's properties."""
+    return device_props.props_names(_body_text(root, file, line, end_line))
 
 
 @functools.lru_cache(maxsize=4096)
 def count_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple[str, ...]:
     """The locals of a body that hold a tensor's element count (`count = safe_downcast<...>(output.numel())`,
     `int64_t n = self.numel();`): of the general case, not 0 (size_holds)."""
-    lines = file_lines(root, file) if root and file and line and end_line else None
-    text = "\n".join(lines[line - 1:end_line]) if lines else ""
+    text = _body_text(root, file, line, end_line)
     return tuple(_COUNT_LOCAL.findall(text)) if "numel" in text else ()
 _COUNT_TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(==|!=|<=|<|>=|>)\s*(0)$")
 
@@ -557,10 +559,9 @@ def dtype_holds(condition: str, dtype: str) -> bool | None:
 # `std::is_same<DT, float>::value`, `!std::is_same_v<scalar_t, at::Half>`: two types compared
 _IS_SAME = re.compile(r"^(!\s*)?(?:std::)?is_same(_v)?\s*<\s*([\w:]+)\s*,\s*([\w:]+)\s*>(?(2)|\s*::\s*value)$")
 # the dtype a C++ type stands for, by its last name (at::Half, c10::Half, cutlass::half_t: float16)
-_TYPE_DTYPE = {"float": "float32", "double": "float64", "Half": "float16", "half": "float16", "half_t": "float16",
-               "__half": "float16", "BFloat16": "bfloat16", "bfloat16_t": "bfloat16", "__nv_bfloat16": "bfloat16",
-               "int64_t": "int64", "int32_t": "int32", "int16_t": "int16", "int8_t": "int8", "uint8_t": "uint8",
-               "bool": "bool"}
+# (the scalar types specializations name, and CUDA's and CUTLASS's own half types)
+_TYPE_DTYPE = {**_SCALAR_DTYPE, "half": "float16", "half_t": "float16", "__half": "float16",
+               "bfloat16_t": "bfloat16", "__nv_bfloat16": "bfloat16"}
 
 
 def type_dtype(name: str, defaults: dict[str, object], seen: frozenset = frozenset()) -> str | None:
@@ -983,12 +984,14 @@ class BodyGuards:
             if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
                 defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
             defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
-            props = _props_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
-            if props[0]:  # the device's properties (pytorch/device_props.py): their tests read the GPU traced for
+            span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
+            props = _props_locals(*span)
+            if props:  # the device's properties (pytorch/device_props.py): their tests read the GPU traced for
                 cc = self.build.compute_capability()
-                defaults[PROPS] = (props[0], cc)
+                defaults[PROPS] = (props, cc)
                 if cc is not None:
-                    defaults.update({k: v for k, v in device_props.capability_locals(props[1], props[0], cc).items()
+                    defaults.update({k: v for k, v in device_props.capability_locals(_body_text(*span), props,
+                                                                                     cc).items()
                                      if k not in defaults})
             defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
                                             if not _plain_parameter(d.get("signature"), n))
