@@ -677,7 +677,8 @@ def test_an_element_of_a_known_list_is_compared_as_its_number():
 @pytest.mark.parametrize("test, cuda, cpu", [
     ("input.is_mkldnn()", False, False), ("!self.is_quantized()", True, True), ("self.is_sparse()", False, False),
     ("not (input.is_nested())", True, True), ("input.is_xpu()", False, False), ("self.is_cpu()", False, True),
-    ("self.is_cuda()", True, False), ("input.is_mps()", False, False)])
+    ("self.is_cuda()", True, False), ("input.is_mps()", False, False), ("self.device().is_cpu()", False, True),
+    ("!iter.device().is_cpu()", True, False), ("self.device().is_cuda()", True, False)])
 def test_a_traced_tensor_is_dense_and_of_the_traced_device(test, cuda, cpu):
     """A tensor torch.randn makes: strided layout, not quantized, of the traced device; so a test of another
     layout or device kind is false and one of the traced device's kind true. --device all says nothing."""
@@ -836,3 +837,18 @@ def test_a_type_test_reads_the_dispatched_scalar_type():
     assert holds("std::is_same<res_t, at::Half>::value", f32) is None  # a type the trace does not know
     assert holds("80 <= cc", {"cc": 90}) is True and holds("100 > cc", {"cc": 120}) is False
     assert holds("80 <= cc", {}) is None
+
+
+def test_a_test_of_the_device_a_tensor_is_on_is_a_condition_row():
+    """ReduceOps.cpp (2.4) :1356 `if (self.device().is_cpu())` (mean_out's sum-and-divide path) is kept with its
+    else, so the device traced decides it (`self.device().is_cpu()` is false on CUDA)."""
+    code = ("namespace at { namespace native {\n"
+            "void mean_out(const Tensor& self, const Tensor& result) {\n"
+            "  if (self.device().is_cpu()) {\n"
+            "    sum_div(self, result);\n"
+            "  } else {\n"
+            "    mean_stub(self.device().type(), result);\n"
+            "  }\n"
+            "}\n}}\n")
+    rows = [(r[1], r[4]) for r in extract("aten/src/ATen/native/R.cpp", code.encode(), "cpp").rows["conditions"]]
+    assert rows == [(3, "self.device().is_cpu()"), (5, "not (self.device().is_cpu())")]

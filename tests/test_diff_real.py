@@ -123,13 +123,22 @@ CHAINS = {
         ('changed', 'launch', 'indexSelectSmallIndex<scalar_t, index_t, unsigned int, 1, 1, -2><<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:772', 'indexSelectSmallIndexWithoutAssert<<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:1923'),
         ('changed', 'device code', '__global__ at::native::indexSelectSmallIndex', 'aten/src/ATen/native/cuda/Indexing.cu:594', '__global__ at::native::index::indexSelectSmallIndexWithoutAssert', 'aten/src/ATen/native/cuda/maca_kernels/indexing_opt.cuh:278'),
     ],
+    # torch.sum(x) is sum(Tensor self, ...) in both (sum.dim_IntList needs a dim: `int[1] dim` in 1.8, `int[1]? dim`
+    # without a default in 2.4); 1.8's CUDA kernel calls its (self, dim, keepdim, dtype) overload directly
+    # (ReduceOps.cpp:530), 2.4's composite one goes back through the dispatcher: at::sum(self, IntArrayRef{}, ...)
+    # (:1221), the op sum.dim_IntList
     'torch.sum': [
         ('same', 'python', 'torch.sum', f'{Y}:3642', None, f'{Y}:5724'),
-        ('same', 'entry', 'aten::sum.dim_IntList', f'{Y}:3647', None, f'{Y}:5733'),
+        ('same', 'entry', 'aten::sum', f'{Y}:3642', None, f'{Y}:5724'),
+        ('changed', 'dispatch row', 'CUDA: sum', f'{Y}:3645', 'CompositeExplicitAutograd: sum', f'{Y}:5728'),
+        ('same', 'C++', 'at::native::sum', 'aten/src/ATen/native/ReduceOps.cpp:529', None,
+         'aten/src/ATen/native/ReduceOps.cpp:1220'),
+        ('removed', 'C++', 'at::native::sum', 'aten/src/ATen/native/ReduceOps.cpp:532', None, None),
+        ('added', 'op call', None, None, 'at::sum', 'aten/src/ATen/native/ReduceOps.cpp:1221'),
+        ('added', 'entry', None, None, 'aten::sum.dim_IntList', f'{Y}:5733'),
         ('added', 'delegate', None, None, 'aten::sum.IntList_out', f'{Y}:5748'),
-        ('changed', 'dispatch row', 'CUDA: sum', f'{Y}:3650', 'CUDA: sum_out', f'{Y}:5752'),
-        ('changed', 'C++', 'at::native::sum', 'aten/src/ATen/native/ReduceOps.cpp:532', 'at::native::structured_sum_out', 'aten/src/ATen/native/ReduceOps.cpp:1194'),
-        ('removed', 'C++', 'at::native::sum_out', 'aten/src/ATen/native/ReduceOps.cpp:517', None, None),
+        ('added', 'dispatch row', None, None, 'CUDA: sum_out', f'{Y}:5752'),
+        ('changed', 'C++', 'at::native::sum_out', 'aten/src/ATen/native/ReduceOps.cpp:517', 'at::native::structured_sum_out', 'aten/src/ATen/native/ReduceOps.cpp:1194'),
         ('same', 'stub', 'sum_stub', 'aten/src/ATen/native/ReduceOps.cpp:524', None, 'aten/src/ATen/native/ReduceOps.cpp:1215'),
         ('same', 'registration', 'CUDA: sum_kernel_cuda', 'aten/src/ATen/native/cuda/ReduceSumProdKernel.cu:110', None, 'aten/src/ATen/native/cuda/ReduceSumProdKernel.cu:211'),
         ('same', 'C++', 'at::native::sum_kernel_cuda', 'aten/src/ATen/native/cuda/ReduceSumProdKernel.cu:79', None, 'aten/src/ATen/native/cuda/ReduceSumProdKernel.cu:173'),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opindex.extract import cpp
-from opindex.pytorch.receivers import may_be_tensor, parameter_type
+from opindex.pytorch.receivers import may_be_tensor, parameter_type, takes_arguments
 
 
 def test_non_tensor_accessors_and_declared_types():
@@ -32,3 +32,16 @@ void gemm<float>(CUDABLAS_GEMM_ARGTYPES(float)) {
 }"""
     calls = [(r[1], r[4], r[5], r[6]) for r in cpp.extract("x/CUDABlas.cpp", src, "cpp").rows["calls"]]
     assert calls == [(4, "enabled", "ctx", 1), (5, "gemm_tunable", "", 0), (7, "gemm_internal", "", 0)]
+
+
+def test_an_overload_takes_the_arguments_its_parameters_count():
+    """C++ first keeps the overloads a call's number of arguments fits: 1.8's sum(self, dtype) (ReduceOps.cpp:529)
+    calling `at::native::sum(self, std::vector<int64_t>{}, false, dtype)` takes the four-parameter overload."""
+    two = "(const Tensor &self, c10::optional<ScalarType> dtype)"
+    four = "(const Tensor& self, IntArrayRef dim, bool keepdim, c10::optional<ScalarType> dtype)"
+    assert (takes_arguments(two, 4), takes_arguments(four, 4), takes_arguments(two, 2)) == (False, True, True)
+    assert takes_arguments("(const Tensor& self, int64_t dim = 0)", 1) is True  # a default may be left out
+    assert takes_arguments("(const Tensor& self, int64_t dim = 0)", 3) is False
+    assert takes_arguments("(Args&&... args)", 5) is True
+    assert takes_arguments("()", 0) is True and takes_arguments("(void)", 0) is True
+    assert takes_arguments(None, 2) is None

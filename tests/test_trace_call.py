@@ -334,3 +334,22 @@ def test_a_view_written_in_a_call_is_not_contiguous():
     for text, expected in cases.items():
         [(_, tensor)] = parse_call(f"torch.exp({text})").tensors()
         assert (tensor.sizes, tensor.contiguous) == expected, text
+
+
+def test_a_name_trace_takes_the_overloads_its_tensors_alone_call():
+    """A name trace calls the op with its tensors and default arguments: of overloads that take the same tensors,
+    one that needs a value with no default beyond what a sibling needs is not the call (median.dim's `int dim`;
+    2.4's sum.dim_IntList's `int[1]? dim`, which has no default either). Overloads that differ in a tensor
+    (max.other) or in a value's type (repeat_interleave's Tensor and SymInt `repeats`) are not told apart."""
+    from opindex.trace.call import beyond_the_defaults
+    median = ["median(Tensor self) -> Tensor",
+              "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"]
+    assert beyond_the_defaults(median) == {median[1]: ["int dim"]}
+    total = ["sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+             "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"]
+    assert beyond_the_defaults(total) == {total[1]: ["int[1]? dim"]}
+    largest = ["max(Tensor self) -> Tensor", "max.other(Tensor self, Tensor other) -> Tensor"]
+    assert beyond_the_defaults(largest) == {}
+    repeat = ["repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor",
+              "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor"]
+    assert beyond_the_defaults(repeat) == {}

@@ -24,8 +24,8 @@ _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]
 _ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|[A-Za-z_]\w*(?:\[\s*\d+\s*\])?(?:\.\w+\((?:\s*[\w:]+\s*)?\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
              rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
 # the device a tensor is on (the traced device decides it): `self.device().type() == DeviceType::CUDA`, 1.4's
-# `self.type().device_type() == kCUDA`, `x.is_cuda()`
-_DEVICE_TEST = rb"(?:!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*[!=]=\s*(?:c10::|at::)?(?:DeviceType::|k)\w+|\.is_cuda\(\))\s*"
+# `self.type().device_type() == kCUDA`, `x.is_cuda()`, `self.device().is_cpu()`
+_DEVICE_TEST = rb"(?:!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*[!=]=\s*(?:c10::|at::)?(?:DeviceType::|k)\w+|(?:\.device\(\))?\.is_(?:cuda|cpu)\(\))\s*"
 # (a method call may take one word: `output.is_contiguous(memory_format)`) ... and such tests joined by && or || (a
 # line continuation after one too), one level of parentheses too (`reduction == Reduction::None && n_dims ==
 # 2`, `self.device().type() == DeviceType::CUDA && (accumulate || globalContext().deterministicAlgorithms())`:

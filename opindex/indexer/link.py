@@ -16,7 +16,7 @@ import re
 import sqlite3
 
 from ..pytorch.plumbing import PLUMBING_OPS
-from ..pytorch.receivers import split_parameters
+from ..pytorch.receivers import split_parameters, takes_arguments
 from ..pytorch.stubs import is_stub_call
 from ..sqlite_ddl import LINK_TABLES
 from .legacy import legacy_links
@@ -131,17 +131,26 @@ def by_parameters(overloads: list[tuple], schema: str) -> list[tuple]:
     `out` first, as older code writes it, shifts the positions)."""
     if len(overloads) < 2:
         return overloads
+    return [s for s in overloads if fits_parameters(s, schema)] or overloads
+
+
+def _takes_schema(s: tuple, schema: str) -> bool | None:
+    """Whether a C++ definition can take as many arguments as the schema has; None where either does not say."""
+    m = _SCHEMA_PARAMS.search(schema or "")
+    count = len([p for p in split_parameters(m.group(1)) if p.strip() != "*"]) if m else 0
+    return takes_arguments(s[S_SIG], count) if count else None
+
+
+def fits_parameters(s: tuple, schema: str) -> bool | None:
+    """Whether a C++ definition takes the schema's parameters (by_parameters' test); None where the schema or the
+    signature does not say."""
     m = _SCHEMA_PARAMS.search(schema or "")
     wanted = [_param_kind(p.split()[0]) for p in split_parameters(m.group(1)) if p.strip() != "*"] if m else []
-    if not wanted:
-        return overloads
-    fit = []
-    for s in overloads:
-        have = [_param_kind(p) for p in split_parameters(s[S_SIG])] if s[S_SIG] else []
-        if len(have) == len(wanted) and all(a == b or ("other" in (a, b) and "Tensor" not in (a, b))
-                                            for a, b in zip(wanted, have)):
-            fit.append(s)
-    return fit or overloads
+    if not wanted or not s[S_SIG]:
+        return None
+    have = [_param_kind(p) for p in split_parameters(s[S_SIG])]
+    return len(have) == len(wanted) and all(a == b or ("other" in (a, b) and "Tensor" not in (a, b))
+                                            for a, b in zip(wanted, have))
 
 
 _NUMBER = re.compile(r"^(?:const\s+)?(?:c10::)?(?:double|float|int64_t|int|bool|SymInt|int\b|float\b)(?![\w?\[:])")
@@ -178,6 +187,9 @@ def kernel_candidates(symbols: Symbols, kernel: str, prefer_layer: str, structur
         # a structured entry's kernel is its TORCH_IMPL_FUNC, even when a plain function shares the name
         return (0 if structured and s[S_KIND] == "impl_func" else 1,
                 0 if fits_schema(s, schema) else 1,
+                # a same-named definition of other parameters is another overload's kernel (max(Tensor self):
+                # ReduceAllOps.cpp's max(self), not BinaryOps.cpp's max(self, other))
+                0 if s[S_KIND] == "impl_func" or _takes_schema(s, schema) is not False else 1,
                 0 if s[S_QUAL] == f"at::native::{bare}" else 1,
                 0 if s[S_KIND] == "impl_func" else 1,
                 0 if s[S_LAYER] == prefer_layer else 1,

@@ -71,3 +71,16 @@ def _parameters(signature: str) -> tuple[str, ...]:  # a trace splits the same s
     if inner.startswith("(") and inner.endswith(")"):
         inner = inner[1:-1]
     return tuple(p for p in split_top_level(inner, brackets="<([{") if p.strip())
+
+
+def takes_arguments(signature: str | None, count: int) -> bool | None:
+    """Whether a C++ definition of this parameter list can be called with `count` arguments (those without a
+    default are needed, a `...` pack takes any more); None where the signature is not known. C++ picks among
+    same-named overloads by it first: at::native::sum(self, std::vector<int64_t>{}, false, dtype) in 1.8's
+    sum(self, dtype) calls the four-parameter overload, not itself."""
+    if signature is None:
+        return None
+    params = [p.strip() for p in split_parameters(signature) if p.strip() not in ("void", "")]
+    if any("..." in p for p in params):
+        return count >= sum(1 for p in params if "=" not in p and "..." not in p)
+    return sum(1 for p in params if "=" not in p) <= count <= len(params)

@@ -33,7 +33,7 @@ meta = Table(
     Column("value", Text, comment="its value, as text"),
     comment="Build facts as key/value: checkout_root, pytorch_version, git_commit, built_at, build_seconds, "
             "opindex_version, schema_version, scope, installed_torch_version, absent_layers, extractor_fingerprint, views_fingerprint "
-            "(a rebuild by other extractors starts cold).",
+            "(a rebuild by other extractors, PyTorch rules or indexer code starts cold).",
 )
 
 files = Table(

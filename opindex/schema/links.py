@@ -30,7 +30,8 @@ op_kernel_links = Table(
     *_definition(),
     Column("rank", Integer, nullable=False,
            comment="0 for the best candidate; a structured entry's TORCH_IMPL_FUNC, then an overload that fits the "
-                   "schema (Dimname parameters only for Dimname schemas), then at::native, then the layer of the key "
+                   "schema (Dimname parameters only for Dimname schemas), then one that can take the schema's number "
+                   "of arguments, then at::native, then the layer of the key "
                    "(cuda for CUDA), code before tests, placeholders and quantized/sparse last"),
     Column("chosen", Boolean, nullable=False,
            comment="1 for the definitions the kernel name denotes: the best candidate and its C++ overloads in "

@@ -76,6 +76,8 @@ class CallValues:
     # a schema the call's values cannot fit (a Python number for a Tensor parameter) -> why, and where the
     # checkout says so (pytorch/arg_parser.py): the walk rules its overload out
     unfit: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    # the same for a bridge of the def's body the call's values reach: (file, line, schema) -> why, where
+    bridge_unfit: dict[tuple[str, int, str], tuple[str, str, int]] = field(default_factory=dict)
 
     # -- what conditions read ---------------------------------------------------------------------------------
     def python_values(self, fn: dict) -> dict:
@@ -357,9 +359,14 @@ def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, en
         if b["kind"] == "tensor_method":  # `input.softmax(dim)`: the tensor is the schema's self
             args = [receiver if isinstance(receiver, Tensor) else Unknown(b["text"].rpartition(".")[0]), *args]
         for entry in bridged_entries(con, b):
-            mapped = bind_schema(entry["schema"], [_known(a) for a in args], {k: _known(v) for k, v in
-                                                                              kwargs.items()})
-            if mapped is not None:
+            known_args, known_kwargs = [_known(a) for a in args], {k: _known(v) for k, v in kwargs.items()}
+            mapped = bind_schema(entry["schema"], known_args, known_kwargs)
+            missing = missing_required(entry["schema"], known_args, known_kwargs) if mapped is not None else []
+            if mapped is None or missing:  # `torch.embedding_bag(...)` with 9 values: not the overload of 8
+                why = (_no_fit(entry["schema"], known_args, known_kwargs) if mapped is None else
+                       f"a value for {', '.join(missing)} (the call gives none, and it has no default)")
+                values.bridge_unfit[(b["file"], b["line"], entry["schema"])] = (why, b["file"], b["line"])
+            else:
                 values.schemas.setdefault(entry["schema"], mapped[0])
 
 
@@ -398,6 +405,30 @@ def missing_required(schema: str, args: list, kwargs: dict) -> list[str]:
     # whose values the kernel then reads)
     return [f"{kind} {name}" for name, default, _, kind in params
             if default is None and name not in given and not kind.endswith("?") and "!" not in kind]
+
+
+def _required(schema: str) -> tuple[frozenset, frozenset]:
+    """(Tensor, other) names of the arguments of `schema` a call must give: no default, no out= (`int[1]? dim`
+    without `=None` too: Python's parser needs a value for it, None or not)."""
+    params = [p for p in schema_parameters(schema) if p[1] is None and "!" not in p[3]]
+    tensors = frozenset(p[0] for p in params if p[3].startswith("Tensor"))
+    return tensors, frozenset(p[0] for p in params) - tensors
+
+
+def beyond_the_defaults(schemas: list[str]) -> dict[str, list[str]]:
+    """Of the overloads a name binds, each one a name trace (the op with its tensors and default arguments) does
+    not call, with the arguments it would need: one that needs the same tensors as a sibling and, beyond what that
+    sibling needs, a value with no default (`torch.median` binds median(Tensor self) and median.dim(Tensor self,
+    int dim, ...): `torch.median(x)` is the first; median.dim needs `int dim`). Overloads that differ in a tensor
+    (max.other) or in an argument's type (repeat_interleave's `Tensor repeats` and `SymInt repeats`) stay."""
+    need = {s: _required(s) for s in schemas}
+    out = {}
+    for s, (tensors, others) in need.items():
+        fewer = [o for t, o in (need[x] for x in schemas if x != s) if t == tensors and o < others]
+        if fewer:
+            extra = others - max(fewer, key=len)
+            out[s] = sorted(p for p in (f"{k} {n}" for n, _, _, k in schema_parameters(s)) if p.split()[-1] in extra)
+    return out
 
 
 def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argument]] | None:

@@ -254,7 +254,7 @@ _DTYPE_COMPARE = re.compile(r"^[\w.]+(?:\(\))?\s*([!=]=)\s*(?:at::|c10::)?(?:Sca
 
 DEVICE = "(device)"  # the traced device: the tensors a kernel tests are on it
 _DEVICE_TEST = re.compile(r"^(!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*([!=]=)\s*(?:c10::|at::)?(?:DeviceType::|k)(\w+)|"
-                          r"\.(is_cuda)\(\))$")
+                          r"(?:\.device\(\))?\.(is_cuda)\(\))$")
 
 
 # The memory format of a trace's input: a tensor made the default way is contiguous, so its suggest_memory_format()
@@ -475,7 +475,7 @@ def hint_holds(condition: str) -> bool | None:
 # A traced tensor is a dense (strided) one of the traced device, as torch.randn makes it: a test of another layout
 # or kind (`input.is_mkldnn()`, `self.is_quantized()`, `t.is_sparse()`) is false, one of a device type is the
 # traced device's (`input.is_xpu()` is false on --device cuda; is_hip() is false on ROCm too: HIP tensors say CUDA)
-_KIND_TEST = re.compile(r"^(!\s*)?\(?\s*[\w.]+\.is_(mkldnn|quantized|sparse|sparse_csr|nested|meta|vulkan|metal|"
+_KIND_TEST = re.compile(r"^(!\s*)?\(?\s*[\w.]+(?:\.device\(\))?\.is_(mkldnn|quantized|sparse|sparse_csr|nested|meta|vulkan|metal|"
                         r"mps|xpu|ipu|hpu|lazy|ort|ve|hip|mtia|privateuseone|cpu)\(\s*\)\s*\)?$")
 _DEVICE_KINDS = {"cpu": "cpu", "mps": "mps", "xpu": "xpu"}  # is_<kind>() that a traced device makes true
 

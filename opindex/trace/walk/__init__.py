@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .. import facts as q
 from ..builder import TraceBuilder
+from ..call import beyond_the_defaults
 from ..conditions import BodyGuards, BuildContext
 from ..model import DEVICE_LAYERS, Condition, Trace
 from .bodies import BodyWalk
@@ -103,6 +104,12 @@ class Walker:
         # the overloads a traced call fits first (torch.where(c, x, 0.0): where.ScalarOther, whose at::where(...)
         # then walks where.self with what it passes), the ones it cannot be after them (and past the cap first)
         entries = sorted(entries, key=lambda e: e["schema"] in unfit)
+        if call is None:  # a name trace calls the op with its tensors and defaults: not an overload that needs more
+            # (the walk's order stays the checkout's: the ones the cap leaves out stay the same)
+            unfit = {s: (f"a value for {', '.join(extra)} (a name trace gives its tensors and default arguments "
+                         f"only)", e["file"], e["line"])
+                     for e in entries for s, extra in beyond_the_defaults([x["schema"] for x in entries]).items()
+                     if e["schema"] == s}
         for e in self.b.capped(entries, 4, "overloads", hop):
             mark = len(self.trace.hops)
             entry = self.ops.native(e, hop)

@@ -10,7 +10,7 @@ from .. import facts as q
 from ...pytorch.call_expr import Tensor
 from ...pytorch.devices import CPP_HEADERS, CPP_SOURCES, op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
-from ...pytorch.receivers import split_parameters
+from ...pytorch.receivers import split_parameters, takes_arguments
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
@@ -221,6 +221,10 @@ class BodyWalk(Step):
                  if runs_on(ln["def_file"], self.device)  # miopen/ on --device cuda: the ROCm build's code
                  and not ln["device_function"]]  # only device code calls those (device_calls)
         links = self.in_translation_unit(call, links, hop)
+        if len(links) > 1:  # C++ first picks the overloads its arguments fit (their number)
+            args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
+            fit = [ln for ln in links if args is None or takes_arguments(ln.get("signature"), len(args)) is not False]
+            links = fit or links
         stand_in = self.stand_in(links)
         if stand_in is not None:
             links = [*links, stand_in]

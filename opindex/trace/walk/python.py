@@ -5,7 +5,7 @@ from .. import facts as q
 from ...pytorch.plumbing import PLUMBING_OPS
 from ...pytorch.python_rules import ENTRY_METHODS
 from ..conditions import Guards
-from ..model import Hop
+from ..model import Condition, Hop
 from ..python import bases_text, bridged_entries, find_method, follow_python, module_of, self_method
 from .step import Step
 from .text import bridge_detail, dotted
@@ -107,6 +107,14 @@ class PythonWalk(Step):
             return hop
         if not entries:
             self.b.add(hop, "native", "note", f"no native_functions.yaml entry named {b['op']}", absent=True)
+        call = self.build.call
+        unfit = call.bridge_unfit if call is not None else {}
+        # the overloads the values fit walked first: what they share (a helper both reach) is shown with the
+        # values of the one the call takes
+        entries = sorted(entries, key=lambda e: (b["file"], b["line"], e["schema"]) in unfit)
         for entry in self.b.capped(entries, MAX_OVERLOADS, "overloads", hop):
-            self.ops.native(entry, hop)
+            native = self.ops.native(entry, hop)
+            why = unfit.get((b["file"], b["line"], entry["schema"]))
+            if why is not None and native is not None:  # the values this bridge passes do not fit the overload
+                native.conditions.append(Condition("overload", why[0], why[1], why[2], assumed=False))
         return hop

@@ -11,7 +11,7 @@ from ..sequence import file_lines
 from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
 from ...pytorch.operators import TENSOR_OPERATORS
 from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
-from ...pytorch.receivers import may_be_tensor
+from ...pytorch.receivers import may_be_tensor, takes_arguments
 from ...pytorch.syntax import schema_arguments, split_top_level
 from ..model import DEVICE_LAYERS, Condition, Hop
 from ..writes import write_path
@@ -168,8 +168,11 @@ class CallSiteWalk(Step):
         helper = (qual, name, q.specialization(self.con, call) or call.get("template_args"))
         # a function calling another of its own name (DistributionExponentialKernel.cu's exponential_kernel calls
         # templates::cuda::exponential_kernel) is not a recursion unless the call links back to it
-        own = name == d.get("name") and name not in body.launched and not any(
+        # (nor is a call of another overload of its name: its arguments do not fit the caller's parameters)
+        args = q.arguments_of_call(self.con, call["file"], call["line"], name) if name == d.get("name") else None
+        own = name == d.get("name") and name not in body.launched and (not any(
             t["id"] == d.get("id") for t in q.call_targets(self.con, call["file"], qual, name))
+            or (args is not None and takes_arguments(d.get("signature"), len(args)) is False))
         if helper in body.seen_helpers:
             self.again_on_the_default_path(call, helper, body)
             return

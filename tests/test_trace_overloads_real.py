@@ -1,0 +1,80 @@
+"""Which overload a call takes, on the real trees: a name trace calls an op with its tensors and default arguments,
+C++ picks among same-named definitions by their parameters, a Python bridge's values pick the schema they fit, and
+a device test of `self.device().is_cpu()` is read for the device traced (each file:line read in the source)."""
+from __future__ import annotations
+
+CUDA = "aten/src/ATen/native/cuda/"
+YAML = "aten/src/ATen/native/native_functions.yaml"
+
+
+def _chain(t) -> list[tuple[str, int]]:
+    return [(h.file, h.line) for h in t.main_chain()]
+
+
+def test_a_name_trace_takes_the_overload_its_tensors_alone_call(real_index):
+    """torch.median binds median(Tensor self) (native_functions.yaml:3944) and median.dim(Tensor self, int dim, bool
+    keepdim=False) (:3952): `torch.median(x)` gives no dim, so it is the first. CUDA: median_cuda (:3948) ->
+    median_impl (cuda/Sorting.cpp:130), whose `self.flatten().sort()` (:140) sorts; a slice the inputs do not size
+    ends at the small sort, bitonicSortKVInPlace (SortUtils.cuh:91, its `__global__` line 90)."""
+    t = real_index.trace("torch.median", undefines=["USE_MACA"])
+    chain = _chain(t)
+    assert chain[1:5] == [(YAML, 3944), (YAML, 3948), (CUDA + "Sorting.cpp", 189), (CUDA + "Sorting.cpp", 130)]
+    assert (CUDA + "Sorting.cpp", 140) in chain
+    assert t.main_chain()[-1].name == "__global__ at::native::bitonicSortKVInPlace"
+    dim = next(h for h in t.hops if h.name == "aten::median.dim" and h.parent == t.main_chain()[0].id)
+    assert [(c.kind, c.text, c.assumed) for c in dim.conditions] == [
+        ("overload", "a value for int dim (a name trace gives its tensors and default arguments only)", False)]
+    choice = next(c for c in t.to_dict()["choices"] if c["hop"] == t.main_chain()[1].id)
+    assert choice["settled"] is True
+
+
+def test_a_dispatch_kernel_links_the_definition_of_the_schema_s_parameters(real_index):
+    """max(Tensor self) (native_functions.yaml:9901) names the kernel `max` (:9905). at::native::max is defined
+    twice: max(const Tensor& self, const Tensor& other) (BinaryOps.cpp:1497, max.other's) and max(const Tensor
+    &self) (ReduceAllOps.cpp:47), which calls max_all_stub (:51)."""
+    t = real_index.trace("torch.max", undefines=["USE_MACA"])
+    chain = _chain(t)
+    assert chain[1:5] == [(YAML, 9901), (YAML, 9905), ("aten/src/ATen/native/ReduceAllOps.cpp", 47),
+                          ("aten/src/ATen/native/ReduceAllOps.cpp", 51)]
+    assert ("aten/src/ATen/native/BinaryOps.cpp", 1497) not in chain
+
+
+def test_a_device_test_through_device_is_read_for_the_device_traced(real_index):
+    """mean_out (ReduceOps.cpp:1345) tests `if (self.device().is_cpu())` (:1356) before its sum and divide; on
+    CUDA that is false, so the else's mean_stub (:1396) is the way, settled, not ranked."""
+    t = real_index.trace("torch.mean(torch.randn(1024, 1024))", undefines=["USE_MACA"])
+    chain = t.main_chain()
+    stub = next(h for h in chain if h.name == "mean_stub")
+    assert (stub.file, stub.line) == ("aten/src/ATen/native/ReduceOps.cpp", 1396)
+    choice = next(c for c in t.to_dict()["choices"] if c["hop"] == stub.id)
+    assert choice["settled"] is True
+    cpu = [t.hops[i] for i in choice["others"]]
+    assert any(c.text == "self.device().is_cpu()" and c.line == 1356 and c.assumed is False
+               for h in cpu for c in h.conditions)
+
+
+def test_a_bridge_s_values_pick_the_schema_they_fit(real_index):
+    """F.embedding_bag calls torch.embedding_bag with nine values (functional.py:2454-2456): embedding_bag
+    (native_functions.yaml:2330) takes eight, embedding_bag.padding_idx (:2336) nine. The values go to the second,
+    whose `int mode` is 2 for mode='max' (EmbeddingBag.cu:404 `if (mode == MODE_MAX)`): the max kernel (:65)."""
+    args = "torch.randint(0, 1000, (256,)), torch.randn(1000, 128), torch.arange(0, 256, 8)"
+    t = real_index.trace(f"F.embedding_bag({args}, mode='max')", undefines=["USE_MACA"])
+    chain = _chain(t)
+    assert chain[2] == (YAML, 2336)
+    assert chain[-1] == (CUDA + "EmbeddingBag.cu", 65)
+    eight = next(h for h in t.hops if h.name == "aten::embedding_bag" and h.line == 2330)
+    assert [(c.text, c.file, c.line, c.assumed) for c in eight.conditions if c.kind == "overload"] == [
+        ("more than 8 positional arguments (the call gives 9)", "torch/nn/functional.py", 2454, False)]
+
+
+def test_a_call_of_another_overload_of_its_own_name_is_walked(real_index_1_8):
+    """1.8's sum(const Tensor &self, c10::optional<ScalarType> dtype) (ReduceOps.cpp:529) calls
+    `at::native::sum(self, std::vector<int64_t>{}, false, dtype)` (:530): four arguments, the overload of
+    (self, IntArrayRef dim, bool keepdim, dtype) at :532, not itself; that one's sum_out (:517) calls sum_stub
+    (:524). A name trace takes sum(Tensor self, *, ScalarType? dtype=None) (native_functions.yaml:3642), since
+    sum.dim_IntList (:3647) needs an `int[1] dim`."""
+    t = real_index_1_8.trace("torch.sum")
+    reduce = "aten/src/ATen/native/ReduceOps.cpp"
+    assert _chain(t)[1:7] == [(YAML, 3642), (YAML, 3645), (reduce, 529), (reduce, 532), (reduce, 517),
+                              (reduce, 524)]
+    assert t.main_chain()[-1].name == "__global__ at::native::reduce_kernel"
