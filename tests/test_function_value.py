@@ -194,3 +194,15 @@ def test_a_branch_hint_around_a_known_value_is_that_value():
     assert holds("maca_likely(false)", {}) is False  # a getter read as false inside the hint
     assert holds("maca_likely(x)", {}) is True  # unknown inside: the hint says the expected way
     assert holds("C10_UNLIKELY(true)", {}) is True
+
+
+def test_an_if_of_one_statement_without_braces_returns_when_its_test_holds(tmp_path):
+    """`if (disable_sort_for_topk()) return false;` (TensorTopK.cpp:37 in 2.4): a test that holds returns there; an
+    unknown one leaves the value unknown; a false one goes on to the next statement."""
+    (tmp_path / "y.h").write_text("bool use(bool off, bool big) {\n  if (off) return false;\n  if (big)\n"
+                                  "    return true;\n  return false;\n}\n")
+    read = lambda env: body_value(str(tmp_path), "y.h", 1, 6, lambda t: None, env)  # noqa: E731
+    assert read({"off": True, "big": True}) is False
+    assert read({"off": False, "big": True}) is True
+    assert read({"off": False, "big": False}) is False
+    assert read({"big": True}) is None

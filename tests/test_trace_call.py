@@ -353,3 +353,32 @@ def test_a_name_trace_takes_the_overloads_its_tensors_alone_call():
     repeat = ["repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor",
               "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor"]
     assert beyond_the_defaults(repeat) == {}
+
+
+def test_an_op_call_s_arguments_bind_to_its_schema_as_the_cpp_api_orders_them():
+    """What a C++ op call passes, by schema parameter: `at::topk_out(vals, result, q, n_sample)` (multinomial_out,
+    Distributions.cpp:636 in 2.4) is the out= API, its keyword outputs first; an in-place op's `Tensor(a!) self`
+    stays first (`at::_index_put_impl_(self, indices, values, accumulate, false)`); a name whose tensor the caller
+    knows passes that tensor (its sizes go on), a known bool its literal."""
+    from opindex.trace.walk.sites import passed_arguments
+    topk = ("topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, "
+            "Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)")
+    q = Tensor("float32", (64, 1000), "torch.rand(64, 1000)")
+    assert passed_arguments(topk, ["vals", "result", "q", "n_sample"], {"callee": "topk_out"},
+                            {"q": q, "n_sample": 4}) == {"values": "vals", "indices": "result", "self": q, "k": "4"}
+    assert passed_arguments(topk, ["q", "4", "-1", "true", "true", "vals", "result"], {"callee": "topk_outf"}) == {
+        "self": "q", "k": "4", "dim": "-1", "largest": "true", "sorted": "true", "values": "vals", "indices": "result"}
+    put = ("_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, "
+           "bool unsafe=False) -> Tensor(a!)")
+    assert passed_arguments(put, ["self", "indices", "value", "accumulate", "false"], {"callee": "_index_put_impl_"},
+                            {"accumulate": False}) == {"self": "self", "indices": "indices", "values": "value",
+                                                       "accumulate": "false", "unsafe": "false"}
+
+
+def test_a_tensor_made_like_another_has_its_sizes():
+    """`Tensor q = at::empty_like(self).exponential_(1, std::move(gen));` (Distributions.cpp:625 in 2.4) and `auto
+    input = input_.contiguous();` name tensors of the sizes of the one they are made from."""
+    from opindex.trace.call import _ALIAS_LOCAL
+    text = ("Tensor q = at::empty_like(self).exponential_(1, std::move(gen));\n"
+            "auto input = input_.contiguous();\nauto z = at::zeros_like(x, options);\n")
+    assert _ALIAS_LOCAL.findall(text) == [("q", "", "self"), ("input", "input_", "")]

@@ -44,8 +44,12 @@ _CAST_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]+)\s+(\w+)\s*=\s*static_c
 # `const auto memory_format = input.suggest_memory_format();`
 _FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
                            r"suggest_memory_format\(\s*\)\s*;")
-# `auto input = input_.contiguous();`: the same tensor's sizes under a new name
-_ALIAS_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|Tensor)\s*&?\s+(\w+)\s*=\s*(\w+)\s*\.\s*contiguous\(\s*\)\s*;")
+# `auto input = input_.contiguous();`: the same tensor's sizes under a new name; so is a tensor made like one, with
+# in-place methods after it (multinomial's `Tensor q = at::empty_like(self).exponential_(1, gen);`, Distributions.cpp)
+_ALIAS_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|Tensor)\s*&?\s+(\w+)\s*=\s*(?:(\w+)\s*\.\s*contiguous\(\s*\)|"
+                          r"(?:at::)?(?:empty|zeros|ones|rand|randn)_like\(\s*(\w+)\s*\)"
+                          r"(?:\s*\.\s*\w+_\((?:[^;()]|\([^;()]*\))*\))*)"
+                          r"\s*;")
 # `int64_t dim = maybe_wrap_dim(dim_, input.dim());`: a dim argument wrapped by the tensor's rank
 _WRAP_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|int64_t|int)\s+(\w+)\s*=\s*(?:at::|c10::)?maybe_wrap_dim\(\s*(\w+)\s*,"
                          r"\s*(\w+)\s*\.\s*(?:dim|ndimension)\(\s*\)\s*(?:,[^;()]*)?\)\s*;")
@@ -591,7 +595,8 @@ def _body_locals(root: str | None, file: str | None, line: int | None, end_line:
     return (_FORMAT_LOCAL.findall(text) if "suggest_memory_format" in text else [],
             _CAST_LOCAL.findall(text) if "static_cast" in text else [],
             _SIZE_LOCAL.findall(text) if "dim" in text or "numel" in text or "size" in text else [],
-            _ALIAS_LOCAL.findall(text) if "contiguous" in text else [],
+            [(name, a or b) for name, a, b in _ALIAS_LOCAL.findall(text)] if "contiguous" in text or "_like(" in text
+            else [],
             _WRAP_LOCAL.findall(text) if "maybe_wrap_dim" in text else [],
             _PRODUCT_LOCAL.findall(text) if "*=" in text else [])
 

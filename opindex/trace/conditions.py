@@ -920,6 +920,9 @@ def _pass(defaults: dict[str, object], name: str, arg: str) -> None:
     """A parameter a C++ op call passes: a literal is its value, a name the caller's value of that name (the same
     name passed through keeps it), anything else unknown (not the op's default: hardtanh calls `at::clamp(self,
     min_val, max_val)`, so clamp's `min=None` does not apply)."""
+    if isinstance(arg, Tensor):  # a tensor the caller knows (walk/sites._known_literal)
+        defaults[name] = arg
+        return
     value = _literal(arg.strip())
     if value is not _UNKNOWN and not isinstance(value, Constant):
         defaults[name] = value
@@ -964,7 +967,8 @@ class BodyGuards:
                 passed = dict(passed)
                 # a parameter passed on by its own name keeps the caller's value, else this schema's default
                 defaults.update({k: v for k, v in schema_defaults(schema, d.get("signature")).items()
-                                 if k not in passed or (passed[k].strip() == k and k not in defaults)})
+                                 if k not in passed or (isinstance(passed[k], str) and passed[k].strip() == k
+                                                         and k not in defaults)})
                 for name, arg in passed.items():  # what a C++ op call passes (walk/sites.passed_arguments)
                     _pass(defaults, name, arg)
             call = self.build.call
@@ -972,7 +976,8 @@ class BodyGuards:
                 defaults.update(call.cpp_values(tuple(s for s, _ in schemas), d))
                 defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
                 for name, arg in dict(schemas[-1][1] if schemas else ()).items():
-                    value = _literal(arg.strip())  # ... but a literal the innermost op call passes is exact
+                    # ... but a literal (or a tensor) the innermost op call passes is exact
+                    value = arg if isinstance(arg, Tensor) else _literal(arg.strip())
                     if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
                         defaults[name] = value
             if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:

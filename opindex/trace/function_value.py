@@ -247,8 +247,8 @@ def _run(body: str, env: dict | None = None) -> bool | None:
 
 
 def _if_block(st: str) -> tuple[str, str] | None:
-    """(test, block) of `if (test) {block}`, the test's parentheses matched (`if (a) { for (...) {...} }` tests
-    `a`); None for any other statement."""
+    """(test, block) of `if (test) {block}` or `if (test) statement;`, the test's parentheses matched (`if (a) {
+    for (...) {...} }` tests `a`); None for any other statement."""
     m = re.match(r"^if\s*\(", st)
     if m is None:
         return None
@@ -257,7 +257,10 @@ def _if_block(st: str) -> tuple[str, str] | None:
         depth += (st[i] == "(") - (st[i] == ")")
         if depth == 0:
             rest = re.fullmatch(r"\s*\{(.*)\}", st[i + 1:], re.S)
-            return None if rest is None else (st[m.end():i], rest.group(1))
+            if rest is None:  # `if (self.dim() == 0) return false;`: one statement, no braces
+                one = st[i + 1:].strip()
+                return (st[m.end():i], one) if one.endswith(";") and not one.startswith(("if", "{")) else None
+            return st[m.end():i], rest.group(1)
     return None
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import facts as q
 from ..sequence import file_lines
+from ...pytorch.call_expr import Tensor
 from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
 from ...pytorch.operators import TENSOR_OPERATORS
 from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
@@ -426,19 +427,25 @@ def passed_arguments(schema: str, args: list[str] | None, call: dict, known: dic
     dim_, false)` passes the call's dim=-1 on as `-1`."""
     if args is None:
         return {}
-    params = []
+    params, outs, keyword = [], [], False
     for part in split_top_level(schema_arguments(schema), ",", "([<"):
         m = _SCHEMA_PARAMETER.search(part.strip())
+        keyword = keyword or part.strip() == "*"
         if m is not None and part.strip() != "*":
-            params.append(m.group(1))
+            (outs if keyword and "!" in part else params).append(m.group(1))
+    # the C++ API of an out= overload takes its keyword outputs first (`at::topk_out(values, indices, self, k)`);
+    # its `_outf` twin, and every other call, the schema's order (an in-place `Tensor(a!) self` stays first)
+    params = outs + params if outs and call.get("callee", "").endswith("_out") else params + outs
     texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
     if len(texts) > len(params):
         return {}
     return {p: _known_literal(t, known) for p, t in zip(params, texts)}
 
 
-def _known_literal(text: str, known: dict | None) -> str:
+def _known_literal(text: str, known: dict | None) -> str | Tensor:
     value = known.get(text.strip()) if known and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", text) else None
+    if isinstance(value, Tensor):  # a tensor of the traced call's, or one made like it: its sizes go on
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
