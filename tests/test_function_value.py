@@ -197,12 +197,25 @@ def test_a_branch_hint_around_a_known_value_is_that_value():
 
 
 def test_an_if_of_one_statement_without_braces_returns_when_its_test_holds(tmp_path):
-    """`if (disable_sort_for_topk()) return false;` (TensorTopK.cpp:37 in 2.4): a test that holds returns there; an
-    unknown one leaves the value unknown; a false one goes on to the next statement."""
+    """`if (disable_sort_for_topk()) return false;` (TensorTopK.cpp:37 in 2.4): a test that holds returns there, a
+    false one goes on to the next statement, and so does one the inputs leave open (1.8's getApplyGrid, THCApply.cuh:181
+    `if (curDevice == -1) return false;`, a sentinel check, is read as returning true)."""
     (tmp_path / "y.h").write_text("bool use(bool off, bool big) {\n  if (off) return false;\n  if (big)\n"
                                   "    return true;\n  return false;\n}\n")
     read = lambda env: body_value(str(tmp_path), "y.h", 1, 6, lambda t: None, env)  # noqa: E731
     assert read({"off": True, "big": True}) is False
     assert read({"off": False, "big": True}) is True
     assert read({"off": False, "big": False}) is False
-    assert read({"big": True}) is None
+    assert read({"big": True}) is True
+    # (the limit of that reading: with both open, the last return is the value; a braced block's open return
+    # would make it unknown)
+    assert read({}) is False
+
+
+def test_a_config_macro_a_body_returns_is_the_build_s_value(tmp_path):
+    """`bool disable_sort_for_topk() { return CUB_SUPPORTS_SCAN_BY_KEY(); }` (TensorTopK.cu:25 in 2.4): the macro's
+    value where the build defines it (cub_definitions.cuh: 1 for CUB_VERSION >= 101500), unknown where not."""
+    (tmp_path / "t.cu").write_text("bool disable_sort_for_topk() {\n  return CUB_SUPPORTS_SCAN_BY_KEY();\n}\n")
+    held = {"CUB_SUPPORTS_SCAN_BY_KEY()": True}
+    assert body_value(str(tmp_path), "t.cu", 1, 3, held.get) is True
+    assert body_value(str(tmp_path), "t.cu", 1, 3, lambda test: None) is None

@@ -78,3 +78,16 @@ def test_a_call_of_another_overload_of_its_own_name_is_walked(real_index_1_8):
     assert _chain(t)[1:7] == [(YAML, 3642), (YAML, 3645), (reduce, 529), (reduce, 532), (reduce, 517),
                               (reduce, 524)]
     assert t.main_chain()[-1].name == "__global__ at::native::reduce_kernel"
+
+
+def test_topk_s_sort_path_is_settled_by_the_cub_the_build_ships(real_index):
+    """topk_out_cuda tests `if (should_use_sort(self, dim))` (TensorTopK.cpp:57); should_use_sort first returns false
+    when `disable_sort_for_topk()` (:37), which returns CUB_SUPPORTS_SCAN_BY_KEY() (TensorTopK.cu:25-26), 1 for
+    CUB_VERSION >= 101500 (cub_definitions.cuh:41-42). The upstream default build's CUB is CUDA 12.4's (200302),
+    so the sort path is ruled out, whatever the sizes."""
+    t = real_index.trace("torch.topk", undefines=["USE_MACA"])
+    assert {"name": "CUB_VERSION", "value": "200302", "source": "upstream default (a current CUDA build)"} in t.build
+    sort = next(h for h in t.hops if h.name == "at::native::topk_out_with_sort")
+    assert [(c.file, c.line, c.assumed) for c in sort.conditions if "should_use_sort" in c.text] == [
+        ("aten/src/ATen/native/cuda/TensorTopK.cpp", 57, False)]
+    assert all(h.name != "at::native::topk_out_with_sort" for h in t.main_chain())

@@ -51,6 +51,9 @@ UPSTREAM_CUDA = {
     "USE_CUDA": "1",
     "CUDA_VERSION": "12040",
     "CUDNN_VERSION": "90100",
+    # the CUB that CUDA 12.4 ships (CCCL 2.3.2: `#define CUB_VERSION 200302` in cub/version.cuh of the
+    # nvidia-cuda-cccl-cu12 12.4.127 wheel); ATen's cub_definitions.cuh tests it (CUB_SUPPORTS_SCAN_BY_KEY() ...)
+    "CUB_VERSION": "200302",
     "AT_CUDNN_ENABLED()": "1",
     "AT_ROCM_ENABLED()": "0",
     "AT_MAGMA_ENABLED()": "1",

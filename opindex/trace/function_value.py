@@ -39,6 +39,7 @@ _ENV = re.compile(r"^(?:std::)?getenv\s*\(|^c10::utils::check_env\s*\(|^check_en
 MAX_LINES = 80  # a longer body is not read (the functions this serves are a few lines)
 MAX_CALL_DEPTH = 3  # calls read through other functions' bodies (a deeper one is unknown)
 CALLS = "(calls)"  # the key of env that holds the reader of a call's value (never a C++ name)
+BUILD = "(build)"  # ... and the build's reader of a test (a config macro `CUB_SUPPORTS_SCAN_BY_KEY()` the body returns)
 # The dtype a C++ ScalarType constant names (`at::kFloat`, `ScalarType::Half`); a test against any other one (kInt,
 # kLong) stays unknown, for conditions rows (trace/conditions.py) and function bodies alike
 SCALAR_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
@@ -115,6 +116,7 @@ def body_value(root: str | None, file: str, line: int, end_line: int, build_hold
     env = {k: NULL if v is None else v for k, v in (env or {}).items()}
     if calls is not None:
         env[CALLS] = calls
+    env[BUILD] = build_holds
     return None if body is None else _run(body, env)
 
 
@@ -152,6 +154,7 @@ def expansion_value(root: str | None, file: str, line: int, macro: dict, build_h
     env = {k: NULL if v is None else v for k, v in (env or {}).items()}
     if calls is not None:
         env[CALLS] = calls
+    env[BUILD] = build_holds
     return _run(body[body.index("{") + 1:body.rindex("}")], env)
 
 
@@ -215,8 +218,10 @@ def _run(body: str, env: dict | None = None) -> bool | None:
                 if found is not None or "return" in block:
                     return found
             elif test is None:
-                if "return" in block:
+                if "return" in block and not branch[2]:
                     return None  # a return the test may or may not reach
+                # (a one-line `if (curDevice == -1) return false;` whose test is open is read as not taken, as
+                # before such ifs were read at all: PyTorch writes its error and sentinel returns so)
                 _forget_assigned(block, env)  # a block that may or may not run
             continue
         if st.startswith(("for", "while", "do", "switch", "else")) or "{" in st:
@@ -246,9 +251,9 @@ def _run(body: str, env: dict | None = None) -> bool | None:
     return None
 
 
-def _if_block(st: str) -> tuple[str, str] | None:
-    """(test, block) of `if (test) {block}` or `if (test) statement;`, the test's parentheses matched (`if (a) {
-    for (...) {...} }` tests `a`); None for any other statement."""
+def _if_block(st: str) -> tuple[str, str, bool] | None:
+    """(test, block, whether it is one statement without braces) of `if (test) {block}` or `if (test) statement;`,
+    the test's parentheses matched (`if (a) { for (...) {...} }` tests `a`); None for any other statement."""
     m = re.match(r"^if\s*\(", st)
     if m is None:
         return None
@@ -259,8 +264,8 @@ def _if_block(st: str) -> tuple[str, str] | None:
             rest = re.fullmatch(r"\s*\{(.*)\}", st[i + 1:], re.S)
             if rest is None:  # `if (self.dim() == 0) return false;`: one statement, no braces
                 one = st[i + 1:].strip()
-                return (st[m.end():i], one) if one.endswith(";") and not one.startswith(("if", "{")) else None
-            return st[m.end():i], rest.group(1)
+                return (st[m.end():i], one, True) if one.endswith(";") and not one.startswith(("if", "{")) else None
+            return st[m.end():i], rest.group(1), False
     return None
 
 
@@ -274,7 +279,7 @@ _ASSIGNED = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*(?:[-+*/|&^]|<<|>>)?=(?!=)
 def _forget_assigned(block: str, env: dict) -> None:
     """The locals a block that may or may not run assigns are unknown after it."""
     for name in _ASSIGNED.findall(block):
-        if name in env and name != CALLS:
+        if name in env and name not in (CALLS, BUILD):
             env[name] = None
 
 
@@ -370,6 +375,12 @@ def _call(expr: str, env: dict):
     caller's reader (env[CALLS]) with the values of its arguments; None when there is none or it does not say."""
     calls = env.get(CALLS)
     m = _CALL_ARGS.match(expr)
+    if m is not None and not m.group(2).strip() and env.get(BUILD) is not None and "::" not in m.group(1):
+        # a function-like config macro of the build (`return CUB_SUPPORTS_SCAN_BY_KEY();` in TensorTopK.cu's
+        # disable_sort_for_topk): its value where the build defines it
+        held = env[BUILD](f"{m.group(1)}()")
+        if isinstance(held, bool):
+            return held
     if calls is None or m is None or not closes_at_end(expr[m.start(2) - 1:]):
         return None
     texts = _arguments(m.group(2))
