@@ -118,9 +118,11 @@ CHAINS = {
         ('same', 'C++', 'at::native::index_select_cuda', 'aten/src/ATen/native/cuda/Indexing.cu:845', None, 'aten/src/ATen/native/cuda/Indexing.cu:2094'),
         ('same', 'C++', 'at::native::index_select_out_cuda', 'aten/src/ATen/native/cuda/Indexing.cu:822', None, 'aten/src/ATen/native/cuda/Indexing.cu:2054'),
         ('same', 'C++', 'at::native::index_select_out_cuda_impl', 'aten/src/ATen/native/cuda/Indexing.cu:694', None, 'aten/src/ATen/native/cuda/Indexing.cu:1801'),
-        # the fork's build: `if (maca_unlikely(enable_indexing_with_assert))` (:1920) keeps the assert kernel (:1921)
-        # for PYTORCH_ENABLE_INDEXING_ASSERT; the else (:1923) launches the fork's kernel without the assert
-        ('changed', 'launch', 'indexSelectSmallIndex<scalar_t, index_t, unsigned int, 1, 1, -2><<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:772', 'indexSelectSmallIndexWithoutAssert<<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:1923'),
+        # the fork's build: `if (maca_unlikely(enable_indexing_with_assert))` keeps the assert kernel for
+        # PYTORCH_ENABLE_INDEXING_ASSERT; the else launches the fork's kernel without the assert. A name says no rank:
+        # of `outInfo.dims == 1 && selfInfo.dims == 1 && indContig` (1.8 :771, 2.4 :1919), the 2-D and 3-D twins and
+        # the else, the general `<-1, -1, -1>` launch (1.8 :778, 2.4 :1941) ranks before the ones for a special shape
+        ('changed', 'launch', 'indexSelectSmallIndex<scalar_t, index_t, unsigned int, -1, -1, -1><<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:778', 'indexSelectSmallIndexWithoutAssert<<<smallIndexGrid, smallIndexBlock, 0, stream>>>', 'aten/src/ATen/native/cuda/Indexing.cu:1941'),
         ('changed', 'device code', '__global__ at::native::indexSelectSmallIndex', 'aten/src/ATen/native/cuda/Indexing.cu:594', '__global__ at::native::index::indexSelectSmallIndexWithoutAssert', 'aten/src/ATen/native/cuda/maca_kernels/indexing_opt.cuh:278'),
     ],
     # torch.sum(x) is sum(Tensor self, ...) in both (sum.dim_IntList needs a dim: `int[1] dim` in 1.8, `int[1]? dim`
@@ -223,8 +225,10 @@ CHAINS = {
         ('changed', 'C++', 'at::native::cat_cuda', 'aten/src/ATen/native/cuda/Shape.cu:428', 'at::native::structured_cat_out_cuda', 'aten/src/ATen/native/cuda/Shape.cu:1679'),
         ('changed', 'C++', 'at::native::cat_out_cuda', 'aten/src/ATen/native/cuda/Shape.cu:454', 'at::native::maca_parallel_cat', 'aten/src/ATen/native/cuda/Shape.cu:1020'),
         ('removed', 'C++', 'at::native::parallel_cat', 'aten/src/ATen/native/cuda/Shape.cu:318', None, None),
-        ('changed', 'launch', 'CatArrayBatchedCopy<scalar_t, unsigned int, 1, batch_size, stride_size><<<catGrid, applyBlock, 0, stream.stream()>>>', 'aten/src/ATen/native/cuda/Shape.cu:411', 'MACA_CatArrayBatchedCopyNoPartialWrite_3_4_0_0<scalar_t, unsigned int, 4, vec8, batch_size, stride_size><<<catGrid, applyBlock, 0, stream.stream()>>>', 'aten/src/ATen/native/cuda/Shape.cu:1221'),
-        ('changed', 'device code', '__global__ at::native::CatArrayBatchedCopy', 'aten/src/ATen/native/cuda/Shape.cu:139', '__global__ at::native::MACA_CatArrayBatchedCopyNoPartialWrite_3_4_0_0', 'aten/src/ATen/native/cuda/Shape.cu:435'),
+        # (its special shapes, `dimension == 0 && batchCounter == 3 && nDims == 4` at :1211 among them, rank after
+        # the general no-partial-write kernel any shape takes)
+        ('changed', 'launch', 'CatArrayBatchedCopy<scalar_t, unsigned int, 1, batch_size, stride_size><<<catGrid, applyBlock, 0, stream.stream()>>>', 'aten/src/ATen/native/cuda/Shape.cu:411', 'MACA_CatArrayBatchedCopyNoPartialWrite_any_any_any_0<scalar_t, unsigned int, 1, vec4, batch_size, stride_size><<<catGrid, applyBlock, 0, stream.stream()>>>', 'aten/src/ATen/native/cuda/Shape.cu:1279'),
+        ('changed', 'device code', '__global__ at::native::CatArrayBatchedCopy', 'aten/src/ATen/native/cuda/Shape.cu:139', '__global__ at::native::MACA_CatArrayBatchedCopyNoPartialWrite_any_any_any_0', 'aten/src/ATen/native/cuda/Shape.cu:485'),
     ],
 }
 

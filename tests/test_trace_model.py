@@ -71,3 +71,18 @@ def test_a_repeat_points_at_the_hop_it_repeats():
     t = Trace(query="a", direction="down", device="cuda", depth=1, hops=hops)
     t.finish()
     assert [h.repeats for h in t.hops] == [None, None, None, 1, None]  # g: not in this trace
+
+
+def test_a_test_that_pins_several_values_is_a_special_shape():
+    """rank.pinned_values counts the top-level `&&` parts of an undecided test that pin a value to a number: two or
+    more (maca_parallel_cat's `dimension == 0 && batchCounter == 3 && nDims == 4`, Shape.cu:1211 in 2.4) make a
+    special shape, ranked after the general way; a divisibility, a negated test or an `||` pins nothing."""
+    from opindex.trace.rank import pinned_values
+    cat = ("!disable_cat_opt && input_output_all_aligned && dimension == 0 && batchCounter == 3 && "
+           "memory_format == c10::MemoryFormat::Contiguous && nDims == 4 && out.numel() % (n * vec8) == 0")
+    assert pinned_values(cat) == 3
+    assert pinned_values("outInfo.dims == 1 && selfInfo.dims == 1 && indContig") == 2
+    assert pinned_values("inner_size == 1") == 1
+    assert pinned_values(f"not ({cat})") == 0
+    assert pinned_values("a == 1 || b == 2") == 0
+    assert pinned_values("(!(x || y)) && n % 8 == 0") == 0

@@ -91,3 +91,18 @@ def test_topk_s_sort_path_is_settled_by_the_cub_the_build_ships(real_index):
     assert [(c.file, c.line, c.assumed) for c in sort.conditions if "should_use_sort" in c.text] == [
         ("aten/src/ATen/native/cuda/TensorTopK.cpp", 57, False)]
     assert all(h.name != "at::native::topk_out_with_sort" for h in t.main_chain())
+
+
+def test_of_ways_a_name_leaves_open_the_general_shape_ranks_first(real_index):
+    """The fork's maca_parallel_cat (Shape.cu:1020) picks its kernel by the inputs' count, rank and alignment. A
+    name says none of them: its special shapes (`dimension == 0 && batchCounter == 3 && nDims == 4`, :1211, for
+    MACA_CatArrayBatchedCopyNoPartialWrite_3_4_0_0) rank after the no-partial-write kernel any shape takes
+    (MACA_CatArrayBatchedCopyNoPartialWrite_any_any_any_0, :485), still marked ranked."""
+    t = real_index.trace("torch.cat")
+    end = t.main_chain()[-1]
+    assert (end.name, end.file, end.line) == ("__global__ at::native::MACA_CatArrayBatchedCopyNoPartialWrite_any_any_any_0",
+                                              CUDA + "Shape.cu", 485)
+    launch = t.main_chain()[-2]
+    choice = next(c for c in t.to_dict()["choices"] if c["hop"] == launch.id)
+    assert choice["settled"] is False
+    assert any(t.hops[i].name.startswith("MACA_CatArrayBatchedCopyNoPartialWrite_3_4_0_0") for i in choice["others"])

@@ -5,8 +5,8 @@ module ranks the ends of a downward trace (__global__ kernels, launches, library
 they are and what lies on the path to them: typed hop fields (model.Hop: found, conditions, schema, kernel), never
 a phrase of a hop's detail; ends ranked alike are told apart by the source text of the body where their paths
 part (trace/sequence.py). It imports nothing else of opindex but PyTorch's list of ops that only write
-(pytorch/plumbing.py): model.Trace calls it, and the hops it reads are model.Hop objects (their StrEnum fields
-compare equal to the words used here).
+(pytorch/plumbing.py) and the bracket helpers of pytorch/syntax.py: model.Trace calls it, and the hops it reads are
+model.Hop objects (their StrEnum fields compare equal to the words used here).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import re
 from functools import lru_cache
 
 from ..pytorch.plumbing import WRITING_PLUMBING
+from ..pytorch.syntax import closes_at_end, split_top_level
 from .sequence import C_FAMILY, alternatives, built_lines, file_lines, in_sequence, may_follow
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
@@ -486,7 +487,29 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
         h.layer in ("native", "cpp") and _says_backward(h.name) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    return (writes, backward, special, _fed(t, path), kind, guesses, -round(share, 3), not vendor, -below, ops)
+    # 7. of ways the inputs leave open, the general one before a special shape: a path whose undecided test pins
+    # several values to numbers at once (maca_parallel_cat's `dimension == 0 && batchCounter == 3 && nDims == 4`)
+    special_shape = sum(1 for h in path for c in h.conditions if c.assumed is None and pinned_values(c.text) >= 2)
+    return (writes, backward, special, _fed(t, path), kind, guesses, -round(share, 3), not vendor, -below, ops,
+            special_shape)
+
+
+_PIN = re.compile(r"^\(?\s*([\w.:\[\]()>-]+?)\s*==\s*(-?\d+)\s*\)?$")
+
+
+@lru_cache(maxsize=16384)
+def pinned_values(test: str) -> int:
+    """How many of a test's top-level `&&` parts pin a value to a number (`batchCounter == 3`; not `n % 8 == 0`, a
+    divisibility), 0 for a negated test (it excludes a case) or one joined by `||`."""
+    text = test.strip()
+    if text.startswith("not (") or (text.startswith("!(") and closes_at_end(text[1:])):
+        return 0
+    while text.startswith("(") and text.endswith(")") and closes_at_end(text):
+        text = text[1:-1].strip()
+    if len(split_top_level(text, "||", "([")) > 1:
+        return 0
+    return sum(1 for part in split_top_level(text, "&&", "([") if (m := _PIN.match(part.strip()))
+               and "%" not in m.group(1))
 
 
 # -- where the main chain chose ---------------------------------------------------------------------------------------
