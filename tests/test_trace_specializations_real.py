@@ -80,14 +80,18 @@ def test_scatter_add_is_not_the_assign_path(real_index):
     """scatter_add_cuda_kernel (ScatterGatherKernel.cu:690) passes reduce_add to cuda_scatter_gather_base_kernel's
     operator() (:360, `const ReduceAdd& f`), which passes f on to _cuda_scatter_gather_internal_kernel's operator()
     (:164, `const func_t& f`, called at :411). Its `typeid(f) == typeid(TensorAssign)` tests (:200, :225) are false:
-    the fork's build takes _launch_scatter_kernel_dim2_opt (called at :220), whose kernel is
-    _scatter_elementwise_kernel_dim2_opt (ScatterGatherKernel_maca.cuh:117), not the `_assign` one of plain
-    scatter; a stock build, without the fork's kernels, the last else's _launch_scatter_gather_kernel (:335) ->
-    _scatter_gather_elementwise_kernel (:95)."""
+    the fork's build may take _launch_scatter_kernel_dim2_opt (called at :220, kernel
+    _scatter_elementwise_kernel_dim2_opt, ScatterGatherKernel_maca.cuh:117), never the `_assign` one of plain
+    scatter; but that way's test pins a 2-D iterator's strides (`ndim == 2 && ... strides_[1][0] == 0 &&
+    strides_[0][2] == 0`, :213), a special shape a name does not give, so the general way ranks first: the last
+    else's _launch_scatter_gather_kernel (:335) -> _scatter_gather_elementwise_kernel (:95), as on a stock build."""
     fork = real_index.trace("torch.Tensor.scatter_add_")
-    assert _end(fork) == ("__global__ _scatter_elementwise_kernel_dim2_opt", SCATTER_MACA, 117)
+    assert _end(fork) == ("__global__ at::native::_scatter_gather_elementwise_kernel", SCATTER, 95)
     internal = next(h for h in fork.main_chain() if h.name == "at::native::_cuda_scatter_gather_internal_kernel::"
                     "operator()")
+    dim2 = next(h for h in fork.hops if h.parent == internal.id and h.name == "_launch_scatter_kernel_dim2_opt")
+    assert dim2.id in next(c["others"] for c in fork.to_dict()["choices"] if not c["settled"]
+                           and dim2.id in c["others"])
     assign = next(h for h in fork.hops if h.parent == internal.id and h.name == "_launch_scatter_kernel_dim2_opt_assign")
     assert any(c.line == 200 and c.assumed is False for c in assign.conditions)
     stock = real_index.trace("torch.Tensor.scatter_add_", undefines=["USE_MACA"])
@@ -106,8 +110,10 @@ def test_gather_passes_is_scatter_like_false_down_the_template_chain(real_index)
     _cuda_scatter_gather_internal_kernel's (:164, called at :469). There every `is_scatter_like && ...` branch is
     false: the pw_opt launcher (:279, under :225's test) is not gather's. A stock build, without the fork's
     dim2_opt kernel, takes the last else's _launch_scatter_gather_kernel (called at :335) ->
-    _scatter_gather_elementwise_kernel (:95); the fork's build its _gather_elementwise_kernel_dim2_opt
-    (ScatterGatherKernel_maca.cuh:7, launched by _launch_gather_kernel_dim2_opt called at :195)."""
+    _scatter_gather_elementwise_kernel (:95); so does the fork's build by name: its _gather_elementwise_kernel_dim2_opt
+    (ScatterGatherKernel_maca.cuh:7, launched by _launch_gather_kernel_dim2_opt called at :195) is for a 2-D
+    iterator of pinned strides (:190-193, `ndim == 2 && ... strides_[0][2] == 0 && strides_[1][2] == 8`), a
+    special shape, ranked after the general way (still a hop of the trace)."""
     stock = real_index.trace("torch.gather", undefines=["USE_MACA"])
     assert [(h.line, h.called_at) for h in stock.main_chain()[-5:-2]] == [
         (418, f"{SCATTER}:671"), (164, f"{SCATTER}:469"), (135, f"{SCATTER}:335")]
@@ -116,5 +122,6 @@ def test_gather_passes_is_scatter_like_false_down_the_template_chain(real_index)
               and h.called_at == f"{SCATTER}:279")
     assert [c.line for c in pw.conditions if c.assumed is False] == [225]
     fork = real_index.trace("torch.gather")
-    assert _end(fork) == ("__global__ _gather_elementwise_kernel_dim2_opt", SCATTER_MACA, 7)
-    assert fork.main_chain()[-3].called_at == f"{SCATTER}:195"
+    assert _end(fork) == ("__global__ at::native::_scatter_gather_elementwise_kernel", SCATTER, 95)
+    assert fork.main_chain()[-3].called_at == f"{SCATTER}:335"
+    assert any(h.name == "_launch_gather_kernel_dim2_opt" and h.called_at == f"{SCATTER}:195" for h in fork.hops)

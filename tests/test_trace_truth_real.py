@@ -476,15 +476,16 @@ def test_a_branch_a_default_setting_does_not_take_is_not_the_main_chain(real_ind
     # cuda/Indexing.cu:1052 index_add_cuda_impl: `if (globalContext().deterministicAlgorithms())` (off unless
     # torch.use_deterministic_algorithms(True)) calls result.index_put_ (:1059); by default it launches its own
     # kernels. On the fork's build (USE_MACA) `if (maca_unlikely(enable_indexing_with_assert))` (:1163) keeps the
-    # assert kernel (:1164) for PYTORCH_ENABLE_INDEXING_ASSERT; the else launches indexFuncSmallIndexWithoutAssert
-    # (:1166) -> __global__ at maca_kernels/indexing_opt.cuh:188
+    # assert kernel for PYTORCH_ENABLE_INDEXING_ASSERT; the else launches indexFuncSmallIndexWithoutAssert -> __global__
+    # at maca_kernels/indexing_opt.cuh:188. A name says no rank: the general `<-1, -1, -1>` launch (:1184) ranks
+    # before the ones for a special shape (`selfInfo.dims == 1 && sourceInfo.dims == 1 && indContig`, :1162, -> :1166)
     from opindex.trace.model import NOT_DEFAULT
     t = real_index.trace("torch.index_add")
     cu = "aten/src/ATen/native/cuda/Indexing.cu"
     put = [h for h in t.hops if (h.file, h.line, h.kind) == (cu, 1059, "calls_op")]
     assert put and put[0].detail.endswith(f"[called when globalContext().deterministicAlgorithms(): {NOT_DEFAULT}]")
     assert [(h.file, h.line) for h in t.main_chain()[-2:]] == [
-        (cu, 1166), ("aten/src/ATen/native/cuda/maca_kernels/indexing_opt.cuh", 188)]
+        (cu, 1184), ("aten/src/ATen/native/cuda/maca_kernels/indexing_opt.cuh", 188)]
 
 
 def test_a_one_thread_launch_is_not_the_work(real_index):
