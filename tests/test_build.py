@@ -188,3 +188,12 @@ def test_other_extractors_mean_a_cold_build(sample_copy, tmp_path):
     again = build(str(sample_copy), db, jobs=1)
     assert not again.up_to_date
     assert again.parsed == first.parsed == sum(first.files_by_layer.values())
+
+
+def test_the_fingerprint_covers_the_code_that_links_the_facts():
+    """An index built by other indexer code is rebuilt, not updated: a changed link rule (indexer/link.py) leaves
+    every file of a checkout as it was, and an update would keep the old links."""
+    from opindex.extract import fingerprint_files
+    names = {(p.parent.name, p.name) for p in fingerprint_files()}
+    assert {("indexer", "link.py"), ("extract", "cpp.py"), ("pytorch", "build_config.py"),
+            ("queries", "cpp-calls.scm")} <= names

@@ -89,16 +89,21 @@ def check_rows(rows: dict[str, list[tuple]], path: str, every_row: bool = False)
 
 
 @functools.lru_cache(maxsize=1)  # asked twice per build (compare, then record); the files do not change
-def fingerprint() -> str:
-    """SHA-1 of the extractors' code and queries, the PyTorch rules they use (opindex/pytorch/) and the indexer that
-    links their facts (opindex/indexer/: a link rule changed leaves every file unchanged, and an update would keep
-    the old links): an index built by other code is rebuilt, not updated."""
-    import hashlib
+def fingerprint_files() -> list:
+    """The files fingerprint() hashes: the extractors' code and queries, the PyTorch rules they use (opindex/pytorch/),
+    the indexer that links their facts (opindex/indexer/: a link rule changed leaves every file of a checkout
+    unchanged, and an update would keep the old links) and the row records."""
     from pathlib import Path
     here = Path(__file__).parent
+    return sorted([*here.glob("*.py"), *here.glob("queries/*.scm"), *here.parent.glob("pytorch/*.py"),
+                   *here.parent.glob("indexer/*.py"), here.parent / "records.py"])
+
+
+def fingerprint() -> str:
+    """SHA-1 of fingerprint_files(): an index built by other code is rebuilt, not updated."""
+    import hashlib
     digest = hashlib.sha1()
-    for path in sorted([*here.glob("*.py"), *here.glob("queries/*.scm"), *here.parent.glob("pytorch/*.py"),
-                        *here.parent.glob("indexer/*.py"), here.parent / "records.py"]):
+    for path in fingerprint_files():
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
