@@ -219,3 +219,26 @@ def test_a_config_macro_a_body_returns_is_the_build_s_value(tmp_path):
     held = {"CUB_SUPPORTS_SCAN_BY_KEY()": True}
     assert body_value(str(tmp_path), "t.cu", 1, 3, held.get) is True
     assert body_value(str(tmp_path), "t.cu", 1, 3, lambda test: None) is None
+
+
+def test_a_function_of_a_tensor_s_sizes_is_read_with_the_sizes_a_call_gives(tmp_path):
+    """should_use_sort (TensorTopK.cpp:36 in 2.4) with CUB's scan-by-key off: `int64_t slice_size =
+    self.size(dim);`, `int64_t num_slices = self.numel() / slice_size;`, `return num_slices <= 10 && slice_size >=
+    100000;` read with a 4x200000 tensor (true), a 64x1000 one (false), and unknown sizes (unknown)."""
+    (tmp_path / "s.cpp").write_text(textwrap.dedent("""\
+        bool should_use_sort(const Tensor& self, int64_t dim) {
+          if (disable_sort_for_topk()) return false;
+          if (self.dim() == 0) return false;
+          int64_t slice_size = self.size(dim);
+          if (slice_size == 0) return false;
+          int64_t num_slices = self.numel() / slice_size;
+          return num_slices <= 10 && slice_size >= 100000;
+        }
+        """))
+    held = {"disable_sort_for_topk()": False}.get
+    calls = lambda name, args: False if name == "disable_sort_for_topk" else None  # noqa: E731
+    read = lambda sizes: body_value(str(tmp_path), "s.cpp", 1, 8, held,  # noqa: E731
+                                    {"self": TensorArg("cuda", "float32", sizes), "dim": -1}, calls)
+    assert read((4, 200000)) is True
+    assert read((64, 1000)) is False
+    assert read(None) is None

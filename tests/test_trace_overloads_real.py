@@ -106,3 +106,16 @@ def test_of_ways_a_name_leaves_open_the_general_shape_ranks_first(real_index):
     choice = next(c for c in t.to_dict()["choices"] if c["hop"] == launch.id)
     assert choice["settled"] is False
     assert any(t.hops[i].name.startswith("MACA_CatArrayBatchedCopyNoPartialWrite_3_4_0_0") for i in choice["others"])
+
+
+def test_a_helper_of_a_tensor_s_sizes_is_read_with_the_call_s_sizes(real_index):
+    """sort_cuda_kernel tests `if (should_use_small_sort(self, dim))` (Sort.cpp:73); should_use_small_sort is `return
+    self.size(dim) <= 4096;` (Sort.h:9-10). A 1024x1024 tensor sorted over dim 1 holds it: the in-place key/value
+    sort (sortKeyValueInplace, Sort.cu:390) is the way, settled; its else's segmented sort is ruled out."""
+    t = real_index.trace("torch.sort(torch.randn(1024, 1024), dim=1)", undefines=["USE_MACA"])
+    inplace = next(h for h in t.main_chain() if h.name == "at::native::sortKeyValueInplace")
+    assert (inplace.file, inplace.line) == (CUDA + "Sort.cu", 390)
+    choice = next(c for c in t.to_dict()["choices"] if c["hop"] == inplace.id)
+    assert choice["settled"] is True
+    tests = {(k["text"], k["assumed"]) for o in choice["options"][1:] for k in o["conditions"]}
+    assert ("not (should_use_small_sort(self, dim) (= true: aten/src/ATen/native/cuda/Sort.h:9))", False) in tests

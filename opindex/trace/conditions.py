@@ -882,7 +882,7 @@ def _argument_value(text: str, values: dict[str, object]):
         if isinstance(value, Tensor):
             device = values.get(DEVICE)
             return function_value.TensorArg(device if isinstance(device, str) and device != "all" else None,
-                                            value.dtype)
+                                            value.dtype, value.sizes)
         return value
     value = _literal(text)
     return _UNKNOWN if isinstance(value, Constant) else value

@@ -10,9 +10,11 @@ the value. The process environment is PyTorch's default, empty: `std::getenv(...
 this fork). Anything else (an argument, a call, a loop around the return) leaves the value unknown (None).
 
 A function of arguments is read the same way with what the call's trace knows of them (`env`): an undefined tensor
-(None), a literal, and a tensor parameter bound to a TensorArg, on the traced device and of the dtype the trace
-states, so `targets.device().type() == at::kCPU` is false on cuda and `log_probs.scalar_type() == at::kFloat` true
-for float32 (the dtypes SCALAR_TYPES names; any other dtype test stays unknown, as the conditions rows read them).
+(None), a literal, and a tensor parameter bound to a TensorArg, on the traced device, of the dtype the trace
+states and of the sizes a traced call gives it, so `targets.device().type() == at::kCPU` is false on cuda,
+`log_probs.scalar_type() == at::kFloat` true for float32 and `self.size(dim) <= 4096` true for a 1024x1024 tensor
+(`dim()`, `numel()`, `size(d)`, integer `+ - * /` and comparisons are read; the dtypes SCALAR_TYPES names: any
+other dtype test stays unknown, as the conditions rows read them).
 A local is set by its declaration and by each assignment at the body's top level; one assigned in a block that may
 or may not run (an `if` whose test is unknown, a loop) is unknown after it. A call of another function in the body
 (`return at::_use_cudnn_ctc_loss(log_probs, targets, il, tl, BLANK);`) is read through `env[CALLS]`, a function of
@@ -23,6 +25,7 @@ their type tells overloads apart.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -80,10 +83,11 @@ def _read(path: str, first: int, last: int) -> list[str] | None:
 
 @dataclass(frozen=True)
 class TensorArg:
-    """A tensor a call passes: on the traced device (None: not said, --device all) and of the dtype the trace states
-    (None: not said)."""
+    """A tensor a call passes: on the traced device (None: not said, --device all), of the dtype the trace states
+    (None: not said) and of the sizes a traced call gives it (None: not said)."""
     device: str | None
     dtype: str | None
+    sizes: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -332,6 +336,33 @@ def _eval(expr: str, env: dict):
     present = re.fullmatch(r"([A-Za-z_]\w*)\.(?:defined|has_value)\(\s*\)", expr)
     if present is not None:  # an undefined tensor or empty optional the call passes
         return False if env.get(present.group(1)) is NULL else None
+    for op in ("<=", ">=", "<", ">"):  # sizes compared (`slice_size >= 100000`), ints only
+        parts = split_top_level(expr, op, "(")
+        if len(parts) == 2 and "->" not in expr and "<<" not in expr and ">>" not in expr:
+            a, b = _eval(parts[0], env), _eval(parts[1], env)
+            if not (_is_int(a) and _is_int(b)):
+                return None
+            return {"<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b}[op]
+    for ops in (("+", "-"), ("*", "/")):  # (left to right within a level: `a - b + c` is read as a - (b + c) only
+        # where both are +, so a level with both kinds of sign is left unknown)
+        for op in ops:
+            parts = split_top_level(expr, op, "(")
+            if len(parts) > 1 and all(p.strip() for p in parts) and "->" not in expr:
+                if any(o != op and len(split_top_level(expr, o, "(")) > 1 for o in ops):
+                    return None
+                values = [_eval(p, env) for p in parts]
+                if not all(_is_int(v) for v in values):
+                    return None
+                out = values[0]
+                for v in values[1:]:
+                    if op == "/" and v == 0:
+                        return None
+                    out = out + v if op == "+" else out - v if op == "-" else out * v if op == "*" else \
+                        int(out / v)  # C++ integer division truncates toward zero
+                return out
+    sized = _tensor_size(expr, env)
+    if sized is not _NO:
+        return sized
     is_cuda = re.fullmatch(r"([A-Za-z_]\w*)\.is_(cuda|cpu)\(\s*\)", expr)
     if is_cuda is not None:
         tensor = env.get(is_cuda.group(1))
@@ -344,6 +375,31 @@ def _eval(expr: str, env: dict):
 
 
 _NO = object()  # not a test of a tensor argument
+_SIZE = re.compile(r"^([A-Za-z_]\w*)\.(dim|ndimension|numel|size)\(\s*([^()]*?)\s*\)$")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _tensor_size(expr: str, env: dict):
+    """`self.dim()`, `self.numel()`, `self.size(dim)` of a tensor argument whose sizes the call gives (a negative dim
+    counts from the end, as C++ wraps it); None where they are not known, _NO for any other expression."""
+    m = _SIZE.match(expr)
+    if m is None:
+        return _NO
+    tensor = env.get(m.group(1))
+    if not isinstance(tensor, TensorArg) or tensor.sizes is None:
+        return None
+    sizes, what = tensor.sizes, m.group(2)
+    if what in ("dim", "ndimension"):
+        return len(sizes)
+    if what == "numel":
+        return math.prod(sizes)
+    d = _eval(m.group(3), env) if m.group(3) else None
+    if isinstance(d, float) and d.is_integer():
+        d = int(d)
+    return sizes[d] if _is_int(d) and -len(sizes) <= d < len(sizes) else None
 _TENSOR_DEVICE = re.compile(r"^([A-Za-z_]\w*)\.(?:device\(\)\.type\(\)|device_type\(\)|type\(\)\.device_type\(\))$")
 _TENSOR_DTYPE = re.compile(r"^([A-Za-z_]\w*)\.(?:scalar_type\(\)|dtype\(\))$")
 _KIND = re.compile(r"^(?:c10::|at::)?(?:DeviceType::|ScalarType::|k)(\w+)$")
