@@ -336,7 +336,7 @@ def _eval(expr: str, env: dict):
     present = re.fullmatch(r"([A-Za-z_]\w*)\.(?:defined|has_value)\(\s*\)", expr)
     if present is not None:  # an undefined tensor or empty optional the call passes
         return False if env.get(present.group(1)) is NULL else None
-    for op in ("<=", ">=", "<", ">"):  # sizes compared (`slice_size >= 100000`), ints only
+    for op in ("<=", ">=", "<", ">") if "<" in expr or ">" in expr else ():  # sizes compared, ints only
         parts = split_top_level(expr, op, "(")
         if len(parts) == 2 and "->" not in expr and "<<" not in expr and ">>" not in expr:
             a, b = _eval(parts[0], env), _eval(parts[1], env)
@@ -345,7 +345,7 @@ def _eval(expr: str, env: dict):
             return {"<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b}[op]
     for ops in (("+", "-"), ("*", "/")):  # (left to right within a level: `a - b + c` is read as a - (b + c) only
         # where both are +, so a level with both kinds of sign is left unknown)
-        for op in ops:
+        for op in ops if any(o in expr for o in ops) else ():
             parts = split_top_level(expr, op, "(")
             if len(parts) > 1 and all(p.strip() for p in parts) and "->" not in expr:
                 if any(o != op and len(split_top_level(expr, o, "(")) > 1 for o in ops):
@@ -360,7 +360,7 @@ def _eval(expr: str, env: dict):
                     out = out + v if op == "+" else out - v if op == "-" else out * v if op == "*" else \
                         int(out / v)  # C++ integer division truncates toward zero
                 return out
-    sized = _tensor_size(expr, env)
+    sized = _tensor_size(expr, env) if "." in expr else _NO
     if sized is not _NO:
         return sized
     is_cuda = re.fullmatch(r"([A-Za-z_]\w*)\.is_(cuda|cpu)\(\s*\)", expr)
