@@ -106,10 +106,10 @@ class Walker:
         entries = sorted(entries, key=lambda e: e["schema"] in unfit)
         if call is None:  # a name trace calls the op with its tensors and defaults: not an overload that needs more
             # (the walk's order stays the checkout's: the ones the cap leaves out stay the same)
-            unfit = {s: (f"a value for {', '.join(extra)} (a name trace gives its tensors and default arguments "
-                         f"only)", e["file"], e["line"])
-                     for e in entries for s, extra in beyond_the_defaults([x["schema"] for x in entries]).items()
-                     if e["schema"] == s}
+            needs = beyond_the_defaults([e["schema"] for e in entries])
+            unfit = {e["schema"]: (f"a value for {', '.join(needs[e['schema']])} (a name trace gives its tensors "
+                                   f"and default arguments only)", e["file"], e["line"])
+                     for e in entries if e["schema"] in needs}
         for e in self.b.capped(entries, 4, "overloads", hop):
             mark = len(self.trace.hops)
             entry = self.ops.native(e, hop)
