@@ -119,3 +119,26 @@ def test_a_helper_of_a_tensor_s_sizes_is_read_with_the_call_s_sizes(real_index):
     assert choice["settled"] is True
     tests = {(k["text"], k["assumed"]) for o in choice["options"][1:] for k in o["conditions"]}
     assert ("not (should_use_small_sort(self, dim) (= true: aten/src/ATen/native/cuda/Sort.h:9))", False) in tests
+
+
+def test_two_untuned_calls_of_the_session_of_21_08_read_hop_by_hop(real_index):
+    """Read against the 2.4 source, stock build. `torch.max` of a float16 tensor: max(Tensor self)
+    (native_functions.yaml:9901) -> ReduceAllOps.cpp:47 -> max_all_stub (:51) -> max_all_kernel_impl
+    (cuda/ReduceOps.cpp:77) -> max_all_launch_kernel (ReduceMaxValuesKernel.cu:53, its AT_DISPATCH covers kHalf) ->
+    max_values_kernel_cuda_impl (:28) -> reduce_kernel (Reduce.cuh:188). `F.gelu(x, approximate='tanh')`:
+    GeluCUDAKernelImpl (ActivationGeluKernel.cu:21) takes `if (approximate == GeluType::Tanh)` (:22); the else's
+    launch (:35) is ruled out."""
+    half = real_index.trace("torch.max(torch.randn(128, 128, dtype=torch.float16))", undefines=["USE_MACA"])
+    red = "aten/src/ATen/native/cuda/ReduceMaxValuesKernel.cu"
+    assert [(h.file, h.line) for h in half.main_chain()[1:9]] == [
+        (YAML, 9901), (YAML, 9905), ("aten/src/ATen/native/ReduceAllOps.cpp", 47),
+        ("aten/src/ATen/native/ReduceAllOps.cpp", 51), (CUDA + "ReduceOps.cpp", 96), (CUDA + "ReduceOps.cpp", 77),
+        (red, 53), (red, 28)]
+    end = half.main_chain()[-1]
+    assert (end.name, end.file, end.line) == ("__global__ at::native::reduce_kernel", CUDA + "Reduce.cuh", 188)
+    gelu = real_index.trace("F.gelu(torch.randn(64, 1024), approximate='tanh')", undefines=["USE_MACA"])
+    impl = next(h for h in gelu.main_chain() if h.name == "at::native::GeluCUDAKernelImpl")
+    assert (impl.file, impl.line) == (CUDA + "ActivationGeluKernel.cu", 21)
+    other = next(h for h in gelu.hops if h.parent == impl.id and h.line == 35)
+    assert any(c.line == 33 and c.assumed is False for c in other.conditions)
+    assert gelu.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel"
