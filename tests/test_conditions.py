@@ -793,6 +793,32 @@ def test_an_iterator_built_from_narrowed_halves_is_not_contiguous():
     assert holds("iter.is_contiguous()", {STRIDED: False}) is not False
 
 
+def test_a_body_s_views_are_found_with_the_depth_they_are_made_at():
+    """constant_pad_nd (PyTorch 2.4 PadNd.cpp:29) narrows `c_output` inside a loop's `if (pad[pad_idx] > 0)` and
+    then calls `c_output.copy_(c_input)` outside it: view_assignments finds each view a name is given (declared or
+    assigned again, `_symint` views too) with its line and brace depth, deeper than the call's (depth_at), so the
+    copy's operands may be views; a view made at the call's own depth always is one. Under MAYBE_STRIDED a test
+    of the iterator's contiguity is left open."""
+    from opindex.pytorch.views import depth_at, view_assignments
+    from opindex.trace.conditions import MAYBE_STRIDED, STRIDED, holds
+    body = """Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
+    auto c_output = output;
+    for (const auto i : c10::irange(l_diff, l_inp)) {
+        if (pad[pad_idx] > 0) {
+            c_output = c_output.narrow(i, pad[pad_idx], c_output.size(i) - pad[pad_idx]);
+        }
+    }
+    auto input = self.expand_symint(shape);
+    c_output.copy_(c_input);
+    return output;
+}"""
+    assert view_assignments(body, 29) == {"c_output": [(33, 3)], "input": [(36, 1)]}
+    assert depth_at(body, 37, 29) == 1
+    assert view_assignments("auto y = x.contiguous();\nbool same = a == b;") == {}
+    assert holds("iter.is_contiguous()", {STRIDED: MAYBE_STRIDED}) is None
+    assert holds("not (iter.is_contiguous())", {STRIDED: MAYBE_STRIDED}) is None
+
+
 def test_operands_viewed_with_a_size_1_beside_a_full_size_broadcast():
     """group_norm_kernel.cu:629-635 (PyTorch 2.4): `.add_owned_output(Y.view({N * G, D * HxW}))`,
     `.add_owned_const_input(X.view({N * G, D * HxW}))`, `.add_owned_input(mean.view({N * G, 1}))` and rstd's: mean

@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from opindex.trace.model import Condition, Found, Hop, Kind, Layer, Trace, typed
+from opindex.trace.rank import switch
 
 
 def test_layers_and_kinds_are_enums_that_compare_and_serialise_as_their_words():
@@ -86,3 +87,49 @@ def test_a_test_that_pins_several_values_is_a_special_shape():
     assert pinned_values(f"not ({cat})") == 0
     assert pinned_values("a == 1 || b == 2") == 0
     assert pinned_values("(!(x || y)) && n % 8 == 0") == 0
+
+
+def _launcher_with_ways(cases: dict[int, str], value: str = "ndim") -> list:
+    """An op whose launcher (x.cuh:10) tests `value` against each number of `cases` (each way launching its kernel)
+    and launches `x_general` otherwise, every test left open."""
+    hops = [Hop(0, None, "native", "entry", "aten::x", "n.yaml", 1, schema="x(Tensor self) -> Tensor"),
+            Hop(1, 0, "cpp", "function", "at::native::x_launcher", "x.cuh", 10)]
+    seen: list[int] = []
+    for n, kernel in cases.items():
+        tests = [Condition("if", f"not ({value} == {m})", "x.cuh", 20 + m, None) for m in seen]
+        hops.append(Hop(len(hops), 1, "cuda", "launch", f"{kernel}<<<g, b>>>", "x.cuh", 21 + n, kernel=kernel,
+                        conditions=[*tests, Condition("if", f"{value} == {n}", "x.cuh", 20 + n, None)]))
+        seen.append(n)
+    hops.append(Hop(len(hops), 1, "cuda", "launch", "x_general<<<g, b>>>", "x.cuh", 40, kernel="x_general",
+                    conditions=[Condition("if", f"not ({value} == {m})", "x.cuh", 20 + m, None)
+                                for m in seen]))
+    return hops
+
+
+def test_a_switch_on_the_number_of_dimensions_the_inputs_leave_open_ends_the_main_chain():
+    """Ways that test a number of dimensions against three or more numbers, each case with its own kernels, are a
+    switch no ranking picks a case of (the fork's strided launcher, CUDALoops_maca_arity2.cuh:5945): the main
+    chain ends at the launcher and says which value, where and what each way runs. A vector width
+    (`vec_size == 4`) or a switch whose cases launch one kernel is no such choice."""
+    from opindex.render.trace_text import render
+    t = Trace(query="x", direction="down", device="cuda", depth=1,
+              hops=_launcher_with_ways({1: "x_1d", 2: "x_2d", 3: "x_3d"}))
+    assert [h.name for h in t.main_chain()] == ["aten::x", "at::native::x_launcher"]
+    stop = switch(t)
+    assert (stop["value"], stop["text"], stop["file"], stop["line"], stop["cases"]) == ("ndim", "ndim == 1", "x.cuh",
+                                                                                          21, 3)
+    assert stop["ways"] == [2, 3, 4, 5]
+    found = [c for c in t.to_dict()["open"] if c["hop"] == 1]
+    assert [c["condition"] for c in found] == ["ndim == 1"]
+    assert [o["end"] for o in found[0]["options"]] == [2, 3, 4, 5]
+    text = render(t)
+    assert "Main chain: the default path on CUDA, to where the inputs leave open which kernel runs" in text
+    assert "◆ one of 4, open" in text
+    assert "stops at x_launcher (x.cuh:10): one of 4 ways runs, by ndim (ndim == 1 at x.cuh:21; 3 values tested)" \
+        in text
+    # two cases, a vector width, one kernel for every case: the chain goes on to a kernel, as ranked
+    for hops in (_launcher_with_ways({1: "x_1d", 2: "x_2d"}),
+                 _launcher_with_ways({1: "x_1d", 2: "x_2d", 4: "x_4d"}, value="vec_size"),
+                 _launcher_with_ways({1: "x_any", 2: "x_any", 3: "x_any"})):
+        t = Trace(query="x", direction="down", device="cuda", depth=1, hops=hops)
+        assert t.main_chain()[-1].kind == "launch" and switch(t) is None

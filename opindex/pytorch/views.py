@@ -15,7 +15,9 @@ from .syntax import parenthesized
 STRIDED_VIEWS = ("narrow", "slice", "select", "transpose", "t", "permute", "expand", "expand_as", "diagonal",
                  "unfold", "as_strided", "movedim", "swapaxes", "swapdims", "mT")
 
-_VIEW_CALL = r"\.\s*(?:" + "|".join(STRIDED_VIEWS) + r")\s*\("
+_VIEW_CALL = r"\.\s*(?:" + "|".join(STRIDED_VIEWS) + r")(?:_symint)?\s*\("
+# a name given a view, declared or assigned again (constant_pad_nd's `c_output = c_output.narrow(i, ...)`)
+_VIEW_ASSIGNED = re.compile(r"(?<![\w.>:])(\w+)\s*=(?!=)\s*[^;]*?" + _VIEW_CALL)
 _VIEW_LOCAL = re.compile(r"\b(?:const\s+)?(?:at::)?(?:Tensor|auto)\s*&?\s+(\w+)\s*=\s*[^;]*?" + _VIEW_CALL)
 # what builds an iterator from its operands: TensorIteratorBase's build_*_op(out, a, b) in a meta function, or a
 # TensorIteratorConfig's add_input / add_const_input / add_owned_input / add_borrowed_input
@@ -65,3 +67,23 @@ def strided_operands(text: str) -> list[str]:
             names.append(args.strip())
         found += [n for n in names if n not in found]
     return found + [a for a in broadcast_operands(text) if a not in found]
+
+
+def view_assignments(text: str, first_line: int = 1) -> dict[str, list[tuple[int, int]]]:
+    """Each name a body gives a strided view (STRIDED_VIEWS, declared or assigned again), with the (line, brace
+    depth) of each time it does so (`first_line`: the line of the text's first line; the depth counts the braces
+    open before it in the text, so a view made inside a loop or an `if` block is deeper than a call after it)."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    if not re.search(_VIEW_CALL, text):
+        return found
+    for m in _VIEW_ASSIGNED.finditer(text):
+        before = text[:m.start()]
+        found.setdefault(m.group(1), []).append((first_line + before.count("\n"),
+                                                 before.count("{") - before.count("}")))
+    return found
+
+
+def depth_at(text: str, line: int, first_line: int = 1) -> int:
+    """The brace depth at the start of `line` of `text` (as view_assignments counts it)."""
+    before = "\n".join(text.split("\n")[:max(line - first_line, 0)])
+    return before.count("{") - before.count("}")

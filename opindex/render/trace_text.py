@@ -159,7 +159,8 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
     else:
         end = chain[-1] if chain else None
         device = end is not None and (end.layer in ("cuda", "library") or end.kind == "ufunc_inner_loop")
-        what = "the device code it ends in" if device else "where the inputs rule out every way on" \
+        what = "where the inputs leave open which kernel runs" if _switch(t) is not None else \
+            "the device code it ends in" if device else "where the inputs rule out every way on" \
             if t.ruled_out() is not None else "its deepest hop (no device code found)"
         title = f"Main chain: the default path on {t.device.upper()}, to {what}"
     out = [paint(title, "1")]
@@ -181,6 +182,8 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         choice = _choice(t, h)
         forks += bool(choice)
         suffix = f"  ◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked") if choice else ""
+        if choice and choice.get("switch"):  # the chain stops here: no way taken (the line under the chain says)
+            suffix, choice = f"  ◆ one of {choice['ways']}, open", None
         line = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(suffix, "1"), pad, where=shown[h.id])
         if suffix and width:  # the short form where the long one would not fit the line in the name column
             short = f"  ◆{choice['ways']}" + ("" if choice["settled"] else " ranked")  # (unless it wraps more)
@@ -195,6 +198,9 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
                              "2"))
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
+    sw = _switch(t) if t.direction == "down" else None
+    if sw is not None:
+        out.append(paint("     " + switch_note(t, sw), "2"))
     stop = t.ruled_out() if t.direction == "down" else None
     if stop is not None:
         out.append(paint(f"     stops here: every way on to device code runs under a condition these inputs or "
@@ -214,15 +220,38 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
     return out
 
 
+def _switch(t: Trace) -> dict | None:
+    from ..trace.rank import switch
+    return switch(t)
+
+
+def switch_note(t: Trace, sw: dict) -> str:
+    """`stops at gpu_kernel_impl_maca_arity2 (CUDALoops_maca_arity2.cuh:5945): one of 40 ways runs, by ndim (ndim
+    == 1 at :6008), which these inputs do not settle -> A; or B, C (+37 more)`: where a main chain stops at a
+    switch (trace/rank.py _stop_at_switch), the value it tests and the kernels its ways end at."""
+    hop = t.hops[sw["hop"]]
+    choice = _choice(t, hop)
+    ways = _open_ways(choice, t) if choice else ""
+    where = f" at {sw['file'].rpartition('/')[2]}:{sw['line']}" if sw.get("file") else ""
+    return (f"stops at {hop.name.split('::')[-1]} ({_where(hop)}): one of {len(sw['ways'])} ways runs, by "
+            f"{sw['value']} ({sw['text']}{where}; {sw['cases']} values tested), which these inputs do not "
+            f"settle{ways}")
+
+
 def ranked_summary(t: Trace, chain: list[Hop]) -> str | None:
     """`ranked at hops 14, 21 (2 choices the inputs do not settle)`, or None where every choice on the chain is
     settled (the text's and the notebook's line under the chain's title)."""
-    ranked = [str(i) for i, h in enumerate(chain, 1) if (c := _choice(t, h)) is not None and not c["settled"]]
+    ranked = [str(i) for i, h in enumerate(chain, 1) if (c := _choice(t, h)) is not None and not c["settled"]
+              and not c.get("switch")]
+    sw = _switch(t) if t.direction == "down" else None
+    stop = f"stops where the inputs leave open which kernel runs (by {sw['value']})" if sw else ""
     if not ranked:
-        return None
+        return stop or None
     if len(ranked) == 1:
-        return f"ranked at hop {ranked[0]} (a choice the inputs do not settle)"
-    return f"ranked at hops {', '.join(ranked)} ({len(ranked)} choices the inputs do not settle)"
+        said = f"ranked at hop {ranked[0]} (a choice the inputs do not settle)"
+    else:
+        said = f"ranked at hops {', '.join(ranked)} ({len(ranked)} choices the inputs do not settle)"
+    return f"{said}; {stop}" if stop else said
 
 
 def choice_note(t: Trace, hop: Hop) -> tuple[str, str | None] | None:
@@ -231,6 +260,9 @@ def choice_note(t: Trace, hop: Hop) -> tuple[str, str | None] | None:
     choice = _choice(t, hop)
     if choice is None:
         return None
+    if choice.get("switch"):  # the chain stops here (rank._stop_at_switch)
+        sw = _switch(t)
+        return f"◆ one of {choice['ways']}, open", switch_note(t, sw) if sw else None
     return f"◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked"), _why(choice, t)
 
 

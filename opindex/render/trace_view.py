@@ -13,7 +13,7 @@ class TraceView(Trace):
     @classmethod
     def of(cls, t: Trace) -> "TraceView":
         view = cls(**{f.name: getattr(t, f.name) for f in fields(t)})
-        for kept in ("_main", "_ruled_out"):  # the main chain chosen when the walk ended (Trace.main_chain keeps
+        for kept in ("_main", "_ruled_out", "_switch"):  # the main chain chosen when the walk ended (main_chain keeps
             if kept in t.__dict__:  # it), and where it stopped short
                 view.__dict__[kept] = t.__dict__[kept]
         return view

@@ -182,6 +182,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
         found = device_holds(condition, defaults[DEVICE])
     if found is None and defaults.get(STRIDED):
         found = strided_iterator_holds(condition)
+        if found is not None and defaults[STRIDED] == MAYBE_STRIDED:
+            return None  # (operands that may be views: contiguous or not, the inputs do not say)
     if found is None and MEMORY_FORMAT in defaults:
         found = memory_format_holds(condition, defaults[MEMORY_FORMAT])
     if found is None and SIZES in defaults:
@@ -289,6 +291,9 @@ def memory_format_holds(condition: str, memory_format: str) -> bool | None:
 # The operands of the op's TensorIterator include a view with other strides (pytorch/views.py: glu's halves, made
 # by narrow in its meta function): the iterator is not contiguous, whatever the input's own layout
 STRIDED = "(strided iterator)"
+# the value STRIDED holds when the operands may be views (walk/sites.py written_views: a narrow under a test the
+# inputs leave open): a contiguity test of the iterator is then undecided
+MAYBE_STRIDED = "(may be strided)"
 _ITER_CONTIGUOUS_TEST = re.compile(r"^(!\s*)?\(?\s*\w*iter\w*\.is_contiguous\(\s*(?:(?:at::|c10::)?MemoryFormat::\w+)?"
                                    r"\s*\)\s*\)?$")
 
@@ -954,7 +959,8 @@ class BodyGuards:
         schemas = tuple((e["schema"], tuple(sorted((e.get("given") or {}).items()))) for e in self.builder.defaults)
         given = tuple(sorted((d.get("call_values") or {}).items()))
         types = d.get("call_types") or {}  # the classes its parameters hold (trace/typeids.py)
-        strided = bool(self.builder.defaults and self.builder.defaults[-1].get("strided"))
+        views = self.builder.defaults[-1].get("strided") if self.builder.defaults else None
+        strided = MAYBE_STRIDED if views == [MAYBE_STRIDED] else bool(views)
         key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given, tuple(sorted(types.items())),
                strided)
         found = self.cache.get(key)

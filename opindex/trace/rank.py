@@ -33,6 +33,7 @@ def main_chain(t) -> list:
     parent-child link but a repeat and what it repeats. When every end lies under a branch the call's inputs rule
     out (torch.clamp by name: min and max both None; a sparse constructor's checks under a setting off by default)
     the chain stops above the first such branch of the best path, and Trace.ruled_out names that hop."""
+    t.__dict__.pop("_switch", None)
     if not t.hops:
         return []
     if t.direction == "down":
@@ -59,7 +60,7 @@ def main_chain(t) -> list:
             best = _last_in_sequence(t, [path for k, path in pool if k == key],
                                      [path for k, path in pool if _computes_alike(k, key)])
             if open_:
-                return _on_below_repeats(t, best, ends, tokens, paths)
+                return _stop_at_switch(t, _on_below_repeats(t, best, ends, tokens, paths))
             i = next((i for i, h in enumerate(best) if h.not_default), None)
             if i:
                 t.__dict__["_ruled_out"] = best[i]
@@ -93,6 +94,78 @@ def main_chain(t) -> list:
         work = [h for h in under if not any(a.kind == "writes" for a in t.path(h))]  # (not a fill it makes)
         t.__dict__["_ruled_out"] = deepest(work or under)[len(best)]
     return best
+
+
+SWITCH_CASES = 3  # a value tested against this many numbers, by ways to as many kernels, is a switch
+# the values such a switch tests: a number of dimensions (`ndim`, `iter.ndim()`, `nDims`, `self.dim()`), which the
+# call's shape sets and a name trace does not know. Not a vector width (`vec_size == 4`, `vec == 2`), which the
+# launcher picks from alignment: the ranking's first (the widest, for aligned tensors) stays the chain's way
+SHAPE_VALUE = re.compile(r"(?i)(?:^|[.>:_\s])(?:n_?dims?|ndims?|num_?dims|dims|dimensions?)\b|\b(?:n?dim|ndimension)\(\)")
+
+
+def _stop_at_switch(t, chain: list) -> list:
+    """The chain, ended at the first hop whose ways the inputs leave open in a switch: SWITCH_CASES or more ways not
+    ruled out test one value against as many numbers and their cases end at different kernels (the fork's launcher
+    `if (ndim == 1) ... else if (ndim == 2) ...` over 40 strided kernels; a call's sizes settle it). No ranking
+    picks a case of a switch: the chain stops at the hop whose body holds it, and choices() names the value, where
+    it is tested and each way's device code (issue 28 point 4). A switch over ways to one kernel (`switch
+    (vec_size)`: vectorized_elementwise_kernel<4>, <2>, <1>) is no choice of kernel."""
+    kids = _kids_and_ends(t)[0]
+    computing = {h.id for h in t.ends() if computes(h)}
+    for i, above in enumerate(chain[:-1]):
+        ways = [w for w in kids.get(above.id, ()) if w.layer not in TAIL_LAYERS and not w.not_default
+                and _leads_to(w, kids, computing)]
+        test = _switch_test(t, ways, kids, computing) if len(ways) >= SWITCH_CASES else None
+        if test is not None:
+            t.__dict__["_switch"] = (above.id, test, [w.id for w in ways])
+            return chain[:i + 1]
+    return chain
+
+
+def _switch_test(t, ways: list, kids: dict, computing: set) -> dict | None:
+    """The first condition of the value `ways` switch on (see _stop_at_switch), else None."""
+    cases: dict[str, dict] = {}  # value -> number -> (the kernels its ways end at, the first test)
+    for w in ways:
+        end = _first_end(w, kids, computing, skip_ruled_out=True)
+        kernel = t.hops[end].kernel or t.hops[end].name if end is not None else None
+        for c in w.conditions:
+            if c.assumed is not None:
+                continue
+            pins = _pins(c.text)  # (a test that pins several values at once is a special shape, rank_end's 7)
+            for value, number in pins if len(pins) == 1 else ():
+                ends, _ = cases.setdefault(value, {}).setdefault(number, (set(), c))
+                ends.add(kernel)
+    for value, numbers in cases.items():
+        # each case its own kernels (maca_parallel_cat's `switch (nDims)` launches one kernel templated on it)
+        kernels = {frozenset(k for k in ends if k) for ends, _ in numbers.values()}
+        if len(numbers) >= SWITCH_CASES and len(kernels) >= SWITCH_CASES and SHAPE_VALUE.search(value):
+            first = min((c for _, c in numbers.values()), key=lambda c: (c.file or "", c.line or 0))
+            return {"value": value, "text": first.text, "file": first.file, "line": first.line,
+                    "cases": len(numbers)}
+    return None
+
+
+def _pins(test: str) -> list[tuple[str, str]]:
+    """(value, number) of each top-level `&&` part of a test that pins a value to a number (`ndim == 2`); none for
+    a negated test or one joined by `||` (pinned_values counts them)."""
+    if not pinned_values(test):
+        return []
+    text = test.strip()
+    while text.startswith("(") and text.endswith(")") and closes_at_end(text):
+        text = text[1:-1].strip()
+    return [(m.group(1), m.group(2)) for part in split_top_level(text, "&&", "([")
+            if (m := _PIN.match(part.strip())) and "%" not in m.group(1)]
+
+
+def switch(t) -> dict | None:
+    """Where a top-down main chain stops at a switch the inputs leave open (_stop_at_switch): {hop (the chain's
+    last), value, text, file, line (the value's first test), cases, ways (hop ids)}, else None."""
+    t.main_chain()
+    found = t.__dict__.get("_switch")
+    chain = t.main_chain()
+    if found is None or not chain or chain[-1].id != found[0]:
+        return None
+    return {"hop": found[0], **found[1], "ways": found[2]}
 
 
 def _only_the_build(path: list) -> bool:
@@ -543,6 +616,13 @@ def choices(t) -> list[dict]:
                         "file": above.file, "line": above.line,
                         "options": [_option(k, kids, ends, chain[-1].id if k is hop else None)
                                     for k in [hop, *others]]})
+    stop = switch(t)
+    if stop is not None:  # the chain ends where its ways part: every way is an option, none taken
+        last = chain[-1]
+        out.append({"hop": last.id, "ways": len(stop["ways"]), "others": stop["ways"], "settled": False,
+                    "switch": {k: stop[k] for k in ("value", "text", "file", "line", "cases")},
+                    "file": last.file, "line": last.line,
+                    "options": [_option(t.hops[w], kids, ends, None) for w in stop["ways"]]})
     return out
 
 
@@ -555,6 +635,8 @@ def open_decisions(t, found: list[dict] | None = None) -> list[dict]:
         if c["settled"]:
             continue
         tests = [k for o in c["options"] for k in o["conditions"] if k["assumed"] is None]
+        if c.get("switch"):  # (the value the ways switch on, not a test they share: `not (N == 0)`)
+            tests = [c["switch"]]
         out.append({"hop": c["hop"], "condition": tests[0]["text"] if tests else None,
                     "condition_file": tests[0]["file"] if tests else None,
                     "condition_line": tests[0]["line"] if tests else None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import facts as q
 from .model import DEVICE_LAYERS, Hop, Trace
+from .rank import switch
 
 MAX_OTHER_KERNELS = 20  # kernels named on a fill/copy path's "other device code" hop (the count is always said)
 
@@ -43,13 +44,16 @@ def _write_path(con, entries: list[dict], device: str, walk) -> tuple[list[tuple
     t = Trace(query=f"aten::{entries[0]['name']}", direction="down", device=device, depth=1)
     walk(con, t, entries)
     chain = t.main_chain()
-    devices = [i for i, h in enumerate(chain) if h.layer in DEVICE_LAYERS and not h.absent]
-    chain = chain[:devices[-1] + 1] if devices else []
-    # from a TensorIterator launch on, its whole subtree: the launcher picks the kernel at run time
-    # (vectorized_elementwise_kernel, or the nullary one for large outputs), as in the op's own trace
-    machinery = next((i for i, h in enumerate(chain) if h.kind == "tensor_iterator"), None)
-    if machinery is not None:
-        chain = chain[:machinery] + _subtree(t, chain[machinery])
+    if switch(t) is not None:  # (a copy of views: its launcher's ways by ndim, none taken: rank._stop_at_switch)
+        chain = chain + _subtree(t, chain[-1])[1:]
+    else:
+        devices = [i for i, h in enumerate(chain) if h.layer in DEVICE_LAYERS and not h.absent]
+        chain = chain[:devices[-1] + 1] if devices else []
+        # from a TensorIterator launch on, its whole subtree: the launcher picks the kernel at run time
+        # (vectorized_elementwise_kernel, or the nullary one for large outputs), as in the op's own trace
+        machinery = next((i for i, h in enumerate(chain) if h.kind == "tensor_iterator"), None)
+        if machinery is not None:
+            chain = chain[:machinery] + _subtree(t, chain[machinery])
     # the "other device code" of a fill/copy on the path (clone's copy_) stays under that op's entry
     on = {h.id for h in chain}
     chain += [h for h in t.hops if h.kind == "other_kernels" and h.parent in on]

@@ -47,12 +47,14 @@ class Walker:
             step.link(self)
 
     @staticmethod
-    def walk_entries(con, t: Trace, entries: list[dict], user: dict | None = None, dtype: str = "float32") -> None:
+    def walk_entries(con, t: Trace, entries: list[dict], user: dict | None = None, dtype: str = "float32",
+                     views: str | None = None) -> None:
         """Walk `entries` down into `t` for the build `user` states and the input `dtype` (trace/writes.py walks a
-        fill/copy op's trace with it)."""
+        fill/copy op's trace with it); `views` "strided" or "maybe": its operands are strided views, or may be
+        (walk/sites.py written_views), and its iterator's contiguity reads so."""
         walker = Walker(con, t, build=BuildContext(con, t.device, user, dtype))
         for e in entries:
-            walker.ops.native(e, None)
+            walker.ops.native({**e, "views": views} if views else e, None)
 
     def start(self, targets: list, name: str) -> None:
         """Walk down from the looked-up targets (opindex.trace.targets.Target)."""

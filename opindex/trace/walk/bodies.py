@@ -11,6 +11,7 @@ from ...pytorch.call_expr import Tensor
 from ...pytorch.devices import CPP_HEADERS, CPP_SOURCES, op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
 from ...pytorch.receivers import split_parameters, takes_arguments
+from ..conditions import MAYBE_STRIDED
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls
@@ -103,7 +104,8 @@ class BodyWalk(Step):
     def walk_key(self, key):
         """How a definition is known as walked: under an op whose iterator is strided its contiguity tests read
         otherwise, so it is walked again there, not repeated."""
-        return (key, "strided") if self.b.defaults and self.b.defaults[-1].get("strided") else key
+        views = self.b.defaults[-1].get("strided") if self.b.defaults else None
+        return (key, "maybe" if views == [MAYBE_STRIDED] else "strided") if views else key
 
     def strided_iterator(self, d: dict, launches: list[dict], stubs: list[dict]) -> list[str]:
         """The strided or broadcast operands (pytorch/views.py) of a TensorIterator this body builds, where it

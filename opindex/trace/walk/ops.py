@@ -8,6 +8,7 @@ import re
 from .. import facts as q
 from ...pytorch.devices import IMPLICIT_KEYS, runs_on
 from ..sequence import strided_operands_at
+from ..conditions import MAYBE_STRIDED
 from ..model import COMPOSITE_CALLEE, Found, Hop
 from .step import Step
 
@@ -97,6 +98,8 @@ class OpWalk(Step):
             self.ufunc_loop(loop, parent)
         self.b.implicit.append(bool(chosen) and all(r["dispatch_key"] in IMPLICIT_KEYS for r in chosen))
         strided = self.strided_operands(entry) or self.strided_inputs(entry)
+        if not strided and entry.get("views"):  # a fill/copy of a body's views (walk/sites.py written_views)
+            strided = [MAYBE_STRIDED if entry["views"] == "maybe" else "(operands)"]
         self.b.defaults.append({**entry, "strided": strided} if strided else entry)
         try:
             self.dispatch_rows(entry, parent, depth, all_rows, chosen)

@@ -14,6 +14,7 @@ from ...pytorch.operators import TENSOR_OPERATORS
 from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ...pytorch.receivers import may_be_tensor, takes_arguments
 from ...pytorch.syntax import schema_arguments, split_top_level
+from ...pytorch.views import depth_at, view_assignments
 from ..model import DEVICE_LAYERS, Condition, Hop
 from ..writes import write_path
 from .step import Step
@@ -75,7 +76,7 @@ class CallSiteWalk(Step):
                     # copy_): kernels the GPU runs too, each shown by its default path (copy_ has ~1,000 hops),
                     # under the conditions of its own line (clamp_out's NaN fill_ inside `if (min && max)`)
                     with self.b.noted(hop, guards.at(call["line"])):
-                        self.write_call(call, entries, hop)
+                        self.write_call(call, entries, hop, self.written_views(call, d, guards))
 
     def walk_call(self, call: dict, body: BodyCalls) -> None:
         """One call of a body: a functor or function its callers pass, an op through the dispatcher, or a helper."""
@@ -264,14 +265,42 @@ class CallSiteWalk(Step):
                      f"chooses the path: {test.text} at {call['file']}:{call['line']}", conditions=[test])
         h.called_at = f"{call['file']}:{call['line']}"
 
-    def write_call(self, call: dict, entries: list[dict], hop: Hop) -> None:
+    def written_views(self, call: dict, d: dict, guards) -> str | None:
+        """Whether a fill/copy call writes to or reads a strided view the body made before it (constant_pad_nd's
+        `c_output.copy_(c_input)` after `c_output = c_output.narrow(...)`): "strided" where a view assignment runs
+        whatever the inputs, "maybe" where each runs under a test they leave open (`if (pad[pad_idx] > 0)`), None
+        where there is none or the inputs rule each out."""
+        lines = file_lines(self.trace.root, d.get("file")) if d.get("end_line") else None
+        if not lines:
+            return None
+        text = "\n".join(lines[d["line"] - 1:d["end_line"]])
+        views = view_assignments(text, d["line"])
+        if not views:
+            return None
+        args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"]) or []
+        names = {w for part in [call["qualifier"] if call["is_method"] else "", *args]
+                 for w in re.findall(r"[A-Za-z_]\w*", part or "") if w in views}
+        here, found = depth_at(text, call["line"], d["line"]), None
+        for line, depth in (v for name in names for v in views[name] if v[0] < call["line"]):
+            under = guards.at(line)
+            if under.off or any(c.assumed is False for c in under.conditions):
+                continue  # (a view the inputs or the build rule out)
+            if not under.conditions and depth <= here:
+                return "strided"
+            found = "maybe"  # under an open test, or inside a block the call is not in (a loop's `if`)
+        return found
+
+    def write_call(self, call: dict, entries: list[dict], hop: Hop, views: str | None = None) -> None:
         """A fill or copy a kernel makes besides its own work (nll_loss_backward's grad_input.zero_()): the call, then
-        the default path of that op on the device, down to its kernel; the first time only, later ones point up."""
+        the default path of that op on the device, down to its kernel; the first time only, later ones point up.
+        `views`: the call's operands are strided views ("strided"), or may be ("maybe"): the op's path is walked
+        so, its `iter.is_contiguous()` read false or left open (written_views)."""
         entries = [e for e in entries if self.ops.runs_here(e)]
         if not entries:
             return
         path = write_path(self.con, entries, self.device, functools.partial(
-            self.root.walk_entries, user=self.build.user, dtype=self.build.dtype), self.build.key())
+            self.root.walk_entries, user=self.build.user, dtype=self.build.dtype, views=views),
+            self.build.key() + (f"; operands {views}" if views else ""))
         if not path:
             return  # leads to no device code: nothing to show
         ops = ", ".join(e["full_name"] for e in entries[:3])
@@ -281,7 +310,7 @@ class CallSiteWalk(Step):
         head = self.b.add(hop, "native", "writes", op_call_text(call), call["file"], call["line"],
                         f"{how}: a fill/copy{' (' + when + ')' if when else ''}; below, the default path "
                         f"of aten::{entries[0]['name']} on {self.device.upper()} and the other device code it can run")
-        key = tuple(e["id"] for e in entries)
+        key = (*(e["id"] for e in entries), views)
         if key in self.seen_writes:
             self.b.live.add(head.id)
             self.b.repeat(head)

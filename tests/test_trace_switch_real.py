@@ -1,0 +1,48 @@
+"""Where the inputs leave open which kernel runs, on the real 2.4 tree: a launcher's switch on a number of dimensions
+ends the main chain, and a copy into a view a body narrows is walked as strided (each file:line read in the
+source)."""
+from __future__ import annotations
+
+MACA = "aten/src/ATen/native/cuda/maca_kernels/"
+
+
+def _end(t) -> tuple[str, str, int]:
+    h = t.main_chain()[-1]
+    return h.name, h.file, h.line
+
+
+def test_the_fork_s_strided_launcher_switch_on_ndim_ends_f_glu(real_index):
+    """F.glu halves its input with two narrow()s (GatedLinearUnit.cpp:22), so its iterator is strided. On the
+    fork's build glu_kernel's gpu_kernel_maca_arity2 reaches gpu_kernel_impl_maca_arity2 (CUDALoops_maca_arity2.cuh
+    :5945), whose non-contiguous side is `if (ndim == 1)` (:5984), `else if (ndim == 2)` ... each with its own
+    kernels: the chain stops there (the expert's end). Stock CUDA (-U USE_MACA) has no such switch: gpu_kernel ->
+    launch_legacy_kernel -> elementwise_kernel (CUDALoops.cuh:292)."""
+    t = real_index.trace("F.glu")
+    assert _end(t) == ("gpu_kernel_impl_maca_arity2", MACA + "CUDALoops_maca_arity2.cuh", 5945)
+    stop = t.to_dict()["open"][-1]
+    assert (stop["condition"], stop["condition_file"], stop["condition_line"]) == (
+        "ndim == 1", MACA + "CUDALoops_maca_arity2.cuh", 5984)
+    names = {t.hops[o["end"]].name for o in stop["options"] if o["end"] is not None}
+    assert {"__global__ elementwise_kernel_1_2", "__global__ elementwise_kernel_2_2"} <= names
+    stock = real_index.trace("F.glu", undefines=["USE_MACA"])
+    assert _end(stock) == ("__global__ at::native::elementwise_kernel", "aten/src/ATen/native/cuda/CUDALoops.cuh",
+                           292)
+
+
+def test_a_copy_into_a_view_narrowed_under_an_open_test_reads_its_contiguity_as_open(real_index):
+    """F.pad's default mode, constant: constant_pad_nd (PadNd.cpp:29) narrows c_output inside a loop's `if
+    (pad[pad_idx] > 0)` (:98-99), then `c_output.copy_(c_input)` (:105). The copy's iterator may be strided, so
+    gpu_kernel_impl_maca_arity1_copy's `if (contiguous)` (CUDALoops_copy.cuh:4123; Copy.cu:159 calls it with no
+    #if) is open, and its other side switches on ndim (:4127): the chain ends at the launcher (:4094) on both
+    builds, as the expert's does."""
+    for undefines in ([], ["USE_MACA"]):
+        t = real_index.trace("F.pad", undefines=undefines)
+        chain = [(h.file, h.line) for h in t.main_chain()]
+        assert ("aten/src/ATen/native/PadNd.cpp", 105) in chain
+        assert _end(t) == ("at::native::gpu_kernel_impl_maca_arity1_copy", MACA + "CUDALoops_copy.cuh", 4094)
+        launcher = t.main_chain()[-1]
+        below = [h for h in t.hops if h.parent == launcher.id]
+        contiguous = [c for h in below for c in h.conditions if c.text == "iter.is_contiguous()"]
+        assert contiguous and all(c.assumed is None for c in contiguous)
+        stop = t.to_dict()["open"][-1]
+        assert (stop["condition"], stop["condition_line"]) == ("ndim == 1", 4127)
