@@ -259,7 +259,13 @@ def test_a_required_argument_the_call_leaves_out_is_named():
     assert missing_required(dim, [Unknown("x"), 0], {}) == []
     assert missing_required(dim, [], {"input": Unknown("x"), "dim": 1}) == []
     assert missing_required("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", [Unknown("x")], {}) == []
-    assert missing_required("f(Tensor self, Tensor? weight) -> Tensor", [Unknown("x")], {}) == []
+    # Python's argument parser makes a parameter optional by its default alone (python_arg_parser.cpp): an
+    # optional type without one is asked for, so `torch.sort(x, dim=1)` is sort(Tensor self, int dim=-1, ...), not
+    # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False)
+    assert missing_required("f(Tensor self, Tensor? weight) -> Tensor", [Unknown("x")], {}) == ["Tensor? weight"]
+    stable = "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
+    assert missing_required(stable, [Unknown("x")], {"dim": 1}) == ["bool? stable"]
+    assert missing_required(stable, [Unknown("x")], {"stable": True}) == []
     assert missing_required("clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> "
                             "Tensor(a!)", [Unknown("x")], {"max": 1.0}) == []
 

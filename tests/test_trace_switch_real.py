@@ -46,3 +46,14 @@ def test_a_copy_into_a_view_narrowed_under_an_open_test_reads_its_contiguity_as_
         assert contiguous and all(c.assumed is None for c in contiguous)
         stop = t.to_dict()["open"][-1]
         assert (stop["condition"], stop["condition_line"]) == ("ndim == 1", 4127)
+
+
+def test_a_special_shape_ranks_after_the_general_way_before_names_do(real_index):
+    """The fork's gpu_index_kernel (IndexKernel.cu:64) launches a kernel per `num_indices == N && iter.ndim() == M`
+    (:139 on) before its general launch_kernel: each pins two values (a special shape), so index_put_ by name
+    ends at the general index_elementwise_kernel (IndexKernel.cu:33), although launch_kernel_index_2_1 and its
+    kernel are named like the op once more."""
+    t = real_index.trace("torch.Tensor.index_put_")
+    assert _end(t) == ("__global__ at::native::index_elementwise_kernel", "aten/src/ATen/native/cuda/IndexKernel.cu",
+                       33)
+    assert ("aten/src/ATen/native/cuda/IndexKernel.cu", 64) in [(h.file, h.line) for h in t.main_chain()]

@@ -32,6 +32,9 @@ class TraceBuilder:
         self.call_sites: dict[int, tuple[str, int]] = {}  # helper hop -> where its caller called it
         self.call_notes: dict[int, list[Hop]] = {}  # hop id -> the hops a noted call adds below it (noted)
         self.call_under: dict[int, object] = {}  # hop id -> the conditions of the call being walked below it
+        self.body_guards: dict[int, object] = {}  # body hop id -> the Guards its calls are read under (the line
+        # that passes a functor to a callee: walk/sites.py functor_call)
+        self.passed_under: dict[int, list] = {}  # functor hop id -> the conditions of the line that passed it
         # the op being walked, innermost last: its entry (the schema's default arguments, read by the conditions)
         # and whether it runs through CompositeImplicitAutograd on the device
         self.defaults: list[dict] = []

@@ -164,6 +164,8 @@ class CallValues:
                 continue
             if what == "size":
                 d_value = int(arg) if re.fullmatch(r"-?\d+", arg) else values.get(arg)
+                if isinstance(d_value, float) and d_value.is_integer():
+                    d_value = int(d_value)  # (a literal read from C++ text: `1` passed on is 1.0)
                 found = t.size(d_value) if isinstance(d_value, int) and not isinstance(d_value, bool) else None
             else:
                 found = t.numel() if what == "numel" else t.dim()
@@ -406,9 +408,11 @@ def missing_required(schema: str, args: list, kwargs: dict) -> list[str]:
     args = _packed_sizes(positional, args)
     given = {p[0] for p in positional[:len(args)]} | {"self" if k == "input" else k for k in kwargs} | set(kwargs)
     # (an out= tensor is not asked for: the functional overload the call binds delegates to that out= overload,
-    # whose values the kernel then reads)
+    # whose values the kernel then reads; an optional type without a default is asked for: Python's argument
+    # parser makes a parameter optional by its default alone, python_arg_parser.cpp FunctionParameter, so
+    # `torch.sort(x, dim=1)` is not sort.stable, whose `bool? stable` has none)
     return [f"{kind} {name}" for name, default, _, kind in params
-            if default is None and name not in given and not kind.endswith("?") and "!" not in kind]
+            if default is None and name not in given and "!" not in kind]
 
 
 def _required(schema: str) -> tuple[frozenset, frozenset]:

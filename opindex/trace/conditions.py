@@ -12,9 +12,9 @@ import functools
 import operator
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..pytorch.build_config import (CMAKE_PLATFORM, UNDEFINED, UPSTREAM_CUDA, Setting, as_number, cmake_condition,
+from ..pytorch.build_config import (CMAKE_PLATFORM, DEFINED, UNDEFINED, UPSTREAM_CUDA, Setting, as_number, cmake_condition,
                                     cmake_options, evaluate)
 from ..pytorch import device_props
 from ..pytorch.call_expr import Tensor
@@ -67,7 +67,13 @@ class Guards:
         self.values = defaults  # the names' values the tests were read with (a call's arguments pass them on)
         # (first, last, off, note, condition)
         self.spans: list[tuple[int, int, bool, str | None, Condition | None]] = []
-        for r in rows:
+        uncompiled: set[str] = set()  # tests of `if`s the build leaves out: no else after them negates them
+        # (#if rows first: an `if` on the line of an `#if` is read after it, `#if X } else if (y) {`)
+        for r in sorted(rows, key=lambda r: r["kind"] != "#if"):
+            if r["kind"] != "#if" and r["condition"].startswith("not (") and r["condition"].endswith(")") and \
+                    r["condition"][5:-1] in uncompiled:
+                continue  # sortKeyValueInplace's `#if HAS_WARP_MERGE_SORT() } else if (sort_size <= 128) {` is not
+                # built: its final else runs under `not (!stable && sort_size <= 32)` alone (Sort.cu:404-409)
             if r["kind"] == "#if":
                 if _platform_off(r["condition"], device):  # another platform's code: not walked
                     self.spans.append((r["line"], r["end_line"], True, None, None))
@@ -81,18 +87,24 @@ class Guards:
                                        Condition("#if", r["condition"], file, r["line"])))
             elif r["kind"] == "#error":
                 continue  # a line that cannot compile: the build context reads these (requirements)
-            elif any(first <= r["line"] <= last and (off or (c.kind == "#if" and c.assumed is False))
-                     for first, last, off, _, c in self.spans):
-                continue  # an `if` whose own line the build does not compile (the fork's `#ifdef USE_MACA` /
-                # `if (maca_unlikely(x)) {` / `#endif` around a stock launch): no test in that build
             else:
+                start = r["line"]
+                gone = [last for first, last, off, _, c in self.spans if first <= start <= last
+                        and (off or (c.kind == "#if" and c.assumed is False))]
+                if gone and r["condition"].startswith("not (") and r["end_line"] > max(gone):
+                    start = max(gone) + 1  # an else whose `} else if (...) {` line is under a false #if: the
+                    # branch goes on after the #endif (sortKeyValueInplace's final else, Sort.cu:403-408)
+                elif gone:
+                    uncompiled.add(r["condition"])
+                    continue  # an `if` whose own line the build does not compile (the fork's `#ifdef USE_MACA` /
+                    # `if (maca_unlikely(x)) {` / `#endif` around a stock launch): no test in that build
                 value = holds(r["condition"], defaults)
                 shown = r.get("shown", r["condition"])  # (a function's value written in: the call and its value)
                 if value is False:
-                    self.spans.append((r["line"], r["end_line"], False, f"called when {shown}: {NOT_DEFAULT}",
+                    self.spans.append((start, r["end_line"], False, f"called when {shown}: {NOT_DEFAULT}",
                                        Condition(r["kind"], shown, file, r["line"], assumed=False)))
                 elif value is None:  # undecided: kept as data (a choice's condition, JSON `open`), not in detail
-                    self.spans.append((r["line"], r["end_line"], False, None,
+                    self.spans.append((start, r["end_line"], False, None,
                                        Condition(r["kind"], shown, file, r["line"])))
         self.cache: dict[int, Under] = {}
 
@@ -294,6 +306,8 @@ STRIDED = "(strided iterator)"
 # the value STRIDED holds when the operands may be views (walk/sites.py written_views: a narrow under a test the
 # inputs leave open): a contiguity test of the iterator is then undecided
 MAYBE_STRIDED = "(may be strided)"
+# a macro body that is a test (a comparison or a logical operator): #if reads it as 1 or 0
+_TRUTH_EXPRESSION = re.compile(r"[<>]=?|[=!]=|&&|\|\||!\s*\(|\bdefined\b")
 _ITER_CONTIGUOUS_TEST = re.compile(r"^(!\s*)?\(?\s*\w*iter\w*\.is_contiguous\(\s*(?:(?:at::|c10::)?MemoryFormat::\w+)?"
                                    r"\s*\)\s*\)?$")
 
@@ -986,6 +1000,10 @@ class BodyGuards:
                     value = arg if isinstance(arg, Tensor) else _literal(arg.strip())
                     if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
                         defaults[name] = value
+            for e in self.builder.defaults:  # an output its meta function sizes like an input (walk/ops.py)
+                for out, like in (e.get("outputs_like") or {}).items():
+                    if out not in defaults and isinstance(defaults.get(like), Tensor):
+                        defaults[out] = replace(defaults[like], text=f"{out} (sized like {like})", contiguous=True)
             if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:
                 _by_position(defaults, schemas[-1][0], d.get("signature"))
             for name, text in given:  # literals the call that reached this body passes (walk/bodies.py), and a
@@ -1190,12 +1208,27 @@ class BuildContext:
                 self.active.discard(name)
                 self.resolving.pop()
             self.values[name] = None if setting is None else as_number(setting.value)
+            if self.values[name] is DEFINED and _TRUTH_EXPRESSION.search(str(setting.value)):
+                self.values[name] = self._truth_of(name, str(setting.value))
             self.settings_of[name] = setting
             if setting is not None and not self.quiet:
                 self.note_name(name)
         elif not self.quiet:
             self.note_name(name)
         return self.values[name]
+
+    def _truth_of(self, name: str, body: str):
+        """A macro whose body is a test, as #if reads it (`#define HAS_WARP_MERGE_SORT() (CUDA_VERSION >=
+        110600)`, SortUtils.cuh:13): 1 or 0 where the build settles the test, else DEFINED (a value #if cannot
+        read: the test stays undecided)."""
+        self.active.add(name)
+        self.resolving.append(name)
+        try:
+            found = evaluate(body, self.value_of)
+        finally:
+            self.active.discard(name)
+            self.resolving.pop()
+        return DEFINED if found is None else int(found)
 
     def compute_capability(self) -> tuple[int, int] | None:
         """(major, minor) of the GPU traced for: TORCH_CUDA_ARCH_LIST naming one architecture

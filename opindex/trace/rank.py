@@ -520,8 +520,12 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
        or matmul: _scaled_dot_product_flash_attention for scaled_dot_product_attention);
     4. a vendor library call before PyTorch's own kernels (cuDNN, cuBLAS are the fast paths; own kernels the
        fallbacks), not CUB or Thrust (building blocks, BUILDING_BLOCKS);
-    5. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
-    6. how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
+    5. of ways the inputs leave open, the general one before a special shape (a path whose undecided test pins
+       two or more values to numbers, pinned_values; before 6 since the fork's
+       gpu_index_kernel names its `num_indices == 2 && iter.ndim() == 1` launch launch_kernel_index_2_1, one more
+       name like index_put_'s than the general launch_kernel's, IndexKernel.cu:139);
+    6. how many of the kernels and helpers below the last op are named like it (vectorized_layer_norm_kernel);
+       then how many times the path goes back into the dispatcher (a fast path calls fewer ops than a fallback);
     then the walk's order, which is source order: PyTorch tries its fast paths first. Before 1, a path through an
     op call whose result another op call takes as an argument ranks after that one's (_fed). Before all: a path
     through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
@@ -560,11 +564,11 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
         h.layer in ("native", "cpp") and _says_backward(h.name) for h in path)
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    # 7. of ways the inputs leave open, the general one before a special shape: a path whose undecided test pins
+    # 5. of ways the inputs leave open, the general one before a special shape: a path whose undecided test pins
     # several values to numbers at once (maca_parallel_cat's `dimension == 0 && batchCounter == 3 && nDims == 4`)
     special_shape = sum(1 for h in path for c in h.conditions if c.assumed is None and pinned_values(c.text) >= 2)
-    return (writes, backward, special, _fed(t, path), kind, guesses, -round(share, 3), not vendor, -below, ops,
-            special_shape)
+    return (writes, backward, special, _fed(t, path), kind, guesses, -round(share, 3), not vendor, special_shape,
+            -below, ops)
 
 
 _PIN = re.compile(r"^\(?\s*([\w.:\[\]()>-]+?)\s*==\s*(-?\d+)\s*\)?$")

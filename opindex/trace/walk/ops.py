@@ -7,13 +7,18 @@ import re
 
 from .. import facts as q
 from ...pytorch.devices import IMPLICIT_KEYS, runs_on
-from ..sequence import strided_operands_at
+from ..call import schema_parameters
 from ..conditions import MAYBE_STRIDED
+from ..sequence import file_lines, strided_operands_at
 from ..model import COMPOSITE_CALLEE, Found, Hop
 from .step import Step
 
 # calls that make a kernel a declared-but-unimplemented stand-in (NamedTensor.cpp's Dimname overloads)
 NOT_IMPLEMENTED = frozenset({"reportNYIDimnameOverload"})
+
+
+# a meta function giving output N an input's sizes: `set_output_raw_strided(0, self.sizes(), ...)`, `set_output(1, ...)`
+_SET_OUTPUT = re.compile(r"\bset_output(?:_raw_strided|_strided|_contiguous)?\(\s*(\d+)\s*,\s*(\w+)\s*\.\s*sizes\(\)")
 
 
 class OpWalk(Step):
@@ -44,6 +49,9 @@ class OpWalk(Step):
         target = found[0]
         if entry.get("given"):  # what the call passes holds for the out= overload that has the kernels
             target = {**target, "given": entry["given"]}
+        sized = self.outputs_like(entry, target)
+        if sized:  # its outputs, allocated by the meta function with an input's sizes (conditions.py reads them)
+            target = {**target, "outputs_like": sized}
         delegate = self.b.add(hop, "native", "structured_delegate", f"aten::{target['full_name']}", target["file"],
                             target["line"], f"structured_delegate: {target['full_name']} holds the kernels")
         self.meta(entry, delegate)
@@ -75,6 +83,20 @@ class OpWalk(Step):
             for op in dict.fromkeys((base, base.rstrip("_"))):
                 found = found or q.meta_functions(self.con, f"{op}_{e['overload']}" if e["overload"] else op)
         return found[:1]
+
+    def outputs_like(self, entry: dict, target: dict) -> dict[str, str]:
+        """{out= argument of `target`: the Tensor argument whose sizes the structured op's meta function gives it}:
+        sort.stable's TORCH_META_FUNC2 (Sorting.cpp:73) writes `set_output_raw_strided(0, self.sizes(), ...)` and
+        `(1, self.sizes(), ...)`, so sort.values_stable's `values` and `indices` have self's sizes (the kernel's
+        `sortKeyValueInplace(values, ...)` then reads `key.size(dim)`)."""
+        outs = [name for name, _, _, kind in schema_parameters(target["schema"]) if "!" in kind]
+        for d in self.meta_definitions(entry) if outs and self.trace.root else ():
+            lines = file_lines(self.trace.root, d["file"]) if d.get("end_line") else None
+            text = "\n".join(lines[d["line"] - 1:d["end_line"]]) if lines else ""
+            found = {outs[int(i)]: like for i, like in _SET_OUTPUT.findall(text) if int(i) < len(outs)}
+            return {out: like for out, like in found.items()
+                    if any(like == name for name, _, _, _ in schema_parameters(entry["schema"]))}
+        return {}
 
     def strided_operands(self, entry: dict) -> list[str]:
         """The operands of the iterator an op's meta function builds that are strided views (pytorch/views.py):

@@ -43,6 +43,9 @@ class BodyCalls:
     own_op: bool = False  # an op kernel's call of another overload of its own op was walked (dispatcher_call)
 
 
+MAX_AGAIN = 4  # later calls of one helper in one body kept as repeats (again_on_the_default_path)
+
+
 class CallSiteWalk(Step):
     def __init__(self, root):
         super().__init__(root)
@@ -56,6 +59,7 @@ class CallSiteWalk(Step):
         helpers it calls that lead to no device code, then the fills and copies it makes besides its work."""
         d, hop = body.d, body.hop
         guards = self.conditions.over(d)  # asked again per body (cheap): calls() is entered without body() for some
+        self.b.body_guards[hop.id] = guards
         calls = default_path_first(q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)), guards,
                                    lambda name: bool(q.native_for_cpp_api(self.con, name)))
         for call in calls:
@@ -211,16 +215,23 @@ class CallSiteWalk(Step):
         """A helper called again in one body, after a first call under a test the call's inputs rule out
         (logsumexp_out: `if (isIntegralType(...)) logsumexp_out_impl(result, self.to(...), ...); else
         logsumexp_out_impl(result, self, ...)`): this call is a hop too, a repeat of the first (its body is shown
-        there), with its own call site and conditions, so that the main chain can take it."""
-        first = body.walked_helpers.pop(helper, None)  # (once)
-        if first is None or first >= len(self.trace.hops) or self.b.full():
+        there), with its own call site and conditions, so that the main chain can take it; each later call, up to
+        MAX_AGAIN (sortKeyValueInplace calls sortCommon three times, the first two under tests a call's sizes may
+        rule out)."""
+        first = body.walked_helpers.get(helper)
+        again_key = ("again", helper)
+        count = body.walked_helpers.get(again_key, 0)
+        if first is None or first >= len(self.trace.hops) or self.b.full() or count >= MAX_AGAIN:
             return
+        body.walked_helpers[again_key] = count + 1  # (each later call: sortKeyValueInplace's third sortCommon
+        # call, after two under tests the inputs rule out, is the default path's)
         shown = self.trace.hops[first]
         if shown.parent != body.hop.id or not shown.not_default:
             return
         again = self.b.add(body.hop, shown.layer, shown.kind, shown.name, shown.file, shown.line)
         self.b.repeat(again)
         again.called_at, again.repeats = f"{call['file']}:{call['line']}", first
+        again.conditions += self.b.passed_under.get(first, [])  # a functor passed under a test: still under it
         self.b.live.add(again.id)
 
     def chooser(self, call: dict, choice: dict, hop: Hop) -> None:
@@ -353,6 +364,12 @@ class CallSiteWalk(Step):
                 self.b.live.add(mark)  # passed here too (sum_functor, also called at its caller): shown above
             called = f"{call['qualifier']}.{call['callee']}" if call["is_method"] else call["callee"]
             self.trace.hops[mark].detail += f" [{called}(...): {f['functor']} passed at {f['file']}:{f['line']}]"
+            if here and parent.id in self.b.body_guards:  # the test the passing line runs under is this way's:
+                # sortKeyValueInplace passes WarpMergeSort<128>{} under `else if (sort_size <= 128)` (Sort.cu:405)
+                under = self.b.body_guards[parent.id].at(f["line"])
+                self.trace.hops[mark].conditions += [c for c in under.conditions
+                                                     if c not in self.trace.hops[mark].conditions]
+                self.b.passed_under[mark] = under.conditions  # (a later call of it in this body: the same)
             self.bodies.dtype_condition(self.trace.hops[mark], target, defs)
 
     def foreign_kernel(self, name: str) -> bool:
