@@ -517,3 +517,30 @@ def test_a_trace_reads_the_checkouts_cmake_options(real_index):
     fork = {s["name"]: s for s in real_index.trace("F.scaled_dot_product_attention").build}
     assert fork["USE_FLASH_ATTENTION"] == {"name": "USE_FLASH_ATTENTION", "value": None, "source": (
         "CMake option at CMakeLists.txt:867 (USE_CUDA AND NOT ROCM AND NOT USE_MACA)")}
+
+
+def test_a_macro_whose_body_is_a_test_and_an_else_after_an_else_if_the_build_leaves_out():
+    """`#define HAS_WARP_MERGE_SORT() (CUDA_VERSION >= 110600)` (PyTorch 2.4 SortUtils.cuh:13) is read as #if
+    reads it: 0 on the default build (CUDA_VERSION 12040), 1 where the user states 110600. sortKeyValueInplace
+    (Sort.cu:397-408) puts `} else if (sort_size <= 128) {` under that #if: on a build without it, the final else
+    runs where `!stable && sort_size <= 32` does not hold, and not also where `sort_size <= 128` does not."""
+    from opindex.trace.conditions import Guards
+    con = _index([], [("SortUtils.cuh", 13, "HAS_WARP_MERGE_SORT", "()", "(CUDA_VERSION >= 110600)")])
+    assert BuildContext(con, "cuda").holds("HAS_WARP_MERGE_SORT()") is False
+    assert BuildContext(con, "cuda", settings_from(["CUDA_VERSION=110600"])).holds("HAS_WARP_MERGE_SORT()") is True
+    assert BuildContext(con, "cuda", settings_from([], ["CUDA_VERSION"])).holds("HAS_WARP_MERGE_SORT()") is False
+    rows = [{"line": 397, "end_line": 399, "kind": "if", "condition": "sort_size <= 1"},
+            {"line": 399, "end_line": 403, "kind": "if", "condition": "!stable && sort_size <= 32"},
+            {"line": 403, "end_line": 408, "kind": "if", "condition": "not (!stable && sort_size <= 32)"},
+            {"line": 403, "end_line": 406, "kind": "if", "condition": "sort_size <= 128"},
+            {"line": 403, "end_line": 404, "kind": "#if", "condition": "HAS_WARP_MERGE_SORT()"},
+            {"line": 406, "end_line": 408, "kind": "if", "condition": "not (sort_size <= 128)"}]
+    for size, radix in ((100, True), (20, False)):
+        guards = Guards(rows, "cuda", {"sort_size": size, "stable": False}, "Sort.cu", BuildContext(con, "cuda"))
+        ruled_out = any(c.assumed is False for c in guards.at(407).conditions)  # MediumRadixSort's call
+        assert ruled_out is not radix
+        assert any(c.assumed is False for c in guards.at(404).conditions)  # WarpMergeSort's: never built
+    built = BuildContext(con, "cuda", settings_from(["CUDA_VERSION=110600"]))
+    guards = Guards(rows, "cuda", {"sort_size": 100, "stable": False}, "Sort.cu", built)
+    assert [(c.text, c.assumed) for c in guards.at(407).conditions] == [("not (sort_size <= 128)", False)]
+    assert not guards.at(404).conditions

@@ -206,13 +206,14 @@ def _traced_end(con, root, index_file, call: str, build: dict | None) -> dict | 
     kernel, layer, kind, file, line); None when it reaches no device code (its arguments fit no overload, a name
     the index lacks)."""
     from ..trace import trace  # noqa: PLC0415 - the trace machinery loads only for a profile with shapes
+    from ..trace.rank import switch  # noqa: PLC0415
     try:
         t = trace(con, call, device="cuda", root=root, index=index_file, build=build)
     except Exception:  # noqa: BLE001 - a call this reading cannot bind is a row without a traced path
         return None
     chain = t.main_chain()
-    if not chain or str(chain[-1].layer) not in ("cuda", "library"):
-        return None
+    if not chain or (str(chain[-1].layer) not in ("cuda", "library") and switch(t) is None):
+        return None  # (a chain that stops at a switch the inputs leave open ends at the launcher that switches)
     as_dict = lambda h: {"name": h.name, "bare": bare_name(h), "kernel": h.kernel, "layer": str(h.layer),  # noqa
                          "kind": str(h.kind), "file": h.file, "line": h.line}
     return {"end": as_dict(chain[-1]), "device": [as_dict(h) for h in t.ends()]}

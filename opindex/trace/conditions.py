@@ -68,8 +68,11 @@ class Guards:
         # (first, last, off, note, condition)
         self.spans: list[tuple[int, int, bool, str | None, Condition | None]] = []
         uncompiled: set[str] = set()  # tests of `if`s the build leaves out: no else after them negates them
-        # (#if rows first: an `if` on the line of an `#if` is read after it, `#if X } else if (y) {`)
-        for r in sorted(rows, key=lambda r: r["kind"] != "#if"):
+        # the #if spans this build does not compile, read first: an `if` on the line of an `#if` (`#if X` then
+        # `} else if (y) {`) comes before it in the rows
+        not_built = [(r["line"], r["end_line"]) for r in rows if r["kind"] == "#if" and (
+            _platform_off(r["condition"], device) or (build is not None and build.holds(r["condition"]) is False))]
+        for r in rows:
             if r["kind"] != "#if" and r["condition"].startswith("not (") and r["condition"].endswith(")") and \
                     r["condition"][5:-1] in uncompiled:
                 continue  # sortKeyValueInplace's `#if HAS_WARP_MERGE_SORT() } else if (sort_size <= 128) {` is not
@@ -89,8 +92,7 @@ class Guards:
                 continue  # a line that cannot compile: the build context reads these (requirements)
             else:
                 start = r["line"]
-                gone = [last for first, last, off, _, c in self.spans if first <= start <= last
-                        and (off or (c.kind == "#if" and c.assumed is False))]
+                gone = [last for first, last in not_built if first <= start <= last]
                 if gone and r["condition"].startswith("not (") and r["end_line"] > max(gone):
                     start = max(gone) + 1  # an else whose `} else if (...) {` line is under a false #if: the
                     # branch goes on after the #endif (sortKeyValueInplace's final else, Sort.cu:403-408)
