@@ -39,6 +39,9 @@ other_device and false_branch are faults, the last three are counted apart:
 - stopped (not a fault; counted, with the hop in each op's JSON): the main chain stops above a branch the call's
   defaults or the build rule out, because every way on to device code lies under one (Trace.ruled_out:
   torch.clamp's defaults give neither min nor max; a stock build of the fork's code calls USE_MACA-only launchers).
+- switch (not a fault; counted, with the value and where it is tested in each op's JSON): the main chain ends at
+  a hop whose ways switch on a number of dimensions the inputs leave open (trace/rank.py `_stop_at_switch`: the
+  fork's strided launchers).
 - vendor (not a fault; counted): a hop whose `#if` value differs between a stock build and the MACA vendor build
   (USE_MACA, __MACA_ARCH__, TORCH_MACA_LAMBDA defined): the vendor fork's macro decides it.
 
@@ -59,6 +62,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from opindex.pytorch.devices import BY_OPTION, COMPOSITE_KEYS, MACRO_DEVICE, runs_on  # noqa: E402
+from opindex.trace.rank import switch  # noqa: E402
 
 CATEGORIES = ("backward", "placeholder", "other_device", "false_branch", "vendor", "backward_legit", "other_overload")
 FAULTS = ("backward", "placeholder", "other_device", "false_branch")
@@ -362,7 +366,7 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True, 
     for i, name in enumerate(names):
         try:
             t = ix.trace(f"aten::{name}", device=device, defines=list(defines), undefines=list(undefines))
-            chain, stop = t.main_chain(), t.ruled_out()
+            chain, stop, open_switch = t.main_chain(), t.ruled_out(), switch(t)
         except Exception as e:  # noqa: BLE001 (a sweep reports every error)
             errors[name] = f"{type(e).__name__}: {e}"
             continue
@@ -372,7 +376,9 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True, 
                                       "at": where(hop), "reason": reason} for cat, (hop, reason) in found.items()},
                      "end": f"{end.layer}/{end.kind} {end.name} {where(end)}" if end else None,
                      "hops": len(chain),
-                     "stopped": f"{stop.name} {where(stop)}" if stop is not None else None}
+                     "stopped": f"{stop.name} {where(stop)}" if stop is not None else None,
+                     "switch": f"{open_switch['value']} at {open_switch['file']}:{open_switch['line']}"
+                     if open_switch is not None else None}
         if progress and (i + 1) % 200 == 0:
             print(f"  {i + 1}/{len(names)} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
     wall = time.perf_counter() - start
@@ -381,7 +387,8 @@ def sweep(db: str, limit: int = 0, device: str = "cuda", progress: bool = True, 
     tree, version = (row[0]["root"], row[0]["pytorch_version"]) if row else (None, None)
     return {"db": str(db), "tree": tree, "version": version,
             "device": device, "build": [*(f"-D {d}" for d in defines), *(f"-U {u}" for u in undefines)], "sample": sample, "swept": len(names), "errors": errors, "wall_s": round(wall, 1),
-            "counts": counts, "stopped": sum(bool(o["stopped"]) for o in ops.values()), "faulty_ops": sum(any(c in o["faults"] for c in FAULTS) for o in ops.values()),
+            "counts": counts, "stopped": sum(bool(o["stopped"]) for o in ops.values()),
+            "switch": sum(bool(o.get("switch")) for o in ops.values()), "faulty_ops": sum(any(c in o["faults"] for c in FAULTS) for o in ops.values()),
             "ops": ops}
 
 
@@ -393,7 +400,9 @@ def report(out: dict, first: int = 30) -> str:
              "counts (ops): " + ", ".join(f"{c} {out['counts'][c]}" for c in CATEGORIES)
              + f"; ops with any fault {out['faulty_ops']} (vendor, backward_legit and other_overload are not faults)",
              f"stopped (not a fault): {out.get('stopped', 0)} main chains stop above a branch the op's default "
-             "arguments or the build rule out, every way on to device code lying under one (Trace.ruled_out)"]
+             "arguments or the build rule out, every way on to device code lying under one (Trace.ruled_out)",
+             f"switch (not a fault): {out.get('switch', 0)} main chains end where the inputs leave open which kernel "
+             "runs, a switch on a number of dimensions (rank.switch)"]
     for cat in CATEGORIES:
         hit = [(n, o["faults"][cat]) for n, o in out["ops"].items() if cat in o["faults"]]
         lines.append(f"\n{cat}: {len(hit)}")
