@@ -32,14 +32,19 @@ def test_the_slice_size_of_the_call_picks_the_sorter(real_index):
     `sort_size = key.size(dim)` (Sort.cu:396) picks the sorter passed to sortCommon: 20 elements take
     SmallBitonicSort (`!stable && sort_size <= 32`, :399; Sort.cu:49 -> bitonicSortKVInPlace, SortUtils.cuh:90);
     100 the final else (:406, the `sort_size <= 128` way not built) and MediumRadixSort (Sort.cu:187 ->
-    radixSortKVInPlace, SortUtils.cuh:251), each settled, not ranked."""
+    radixSortKVInPlace, SortUtils.cuh:251), each settled, not ranked. Torch 2.11 ran the same kernels for these
+    three calls on an H100 (2026-12-06)."""
     small = real_index.trace("torch.sort(torch.randn(64, 20), dim=1)", undefines=["USE_MACA"])
     assert ("aten/src/ATen/native/Sorting.cpp", 966) in _chain(small)  # at::native::sort, the overload's kernel
     assert _chain(small)[-3:] == [(CU, 49), (CU, 93), (UTILS, 90)]
     medium = real_index.trace("torch.sort(torch.randn(64, 100), dim=1, descending=True)", undefines=["USE_MACA"])
     assert _chain(medium)[-5:-2] == [(CU, 308), (CU, 187), (CU, 279)]
     assert _chain(medium)[-1] == (UTILS, 251)
-    for t in (small, medium):  # from sortKeyValueInplace down, every choice is settled
+    # stable=True binds sort.stable itself: its stub kernel takes `const TensorBase& self_base` and makes `self`
+    # with TOTENSOR (Sort.cpp:41-50), which still reads the call's sizes; a stable sort of 20 is no bitonic one
+    stable = real_index.trace("torch.sort(torch.randn(64, 20), dim=1, stable=True)", undefines=["USE_MACA"])
+    assert _chain(stable)[-4:-2] == [(CU, 187), (CU, 279)] and _chain(stable)[-1] == (UTILS, 251)
+    for t in (small, medium, stable):  # from sortKeyValueInplace down, every choice is settled
         chain = [h.id for h in t.main_chain()]
         below = set(chain[_chain(t).index((CU, 390)):])
         found = [c for c in t.to_dict()["choices"] if c["hop"] in below]

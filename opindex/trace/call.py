@@ -106,7 +106,9 @@ class CallValues:
             given.update({k: v for k, v in self.schemas.get(schema, {}).items() if not isinstance(v, Unknown)})
         if schemas:  # a kernel whose parameters are the innermost schema's, renamed (`int mode` as `mode_int`)
             given.update(_renamed(schemas[-1], d.get("signature"), given))
-        out = {k: v for k, v in given.items() if k in params or f"{k}_opt" in params}
+        # (`Tensor? weight` arrives as `weight_opt`, a local `weight` borrowed from it; a stub kernel's
+        # `const TensorBase& self_base` as `self_base`, then `TOTENSOR(self_base, self)`, Sort.cpp:41)
+        out = {k: v for k, v in given.items() if k in params or f"{k}_opt" in params or f"{k}_base" in params}
         first = self.first_tensor()
         if first is not None:
             for name in FIRST_TENSOR_NAMES:
