@@ -48,3 +48,27 @@ def test_an_operand_with_other_strides_is_written_with_them():
     mm["strides"] = [[1, 256], [1, 1]]
     assert call_of("aten::mm", json.dumps(mm)) == (
         "torch.ops.aten.mm(torch.empty_strided((256, 1024), (1, 256)), torch.empty(1, 256))")
+
+
+def test_an_op_call_s_overloads_that_need_their_defaults_rank_after_the_one_taking_its_arguments():
+    """C++ picks the overload whose parameters take a call's arguments one for one: `at::sort(self, dim,
+    descending)` (PyTorch 2.4 Sorting.cpp:984) is sort(Tensor self, int dim, bool descending), not sort.stable,
+    whose four parameters would take `dim` for `bool? stable`. A method call's receiver is an argument; an _out
+    call's outputs are parameters; with no overload taking the arguments one for one, none is set apart."""
+    from opindex.trace.walk.sites import not_exact
+    sort = {"schema": "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"}
+    stable = {"schema": "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+                        "(Tensor values, Tensor indices)"}
+    call = {"qualifier": "at", "callee": "sort", "is_method": 0}
+    assert not_exact([sort, stable], ["self", "dim", "descending"], call) == {
+        stable["schema"]: "C++ picks the overload that takes these 3 arguments one for one (at::sort(...) at its line)"}
+    assert not_exact([sort, stable], ["self", "false", "dim", "descending"], call) == {
+        sort["schema"]: "C++ picks the overload that takes these 4 arguments one for one (at::sort(...) at its line)"}
+    method = {"qualifier": "self", "callee": "sort", "is_method": 1}
+    assert set(not_exact([sort, stable], ["dim", "descending"], method)) == {stable["schema"]}
+    assert not_exact([sort, stable], ["self"], call) == {}  # neither takes one argument one for one
+    assert not_exact([sort, stable], None, call) == {}  # arguments unknown
+    out = {"schema": "topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, "
+                     "Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"}
+    topk_out = {"qualifier": "at", "callee": "topk_out", "is_method": 0}
+    assert not_exact([out], ["vals", "result", "q", "n_sample", "-1", "true", "true"], topk_out) == {}

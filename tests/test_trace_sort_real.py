@@ -49,3 +49,22 @@ def test_the_slice_size_of_the_call_picks_the_sorter(real_index):
         below = set(chain[_chain(t).index((CU, 390)):])
         found = [c for c in t.to_dict()["choices"] if c["hop"] in below]
         assert found and all(c["settled"] for c in found)
+
+
+def test_a_cpp_op_call_takes_the_overload_of_its_arguments_one_for_one(real_index):
+    """argsort(self, dim, descending) calls `at::sort(self, dim, descending)` (Sorting.cpp:984): C++ picks
+    sort(Tensor self, int dim, bool descending) (native_functions.yaml:10012), which takes the three arguments one
+    for one, not sort.stable (:10019), which would take `dim` for its `bool? stable` by a conversion; sort's kernel
+    (Sorting.cpp:966) calls the other overload of its own op, at::sort(self, false, dim, descending) (:970), which
+    does not use up --depth. A 20-element slice then sorts with the bitonic sort (SortUtils.cuh:90)."""
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    t = real_index.trace("torch.argsort(torch.randn(64, 20), dim=1)", undefines=["USE_MACA"])
+    chain = _chain(t)
+    assert chain[3:10] == [("aten/src/ATen/native/Sorting.cpp", 983), ("aten/src/ATen/native/Sorting.cpp", 984),
+                           (yaml, 10012), (yaml, 10016), ("aten/src/ATen/native/Sorting.cpp", 966),
+                           ("aten/src/ATen/native/Sorting.cpp", 970), (yaml, 10019)]
+    assert chain[-1] == (UTILS, 90)
+    call = t.main_chain()[4]
+    below = [h.name for h in t.hops if h.parent == call.id]  # the two overloads taking three arguments first;
+    assert below[1:] == ["aten::sort", "aten::sort.dimname"]  # the cap (2) then leaves sort.stable out, and says so
+    assert below[0].startswith("2 more overloads the call may reach not followed")

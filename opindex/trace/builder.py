@@ -43,6 +43,7 @@ class TraceBuilder:
         # helper id -> the body being walked that calls it directly; op API name -> likewise (bodies.calls)
         self.reserved: dict[int, str] = {}
         self.reserved_ops: dict[str, str] = {}
+        self.calling_ops: list[str] = []  # the op API names whose calls are being walked (walk/sites.py op_call)
 
     def add(self, parent: Hop | None, layer: str, kind: str, name: str, file=None, line=None, detail="",
             absent=False, **fields) -> Hop:

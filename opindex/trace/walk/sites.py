@@ -152,7 +152,9 @@ class CallSiteWalk(Step):
                 return
         body.seen_ops.add(name)
         owner = self.b.reserved_ops.get(name)
-        if entries and owner is not None and owner != d.get("qualified_name"):
+        # (not inside the owner's own walk of that call: argsort's at::sort(self, dim, descending) walks sort, whose
+        # kernel's at::sort(self, false, dim, descending) is another overload, sort.stable, walked here)
+        if entries and owner is not None and owner != d.get("qualified_name") and name not in self.b.calling_ops:
             below = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
                                f"calls the op {', '.join(e['full_name'] for e in entries[:3])} (shown below, "
                                f"where {owner} calls it directly)")
@@ -160,7 +162,9 @@ class CallSiteWalk(Step):
             return
         if entries:
             mark = len(self.trace.hops)
-            self.op_call(call, entries, hop, body.depth, body.forwards, known=self.conditions.over(d).values)
+            # (another overload of the kernel's own op is the same op's work: sort(self, dim, descending)'s kernel
+            # calls at::sort(self, false, dim, descending), sort.stable; it does not use up --depth)
+            self.op_call(call, entries, hop, body.depth, body.forwards or own, known=self.conditions.over(d).values)
             if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
                 body.walked_ops[name] = mark
 
@@ -399,12 +403,15 @@ class CallSiteWalk(Step):
             return
         args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
         entries = [e for e in entries if fits(e["schema"], args, call)] or entries
+        inexact = not_exact(entries, args, call)
+        entries = sorted(entries, key=lambda e: e["schema"] in inexact)  # (the exact one walked first)
         mark, saved = len(self.trace.hops), self.b.snapshot()
         head = self.b.add(hop, "native", "calls_op", op_call_text(call), call["file"], call["line"],
                           f"calls the op {', '.join(e['full_name'] for e in entries[:3])}: back into the YAML layer",
                           feeds=q.outer_call(self.con, call["file"], call["line"], call["caller"], call["callee"])
                           if call.get("caller") else None)
         self.nest += 1
+        self.b.calling_ops.append(call["callee"])
         try:
             through_composite = bool(self.b.implicit) and self.b.implicit[-1]
             walked = self.b.capped(entries, 2, "overloads the call may reach", head)
@@ -412,11 +419,16 @@ class CallSiteWalk(Step):
                 # a composite callee is free only near the top: deeper ones are helpers, not the algorithm
                 free = (self.ops.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
                 given = {} if self.b.ruled_out(hop) else passed_arguments(e["schema"], args, call, known)
+                mark_e = len(self.trace.hops)
                 nh = self.ops.native({**e, "given": given} if given else e, head, depth if free else depth - 1)
+                if e["schema"] in inexact and mark_e < len(self.trace.hops):  # at::sort(self, dim, descending)
+                    self.trace.hops[mark_e].conditions.append(Condition(
+                        "overload", inexact[e["schema"]], call["file"], call["line"], assumed=False))
                 if through_composite:  # autograd of a CompositeImplicitAutograd op is that of the ops it calls
                     self.ops.autograd_of(e, nh)
         finally:
             self.nest -= 1
+            self.b.calling_ops.pop()
         if self.b.prune(mark, keep_if=DEVICE_LAYERS):
             self.b.useful_native.update(e["id"] for e in walked)
         else:
@@ -508,6 +520,31 @@ def global_call(root: str | None, call: dict, name: str) -> bool:
     text = lines[call["line"] - 1]
     written = re.findall(rf"(?<![\w.>])(::\s*)?{re.escape(name)}\s*\(", text)
     return bool(written) and all(w for w in written)
+
+
+def not_exact(entries: list[dict], args: list[str] | None, call: dict) -> dict[str, str]:
+    """{schema: why} of the overloads a C++ op call reaches only through their defaults while another takes its
+    arguments one for one: `at::sort(self, dim, descending)` (argsort, Sorting.cpp:984) is sort(Tensor self, int
+    dim, bool descending), not sort.stable(Tensor self, *, bool? stable, int dim, bool descending), which would
+    take `dim` for `stable` by a conversion C++ ranks below the exact match. Empty when none is exact."""
+    if args is None:
+        return {}
+    count = len(args) + bool(call.get("is_method"))
+    exact = {e["schema"] for e in entries if _cpp_arity(e["schema"], call) == count}
+    if not exact:
+        return {}
+    written = f"{call['qualifier']}::{call['callee']}" if call.get("qualifier") and not call.get("is_method") \
+        else call["callee"]
+    return {e["schema"]: f"C++ picks the overload that takes these {count} arguments one for one "
+                         f"({written}(...) at its line)" for e in entries if e["schema"] not in exact}
+
+
+def _cpp_arity(schema: str, call: dict) -> int:
+    """How many arguments the C++ API function of `schema` takes (its out= tensors only in an _out call)."""
+    params = [part for part in split_top_level(schema_arguments(schema), ",", "([<") if part.strip() not in ("", "*")]
+    if call.get("callee", "").endswith("_out"):
+        return len(params)
+    return sum(1 for part in params if "!" not in part.split()[0] or part.strip().startswith("Tensor(a!) self"))
 
 
 def fits(schema: str, args: list[str] | None, call: dict) -> bool:
