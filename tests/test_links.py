@@ -642,3 +642,15 @@ def test_the_link_step_opens_no_checkout_file(sample_copy, tmp_path, monkeypatch
     assert opened == []
     assert rows(con) == built
     con.close()
+
+
+def test_an_op_method_on_a_tensor_local_reaches_device_code():
+    """device_reach counts `result.normal_(0, 1, generator)` (PyTorch 2.4 TensorFactories.cpp:1042) as an op call:
+    its receiver is a local made by `auto result = at::empty(size, options)` (calls.receiver_type), so randn's
+    kernel leads on to normal_'s; a local of another make (`auto ctx = at::globalContext()`) is not a Tensor."""
+    from opindex.indexer.callgraph import tensor_local
+    made = {"empty", "normal_", "zeros"}
+    assert tensor_local("auto = at::empty(size, options)", made)
+    assert tensor_local("Tensor", made) and tensor_local("const at::Tensor", made)
+    assert not tensor_local("auto = at::globalContext()", made)
+    assert not tensor_local("std::vector<Tensor>", made) and not tensor_local("c10::List<at::Tensor>", made)

@@ -68,3 +68,17 @@ def test_a_cpp_op_call_takes_the_overload_of_its_arguments_one_for_one(real_inde
     below = [h.name for h in t.hops if h.parent == call.id]  # the two overloads taking three arguments first;
     assert below[1:] == ["aten::sort", "aten::sort.dimname"]  # the cap (2) then leaves sort.stable out, and says so
     assert below[0].startswith("2 more overloads the call may reach not followed")
+
+
+def test_a_factory_call_follows_its_kernel_into_the_overload_it_calls(real_index):
+    """torch.randn(1024, 1024) binds randn(SymInt[] size, *, ScalarType? dtype=None, ...) (native_functions.yaml
+    :4709; randn.generator's `Generator? generator` has no default, so Python's parser does not pick it). Its
+    kernel (TensorFactories.cpp:1025) calls `native::randn(size, nullopt, dtype, ...)` (:1030), the six-parameter
+    overload (:1033), whose `result.normal_(0, 1, generator)` (:1042, result made by at::empty) reaches
+    normal_'s kernel and distribution_elementwise_grid_stride_kernel (DistributionTemplates.h:81), the kernel
+    torch 2.11 ran."""
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    factories = "aten/src/ATen/native/TensorFactories.cpp"
+    t = real_index.trace("torch.randn(1024, 1024)", undefines=["USE_MACA"])
+    assert _chain(t)[1:6] == [(yaml, 4709), (yaml, 4712), (factories, 1025), (factories, 1033), (factories, 1042)]
+    assert _chain(t)[-1] == ("aten/src/ATen/native/cuda/DistributionTemplates.h", 81)

@@ -57,13 +57,19 @@ class CallSites:
         con.executemany("INSERT OR IGNORE INTO _op_names VALUES (?)", [(n,) for n in ops])
         self.methods: set[tuple[str, str, str, str]] = set()  # (caller, file, receiver, method) of working names
         self.op_methods: set[tuple[str, str, str, str]] = set()  # the same of op names, receivers plain names
-        for caller, file, receiver, method, working in con.execute(
-                "SELECT caller, file, qualifier, callee, callee IN _working FROM calls WHERE language != 'python' "
-                "AND is_method = 1 AND (callee IN _working OR (callee IN _op_names AND qualifier GLOB '[A-Za-z_]*' "
-                "AND qualifier NOT GLOB '*[^A-Za-z0-9_]*'))"):
+        # ... of those, the receivers declared in the caller as a Tensor local (`Tensor q = ...`, `auto result =
+        # at::empty(size, options)`): an op call whatever the caller's parameters
+        self.tensor_locals: set[tuple[str, str, str]] = set()
+        made = ops | PLUMBING_OPS
+        for caller, file, receiver, method, working, declared in con.execute(
+                "SELECT caller, file, qualifier, callee, callee IN _working, receiver_type FROM calls WHERE "
+                "language != 'python' AND is_method = 1 AND (callee IN _working OR (callee IN _op_names AND "
+                "qualifier GLOB '[A-Za-z_]*' AND qualifier NOT GLOB '*[^A-Za-z0-9_]*'))"):
             (self.methods if working else self.op_methods).add((caller, file, receiver, method))
             if working and method in ops and _PLAIN.match(receiver):
                 self.op_methods.add((caller, file, receiver, method))
+            if declared and tensor_local(declared, made):
+                self.tensor_locals.add((caller, file, receiver))
         # (file, qualifier, callee) -> the (caller, file) nodes making that call (device_reach's nodes): each link
         # is derived once per key, and the passes over every site go over keys, a third fewer than the sites
         self.keys: Keys = {}
@@ -115,7 +121,8 @@ def walks(con, symbols: Symbols, includes: Includes, calls: CallSites, links: di
         out["functor_links"], extra = _functors(con, symbols, includes, links, calls)
     # a functor class is device code itself (its operator() is __device__): distance 0, and no caller reaches
     # device code through building one (it does through the launcher it hands the object to)
-    out["device_reach"] = _device_reach(con, symbols, calls.keys, links, extra, calls.op_methods) + [
+    out["device_reach"] = _device_reach(con, symbols, calls.keys, links, extra, calls.op_methods,
+                                        calls.tensor_locals) + [
         (s[S_ID], 0, "functor") for defs in symbols.functors.values() for s in defs]
     return out
 
@@ -566,6 +573,16 @@ def _passed(symbols: Symbols, includes: "Includes", file: str, arg: str, method:
 # a function passed by name: `raw_cudnn_convolution_forward_out_32bit`, `&at::native::f`, and through a cast to a
 # function pointer type (BinaryOps.cpp: `static_cast<OutFunc>(at::logical_xor_out)`)
 _PLAIN = re.compile(r"[A-Za-z_]\w*\Z")
+# a local's declaration as calls.receiver_type keeps it: `Tensor`, `const at::Tensor`, or `auto = at::empty(...)`
+_TENSOR_DECLARED = re.compile(r"(?:const\s+)?(?:at::)?Tensor\Z")
+_MADE_BY = re.compile(r"auto\s*=\s*at::(\w+)\s*\(")
+
+
+def tensor_local(declared: str, made: set[str]) -> bool:
+    """Whether a receiver declared so (calls.receiver_type) is a Tensor: declared `Tensor`, or an `auto` made by
+    an op or a factory of ATen's API (`auto result = at::empty(size, options)`; not `at::globalContext()`)."""
+    m = _MADE_BY.match(declared)
+    return bool(_TENSOR_DECLARED.match(declared.strip())) or (m is not None and m.group(1) in made)
 _FUNCTION_NAME = re.compile(r"\s*(?:static_cast\s*<[^<>]*>\s*\(\s*)?&?\s*([A-Za-z_][\w:]*)\s*\)?\s*$")
 # `SmallBitonicSort{}`, `WarpMergeSort<128>{}`, `Functor()`, `KthValueLauncher(k)`: a temporary object of a named
 # class, built with or without arguments (the class must have the method called: _passed looks it up)
@@ -592,7 +609,8 @@ def _call_arguments(con, callees: set[str]) -> dict[tuple, list[str]]:
 
 
 def _device_reach(con, symbols: Symbols, keys: "Keys", links: dict, extra: list[tuple[int, int]] = (),
-                  op_methods: set[tuple[str, str, str, str]] = frozenset()) -> list[tuple]:
+                  op_methods: set[tuple[str, str, str, str]] = frozenset(),
+                  tensor_locals: set[tuple[str, str, str]] = frozenset()) -> list[tuple]:
     """Breadth-first from the definitions that launch, call a library, call a stub or call an op, backwards over
     the call sites' links. Nodes are (qualified name, file): C++ overloads of one name in one file share facts."""
     ids: dict[tuple[str, str], list[int]] = defaultdict(list)  # the C++/CUDA functions, methods, kernels, by node
@@ -624,8 +642,9 @@ def _device_reach(con, symbols: Symbols, keys: "Keys", links: dict, extra: list[
     # a method of an op's name called on a parameter declared Tensor (apply_loss_reduction's `unreduced.mean()`):
     # an op call too (any other receiver may be something else: options.device().index())
     for caller, file, receiver, method in op_methods:
-        if (caller, file) not in reached and not metadata_query(method) and any(
-                receiver in sig and tensor_parameter(sig, receiver) for sig in signed.get((caller, file), ())):
+        if (caller, file) not in reached and not metadata_query(method) and (any(
+                receiver in sig and tensor_parameter(sig, receiver) for sig in signed.get((caller, file), ()))
+                or (caller, file, receiver) in tensor_locals):  # (randn's `result.normal_(0, 1, generator)`)
             reached[(caller, file)] = "op"
     callers: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # callee node -> caller nodes
     for key, by in keys.items():

@@ -128,7 +128,8 @@ device_reach = Table(
     Column("distance", Integer, nullable=False,
            comment="calls (through call_links) from this definition to one that itself launches a kernel (<<<>>> or "
                    "a TensorIterator launcher), calls a vendor library, calls a dispatch stub or calls an op through "
-                   "the dispatcher (at::x, not an allocation or view op); 0 for that one"),
+                   "the dispatcher (at::x, not an allocation or view op; x.op(...) on a Tensor parameter or a Tensor local, "
+                   "`auto result = at::empty(...)`); 0 for that one"),
     Column("reaches", String(16), nullable=False,
            comment="what the nearest such definition does: launch, library, stub or op; legacy when it calls a "
                    "legacy function the build generates (1.4's legacy::cuda::_th_bmm: legacy_kernel_links); functor for a functor "
