@@ -145,24 +145,11 @@ def _switch_test(t, ways: list, kids: dict, computing: set) -> dict | None:
     return None
 
 
-def _pins(test: str) -> list[tuple[str, str]]:
-    """(value, number) of each top-level `&&` part of a test that pins a value to a number (`ndim == 2`); none for
-    a negated test or one joined by `||` (pinned_values counts them)."""
-    if not pinned_values(test):
-        return []
-    text = test.strip()
-    while text.startswith("(") and text.endswith(")") and closes_at_end(text):
-        text = text[1:-1].strip()
-    return [(m.group(1), m.group(2)) for part in split_top_level(text, "&&", "([")
-            if (m := _PIN.match(part.strip())) and "%" not in m.group(1)]
-
-
 def switch(t) -> dict | None:
     """Where a top-down main chain stops at a switch the inputs leave open (_stop_at_switch): {hop (the chain's
     last), value, text, file, line (the value's first test), cases, ways (hop ids)}, else None."""
-    t.main_chain()
+    chain = t.main_chain()  # (chosen, or kept, first: it sets _switch)
     found = t.__dict__.get("_switch")
-    chain = t.main_chain()
     if found is None or not chain or chain[-1].id != found[0]:
         return None
     return {"hop": found[0], **found[1], "ways": found[2]}
@@ -574,19 +561,24 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
 _PIN = re.compile(r"^\(?\s*([\w.:\[\]()>-]+?)\s*==\s*(-?\d+)\s*\)?$")
 
 
-@lru_cache(maxsize=16384)
 def pinned_values(test: str) -> int:
     """How many of a test's top-level `&&` parts pin a value to a number (`batchCounter == 3`; not `n % 8 == 0`, a
     divisibility), 0 for a negated test (it excludes a case) or one joined by `||`."""
+    return len(_pins(test))
+
+
+@lru_cache(maxsize=16384)
+def _pins(test: str) -> tuple[tuple[str, str], ...]:
+    """(value, number) of each part pinned_values counts (`ndim == 2`: ("ndim", "2"))."""
     text = test.strip()
     if text.startswith("not (") or (text.startswith("!(") and closes_at_end(text[1:])):
-        return 0
+        return ()
     while text.startswith("(") and text.endswith(")") and closes_at_end(text):
         text = text[1:-1].strip()
     if len(split_top_level(text, "||", "([")) > 1:
-        return 0
-    return sum(1 for part in split_top_level(text, "&&", "([") if (m := _PIN.match(part.strip()))
-               and "%" not in m.group(1))
+        return ()
+    return tuple((m.group(1), m.group(2)) for part in split_top_level(text, "&&", "([")
+                 if (m := _PIN.match(part.strip())) and "%" not in m.group(1))
 
 
 # -- where the main chain chose ---------------------------------------------------------------------------------------
