@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import facts as q
 from .model import DEVICE_LAYERS, Hop, Trace
-from .rank import _first_end, _kids_and_ends, switch
+from .rank import switch
 
 MAX_OTHER_KERNELS = 20  # kernels named on a fill/copy path's "other device code" hop (the count is always said)
 
@@ -47,9 +47,9 @@ def _write_path(con, entries: list[dict], device: str, walk) -> tuple[list[tuple
     stop = switch(t)
     if stop is not None:  # a copy of views: its launcher's ways by ndim, none taken (rank._stop_at_switch); each
         # way down to its first kernel only (the fork's copy launcher has 27 ways, ~280 hops below them)
-        kids, ends = _kids_and_ends(t)
-        below = {a.id for w in stop["ways"] for e in [_first_end(t.hops[w], kids, ends, skip_ruled_out=False)]
-                 if e is not None for a in t.path(t.hops[e])[len(chain):]}
+        ends = {h.id for h in t.ends()}
+        below = {a.id for w in stop["ways"] for e in [_first_end(t, t.hops[w], ends)] if e is not None
+                 for a in t.path(t.hops[e])[len(chain):]}
         chain = chain + [h for h in t.hops if h.id in below]
     else:
         devices = [i for i, h in enumerate(chain) if h.layer in DEVICE_LAYERS and not h.absent]
@@ -94,6 +94,11 @@ def _other_kernels(t: Trace, chain: list[Hop], known: dict) -> list[str]:
 
 def _kernel_name(h: Hop) -> str:
     return h.name.removeprefix("__global__ ").rsplit("::", 1)[-1] if h.kind == "global_kernel" else h.name
+
+
+def _first_end(t: Trace, way: Hop, ends: set[int]) -> int | None:
+    """The first end below `way` in walk order (hop ids grow depth first)."""
+    return next((h.id for h in _subtree(t, way) if h.id in ends), None)
 
 
 def _subtree(t: Trace, top: Hop) -> list[Hop]:
