@@ -151,7 +151,7 @@ def test_real_traces_show_the_chain_and_fold_the_rest(real_index):
         assert parsed.items == parsed.shown == len(chain) + len(branches), name
         assert len(loaded(t._repr_html_())["h"]) == len(t.hops) - len(chain), name
     lstm = real_index.trace("nn.LSTM")
-    # 50.5 KB for its 913 hops (2026-12-06: a copy into a strided view shows its launcher's ways, 47.2 KB for 786
+    # 50.9 KB for its 926 hops (2026-12-06: a copy into a strided view shows its launcher's ways, 47.2 KB for 786
     # the day before); every hop was 251 KB
     assert len(lstm._repr_html_().encode()) < 56_000
 
