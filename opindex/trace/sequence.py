@@ -95,3 +95,34 @@ def strided_operands_at(root: str, file: str, line: int, end_line: int) -> tuple
     from ..pytorch.views import strided_operands
     lines = file_lines(root, file)
     return tuple(strided_operands("\n".join(lines[line - 1:end_line]))) if lines else ()
+
+
+@functools.lru_cache(maxsize=8192)
+def views_at(root: str, file: str, line: int, end_line: int) -> tuple[dict, tuple[int, ...]]:
+    """pytorch/views.view_assignments of the body at file:line-end_line, and the brace depth at the start of each of
+    its lines (read once per process and body: walk/sites.py written_views asks at each fill/copy it calls)."""
+    from ..pytorch.views import view_assignments
+    lines = file_lines(root, file)
+    if not lines:
+        return {}, ()
+    body = lines[line - 1:end_line]
+    views = view_assignments("\n".join(body), line)
+    if not views:
+        return {}, ()
+    depths, depth = [], 0  # (as pytorch/views.depth_at counts them, one pass)
+    for text in body:
+        depths.append(depth)
+        depth += text.count("{") - text.count("}")
+    return views, tuple(depths)
+
+
+_SET_OUTPUT = re.compile(r"\bset_output(?:_raw_strided|_strided|_contiguous)?\(\s*(\d+)\s*,\s*(\w+)\s*\.\s*sizes\(\)")
+
+
+@functools.lru_cache(maxsize=4096)
+def outputs_sized_at(root: str, file: str, line: int, end_line: int) -> tuple[tuple[int, str], ...]:
+    """(output index, input name) of each `set_output_raw_strided(0, self.sizes(), ...)` (or set_output ...) a
+    meta function at file:line-end_line writes: that output has that input's sizes (read once per process)."""
+    lines = file_lines(root, file)
+    return tuple((int(i), like) for i, like in _SET_OUTPUT.findall("\n".join(lines[line - 1:end_line]))) \
+        if lines else ()

@@ -9,16 +9,12 @@ from .. import facts as q
 from ...pytorch.devices import IMPLICIT_KEYS, runs_on
 from ..call import schema_parameters
 from ..conditions import MAYBE_STRIDED
-from ..sequence import file_lines, strided_operands_at
+from ..sequence import outputs_sized_at, strided_operands_at
 from ..model import COMPOSITE_CALLEE, Found, Hop
 from .step import Step
 
 # calls that make a kernel a declared-but-unimplemented stand-in (NamedTensor.cpp's Dimname overloads)
 NOT_IMPLEMENTED = frozenset({"reportNYIDimnameOverload"})
-
-
-# a meta function giving output N an input's sizes: `set_output_raw_strided(0, self.sizes(), ...)`, `set_output(1, ...)`
-_SET_OUTPUT = re.compile(r"\bset_output(?:_raw_strided|_strided|_contiguous)?\(\s*(\d+)\s*,\s*(\w+)\s*\.\s*sizes\(\)")
 
 
 class OpWalk(Step):
@@ -91,9 +87,8 @@ class OpWalk(Step):
         `sortKeyValueInplace(values, ...)` then reads `key.size(dim)`)."""
         outs = [name for name, _, _, kind in schema_parameters(target["schema"]) if "!" in kind]
         for d in self.meta_definitions(entry) if outs and self.trace.root else ():
-            lines = file_lines(self.trace.root, d["file"]) if d.get("end_line") else None
-            text = "\n".join(lines[d["line"] - 1:d["end_line"]]) if lines else ""
-            found = {outs[int(i)]: like for i, like in _SET_OUTPUT.findall(text) if int(i) < len(outs)}
+            sized = outputs_sized_at(self.trace.root, d["file"], d["line"], d["end_line"]) if d.get("end_line") else ()
+            found = {outs[i]: like for i, like in sized if i < len(outs)}
             return {out: like for out, like in found.items()
                     if any(like == name for name, _, _, _ in schema_parameters(entry["schema"]))}
         return {}

@@ -7,14 +7,13 @@ import re
 from dataclasses import dataclass, field
 
 from .. import facts as q
-from ..sequence import file_lines
+from ..sequence import file_lines, views_at
 from ...pytorch.call_expr import Tensor
 from ...pytorch.devices import dispatch_keys, op_api_call, runs_on
 from ...pytorch.operators import TENSOR_OPERATORS
 from ...pytorch.plumbing import CONDITIONAL_WRITES, PLUMBING_OPS, WRITING_PLUMBING
 from ...pytorch.receivers import may_be_tensor, takes_arguments
 from ...pytorch.syntax import schema_arguments, split_top_level
-from ...pytorch.views import depth_at, view_assignments
 from ..model import DEVICE_LAYERS, Condition, Hop
 from ..writes import write_path
 from .step import Step
@@ -285,17 +284,15 @@ class CallSiteWalk(Step):
         `c_output.copy_(c_input)` after `c_output = c_output.narrow(...)`): "strided" where a view assignment runs
         whatever the inputs, "maybe" where each runs under a test they leave open (`if (pad[pad_idx] > 0)`), None
         where there is none or the inputs rule each out."""
-        lines = file_lines(self.trace.root, d.get("file")) if d.get("end_line") else None
-        if not lines:
+        if not self.trace.root or not d.get("file") or not d.get("end_line"):
             return None
-        text = "\n".join(lines[d["line"] - 1:d["end_line"]])
-        views = view_assignments(text, d["line"])
-        if not views:
+        views, depths = views_at(self.trace.root, d["file"], d["line"], d["end_line"])
+        if not views or not d["line"] <= call["line"] <= d["end_line"]:
             return None
         args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"]) or []
         names = {w for part in [call["qualifier"] if call["is_method"] else "", *args]
                  for w in re.findall(r"[A-Za-z_]\w*", part or "") if w in views}
-        here, found = depth_at(text, call["line"], d["line"]), None
+        here, found = depths[call["line"] - d["line"]], None
         for line, depth in (v for name in names for v in views[name] if v[0] < call["line"]):
             under = guards.at(line)
             if under.off or any(c.assumed is False for c in under.conditions):
@@ -485,19 +482,29 @@ def passed_arguments(schema: str, args: list[str] | None, call: dict, known: dic
     dim_, false)` passes the call's dim=-1 on as `-1`."""
     if args is None:
         return {}
+    params = api_parameters(schema, call)
+    texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
+    if len(texts) > len(params):
+        return {}
+    return {p: _known_literal(t, known) for p, t in zip(params, texts)}
+
+
+@functools.lru_cache(maxsize=8192)
+def _api_order(schema: str, out_first: bool) -> tuple[str, ...]:
     params, outs, keyword = [], [], False
     for part in split_top_level(schema_arguments(schema), ",", "([<"):
         m = _SCHEMA_PARAMETER.search(part.strip())
         keyword = keyword or part.strip() == "*"
         if m is not None and part.strip() != "*":
             (outs if keyword and "!" in part else params).append(m.group(1))
-    # the C++ API of an out= overload takes its keyword outputs first (`at::topk_out(values, indices, self, k)`);
-    # its `_outf` twin, and every other call, the schema's order (an in-place `Tensor(a!) self` stays first)
-    params = outs + params if outs and call.get("callee", "").endswith("_out") else params + outs
-    texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
-    if len(texts) > len(params):
-        return {}
-    return {p: _known_literal(t, known) for p, t in zip(params, texts)}
+    return tuple(outs + params if outs and out_first else params + outs)
+
+
+def api_parameters(schema: str, call: dict) -> tuple[str, ...]:
+    """The parameters of the C++ API function a call of `schema` reaches, in its order: the C++ API of an out=
+    overload takes its keyword outputs first (`at::topk_out(values, indices, self, k)`); its `_outf` twin, and
+    every other call, the schema's order (an in-place `Tensor(a!) self` stays first)."""
+    return _api_order(schema, call.get("callee", "").endswith("_out"))
 
 
 def _known_literal(text: str, known: dict | None) -> str | Tensor:
@@ -530,21 +537,13 @@ def not_exact(entries: list[dict], args: list[str] | None, call: dict) -> dict[s
     if args is None:
         return {}
     count = len(args) + bool(call.get("is_method"))
-    exact = {e["schema"] for e in entries if _cpp_arity(e["schema"], call) == count}
+    exact = {e["schema"] for e in entries if len(api_parameters(e["schema"], call)) == count}
     if not exact:
         return {}
     written = f"{call['qualifier']}::{call['callee']}" if call.get("qualifier") and not call.get("is_method") \
         else call["callee"]
     return {e["schema"]: f"C++ picks the overload that takes these {count} arguments one for one "
                          f"({written}(...) at its line)" for e in entries if e["schema"] not in exact}
-
-
-def _cpp_arity(schema: str, call: dict) -> int:
-    """How many arguments the C++ API function of `schema` takes (its out= tensors only in an _out call)."""
-    params = [part for part in split_top_level(schema_arguments(schema), ",", "([<") if part.strip() not in ("", "*")]
-    if call.get("callee", "").endswith("_out"):
-        return len(params)
-    return sum(1 for part in params if "!" not in part.split()[0] or part.strip().startswith("Tensor(a!) self"))
 
 
 def fits(schema: str, args: list[str] | None, call: dict) -> bool:
