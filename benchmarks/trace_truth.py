@@ -31,7 +31,9 @@ called (the query side is being refactored) the script falls back to `opindex tr
 Main-chain ends (issue 28), with the expert tier: each expert trace's `main_end` lists where the call really ends
 (device code, for default arguments and float32; several only where the inputs cannot settle it).  The trace's
 `main_chain` (hop ids root-first) scores a hit when its last hop is at one of them (same file and line within +-2, or
-same file and the same bare name, the hop's name or the kernel it launches).  --config default scores the 2.4 fork
+same file and the same bare name, the hop's name or the kernel it launches).  Where the expert states the call's
+arguments (`call`: `torch.repeat_interleave(torch.randn(8, 16), 2)`, an int repeats), the main chain is the trace of
+that call; the whole-trace tier traces the name.  --config default scores the 2.4 fork
 against `main_end_default` (USE_MACA defined) where a trace gives one.  Target: >= 95% per expert set.
 
 Only the stable trace JSON shape is used: {hops: [{id, parent, layer, kind, name, file, line, detail, absent,
@@ -384,11 +386,12 @@ def run_main_chain(tracer: Tracer, experts: dict, depth: int, config: str, verbo
         ends = expected_ends(t, config)
         if not ends:
             continue
-        tr = tracer.trace(t["query"], t.get("device", "cuda"), depth)
+        tr = tracer.trace(t.get("call") or t["query"], t.get("device", "cuda"), depth)
         r = score_main_end(tr, ends)
         scored += 1
         hits += r["hit"]
-        rows.append({"query": t["query"], "device": t.get("device", "cuda"), "hit": r["hit"], "end": r["end"],
+        rows.append({"query": t.get("call") or t["query"], "device": t.get("device", "cuda"), "hit": r["hit"],
+                     "end": r["end"],
                      "unbuildable": unbuildable(tr) and not r["hit"],
                      "expected": [{k: e[k] for k in ("name", "file", "line")} for e in ends],
                      "open": t.get("open_default" if config == "default" and t.get("main_end_default") else "open"),

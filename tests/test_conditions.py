@@ -799,7 +799,7 @@ def test_a_body_s_views_are_found_with_the_depth_they_are_made_at():
     assigned again, `_symint` views too) with its line and brace depth, deeper than the call's (depth_at), so the
     copy's operands may be views; a view made at the call's own depth always is one. Under MAYBE_STRIDED a test
     of the iterator's contiguity is left open."""
-    from opindex.pytorch.views import depth_at, view_assignments
+    from opindex.pytorch.views import depth_at, other_assignments, view_assignments
     from opindex.trace.conditions import MAYBE_STRIDED, STRIDED, holds
     body = """Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
     auto c_output = output;
@@ -815,6 +815,10 @@ def test_a_body_s_views_are_found_with_the_depth_they_are_made_at():
     assert view_assignments(body, 29) == {"c_output": [(33, 3)], "input": [(36, 1)]}
     assert depth_at(body, 37, 29) == 1
     assert view_assignments("auto y = x.contiguous();\nbool same = a == b;") == {}
+    # the value a name gets is the view only where the statement ends in view calls
+    chained = "auto y = x.transpose(1, 2).contiguous();\nauto z = x.narrow(0, 1, 2).t();\nz = z.contiguous();"
+    assert view_assignments(chained) == {"z": [(2, 0)]}
+    assert other_assignments(chained) == {"y": [1], "z": [3]}
     assert holds("iter.is_contiguous()", {STRIDED: MAYBE_STRIDED}) is None
     assert holds("not (iter.is_contiguous())", {STRIDED: MAYBE_STRIDED}) is None
 

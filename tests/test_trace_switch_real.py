@@ -57,3 +57,33 @@ def test_a_special_shape_ranks_after_the_general_way_before_names_do(real_index)
     assert _end(t) == ("__global__ at::native::index_elementwise_kernel", "aten/src/ATen/native/cuda/IndexKernel.cu",
                        33)
     assert ("aten/src/ATen/native/cuda/IndexKernel.cu", 64) in [(h.file, h.line) for h in t.main_chain()]
+
+
+def test_an_op_called_with_a_view_its_caller_made_copies_a_strided_source(real_index):
+    """torch.repeat_interleave with an int repeats binds repeat_interleave.self_int, whose kernel expands its input
+    (`input = input.expand_symint(expand_shape)`, Repeat.cpp:112) and returns `input.clone(...)` (:123). clone gets
+    that view: its `self.copy_(src)` (TensorFactories.cpp:1766) copies a strided source, so the fork's copy launcher
+    (gpu_kernel_impl_maca_arity1_copy, CUDALoops_copy.cuh:4094; Copy.cu:159 calls it with no #if) reads
+    `iter.is_contiguous()` (:4123) false and switches on ndim (:4127): the chain ends at the launcher on both
+    builds, the expert's end. Before, clone's copy was walked as contiguous, to the vectorized launch."""
+    for undefines in ([], ["USE_MACA"]):
+        t = real_index.trace("torch.repeat_interleave(torch.randn(8, 16), 2)", undefines=undefines)
+        chain = [(h.file, h.line) for h in t.main_chain()]
+        assert [p for p in chain if p[0] != "aten/src/ATen/native/native_functions.yaml"][:3] == [
+            ("aten/src/ATen/native/Repeat.cpp", 101), ("aten/src/ATen/native/Repeat.cpp", 123),
+            ("aten/src/ATen/native/TensorFactories.cpp", 1748)]
+        assert ("aten/src/ATen/native/TensorFactories.cpp", 1766) in chain
+        assert _end(t) == ("at::native::gpu_kernel_impl_maca_arity1_copy", MACA + "CUDALoops_copy.cuh", 4094)
+        launcher = t.main_chain()[-1]
+        below = [h.name for h in t.hops if h.parent == launcher.id]
+        assert below and not [n for n in below if "vectorized" in n]  # the contiguous side is ruled out
+        assert (t.to_dict()["open"][-1]["condition"], t.to_dict()["open"][-1]["condition_line"]) == ("ndim == 1", 4127)
+
+
+def test_a_factory_traces_with_the_dtype_its_schema_gives(real_index):
+    """torch.randperm's schemas default `ScalarType? dtype=long` (native_functions.yaml:4749): a trace that states no
+    dtype is of an int64 tensor, as PyTorch makes; a stated dtype= wins."""
+    assert real_index.trace("torch.randperm").dtype == "int64"
+    assert real_index.trace("torch.randperm(1024, device='cuda')").dtype == "int64"
+    assert real_index.trace("torch.randperm(1024, dtype=torch.float32)").dtype == "float32"
+    assert real_index.trace("torch.exp").dtype == "float32"

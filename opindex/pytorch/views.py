@@ -77,10 +77,41 @@ def view_assignments(text: str, first_line: int = 1) -> dict[str, list[tuple[int
     if not re.search(_VIEW_CALL, text):
         return found
     for m in _VIEW_ASSIGNED.finditer(text):
+        if not _ends_in_view(text, m.end()):
+            continue  # `auto x = input.transpose(1, 2).contiguous();`: the value is the contiguous copy
         before = text[:m.start()]
         found.setdefault(m.group(1), []).append((first_line + before.count("\n"),
                                                  before.count("{") - before.count("}")))
     return found
+
+
+_VIEW_TAIL = re.compile(r"\s*" + _VIEW_CALL)
+_ASSIGNED = re.compile(r"(?<![\w.>:])(\w+)\s*=(?!=)\s*[^;]*;")
+
+
+def _ends_in_view(text: str, start: int) -> bool:
+    """Whether the statement whose first view call's arguments start at `start` gives the name that view: after
+    the call only further view calls (`x.narrow(...).transpose(...)`) or closing parentheses follow, up to `;`."""
+    pos = start + len(parenthesized(text, start)) + 1
+    while True:
+        tail = _VIEW_TAIL.match(text, pos)
+        if tail is None:
+            break
+        pos = tail.end() + len(parenthesized(text, tail.end())) + 1
+    end = text.find(";", pos)
+    return not text[pos:end if end >= 0 else len(text)].strip(" \t\n)")
+
+
+def other_assignments(text: str, first_line: int = 1) -> dict[str, list[int]]:
+    """Each name a body assigns a value that is not a strided view (view_assignments), with the line of each
+    time: a view given before such a line is not what the name holds after it (`x = x.contiguous();`)."""
+    views = {(name, line) for name, found in view_assignments(text, first_line).items() for line, _ in found}
+    out: dict[str, list[int]] = {}
+    for m in _ASSIGNED.finditer(text):
+        line = first_line + text.count("\n", 0, m.start())
+        if (m.group(1), line) not in views:
+            out.setdefault(m.group(1), []).append(line)
+    return out
 
 
 def depth_at(text: str, line: int, first_line: int = 1) -> int:

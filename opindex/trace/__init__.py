@@ -24,7 +24,7 @@ from ..pytorch.build_config import DTYPES, UNDEFINED
 from ..pytorch.devices import CPP_HEADERS
 from .builder import MAX_HOPS
 from ..pytorch.call_expr import Call, looks_like_call
-from .call import bind as bind_call, call_dtype, read_call
+from .call import bind as bind_call, call_dtype, factory_dtype, read_call
 from .conditions import BuildContext
 from .walk import Walker
 from .model import LAYERS, Condition, Hop, Trace
@@ -56,6 +56,15 @@ def _jitted_launchers(con, name: str, root: str | None) -> tuple[list, str | Non
                      f"for {where}; traced from the function that launches it")
 
 
+def _factory_dtype(con, name: str) -> str | None:
+    """A factory's own default dtype (trace/call.factory_dtype: torch.randperm's int64) for a trace that states
+    none; None when `name` is no factory of one."""
+    try:
+        return factory_dtype(lookup(con, name))
+    except OpindexError:
+        return None
+
+
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
           root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None,
           dtype: str | None = None, index: str | None = None) -> Trace:
@@ -67,8 +76,8 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
     arguments (trace/call.py): its tensors' dtype is the input's (a `dtype` that contradicts it is an error)."""
     call = read_call(name) if looks_like_call(name) else None
     if call is not None:
-        dtype = call_dtype(call, dtype)
-    dtype = dtype or "float32"
+        dtype = call_dtype(call, dtype) if dtype or call.tensors() or "dtype" in call.kwargs else None
+    dtype = dtype or _factory_dtype(con, call.callee if call is not None else name) or "float32"
     if dtype not in DTYPES:
         raise OpindexError(f"unknown dtype {dtype!r}: choose from {', '.join(DTYPES)}")
     with q.memoized(con):  # about half of a large trace's lookups repeat

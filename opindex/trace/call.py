@@ -275,6 +275,21 @@ def call_dtype(call: Call, stated: str | None) -> str:
     return found or stated or "float32"
 
 
+# a factory's default dtype in its schema (`randperm(SymInt n, *, ScalarType? dtype=long, ...)`), as a dtype name
+_DTYPE_DEFAULT = re.compile(r"\bScalarType\?\s+dtype=(\w+)")
+_SCALAR_TYPE_NAMES = {"long": "int64", "int": "int32", "float": "float32", "double": "float64", "half": "float16",
+                      "bool": "bool"}
+
+
+def factory_dtype(targets: list) -> str | None:
+    """The dtype a factory op makes when the call states none: its schemas' `ScalarType? dtype=long` default
+    (torch.randperm and torch.randint make int64 tensors), where every schema that has one agrees; None for other
+    ops (a None default is the global default dtype, float32)."""
+    found = {m.group(1) for t in targets if isinstance(t.obj, dict)
+             for m in [_DTYPE_DEFAULT.search(t.obj.get("schema") or "")] if m}
+    return _SCALAR_TYPE_NAMES.get(found.pop()) if len(found) == 1 else None
+
+
 def bind(con, call: Call, targets: list, root: str | None, dtype: str) -> CallValues:
     """The call bound to the looked-up targets (trace.targets.Target), and the values each layer reads."""
     values = CallValues(call, dtype, root=root)

@@ -98,22 +98,23 @@ def strided_operands_at(root: str, file: str, line: int, end_line: int) -> tuple
 
 
 @functools.lru_cache(maxsize=8192)
-def views_at(root: str, file: str, line: int, end_line: int) -> tuple[dict, tuple[int, ...]]:
-    """pytorch/views.view_assignments of the body at file:line-end_line, and the brace depth at the start of each of
-    its lines (read once per process and body: walk/sites.py written_views asks at each fill/copy it calls)."""
-    from ..pytorch.views import view_assignments
+def views_at(root: str, file: str, line: int, end_line: int) -> tuple[dict, tuple[int, ...], dict]:
+    """pytorch/views.view_assignments of the body at file:line-end_line, the brace depth at the start of each of
+    its lines, and its other assignments (pytorch/views.other_assignments: a view assigned over is gone); read once
+    per process and body (walk/sites.py asks at each fill/copy and op call it makes)."""
+    from ..pytorch.views import other_assignments, view_assignments
     lines = file_lines(root, file)
     if not lines:
-        return {}, ()
+        return {}, (), {}
     body = lines[line - 1:end_line]
     views = view_assignments("\n".join(body), line)
     if not views:
-        return {}, ()
+        return {}, (), {}
     depths, depth = [], 0  # (as pytorch/views.depth_at counts them, one pass)
     for text in body:
         depths.append(depth)
         depth += text.count("{") - text.count("}")
-    return views, tuple(depths)
+    return views, tuple(depths), other_assignments("\n".join(body), line)
 
 
 _SET_OUTPUT = re.compile(r"\bset_output(?:_raw_strided|_strided|_contiguous)?\(\s*(\d+)\s*,\s*(\w+)\s*\.\s*sizes\(\)")

@@ -45,6 +45,8 @@ class OpWalk(Step):
         target = found[0]
         if entry.get("given"):  # what the call passes holds for the out= overload that has the kernels
             target = {**target, "given": entry["given"]}
+        if entry.get("views"):  # and so do the views it passes (walk/sites.py passed_views)
+            target = {**target, "views": entry["views"]}
         sized = self.outputs_like(entry, target)
         if sized:  # its outputs, allocated by the meta function with an input's sizes (conditions.py reads them)
             target = {**target, "outputs_like": sized}

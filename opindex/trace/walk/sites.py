@@ -42,6 +42,9 @@ class BodyCalls:
     own_op: bool = False  # an op kernel's call of another overload of its own op was walked (dispatcher_call)
 
 
+# a body's Tensor parameter (`const Tensor& src`, `const at::TensorBase &self`)
+_TENSOR_PARAMETER = re.compile(r"\bTensor(?:Base)?\s*&?\s*&?\s*(\w+)\s*[,)=]")
+
 MAX_AGAIN = 4  # later calls of one helper in one body kept as repeats (again_on_the_default_path)
 
 
@@ -163,7 +166,9 @@ class CallSiteWalk(Step):
             mark = len(self.trace.hops)
             # (another overload of the kernel's own op is the same op's work: sort(self, dim, descending)'s kernel
             # calls at::sort(self, false, dim, descending), sort.stable; it does not use up --depth)
-            self.op_call(call, entries, hop, body.depth, body.forwards or own, known=self.conditions.over(d).values)
+            guards = self.conditions.over(d)
+            self.op_call(call, entries, hop, body.depth, body.forwards or own, known=guards.values,
+                         views=self.passed_views(call, d, guards))
             if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
                 body.walked_ops[name] = mark
 
@@ -283,24 +288,50 @@ class CallSiteWalk(Step):
         """Whether a fill/copy call writes to or reads a strided view the body made before it (constant_pad_nd's
         `c_output.copy_(c_input)` after `c_output = c_output.narrow(...)`): "strided" where a view assignment runs
         whatever the inputs, "maybe" where each runs under a test they leave open (`if (pad[pad_idx] > 0)`), None
-        where there is none or the inputs rule each out."""
-        if not self.trace.root or not d.get("file") or not d.get("end_line"):
-            return None
-        views, depths = views_at(self.trace.root, d["file"], d["line"], d["end_line"])
-        if not views or not d["line"] <= call["line"] <= d["end_line"]:
-            return None
+        where there is none or the inputs rule each out. A parameter of a body whose op was called with a view
+        (passed_views) is one too: clone's `self.copy_(src)`."""
         args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"]) or []
         names = {w for part in [call["qualifier"] if call["is_method"] else "", *args]
-                 for w in re.findall(r"[A-Za-z_]\w*", part or "") if w in views}
+                 for w in re.findall(r"[A-Za-z_]\w*", part or "")}
+        return self.views_among(names, call, d, guards) or self.viewed_parameters(names, d)
+
+    def passed_views(self, call: dict, d: dict, guards) -> str | None:
+        """Whether an op call is given, as its receiver or as an argument, a strided view the body made before it
+        (repeat_interleave_symint's `input.clone(...)` after `input = input.expand_symint(...)`, Repeat.cpp:112-123):
+        that op's iterators then read as strided (or maybe strided), as written_views says of a fill/copy. Only a
+        bare name counts (`input.contiguous()` is not the view)."""
+        args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"]) or []
+        names = {a.strip() for a in [call["qualifier"] if call["is_method"] else "", *args]
+                 if a and a.strip().isidentifier()}
+        return self.views_among(names, call, d, guards) or self.viewed_parameters(names, d) if names else None
+
+    def views_among(self, names: set[str], call: dict, d: dict, guards) -> str | None:
+        if not self.trace.root or not d.get("file") or not d.get("end_line") or not names:
+            return None
+        views, depths, others = views_at(self.trace.root, d["file"], d["line"], d["end_line"])
+        if not views or not d["line"] <= call["line"] <= d["end_line"]:
+            return None
         here, found = depths[call["line"] - d["line"]], None
-        for line, depth in (v for name in names for v in views[name] if v[0] < call["line"]):
-            under = guards.at(line)
-            if under.off or any(c.assumed is False for c in under.conditions):
-                continue  # (a view the inputs or the build rule out)
-            if not under.conditions and depth <= here:
-                return "strided"
-            found = "maybe"  # under an open test, or inside a block the call is not in (a loop's `if`)
+        for name in names & views.keys():
+            for line, depth in (v for v in views[name] if v[0] < call["line"]):
+                if any(line < other < call["line"] for other in others.get(name, ())):
+                    continue  # assigned again since (`x = x.contiguous();`)
+                under = guards.at(line)
+                if under.off or any(c.assumed is False for c in under.conditions):
+                    continue  # (a view the inputs or the build rule out)
+                if not under.conditions and depth <= here:
+                    return "strided"
+                found = "maybe"  # under an open test, or inside a block the call is not in (a loop's `if`)
         return found
+
+    def viewed_parameters(self, names: set[str], d: dict) -> str | None:
+        """The views of the op being walked ("strided" or "maybe", passed_views of its caller), where `names`
+        holds one of this body's Tensor parameters."""
+        views = self.b.defaults[-1].get("views") if self.b.defaults else None
+        if not views:
+            return None
+        params = set(_TENSOR_PARAMETER.findall(d.get("signature") or ""))
+        return views if names & params else None
 
     def write_call(self, call: dict, entries: list[dict], hop: Hop, views: str | None = None) -> None:
         """A fill or copy a kernel makes besides its own work (nll_loss_backward's grad_input.zero_()): the call, then
@@ -386,7 +417,7 @@ class CallSiteWalk(Step):
         return any(full.split(".")[0] in PLUMBING_OPS for full in q.ops_with_kernel(self.con, name))
 
     def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int, forwards: bool = False,
-                known: dict | None = None) -> None:
+                known: dict | None = None, views: str | None = None) -> None:
         """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
         code; a composite callee does not use up --depth (its work is in the ops it calls), nor does the op a
         forwarding kernel calls (_scaled_dot_product_flash_attention_cuda -> at::_flash_attention_forward)."""
@@ -417,7 +448,8 @@ class CallSiteWalk(Step):
                 free = (self.ops.composite(e) or forwards) and self.nest <= COMPOSITE_FREE_NEST
                 given = {} if self.b.ruled_out(hop) else passed_arguments(e["schema"], args, call, known)
                 mark_e = len(self.trace.hops)
-                nh = self.ops.native({**e, "given": given} if given else e, head, depth if free else depth - 1)
+                passed = {**({"given": given} if given else {}), **({"views": views} if views else {})}
+                nh = self.ops.native({**e, **passed}, head, depth if free else depth - 1)
                 if e["schema"] in inexact and mark_e < len(self.trace.hops):  # at::sort(self, dim, descending)
                     self.trace.hops[mark_e].conditions.append(Condition(
                         "overload", inexact[e["schema"]], call["file"], call["line"], assumed=False))
