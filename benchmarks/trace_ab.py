@@ -13,7 +13,8 @@ in a process that one trace of OP warmed.
 --same compares what the two trees' traces hold instead of their speed: for every query of the named expert sets
 (benchmarks/expert_traces_<set>.json, each at its device), `--ops` native functions of the index (every k-th by
 name, deterministic) and a quarter as many stubs and __global__ kernels each (walked bottom-up), the hops as the JSON shape of the old code had them (id, parent, layer, kind, name, file,
-line, detail, absent, called_at) and the main chain's hop ids. Prints each difference and exits 1 when any."""
+line, detail, absent, called_at), the main chain's hop ids, the build settings the header states and the
+open decisions. Prints each difference and exits 1 when any."""
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,8 @@ for query, device in json.loads(sys.argv[3]):
         continue
     d = t.to_dict()
     out[query + "@" + device] = {"hops": [[h.get(k) for k in KEYS] for h in d["hops"]],
-                                 "main": [h.id for h in t.main_chain()], "message": d.get("message", "")}
+                                 "main": [h.id for h in t.main_chain()], "message": d.get("message", ""),
+                                 "build": d.get("build"), "open": d.get("open")}
 print(json.dumps(out))
 """
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import operator
 import os
@@ -56,6 +57,9 @@ class Under:
     def suffix(self) -> str:
         """The notes as a hop's detail ends in them."""
         return "".join(f" [{n}]" for n in self.notes)
+
+
+GUARDS_KEPT = 50_000  # Guards a process keeps per open index (ConditionReader._kept)
 
 
 class Guards:
@@ -978,62 +982,84 @@ class BodyGuards:
         views = self.builder.defaults[-1].get("strided") if self.builder.defaults else None
         strided = MAYBE_STRIDED if views == [MAYBE_STRIDED] else bool(views)
         key = (d.get("qualified_name"), d.get("file"), d.get("line"), schemas, given, tuple(sorted(types.items())),
-               strided)
+               strided, tuple(tuple(sorted((e.get("outputs_like") or {}).items())) for e in self.builder.defaults))
         found = self.cache.get(key)
         if found is None:
-            # the input's dtype decides dtype tests, the traced device device tests
-            defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
-                                           MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general", STRIDED: strided,
-                                           CONSTANTS: file_constants(self.builder.trace.root, d.get("file"))}
-            for schema, passed in schemas:
-                passed = dict(passed)
-                # a parameter passed on by its own name keeps the caller's value, else this schema's default
-                defaults.update({k: v for k, v in schema_defaults(schema, d.get("signature")).items()
-                                 if k not in passed or (isinstance(passed[k], str) and passed[k].strip() == k
-                                                         and k not in defaults)})
-                for name, arg in passed.items():  # what a C++ op call passes (walk/sites.passed_arguments)
-                    _pass(defaults, name, arg)
-            call = self.build.call
-            if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py) ...
-                defaults.update(call.cpp_values(tuple(s for s, _ in schemas), d))
-                defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
-                for name, arg in dict(schemas[-1][1] if schemas else ()).items():
-                    # ... but a literal (or a tensor) the innermost op call passes is exact
-                    value = arg if isinstance(arg, Tensor) else _literal(arg.strip())
-                    if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
-                        defaults[name] = value
-            for e in self.builder.defaults:  # an output its meta function sizes like an input (walk/ops.py)
-                for out, like in (e.get("outputs_like") or {}).items():
-                    if out not in defaults and isinstance(defaults.get(like), Tensor):
-                        defaults[out] = replace(defaults[like], text=f"{out} (sized like {like})", contiguous=True)
-            if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:
-                _by_position(defaults, schemas[-1][0], d.get("signature"))
-            for name, text in given:  # literals the call that reached this body passes (walk/bodies.py), and a
-                value = text if isinstance(text, Tensor) else _literal(text)  # traced call's tensor passed on
-                if value is not _UNKNOWN:
-                    defaults[name] = value
-            if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
-                defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
-            defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
-            span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
-            props = _props_locals(*span)
-            if props:  # the device's properties (pytorch/device_props.py): their tests read the GPU traced for
-                cc = self.build.compute_capability()
-                defaults[PROPS] = (props, cc)
-                if cc is not None:
-                    defaults.update({k: v for k, v in device_props.capability_locals(_body_text(*span), props,
-                                                                                     cc).items()
-                                     if k not in defaults})
-            defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
-                                            if not _plain_parameter(d.get("signature"), n))
-            for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
-                defaults.pop(name, None)
-            rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
-            if types:  # `typeid(f) == typeid(TensorAssign)` with f a ReduceAdd: false
-                rows = [{**r, "condition": typeids.written(r["condition"], types)} for r in rows]
-            found = self.cache[key] = Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device,
-                                             defaults, d.get("file"), self.build)
+            found = self.cache[key] = self._kept(key, d, schemas, given, types, strided)
         return found
+
+    def _kept(self, key: tuple, d: dict, schemas: tuple, given: tuple, types: dict, strided) -> Guards:
+        """The Guards of `key`, read once per process, index and build: a body's tests read the same in every
+        trace of one build, dtype, device and call (~30% of a trace's time was reading them again). The build
+        settings a reading used are said again by each trace that takes it (BuildContext.used, its header)."""
+        shared = q.resident(self.con).guards
+        whole = (key, self.device, self.build.key(), self.build.call.call.text if self.build.call else None,
+                 self.build.unknown_arguments)
+        kept = shared.get(whole)
+        if kept is not None:
+            self.build.used.update(kept[1])
+            return kept[0]
+        with self.build.recording() as used:
+            found = self._read(d, schemas, given, types, strided)
+        if len(shared) >= GUARDS_KEPT:
+            shared.clear()  # (a long notebook session: start again rather than grow without bound)
+        shared[whole] = (found, used)
+        return found
+
+    def _read(self, d: dict, schemas: tuple, given: tuple, types: dict, strided) -> Guards:
+        """The Guards of a body read with the values the ops being walked pass down (over)."""
+        # the input's dtype decides dtype tests, the traced device device tests
+        defaults: dict[str, object] = {DTYPE: self.build.dtype, DEVICE: self.device,
+                                       MEMORY_FORMAT: INPUT_MEMORY_FORMAT, SIZES: "general", STRIDED: strided,
+                                       CONSTANTS: file_constants(self.builder.trace.root, d.get("file"))}
+        for schema, passed in schemas:
+            passed = dict(passed)
+            # a parameter passed on by its own name keeps the caller's value, else this schema's default
+            defaults.update({k: v for k, v in schema_defaults(schema, d.get("signature")).items()
+                             if k not in passed or (isinstance(passed[k], str) and passed[k].strip() == k
+                                                     and k not in defaults)})
+            for name, arg in passed.items():  # what a C++ op call passes (walk/sites.passed_arguments)
+                _pass(defaults, name, arg)
+        call = self.build.call
+        if call is not None:  # a traced call's values win over the schemas' defaults (trace/call.py) ...
+            defaults.update(call.cpp_values(tuple(s for s, _ in schemas), d))
+            defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
+            for name, arg in dict(schemas[-1][1] if schemas else ()).items():
+                # ... but a literal (or a tensor) the innermost op call passes is exact
+                value = arg if isinstance(arg, Tensor) else _literal(arg.strip())
+                if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
+                    defaults[name] = value
+        for e in self.builder.defaults:  # an output its meta function sizes like an input (walk/ops.py)
+            for out, like in (e.get("outputs_like") or {}).items():
+                if out not in defaults and isinstance(defaults.get(like), Tensor):
+                    defaults[out] = replace(defaults[like], text=f"{out} (sized like {like})", contiguous=True)
+        if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:
+            _by_position(defaults, schemas[-1][0], d.get("signature"))
+        for name, text in given:  # literals the call that reached this body passes (walk/bodies.py), and a
+            value = text if isinstance(text, Tensor) else _literal(text)  # traced call's tensor passed on
+            if value is not _UNKNOWN:
+                defaults[name] = value
+        if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
+            defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
+        defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
+        span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
+        props = _props_locals(*span)
+        if props:  # the device's properties (pytorch/device_props.py): their tests read the GPU traced for
+            cc = self.build.compute_capability()
+            defaults[PROPS] = (props, cc)
+            if cc is not None:
+                defaults.update({k: v for k, v in device_props.capability_locals(_body_text(*span), props,
+                                                                                 cc).items()
+                                 if k not in defaults})
+        defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
+                                        if not _plain_parameter(d.get("signature"), n))
+        for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
+            defaults.pop(name, None)
+        rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
+        if types:  # `typeid(f) == typeid(TensorAssign)` with f a ReduceAdd: false
+            rows = [{**r, "condition": typeids.written(r["condition"], types)} for r in rows]
+        return Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device, defaults,
+                      d.get("file"), self.build)
 
     def with_values(self, row: dict, file: str, values: dict | None = None) -> dict:
         """A condition row with the functions it calls written as the value they return in the build traced
@@ -1175,6 +1201,7 @@ class BuildContext:
                          for k, v in _DEFAULTS.get(device, {}).items()}
         self.values: dict[str, object] = {}  # name -> int, UNDEFINED or None (unknown)
         self.used: dict[str, Setting] = {}
+        self.recorders: list[dict[str, Setting]] = []  # (recording)
         self.settings_of: dict[str, Setting | None] = {}  # every name asked, used or not
         self.quiet = 0  # > 0: what is asked now decides nothing yet (false_at reads a whole file's #ifs)
         self.active: set[str] = set()  # names being resolved (a #define under a test of itself)
@@ -1242,6 +1269,17 @@ class BuildContext:
         return device_props.capability(setting.value) if setting is not None and setting.value is not UNDEFINED \
             else None
 
+    @contextlib.contextmanager
+    def recording(self):
+        """The settings noted as used while the block runs (each, even one used before it): what a reading kept for
+        later traces says again (ConditionReader._kept)."""
+        kept: dict[str, Setting] = {}
+        self.recorders.append(kept)
+        try:
+            yield kept
+        finally:
+            self.recorders.remove(kept)
+
     def note_used(self, test: str) -> None:
         """Say that `test` decided something: the settings it reads are the trace's (Trace.build)."""
         for name in re.findall(r"[A-Za-z_]\w*(?:\(\))?", test):
@@ -1251,6 +1289,8 @@ class BuildContext:
         """A setting is the trace's, and so is each one its value was read from (a #define's own #if)."""
         if self.settings_of.get(name) is not None:
             self.used[name] = self.settings_of[name]
+            for kept in self.recorders:
+                kept[name] = self.settings_of[name]
         for other in self.reads.get(name, ()):
             if other not in seen and other != name:
                 self.note_name(other, seen | {name})

@@ -58,6 +58,7 @@ class Resident:
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
+        self.guards: dict = {}  # a body's Guards per walk context and build (conditions.ConditionReader._kept)
 
     @functools.cached_property
     def include_sites(self) -> dict[str, list[tuple[str, int, str]]]:
