@@ -819,6 +819,9 @@ def test_a_body_s_views_are_found_with_the_depth_they_are_made_at():
     chained = "auto y = x.transpose(1, 2).contiguous();\nauto z = x.narrow(0, 1, 2).t();\nz = z.contiguous();"
     assert view_assignments(chained) == {"z": [(2, 0)]}
     assert other_assignments(chained) == {"y": [1], "z": [3]}
+    # not a view: an argument of another call (group_norm.cpp:194), a slice of a list of sizes
+    assert view_assignments("const auto HxW = c10::multiply_integers(input_shape.slice(2));\n"
+                            "auto rest = self.sizes().slice(1);\nauto w = (x.t());") == {"w": [(3, 0)]}
     assert holds("iter.is_contiguous()", {STRIDED: MAYBE_STRIDED}) is None
     assert holds("not (iter.is_contiguous())", {STRIDED: MAYBE_STRIDED}) is None
 

@@ -77,7 +77,7 @@ def view_assignments(text: str, first_line: int = 1) -> dict[str, list[tuple[int
     if not re.search(_VIEW_CALL, text):
         return found
     for m in _VIEW_ASSIGNED.finditer(text):
-        if not _ends_in_view(text, m.end()):
+        if not _ends_in_view(text, m.end()) or not _views_a_tensor(m.group(0)):
             continue  # `auto x = input.transpose(1, 2).contiguous();`: the value is the contiguous copy
         before = text[:m.start()]
         found.setdefault(m.group(1), []).append((first_line + before.count("\n"),
@@ -100,6 +100,19 @@ def _ends_in_view(text: str, start: int) -> bool:
         pos = tail.end() + len(parenthesized(text, tail.end())) + 1
     end = text.find(";", pos)
     return not text[pos:end if end >= 0 else len(text)].strip(" \t\n)")
+
+
+# a receiver that is a list of sizes or strides, not a tensor (`input_shape.slice(2)`, `self.sizes().slice(1)`)
+_SIZES_RECEIVER = re.compile(r"(?:\w*(?:shape|size|stride)\w*|\.\s*(?:sym_)?(?:sizes|strides)\(\s*\))\s*$", re.I)
+
+
+def _views_a_tensor(assignment: str) -> bool:
+    """Whether an assignment up to its first view call's `(` gives the name that call's value itself, of a tensor:
+    not an argument of another call (`HxW = c10::multiply_integers(input_shape.slice(2))`, group_norm.cpp:194),
+    not a slice of a list of sizes."""
+    rhs = assignment.partition("=")[2]
+    head = re.split(_VIEW_CALL, rhs)[0].lstrip(" \t\n(")
+    return head.count("(") == head.count(")") and not _SIZES_RECEIVER.search(head)
 
 
 def other_assignments(text: str, first_line: int = 1) -> dict[str, list[int]]:
