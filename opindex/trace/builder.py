@@ -62,21 +62,8 @@ class TraceBuilder:
             return _UNNOTED  # (most calls: no context manager made for them, ~1,500 a trace)
         return self._noted(parent, under)
 
-    @contextlib.contextmanager
-    def _noted(self, parent: Hop, under):
-        added: list[Hop] = []
-        self.call_notes[parent.id] = added
-        self.call_under[parent.id] = under
-        try:
-            yield
-        finally:
-            del self.call_notes[parent.id]
-            self.call_under.pop(parent.id, None)
-            kept = len(self.trace.hops)
-            for h in added:
-                if h.id < kept and self.trace.hops[h.id] is h:  # not cut since
-                    h.detail += under.suffix
-                    h.conditions += under.conditions
+    def _noted(self, parent: Hop, under) -> "_Noted":
+        return _Noted(self, parent, under)
 
     def ruled_out(self, parent: Hop | None) -> bool:
         """Whether the call being walked below `parent` sits under a condition read as false (its literal arguments
@@ -140,3 +127,27 @@ class TraceBuilder:
     def restore(self, saved) -> None:
         self.seen_native, self.seen_cpp, self.seen_stub, self.useful_cpp, self.useful_native = \
             (set(s) for s in saved)
+
+
+class _Noted:
+    """Builder.noted's context for a call under conditions (a class, not a generator: ~1,000 a trace, and
+    contextlib's generator wrapper cost more than the rest of it)."""
+    __slots__ = ("b", "parent", "under", "added")
+
+    def __init__(self, b: TraceBuilder, parent: Hop, under):
+        self.b, self.parent, self.under = b, parent, under
+
+    def __enter__(self) -> None:
+        self.added: list[Hop] = []
+        self.b.call_notes[self.parent.id] = self.added
+        self.b.call_under[self.parent.id] = self.under
+
+    def __exit__(self, *exc) -> None:
+        b, under = self.b, self.under
+        del b.call_notes[self.parent.id]
+        b.call_under.pop(self.parent.id, None)
+        kept = len(b.trace.hops)
+        for h in self.added:
+            if h.id < kept and b.trace.hops[h.id] is h:  # not cut since
+                h.detail += under.suffix
+                h.conditions += under.conditions

@@ -11,6 +11,7 @@ model.Hop objects (their StrEnum fields compare equal to the words used here).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ..pytorch.plumbing import WRITING_PLUMBING
@@ -37,7 +38,8 @@ def main_chain(t) -> list:
     if not t.hops:
         return []
     if t.direction == "down":
-        paths = {h.id: t.path(h) for h in t.ends()}  # each end's path, walked once here
+        every = _all_paths(t)
+        paths = {h.id: every[h.id] or t.path(h) for h in t.ends()}  # each end's path, walked once here
         ends = [h for h in t.ends() if not _in_tail(t, h, paths[h.id])]
         # the deepest: a __global__, not its <<<>>> launch, the vendor call, not PyTorch's wrapper of it (unless
         # what lies below is a test's)
@@ -45,7 +47,7 @@ def main_chain(t) -> list:
         ends = [h for h in ends if h.id not in inner]
         if ends:
             tokens = query_tokens(t.query)
-            ranked = {h.id: rank_end(t, h, tokens, paths[h.id]) for h in ends}
+            ranked = {h.id: rank_end(t, h, tokens, paths[h.id], natural=True) for h in ends}
             through = _through_repeats(t, ends, ranked, tokens, paths)
             on_the_way = {h.id for path, _ in through for h in path[:-1]}
             candidates = [(ranked[h.id], paths[h.id]) for h in ends if h.id not in on_the_way] + [
@@ -158,6 +160,22 @@ def switch(t) -> dict | None:
 def _only_the_build(path: list) -> bool:
     """Every condition that rules out a hop of this path is the build's (#if, #include), none the inputs'."""
     return all(c.kind in ("#if", "#include") for h in path for c in h.conditions if c.assumed is False)
+
+
+def _all_paths(t) -> list:
+    """Each hop's path from its root (Trace.path), made once per trace from its parent's, in id order (a parent
+    comes before its children); None for a hop whose parent comes after it. Shared lists: not to be changed."""
+    key = (len(t.hops), id(t.hops[-1]) if t.hops else None)
+    kept = t.__dict__.get("_paths")
+    if kept is None or kept[0] != key:
+        out: list = [None] * len(t.hops)
+        for h in t.hops:
+            if h.parent is None:
+                out[h.id] = [h]
+            elif h.parent < h.id and out[h.parent] is not None:
+                out[h.id] = out[h.parent] + [h]
+        kept = t.__dict__["_paths"] = (key, out)
+    return kept[1]
 
 
 def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict) -> list[tuple[list, tuple]]:
@@ -307,7 +325,7 @@ def _default_head(t, hop, repeats_of: dict, heads: dict, depth: int = 0) -> list
     if hop.id in heads:
         return heads[hop.id]
     heads[hop.id] = None  # (a cycle of repeats: none)
-    path = t.path(hop)
+    path = _all_paths(t)[hop.id] or t.path(hop)
     while depth < THROUGH_REPEAT:
         i = next((i for i, h in enumerate(path) if h.not_default), None)
         if i is None:
@@ -495,7 +513,7 @@ def computes(end) -> bool:
     return not (end.layer == "library" and _SETUP_CALL.search(end.name.split("::")[-1]))
 
 
-def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
+def rank_end(t, end, tokens: set[str], path: list | None = None, natural: bool | None = None) -> tuple:
     """How likely `end` is where the op's work runs on the device, smaller first:
     1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then the shared
        elementwise machinery a TensorIterator launcher leads to (F.interpolate's upsample kernels before the floor
@@ -518,7 +536,84 @@ def rank_end(t, end, tokens: set[str], path: list | None = None) -> tuple:
     through a fill/copy the kernel makes besides its own work (grad_input.zero_()) comes last, then one through a
     backward function (a forward trace whose name does not say backward), then one through a branch the op's
     default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
+    natural = path is None if natural is None else natural  # (`path` is end's own from the root)
     path = path or t.path(end)  # (a path through a repeat: given)
+    agg = _aggregate(t, tokens, end) if natural else None
+    if agg is None:
+        return _rank_end(t, end, tokens, path)
+    kind = _end_kind(end, path, agg.tensor_iterator)
+    guesses = agg.guesses + _other_arity(end, [agg.last_entry] if agg.last_entry is not None else [])
+    share = agg.named_entries / (agg.entries or 1)
+    writes = agg.writes and not _writes_are_its_work(t, path)
+    backward = agg.backward and "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD
+    vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
+    return (writes, backward, agg.special, agg.feeds and _fed(t, path), kind, guesses, -round(share, 3), not vendor,
+            agg.special_shape, -agg.below, agg.ops)
+
+
+@dataclass(frozen=True, slots=True)
+class _Along:
+    """What rank_end counts along the path from a root to a hop, made from its parent's (_aggregate)."""
+    guesses: int = 0  # hops placed by a guess or in a test, ops that only initialise their output
+    entries: int = 0  # native entries
+    named_entries: int = 0  # ... named like the query
+    last_entry: object = None
+    below: int = 0  # code hops named like the query since the last entry
+    ops: int = 0  # calls_op hops
+    writes: bool = False
+    special: int = 0  # hops not on the default path
+    backward: bool = False  # a native or C++ hop that says backward
+    tensor_iterator: bool = False
+    special_shape: int = 0
+    feeds: bool = False
+
+
+def _aggregate(t, tokens, end) -> _Along | None:
+    """rank_end's counts along `end`'s path from the root, made once per trace for every hop (each from its
+    parent's: ~300 ends of ~30 hops each were counted one by one); None where a hop's parent comes after it."""
+    key = (len(t.hops), id(t.hops[-1]) if t.hops else None, tokens)
+    kept = t.__dict__.get("_along")
+    if kept is None or kept[0] != key:
+        along: list = [None] * len(t.hops)
+        for h in t.hops:
+            up = _ROOT if h.parent is None else along[h.parent] if h.parent < h.id else None
+            along[h.id] = None if up is None else _step(up, h, tokens)
+        kept = t.__dict__["_along"] = (key, along)
+    return kept[1][end.id] if end.id < len(kept[1]) and t.hops[end.id] is end else None
+
+
+def _step(up: _Along, h, tokens) -> _Along:
+    entry = h.layer == "native" and h.kind == "entry"
+    guess = (h.found == "same_file" or is_test(h.file)) + (entry and _initializer(h.schema or ""))
+    named = entry and _named(h.name.removeprefix("aten::").split(".")[0], tokens)
+    code_named = h.layer in ("cpp", "cuda", "stub", "registration") and _named(
+        h.name.split("::")[-1].split("<")[0], tokens)
+    shape = sum(1 for c in h.conditions if c.assumed is None and pinned_values(c.text) >= 2) if h.conditions else 0
+    return _Along(
+        up.guesses + guess, up.entries + entry, up.named_entries + named, h if entry else up.last_entry,
+        0 if entry else up.below + code_named, up.ops + (h.kind == "calls_op"), up.writes or h.kind == "writes",
+        up.special + h.not_default, up.backward or (h.layer in ("native", "cpp") and _says_backward(h.name)),
+        up.tensor_iterator or h.kind == "tensor_iterator", up.special_shape + shape, up.feeds or bool(h.feeds))
+
+
+_ROOT = _Along()
+
+
+def _end_kind(end, path: list, tensor_iterator: bool) -> float:
+    if end.layer == "library":
+        return 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
+    if any(_ONE_THREAD.search(h.name) for h in path[-2:]):
+        return 2  # `transform_vals<<<1, 1, 0, stream>>>` in cub.cuh's inclusive_scan: one thread carries a value
+        # between chunks; the work is the library call beside it
+    if tensor_iterator:
+        return 1  # the shared elementwise machinery (gpu_kernel -> vectorized_elementwise_kernel)
+    if end.kind == "ufunc_inner_loop":
+        return 1.5  # a ufunc op's math, which the kernel generated for the device (kind 1 above) runs
+    return 0
+
+
+def _rank_end(t, end, tokens: set[str], path: list) -> tuple:
+    """rank_end of a path given whole (one through a repeat), counted along it."""
     if end.layer == "library":
         kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
     elif any(_ONE_THREAD.search(h.name) for h in path[-2:]):
