@@ -102,7 +102,8 @@ class Index:
         The build traced: `defines` ("NAME" or "NAME=VALUE", as -D), `undefines` (as -U), `config` (a YAML file's
         path, or a mapping, of NAME: value, null for undefined); Trace.build says which values decided an #if and
         where each came from (docs/trace.md, "The build a trace is for"). `dtype`: the input's (float32, bfloat16,
-        complex64, ...; float32 unless given), which decides the C++ tests of a dtype.
+        complex64, ...; float32 unless given, int64 for a factory whose schema defaults dtype=long), which decides
+        the C++ tests of a dtype.
         `name` may be a call, as Python writes it: `ix.trace("F.interpolate(torch.randn(8, 16, 32, 32),
         scale_factor=2, mode='bilinear')")` is traced with those arguments (their values decide the tests that read
         them; its tensors give the dtype, ranks and sizes; Trace.call says what was read, docs/trace.md "Tracing a

@@ -421,7 +421,8 @@ def _flat(records) -> list[dict]:
 @click.option("--no-pager", is_flag=True, help="Never page (long text output on a terminal goes through "
                                               "$OPINDEX_PAGER, else $PAGER, else less -FRX).")
 @click.option("--dtype", type=click.Choice(DTYPES), default=None,
-              help="The input's dtype (float32 unless given; a traced call's tensors give it): it decides the C++ "
+              help="The input's dtype (float32 unless given; a traced call's tensors give it; a factory whose schema "
+                   "defaults dtype=long, torch.randperm, makes int64): it decides the C++ "
                    "tests of a dtype (`if (at::isComplexType(common_dtype))` is false for float32: the complex-only "
                    "jiterator path is not the main chain).")
 @click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
