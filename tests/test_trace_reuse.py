@@ -1,5 +1,5 @@
 """What a process keeps between traces of one index gives the same traces: a body's Guards read once per walk
-context and build (conditions.ConditionReader._kept), rank_end's counts made once per trace from each hop's
+context and build (conditions.BodyGuards._kept), rank_end's counts made once per trace from each hop's
 parent's (rank._aggregate)."""
 from __future__ import annotations
 

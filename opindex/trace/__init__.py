@@ -56,29 +56,20 @@ def _jitted_launchers(con, name: str, root: str | None) -> tuple[list, str | Non
                      f"for {where}; traced from the function that launches it")
 
 
-def _factory_dtype(con, name: str) -> str | None:
-    """A factory's own default dtype (trace/call.factory_dtype: torch.randperm's int64) for a trace that states
-    none; None when `name` is no factory of one."""
-    try:
-        return factory_dtype(lookup(con, name))
-    except OpindexError:
-        return None
-
-
 def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None = None, backward: bool = False,
           root: str | None = None, max_hops: int = MAX_HOPS, limit: int = 6, build: dict | None = None,
           dtype: str | None = None, index: str | None = None) -> Trace:
     """The trace of `name` (`index`: the index file's path, named in the trace and its "not found" message); a walk larger than `max_hops` hops (0: no limit) stops there and says so in
     Trace.truncated. `build`: the user's settings (pytorch.build_config.settings_from: -D, -U, a config file);
     Trace.build then lists every setting a test of the walk read, with where its value came from. `dtype`: the
-    input's (float32 unless stated), which decides the C++ tests of a dtype (`at::isComplexType(common_dtype)`).
+    input's (float32 unless stated, or a factory's own default: torch.randperm's int64), which decides the C++
+    tests of a dtype (`at::isComplexType(common_dtype)`).
     A `name` written as a call (`F.interpolate(torch.randn(8, 16, 32, 32), mode='bilinear')`) is traced with its
     arguments (trace/call.py): its tensors' dtype is the input's (a `dtype` that contradicts it is an error)."""
     call = read_call(name) if looks_like_call(name) else None
     if call is not None:
         dtype = call_dtype(call, dtype) if dtype or call.tensors() or "dtype" in call.kwargs else None
-    dtype = dtype or _factory_dtype(con, call.callee if call is not None else name) or "float32"
-    if dtype not in DTYPES:
+    if dtype is not None and dtype not in DTYPES:
         raise OpindexError(f"unknown dtype {dtype!r}: choose from {', '.join(DTYPES)}")
     with q.memoized(con):  # about half of a large trace's lookups repeat
         t = _trace(con, name, device, depth, up, backward, root, max_hops, limit, build, dtype, index, call)
@@ -88,11 +79,13 @@ def trace(con, name: str, device: str = "cuda", depth: int = 1, up: bool | None 
 
 
 def _trace(con, name: str, device: str, depth: int, up: bool | None, backward: bool, root: str | None,
-           max_hops: int, limit: int, build: dict | None = None, dtype: str = "float32",
+           max_hops: int, limit: int, build: dict | None = None, dtype: str | None = None,
            index: str | None = None, call=None) -> Trace:
     if device not in q.DEVICES:
         raise OpindexError(f"unknown device {device!r}: choose from {', '.join(q.DEVICES)}")
     targets = lookup(con, call.callee if call is not None else name)
+    # unless stated: a factory's own default (torch.randperm's `ScalarType? dtype=long`: int64), else float32
+    dtype = dtype or factory_dtype(targets) or "float32"
     jitted = None
     if not targets and call is None:  # a kernel the jiterator compiles at run time: from the code that launches it
         targets, jitted = _jitted_launchers(con, name, root)

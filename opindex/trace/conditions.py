@@ -59,7 +59,7 @@ class Under:
         return "".join(f" [{n}]" for n in self.notes)
 
 
-GUARDS_KEPT = 50_000  # Guards a process keeps per open index (ConditionReader._kept)
+GUARDS_KEPT = 50_000  # Guards a process keeps per open index (BodyGuards._kept)
 
 
 class Guards:
@@ -1272,7 +1272,7 @@ class BuildContext:
     @contextlib.contextmanager
     def recording(self):
         """The settings noted as used while the block runs (each, even one used before it): what a reading kept for
-        later traces says again (ConditionReader._kept)."""
+        later traces says again (BodyGuards._kept)."""
         kept: dict[str, Setting] = {}
         self.recorders.append(kept)
         try:

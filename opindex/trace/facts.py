@@ -58,7 +58,8 @@ class Resident:
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
-        self.guards: dict = {}  # a body's Guards per walk context and build (conditions.ConditionReader._kept)
+        self.guards: dict = {}  # a body's Guards per walk context and build (conditions.BodyGuards._kept)
+        self.bodies: dict = {}  # what the walk reads of a body from the index alone (walk/bodies.py direct_helpers)
 
     @functools.cached_property
     def include_sites(self) -> dict[str, list[tuple[str, int, str]]]:

@@ -188,30 +188,49 @@ class BodyWalk(Step):
                 self.b.reserved_ops.pop(n, None)
 
     def direct_helpers(self, d: dict) -> list[int]:
-        """Ids of the definitions this body's own helper calls reach (those local_call would walk)."""
-        out = []
-        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
-            qual, name = call["qualifier"], call["callee"]
-            if call["is_method"] or qual in ("at", "at::_ops") or qual.startswith(("c10", "std", "TORCH")):
-                continue
-            out += [ln["id"] for ln in q.call_targets(self.con, call["file"], qual, name, call.get("template_args"))
-                    if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
-        return out
+        """Ids of the definitions this body's own helper calls reach (those local_call would walk); read once per
+        process, index and device (q.resident: what the index says of a body does not change)."""
+        key = ("direct_helpers", d["qualified_name"], d["file"], q.span(d), self.device)
+        kept = q.resident(self.con).bodies
+        if key not in kept:
+            out = []
+            for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+                qual, name = call["qualifier"], call["callee"]
+                if call["is_method"] or qual in ("at", "at::_ops") or qual.startswith(("c10", "std", "TORCH")):
+                    continue
+                out += [ln["id"] for ln in q.call_targets(self.con, call["file"], qual, name,
+                                                          call.get("template_args"))
+                        if ln["reach"] is not None and runs_on(ln["def_file"], self.device)]
+            kept[key] = tuple(out)
+        return list(kept[key])
 
     def direct_ops(self, d: dict, skip: set[str]) -> list[str]:
         """The ops this body calls by their API (at::x(...), not a method: its receiver may not be a Tensor) that
         the walk has not shown yet."""
         out = []
-        for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
-            name = call["callee"]
-            if call["is_method"] or name in skip or name in out or name.removesuffix("_symint") in PLUMBING_OPS:
-                continue
-            if op_api_call(call["qualifier"], d.get("qualified_name") or "",
-                           (call["qualifier"], name) in q.linked_callees(self.con, call["file"])):
-                entries = q.native_for_cpp_api(self.con, name)
-                if entries and not all(e["id"] in self.b.seen_native for e in entries):
-                    out.append(name)
+        for name, ids in self.api_ops(d):
+            if name not in skip and name not in out and not all(i in self.b.seen_native for i in ids):
+                out.append(name)
         return out
+
+    def api_ops(self, d: dict) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """(name, its native entries' ids) of each op this body calls by its API, in order (read once per process
+        and index, as direct_helpers)."""
+        key = ("api_ops", d["qualified_name"], d["file"], q.span(d))
+        kept = q.resident(self.con).bodies
+        if key not in kept:
+            out = []
+            for call in q.calls_in(self.con, d["qualified_name"], d["file"], q.span(d)):
+                name = call["callee"]
+                if call["is_method"] or name.removesuffix("_symint") in PLUMBING_OPS:
+                    continue
+                if op_api_call(call["qualifier"], d.get("qualified_name") or "",
+                               (call["qualifier"], name) in q.linked_callees(self.con, call["file"])):
+                    entries = q.native_for_cpp_api(self.con, name)
+                    if entries:
+                        out.append((name, tuple(e["id"] for e in entries)))
+            kept[key] = tuple(out)
+        return kept[key]
 
     def local_call(self, call: dict, d: dict, hop: Hop, depth: int, kind: str = "calls", leaves: bool = False) -> None:
         """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of

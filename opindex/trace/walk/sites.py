@@ -306,6 +306,9 @@ class CallSiteWalk(Step):
         return self.views_among(names, call, d, guards) or self.viewed_parameters(names, d) if names else None
 
     def views_among(self, names: set[str], call: dict, d: dict, guards) -> str | None:
+        """"strided" where one of `names` holds a view body `d` made before the call's line whatever the inputs,
+        "maybe" where each such view is made under a test they leave open or in a block the call is not in, else
+        None (a view assigned over since, or under a test the inputs or the build rule out, does not count)."""
         if not self.trace.root or not d.get("file") or not d.get("end_line") or not names:
             return None
         views, depths, others = views_at(self.trace.root, d["file"], d["line"], d["end_line"])
