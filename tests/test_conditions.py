@@ -885,3 +885,18 @@ def test_a_test_of_the_device_a_tensor_is_on_is_a_condition_row():
             "}\n}}\n")
     rows = [(r[1], r[4]) for r in extract("aten/src/ATen/native/R.cpp", code.encode(), "cpp").rows["conditions"]]
     assert rows == [(3, "self.device().is_cpu()"), (5, "not (self.device().is_cpu())")]
+
+
+def test_a_local_holding_a_suggested_memory_format_reads_as_the_input_s(tmp_path):
+    """upsample_nearest2d_out_cuda_template (UpSampleNearest2d.cu, 2.4) writes `const auto memory_format =
+    input_.suggest_memory_format();` and then tests `memory_format == at::MemoryFormat::ChannelsLast && ...`:
+    format_locals finds the local, which a trace reads as the input's format, Contiguous, as it reads
+    `input_.suggest_memory_format()` itself."""
+    from opindex.trace.conditions import format_locals
+    (tmp_path / "k.cu").write_text("void f(const Tensor& input_) {\n"
+                                   "  const auto memory_format = input_.suggest_memory_format();\n"
+                                   "  at::MemoryFormat fmt = other.suggest_memory_format();\n"
+                                   "  auto not_one = input_.suggest_memory_format() == x;\n}\n")
+    assert format_locals(str(tmp_path), "k.cu", 1, 5) == ("memory_format", "fmt")
+    assert format_locals(str(tmp_path), "k.cu", 1, 1) == ()
+

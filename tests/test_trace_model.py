@@ -87,6 +87,10 @@ def test_a_test_that_pins_several_values_is_a_special_shape():
     assert pinned_values(f"not ({cat})") == 0
     assert pinned_values("a == 1 || b == 2") == 0
     assert pinned_values("(!(x || y)) && n % 8 == 0") == 0
+    # Python's `and` / `or` as C++'s (F.interpolate's `input.dim() == 4 and mode == "nearest"`, functional.py:4049)
+    assert pinned_values('input.dim() == 4 and mode == "nearest"') == 1
+    assert pinned_values("input.dim() == 4 and scale == 2") == 2
+    assert pinned_values("input.dim() == 3 or input.dim() == 4") == 0
 
 
 def _launcher_with_ways(cases: dict[int, str], value: str = "ndim") -> list:

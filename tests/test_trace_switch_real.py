@@ -87,3 +87,37 @@ def test_a_factory_traces_with_the_dtype_its_schema_gives(real_index):
     assert real_index.trace("torch.randperm(1024, device='cuda')").dtype == "int64"
     assert real_index.trace("torch.randperm(1024, dtype=torch.float32)").dtype == "float32"
     assert real_index.trace("torch.exp").dtype == "float32"
+
+
+def test_f_interpolate_by_name_stops_at_its_switch_on_the_input_s_rank(real_index):
+    """F.interpolate's default mode is "nearest"; which kernel runs is `input.dim() == 3 and mode == "nearest"`
+    (functional.py:4047), `== 4` (:4049), `== 5` (:4051): a name does not say the input's rank, so the main chain
+    stops at interpolate (:3878), naming each way's kernel. Each way's upsample template tests a local holding the
+    input's suggested memory format (`memory_format == at::MemoryFormat::ChannelsLast && ...`), read as the
+    input's, Contiguous: the 2-D way's kernel is upsample_nearest2d_out_frame, not the NHWC one. A 4-D input
+    settles it: upsample_nearest2d (:4050) -> upsample_nearest2d_out_frame (UpSampleNearest2d.cu:41), the expert's
+    end for 4-D."""
+    for undefines in ([], ["USE_MACA"]):
+        t = real_index.trace("F.interpolate", undefines=undefines)
+        assert _end(t) == ("torch.nn.functional.interpolate", "torch/nn/functional.py", 3878)
+        stop = t.to_dict()["open"][-1]
+        assert (stop["condition"], stop["condition_line"]) == ('input.dim() == 3 and mode == "nearest"', 4047)
+        assert [t.hops[o["end"]].name for o in stop["options"]] == [
+            f"__global__ at::native::upsample_nearest{n}d_out_frame" for n in (1, 2, 3)]
+        called = real_index.trace("F.interpolate(torch.randn(8, 16, 32, 32), scale_factor=2)", undefines=undefines)
+        assert ("torch/nn/functional.py", 4050) in [(h.file, h.line) for h in called.main_chain()]
+        assert _end(called) == ("__global__ at::native::upsample_nearest2d_out_frame",
+                                "aten/src/ATen/native/cuda/UpSampleNearest2d.cu", 41)
+
+
+def test_a_python_def_reads_the_values_the_def_calling_it_passes(real_index):
+    """F.upsample_bilinear calls `interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)`
+    (functional.py:4216): interpolate's tests read mode="bilinear", so of its rank switch only `input.dim() == 4
+    and mode == "bilinear"` is left, and the chain goes upsample_bilinear2d (:4087) ->
+    upsample_bilinear2d_out_frame (UpSampleBilinear2d.cu:35). Before, interpolate was read with its own default,
+    "nearest", and the chain ended at the 1-D nearest kernel."""
+    t = real_index.trace("F.upsample_bilinear", undefines=["USE_MACA"])
+    assert [(h.file, h.line) for h in t.main_chain()][:3] == [
+        ("torch/nn/functional.py", 4191), ("torch/nn/functional.py", 3878), ("torch/nn/functional.py", 4087)]
+    assert _end(t) == ("__global__ at::native::upsample_bilinear2d_out_frame",
+                       "aten/src/ATen/native/cuda/UpSampleBilinear2d.cu", 35)

@@ -356,9 +356,12 @@ def _bind_def(con, values: CallValues, fn: dict, skip_self: bool) -> None:
         _follow_bridges(con, values, fn, node, env)
 
 
-def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, env: dict) -> None:
+MAX_DEF_NEST = 4  # Python defs called from a bound def whose values are read in turn (_follow_defs)
+
+
+def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, env: dict, depth: int = 0) -> None:
     """Read the def's body with the call's values; what each bridge at a followed line passes, bound to the
-    schemas of the ops it reaches."""
+    schemas of the ops it reaches; and each Python def it calls, bound to what it passes (_follow_defs)."""
     module = module_of(con, fn)
 
     def resolve(dotted: str, module=module, depth=0):
@@ -391,6 +394,33 @@ def _follow_bridges(con, values: CallValues, fn: dict, node: ast.FunctionDef, en
                 values.bridge_unfit[(b["file"], b["line"], entry["schema"])] = (why, b["file"], b["line"])
             else:
                 values.schemas.setdefault(entry["schema"], mapped[0])
+    if depth < MAX_DEF_NEST:
+        _follow_defs(con, values, fn, module, ran, offset, depth)
+
+
+def _follow_defs(con, values: CallValues, fn: dict, module, ran, offset: int, depth: int) -> None:
+    """Each Python def `fn` calls on a followed line (one call of it there) bound to the values that call passes,
+    kept for that def's tests (python_values) and read on in turn: F.upsample_bilinear's `interpolate(input, size,
+    scale_factor, mode="bilinear", align_corners=True)` (functional.py:4234) reads interpolate's `mode ==
+    "bilinear"` tests as true. A def reached twice keeps the first values."""
+    for c in q.python_calls_in(con, fn["qualified_name"], fn["file"]):
+        if c["qualifier"] in ("self", "cls") or not module:
+            continue
+        found = follow_python(con, module, c["qualifier"], c["callee"])
+        if not found or found[0] != "def" or (found[1]["file"], found[1]["line"]) in values.python:
+            continue
+        made = [m for m in ran.calls.get(c["line"] - offset, []) if m[0].rpartition(".")[2] == c["callee"]]
+        helper = _def_node(values.root, found[1]) if len(made) == 1 else None
+        if helper is None:
+            continue
+        _, args, kwargs, _ = made[0]
+        bound = pyflow.bind(helper.args, list(args), dict(kwargs))
+        if bound is None:
+            continue
+        values.python[(found[1]["file"], found[1]["line"])] = {k: v for k, v in bound.items()
+                                                               if v is not pyflow.UNKNOWN}
+        if helper.body and not isinstance(helper.body[0], ast.Pass):
+            _follow_bridges(con, values, found[1], helper, bound, depth + 1)
 
 
 def _known(v):

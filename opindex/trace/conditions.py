@@ -360,6 +360,20 @@ def _props_locals(root: str | None, file: str | None, line: int | None, end_line
     return device_props.props_names(_body_text(root, file, line, end_line))
 
 
+# `const auto memory_format = input_.suggest_memory_format();` (UpSampleNearest2d.cu): a local holding a tensor's
+# suggested memory format
+_FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*\w+\s*\.\s*"
+                           r"suggest_memory_format\(\s*\)\s*;")
+
+
+@functools.lru_cache(maxsize=4096)
+def format_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple[str, ...]:
+    """The locals of a body that hold a tensor's suggested memory format: the input's (INPUT_MEMORY_FORMAT, a
+    tensor made the default way is contiguous), as `x.suggest_memory_format()` itself reads (memory_format_holds)."""
+    text = _body_text(root, file, line, end_line)
+    return tuple(_FORMAT_LOCAL.findall(text)) if "suggest_memory_format" in text else ()
+
+
 @functools.lru_cache(maxsize=4096)
 def count_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple[str, ...]:
     """The locals of a body that hold a tensor's element count (`count = safe_downcast<...>(output.numel())`,
@@ -1043,6 +1057,8 @@ class BodyGuards:
             defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
         defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
+        for name in format_locals(*span) if defaults.get(MEMORY_FORMAT) == INPUT_MEMORY_FORMAT else ():
+            defaults.setdefault(name, Constant(INPUT_MEMORY_FORMAT))  # (a traced call's own reading wins)
         props = _props_locals(*span)
         if props:  # the device's properties (pytorch/device_props.py): their tests read the GPU traced for
             cc = self.build.compute_capability()

@@ -670,9 +670,11 @@ def _pins(test: str) -> tuple[tuple[str, str], ...]:
         return ()
     while text.startswith("(") and text.endswith(")") and closes_at_end(text):
         text = text[1:-1].strip()
-    if len(split_top_level(text, "||", "([")) > 1:
+    if len(split_top_level(text, "||", "([")) > 1 or len(split_top_level(text, " or ", "([")) > 1:
         return ()
-    return tuple((m.group(1), m.group(2)) for part in split_top_level(text, "&&", "([")
+    # C++'s `&&`, or Python's `and` (F.interpolate's `input.dim() == 4 and mode == "nearest"`, functional.py:4049)
+    parts = [p for part in split_top_level(text, "&&", "([") for p in split_top_level(part, " and ", "([")]
+    return tuple((m.group(1), m.group(2)) for part in parts
                  if (m := _PIN.match(part.strip())) and "%" not in m.group(1))
 
 
