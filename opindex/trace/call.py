@@ -31,7 +31,7 @@ from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import schema_arguments
 from . import facts as q
 from . import pyflow
-from .conditions import INPUT_MEMORY_FORMAT, Constant
+from .conditions import FORMAT_LOCAL, INPUT_MEMORY_FORMAT, Constant
 from .python import bridged_entries, find_method, follow_python, module_of
 
 FIRST_TENSOR_NAMES = ("self", "input", "self_", "input_")  # what C++ calls an op's first tensor argument
@@ -41,9 +41,6 @@ _SIZE_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|u?int64_t|int|u?int32_t|size_t
                          r"(dim|ndimension|numel|size)\s*\(\s*(-?\w*)\s*\)\s*;")
 # a C++ local that is a parameter cast: `auto mode = static_cast<at::padding_mode>(mode_int);`
 _CAST_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]+)\s+(\w+)\s*=\s*static_cast<[^<>;]*>\(\s*(\w+)\s*\)\s*;")
-# `const auto memory_format = input.suggest_memory_format();`
-_FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
-                           r"suggest_memory_format\(\s*\)\s*;")
 # `auto input = input_.contiguous();`: the same tensor's sizes under a new name; so is a tensor made like one, with
 # in-place methods after it (multinomial's `Tensor q = at::empty_like(self).exponential_(1, gen);`, Distributions.cpp)
 _ALIAS_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|Tensor)\s*&?\s+(\w+)\s*=\s*(?:(\w+)\s*\.\s*contiguous\(\s*\)|"
@@ -638,12 +635,12 @@ def _file_text(root: str | None, file: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _body_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
-    """The format, cast, size, alias, wrapped-dim and size-product locals of a body (_FORMAT_LOCAL ... _PRODUCT_LOCAL),
+    """The format, cast, size, alias, wrapped-dim and size-product locals of a body (FORMAT_LOCAL ... _PRODUCT_LOCAL),
     read once per body: a trace asks for every body it walks, and a Python name's trace is a call with its
     defaults."""
     text = _body_text(root, {"file": file, "line": line, "end_line": end_line}) or ""
     # (each pattern, led by \b, is tried at every word: only where its literal part is in the body)
-    return (_FORMAT_LOCAL.findall(text) if "suggest_memory_format" in text else [],
+    return (FORMAT_LOCAL.findall(text) if "suggest_memory_format" in text else [],
             _CAST_LOCAL.findall(text) if "static_cast" in text else [],
             _SIZE_LOCAL.findall(text) if "dim" in text or "numel" in text or "size" in text else [],
             [(name, a or b) for name, a, b in _ALIAS_LOCAL.findall(text)] if "contiguous" in text or "_like(" in text

@@ -362,8 +362,8 @@ def _props_locals(root: str | None, file: str | None, line: int | None, end_line
 
 # `const auto memory_format = input_.suggest_memory_format();` (UpSampleNearest2d.cu): a local holding a tensor's
 # suggested memory format
-_FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*\w+\s*\.\s*"
-                           r"suggest_memory_format\(\s*\)\s*;")
+FORMAT_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|[\w:]*MemoryFormat)\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
+                          r"suggest_memory_format\(\s*\)\s*;")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -371,7 +371,7 @@ def format_locals(root: str | None, file: str | None, line: int | None, end_line
     """The locals of a body that hold a tensor's suggested memory format: the input's (INPUT_MEMORY_FORMAT, a
     tensor made the default way is contiguous), as `x.suggest_memory_format()` itself reads (memory_format_holds)."""
     text = _body_text(root, file, line, end_line)
-    return tuple(_FORMAT_LOCAL.findall(text)) if "suggest_memory_format" in text else ()
+    return tuple(name for name, _ in FORMAT_LOCAL.findall(text)) if "suggest_memory_format" in text else ()
 
 
 @functools.lru_cache(maxsize=4096)

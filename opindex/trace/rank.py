@@ -538,33 +538,52 @@ def rank_end(t, end, tokens: set[str], path: list | None = None, natural: bool |
     default arguments do not take (`if (label_smoothing > 0.0)`, label_smoothing=0.0)."""
     natural = path is None if natural is None else natural  # (`path` is end's own from the root)
     path = path or t.path(end)  # (a path through a repeat: given)
-    agg = _aggregate(t, tokens, end) if natural else None
-    if agg is None:
-        return _rank_end(t, end, tokens, path)
+    along = _aggregate(t, tokens, end) if natural else None
+    return _rank(t, end, tokens, path, along if along is not None else _along(path, tokens))
+
+
+def _rank_end(t, end, tokens: set[str], path: list) -> tuple:
+    """rank_end of a path given whole (one through a repeat), counted along it."""
+    return _rank(t, end, tokens, path, _along(path, tokens))
+
+
+def _rank(t, end, tokens, path: list, agg: "_Along") -> tuple:
     kind = _end_kind(end, path, agg.tensor_iterator)
     guesses = agg.guesses + _other_arity(end, [agg.last_entry] if agg.last_entry is not None else [])
     share = agg.named_entries / (agg.entries or 1)
+    # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
     writes = agg.writes and not _writes_are_its_work(t, path)
+    # a forward trace's work is no backward function's: F.conv2d's switch over the convolution backend has a
+    # transposed case whose cuDNN path runs cudnn_convolution_backward_input; ranked after every forward way
     backward = agg.backward and "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD
     vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
     return (writes, backward, agg.special, agg.feeds and _fed(t, path), kind, guesses, -round(share, 3), not vendor,
             agg.special_shape, -agg.below, agg.ops)
 
 
+def _along(path: list, tokens) -> "_Along":
+    """rank_end's counts along a whole path, each hop's from the one before it (_step)."""
+    agg = _ROOT
+    for h in path:
+        agg = _step(agg, h, tokens)
+    return agg
+
+
 @dataclass(frozen=True, slots=True)
 class _Along:
     """What rank_end counts along the path from a root to a hop, made from its parent's (_aggregate)."""
-    guesses: int = 0  # hops placed by a guess or in a test, ops that only initialise their output
+    guesses: int = 0  # hops placed by a guess of the walk (a launch found in the same file) or in a test's code,
+    # and ops that only write their own output (fill_, zero_: no Tensor read), which set up, not the op's work
     entries: int = 0  # native entries
     named_entries: int = 0  # ... named like the query
     last_entry: object = None
     below: int = 0  # code hops named like the query since the last entry
     ops: int = 0  # calls_op hops
     writes: bool = False
-    special: int = 0  # hops not on the default path
+    special: int = 0  # hops under a branch the default arguments do not take (`if (label_smoothing > 0.0)`)
     backward: bool = False  # a native or C++ hop that says backward
     tensor_iterator: bool = False
-    special_shape: int = 0
+    special_shape: int = 0  # undecided tests pinning several values (`dimension == 0 && batchCounter == 3`)
     feeds: bool = False
 
 
@@ -610,47 +629,6 @@ def _end_kind(end, path: list, tensor_iterator: bool) -> float:
     if end.kind == "ufunc_inner_loop":
         return 1.5  # a ufunc op's math, which the kernel generated for the device (kind 1 above) runs
     return 0
-
-
-def _rank_end(t, end, tokens: set[str], path: list) -> tuple:
-    """rank_end of a path given whole (one through a repeat), counted along it."""
-    if end.layer == "library":
-        kind = 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
-    elif any(_ONE_THREAD.search(h.name) for h in path[-2:]):
-        kind = 2  # `transform_vals<<<1, 1, 0, stream>>>` in cub.cuh's inclusive_scan: one thread carries a value
-        # between chunks; the work is the library call beside it
-    elif any(h.kind == "tensor_iterator" for h in path):
-        kind = 1  # the shared elementwise machinery (gpu_kernel -> vectorized_elementwise_kernel)
-    elif end.kind == "ufunc_inner_loop":
-        kind = 1.5  # a ufunc op's math, which the kernel generated for the device (kind 1 above) runs
-    else:
-        kind = 0
-    # a hop whose place is a guess of the walk (a launch found in the same file) or a test's code
-    guesses = sum(1 for h in path if h.found == "same_file" or is_test(h.file))
-    # an op that only writes its own output (fill_, zero_: no Tensor read) sets up, it is not the op's work
-    guesses += sum(1 for h in path if h.layer == "native" and h.kind == "entry" and _initializer(h.schema or ""))
-    entries = [h for h in path if h.layer == "native" and h.kind == "entry"]
-    guesses += _other_arity(end, entries)
-    share = sum(_named(h.name.removeprefix("aten::").split(".")[0], tokens) for h in entries) / (len(entries) or 1)
-    entry_ids = {h.id for h in entries}
-    last = max((i for i, h in enumerate(path) if h.id in entry_ids), default=0)
-    below = sum(1 for h in path[last:] if h.layer in ("cpp", "cuda", "stub", "registration") and _named(
-        h.name.split("::")[-1].split("<")[0], tokens))
-    ops = sum(1 for h in path if h.kind == "calls_op")
-    # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
-    writes = any(h.kind == "writes" for h in path) and not _writes_are_its_work(t, path)
-    # a branch the op's default arguments do not take (cross_entropy's `if (label_smoothing > 0.0)`)
-    special = sum(1 for h in path if h.not_default)
-    # a forward trace's work is no backward function's: F.conv2d's switch over the convolution backend has a
-    # transposed case whose cuDNN path runs cudnn_convolution_backward_input; ranked after every forward way
-    backward = "backward" not in tokens and not tokens & FORWARD_BY_BACKWARD and any(
-        h.layer in ("native", "cpp") and _says_backward(h.name) for h in path)
-    vendor = end.layer == "library" and end.kind not in BUILDING_BLOCKS
-    # 5. of ways the inputs leave open, the general one before a special shape: a path whose undecided test pins
-    # several values to numbers at once (maca_parallel_cat's `dimension == 0 && batchCounter == 3 && nDims == 4`)
-    special_shape = sum(1 for h in path for c in h.conditions if c.assumed is None and pinned_values(c.text) >= 2)
-    return (writes, backward, special, _fed(t, path), kind, guesses, -round(share, 3), not vendor, special_shape,
-            -below, ops)
 
 
 _PIN = re.compile(r"^\(?\s*([\w.:\[\]()>-]+?)\s*==\s*(-?\d+)\s*\)?$")
