@@ -306,6 +306,61 @@ void batch_norm_cuda_out(bool train) {
     assert [may_follow(src, a, b) for a, b in ((15, 17), (3, 7), (3, 5), (9, 15))] == [True, True, False, False]
 
 
+def test_a_launch_in_a_loop_runs_after_the_one_before_it():
+    """mbtopk::launch (TensorTopK.cu:642, PyTorch 2.4): `fill<<<...>>>(...)`, then `for (...; ...; ...) {
+    radixFindKthValues<<<...>>>(...); }`, then gatherTopK: a loop's body runs each time; a block under a test
+    of its own, an else or an early return does not."""
+    from opindex.trace.sequence import runs_after
+    src = """\
+void launch() {
+  fill<<<1, 512>>>(ks);
+  for (int bit = 24; bit >= 0; bit -= 8) {
+    radixFindKthValues<<<grid, block>>>(input, bit);  // { not a block
+  }
+  gatherTopK<<<grid, block>>>(input);
+  if (k == 0) {
+    fixup<<<1, 1>>>(input);
+  } else {
+    other<<<1, 1>>>(input);
+  }
+  while (more) { do {
+    again<<<1, 1>>>(input);
+  } while (x); }
+  return;
+  after<<<1, 1>>>(input);
+}""".splitlines()
+    assert [runs_after(src, 2, n) for n in (4, 6, 8, 10, 13, 16)] == [True, True, False, False, True, False]
+    assert runs_after(src, 8, 10) is False  # the else of the test that holds the first
+    from opindex.trace.sequence import runs_before  # ... and what has run each time a later call runs
+    assert [runs_before(src, 1, n, 6) for n in (2, 4)] == [True, True]  # (a loop's body)
+    assert [runs_before(src, 1, n, 13) for n in (2, 6, 8, 10)] == [True, True, False, False]  # (under a test)
+    assert runs_before(src, 1, 2, 16) is False  # past the early return
+
+
+def test_a_call_under_a_test_that_closes_before_a_later_one_may_not_have_run():
+    """THC_pointwiseApply2 (1.8, THCApply.cuh:335): `if (aType == ReadWrite && ...) { a = THCTensor_newContiguous(
+    ...); }`, later the launches (:447): the copy runs only under its test, so it is no work done before each
+    launch; nor is a call in a lambda's body (AT_DISPATCH's `[&] {`), which runs where the lambda is called."""
+    from opindex.trace.sequence import blocks_between, runs_after, runs_before
+    src = """\
+bool apply(T* a) {
+  if (aType == ReadWrite &&
+      overlapping(a)) {  // {
+    a = newContiguous(a);
+  }
+  AT_DISPATCH_ALL_TYPES(a.scalar_type(), "x", [&] {
+    keys(a);
+  });
+  launch<<<grid, block>>>(a);
+}""".splitlines()
+    assert blocks_between(src, 1, 4, 9) == (["if (aType == ReadWrite && overlapping(a))"], [])
+    two = ["AT_DISPATCH_SPECIAL(t, [&] {", "  a<<<1, 1>>>(x);", "}, [&] {", "  b<<<1, 1>>>(x);", "});"]
+    assert runs_after(two, 2, 4) is False  # (the dtype picks one of the two lambdas)
+    assert runs_before(src, 1, 4, 9) is False
+    assert runs_before(src, 1, 7, 9) is False  # (a lambda's body runs where it is called: not read)
+    assert blocks_between(src, 1, 7, 9) == (['AT_DISPATCH_ALL_TYPES(a.scalar_type(), "x", [&]'], [])
+
+
 def test_device_work_after_an_if_the_build_leaves_out_runs_in_sequence():
     """group_norm_kernel.cu:610-637 (PyTorch 2.4 fork): `#ifdef USE_MACA if (opt) { ... } else { #endif
     RowwiseMoments<<<...>>>; #ifdef USE_MACA } #endif if (HxW == 1) {...} else if (...) { gpu_kernel(iter) }`.

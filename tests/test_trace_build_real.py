@@ -244,6 +244,36 @@ def test_of_two_calls_in_sequence_the_later_makes_the_result(real_index):
                        "aten/src/ATen/native/cuda/Normalization.cuh", 218)
 
 
+def test_launches_of_one_body_in_sequence_are_work_beside_the_chain_s_not_other_ways(real_index):
+    """mbtopk::launch (cuda/TensorTopK.cu:642) launches fill (:680), radixFindKthValues and
+    computeBlockwiseWithinKCounts in a loop (:708, :724), computeBlockwiseKthCounts (:732), two
+    inclusive_sum_by_key scans (:739-740), then gatherTopK (:742), which writes the result. torch.multinomial by
+    name reaches it through topk_out (Distributions.cpp:636) and ends at gatherTopK (TensorTopK.cu:496), not at
+    the first launch, fill. The launches before are listed as work done in sequence, not as other ways: the
+    hop's only other way is the `#else` gatherTopK (:754), which this build (CUB_SUPPORTS_SCAN_BY_KEY()) leaves
+    out. randperm_out_cuda (cuda/Randperm.cu:58) makes random keys (:93) and radix-sorts them (:101) before
+    randperm_handle_duplicate_keys (:106); its other way is the `bits > 32` side's radix sort (:117)."""
+    tk = "aten/src/ATen/native/cuda/TensorTopK.cu"
+    t = real_index.trace("torch.multinomial", undefines=["USE_MACA"])
+    assert _end(t) == ("__global__ at::native::mbtopk::gatherTopK", tk, 496)
+    chain = t.main_chain()
+    c = next(c for c in t.to_dict()["choices"] if c["hop"] == chain[-2].id)
+    assert (chain[-2].file, chain[-2].line, c["ways"], c["settled"]) == (tk, 742, 2, True)
+    assert [(t.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [
+        (680, "before"), (708, "before"), (724, "before"), (732, "before"), (739, "before"), (740, "before")]
+    assert t.hops[c["others"][0]].line == 754
+    text = render(t)
+    assert "runs after fill, radixFindKthValues, computeBlockwiseWithinKCounts, computeBlockwiseKthCounts (+2 " \
+        "more) (in sequence, body at TensorTopK.cu:642)" in text
+    r = real_index.trace("torch.randperm(1024, device='cuda')", undefines=["USE_MACA"])
+    hop = next(h for h in r.main_chain() if h.name == "randperm_handle_duplicate_keys")
+    c = next(c for c in r.to_dict()["choices"] if c["hop"] == hop.id)
+    assert [(r.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [(93, "before"), (101, "before")]
+    assert (c["ways"], [r.hops[k].line for k in c["others"]]) == (2, [117])
+    assert "runs after distribution_elementwise_grid_stride_kernel, SortPairs (in sequence, body at " \
+        "Randperm.cu:58)" in render(r)
+
+
 def test_an_op_whose_result_another_op_takes_runs_before_it(real_index):
     """cross_entropy_loss_symint's default branch: `at::nll_loss_nd_symint(at::log_softmax(self, ...), ...)`
     (LossNLL.cpp:651-652): log_softmax's hop says it feeds nll_loss_nd_symint, and the chain ends at the loss's

@@ -60,7 +60,8 @@ def test_choices_say_whether_the_inputs_settled_the_main_chain():
     # where the ways part (at::native::lstm, RNN.cpp:10)
     assert t.to_dict()["choices"] == [{
         "hop": 9, "ways": 2, "others": [5], "settled": False, "file": "RNN.cpp", "line": 10,
-        "options": [{"hop": 9, "end": 13, "conditions": []}, {"hop": 5, "end": 8, "conditions": []}]}]
+        "options": [{"hop": 9, "end": 13, "conditions": []}, {"hop": 5, "end": 8, "conditions": []}],
+        "sequence": []}]
     # a condition read as false over the matmul call (an `if` the default arguments do not take) settles it
     t = _rnn_like()
     t.hops[5].conditions.append(Condition("if", "batch_first", "RNN.cpp", 19, assumed=False))
@@ -68,7 +69,8 @@ def test_choices_say_whether_the_inputs_settled_the_main_chain():
         "hop": 9, "ways": 2, "others": [5], "settled": True, "file": "RNN.cpp", "line": 10,
         "options": [{"hop": 9, "end": 13, "conditions": []},
                     {"hop": 5, "end": 8, "conditions": [
-                        {"text": "batch_first", "file": "RNN.cpp", "line": 19, "assumed": False}]}]}]
+                        {"text": "batch_first", "file": "RNN.cpp", "line": 19, "assumed": False}]}],
+        "sequence": []}]
     assert "  4  stub         lstm_cudnn_stub                  RNN.cpp:30  ◆ default of 2\n" in t.to_text()
     # an undecided condition (None: the build does not say) does not
     t = _rnn_like()

@@ -98,9 +98,11 @@ def test_the_main_chain_ends_where_the_op_s_work_runs(real_index):
         "aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernels/cutlassF_f32_aligned.cu",
         "fmha_cutlassF_f32_aligned_64x64_rf_sm80")
     assert "aten::_scaled_dot_product_efficient_attention" in [h.name for h in t.main_chain()]
-    # (7 ways since 2026-12-06: convert_boolean_attn_mask's `new_attn_mask.masked_fill_(...)`, attention.cpp:664,
-    # a Tensor local made by at::zeros_like, reaches device code too)
-    assert any(c["ways"] == 7 and not c["settled"] for c in t.to_dict()["choices"])
+    # (convert_boolean_attn_mask, attention.cpp:664, whose `new_attn_mask.masked_fill_(...)` reaches device code
+    # too, runs before the `switch (backend)` each time: work done before the chain's, not a seventh way)
+    choice = next(c for c in t.to_dict()["choices"] if c["ways"] == 6 and not c["settled"])
+    assert [(t.hops[s["hop"]].name, t.hops[s["hop"]].called_at, s["order"]) for s in choice["sequence"]] == [
+        ("at::native::convert_boolean_attn_mask", "aten/src/ATen/native/transformers/attention.cpp:664", "before")]
     # nn.MultiheadAttention's default need_weights=True rules the fused kernels out: its output projection's gemm
     assert _chain_end(real_index, "nn.MultiheadAttention").name == "cublasSgemm"
     assert "vectorized_layer_norm_kernel" in _chain_end(real_index, "F.layer_norm").name

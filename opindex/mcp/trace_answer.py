@@ -121,6 +121,11 @@ def _choice(c: dict) -> dict:
                 None)
     if not c.get("settled") and test is not None:
         out["open"] = {"test": test["text"], "at": f"{test['file']}:{test['line']}" if test.get("file") else None}
+    if c.get("sequence"):  # device work the body does beside the chain's: [hop, end] pairs, before and after it
+        for order in ("before", "after"):
+            pairs = [[s["hop"], s["end"]] for s in c["sequence"] if s["order"] == order]
+            if pairs:
+                out[f"runs_{order}"] = pairs
     return out
 
 

@@ -92,6 +92,10 @@ def render(t: Trace, context: int = 2, full: bool = False, tree: bool = False, s
     if not tree:
         tails = _tails(t, chain, hidden, paint, width)
         compact = bool(width) and height(out + tails + end, width) + 6 > SCREEN  # 6: the least branch section
+        if compact:  # first without the lines naming work done in sequence beside the chain's (the marks stay)
+            out = head + _chain_section(t, chain, hidden, paint, width, snippets and not tree, context, legend,
+                                        sequence=False)
+            compact = height(out + tails + end, width) + 6 > SCREEN
         if compact:  # a chain whose lines wrap: no blank line under a title, one backward entry
             out = head + _chain_section(t, chain, hidden, paint, width, snippets, context, legend, gap=[])
             tails = _tails(t, chain, hidden, paint, width, compact=True)
@@ -153,7 +157,7 @@ def main_chain(t: Trace, hidden: dict[int, int] | None = None) -> list[Hop]:
 
 
 def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: bool, context: int,
-                   legend: bool = False, gap=("",)) -> list[str]:
+                   legend: bool = False, gap=("",), sequence: bool = True) -> list[str]:
     if t.direction == "up":
         title = "Main chain: from the start up to an nn.Module, else the first Python surface"
     else:
@@ -181,21 +185,23 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
         name = _folded(t, h, hidden) if _folds(h, hidden) else h.name
         choice = _choice(t, h)
         forks += bool(choice)
-        suffix = f"  ◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked") if choice else ""
+        suffix = f"  {_mark(choice)}" if choice else ""
         if choice and choice.get("switch"):  # the chain stops here: no way taken (the line under the chain says)
             suffix, choice = f"  ◆ one of {choice['ways']}, open", None
         line = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(suffix, "1"), pad, where=shown[h.id])
         if suffix and width:  # the short form where the long one would not fit the line in the name column
-            short = f"  ◆{choice['ways']}" + ("" if choice["settled"] else " ranked")  # (unless it wraps more)
+            short = f"  {_mark(choice, short=True)}"  # (unless it wraps more)
             aligned = 5 + _LAYER_WIDTH + 1 + max(pad, len(name)) + 2 + len(shown[h.id])
             other = _hop_line(f"{i:>3}  ", h, name, paint, width, paint(short, "1"), pad, where=shown[h.id])
             if aligned + len(suffix) > width and height([other], width) <= height([line], width):
                 line = other
         out.append(line)
         why = _why(choice, t, compact=not gap) if choice else None
-        if why:  # one short line: the test that settled the choice, or the one the inputs left open
-            out.append(paint("       " + (why if not width or len(why) <= width - 7 else why[:width - 8] + "…"),
-                             "2"))
+        along = _sequence_note(choice, t) if choice and gap and sequence else None  # (compact: the mark alone)
+        for note in (why, along):  # one short line each: the test that settled the choice, or the one the inputs
+            if note:  # left open; the device work the body does beside the chain's, in sequence
+                out.append(paint("       " + (note if not width or len(note) <= width - 7
+                                              else note[:width - 8] + "…"), "2"))
         if snippets:
             out += [f"         {s}" for s in snippet(t.root, h.file, h.line, 0, context)]
     sw = _switch(t) if t.direction == "down" else None
@@ -263,7 +269,43 @@ def choice_note(t: Trace, hop: Hop) -> tuple[str, str | None] | None:
     if choice.get("switch"):  # the chain stops here (rank._stop_at_switch)
         sw = _switch(t)
         return f"◆ one of {choice['ways']}, open", switch_note(t, sw) if sw else None
-    return f"◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked"), _why(choice, t)
+    notes = [n for n in (_why(choice, t), _sequence_note(choice, t)) if n]
+    return _mark(choice), " — ".join(notes) or None
+
+
+def _mark(choice: dict, short: bool = False) -> str:
+    """`◆ default of N[, ranked]` (`◆N[ ranked]` short) at a choice; `◆ last of N in sequence` (`◆N/N in
+    sequence`) where the hop's only other ways are device work its body does before or after it."""
+    if choice["ways"] == 1 and choice.get("sequence"):
+        n = len(choice["sequence"]) + 1
+        at = 1 + sum(s["order"] == "before" for s in choice["sequence"])
+        if short:
+            return f"◆{at}/{n} in sequence"
+        return f"◆ {'last' if at == n else 'first' if at == 1 else f'{at}th'} of {n} in sequence"
+    if short:
+        return f"◆{choice['ways']}" + ("" if choice["settled"] else " ranked")
+    return f"◆ default of {choice['ways']}" + ("" if choice["settled"] else ", ranked")
+
+
+def _sequence_note(choice: dict, t: Trace) -> str | None:
+    """`runs after fill, radixFindKthValues (+2 more); then X (in sequence, body at TensorTopK.cu:642)`: the device
+    code of the calls the body makes before and after the main chain's, each time it makes that one (trace/rank.py
+    choices' `sequence`), at most MAX_WAYS named each side and the rest counted."""
+    parts = []
+    for order, said in (("before", "runs after"), ("after", "then")):
+        names: list[str] = []
+        for s in choice.get("sequence", ()):
+            end = s["end"] if s["end"] is not None else s["hop"]
+            name = bare_name(t.hops[end]) if 0 <= end < len(t.hops) else None
+            if s["order"] == order and name and name not in names:
+                names.append(name)
+        if names:
+            more = f" (+{len(names) - MAX_WAYS} more)" if len(names) > MAX_WAYS else ""
+            parts.append(f"{said} {', '.join(names[:MAX_WAYS])}{more}")
+    if not parts:
+        return None
+    where = f", body at {choice['file'].rpartition('/')[2]}:{choice['line']}" if choice.get("file") else ""
+    return f"{'; '.join(parts)} (in sequence{where})"
 
 
 def header_lines(t: Trace) -> list[str]:

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from ..pytorch.plumbing import WRITING_PLUMBING
 from ..pytorch.syntax import closes_at_end, split_top_level
-from .sequence import C_FAMILY, alternatives, built_lines, file_lines, in_sequence, may_follow
+from .sequence import C_FAMILY, alternatives, built_lines, file_lines, in_sequence, may_follow, runs_after, runs_before
 
 TAIL_LAYERS = ("backward", "decomposition", "codegen")  # side branches of an op, never its main chain
 # ops whose forward is another op's backward: a transposed convolution computes a convolution's gradient of its
@@ -256,6 +256,12 @@ def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
             continue
         if {best[i].kind, path[i].kind} <= SEQUENCE_KINDS and la < lb and in_sequence(lines, la, lb):
             best = path  # the later of two in sequence
+        elif {best[i].kind, path[i].kind} <= DEVICE_WORK_KINDS and la < lb and runs_after(
+                _built(t, fa, lines, la, lb), la, lb):
+            # two launches of one body ranked alike, the later one after the first (in a loop of its own, too):
+            # mbtopk::launch's `fill<<<>>>` of its counters, its radix passes, then gatherTopK, which writes the
+            # result
+            best = path
         elif lb < la and {best[i].kind, path[i].kind} == {"launch", "calls"} and alternatives(lines, lb, la):
             # a direct launch and a helper call that are alternatives (a body walks its <<<>>> launches before its
             # calls): the one the source writes first (host_softmax's persistent dispatch call at :725 before the
@@ -681,12 +687,17 @@ def choices(t) -> list[dict]:
         # (a fill or copy the body makes besides its work, `input_.contiguous()`, is no way instead of it)
         others = [k for k in kids.get(above.id, ()) if k.id != hop.id and k.layer not in TAIL_LAYERS
                   and (k.kind != "writes" or hop.kind == "writes") and _leads_to(k, kids, ends)]
-        if others:
+        # device work done beside the way taken, no way instead of it
+        order = {k.id: o for k in others if (o := _runs_with(t, above, hop, k))}
+        others = [k for k in others if k.id not in order]
+        if others or order:
             out.append({"hop": hop.id, "ways": len(others) + 1, "others": [k.id for k in others],
                         "settled": all(_ruled_out(k, kids, ends) for k in others),
                         "file": above.file, "line": above.line,
                         "options": [_option(k, kids, ends, chain[-1].id if k is hop else None)
-                                    for k in [hop, *others]]})
+                                    for k in [hop, *others]],
+                        "sequence": [{"hop": k, "order": o, "end": _option(t.hops[k], kids, ends, None)["end"]}
+                                     for k, o in sorted(order.items(), key=lambda kv: _site(t.hops[kv[0]])[1])]})
     stop = switch(t)
     if stop is not None:  # the chain ends where its ways part: every way is an option, none taken
         last = chain[-1]
@@ -695,6 +706,32 @@ def choices(t) -> list[dict]:
                     "file": last.file, "line": last.line,
                     "options": [_option(t.hops[w], kids, ends, None) for w in stop["ways"]]})
     return out
+
+
+def _runs_with(t, above, hop, way) -> str | None:
+    """"before" or "after" where `way`, another call of the body `above` that calls `hop`, runs each time `hop` does
+    (trace/sequence.py, as the build compiles the body; its conditions among `hop`'s and none read as false):
+    randperm_out_cuda's `random_` keys and radix sort before randperm_handle_duplicate_keys, mbtopk::launch's radix
+    passes (in a loop) before gatherTopK. Device work done beside the main chain's, not another way it may run;
+    None for an alternative (an else, another case, past an early return, the other side of an #if)."""
+    if not (way.kind in SEQUENCE_KINDS | DEVICE_WORK_KINDS or way.layer in ("stub", "library")) or \
+            way.found == "passed_in":  # (kernels handed to a callback are candidates it picks from: cutlassF.h)
+        return None
+    (fw, lw), (fh, lh) = _site(way), _site(hop)
+    if not (fw and fw == fh and lw != lh and fw.endswith(C_FAMILY)) or any(c.assumed is False for c in
+                                                                          way.conditions):
+        return None
+    if not {(c.text, c.line) for c in way.conditions} <= {(c.text, c.line) for c in hop.conditions}:
+        return None
+    lines = file_lines(t.root, fw)
+    first, later = min(lw, lh), max(lw, lh)
+    if not lines or later > len(lines):
+        return None
+    start = above.line if above.file == fw and above.line and above.line <= first else first
+    built = _built(t, fw, lines, start, later)
+    if lw < lh:  # (`hop` may sit in a block under a test of its own since: `way` has run before it)
+        return "before" if runs_before(built, start, lw, lh) else None
+    return "after" if runs_after(built, lh, lw) else None
 
 
 def open_decisions(t, found: list[dict] | None = None) -> list[dict]:

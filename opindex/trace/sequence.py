@@ -30,6 +30,61 @@ def may_follow(lines: list[str], first: int, later: int) -> bool:
     return _read(lines, first, later) in ("sequence", "") and 0 < first < later <= len(lines)
 
 
+_BLOCK = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[{}();]', re.S)
+# a block that runs each time the code around it does: a plain `{ ... }` scope or a loop's body. Not one under a
+# test, nor a lambda's (a lambda defined there runs where it is called: `auto conj_chalf = [&] { ... };`, and an
+# AT_DISPATCH's case lambdas are alternatives the dtype picks)
+_RUNS = re.compile(r"(?:for|while|do)\b|$")
+
+
+def runs_after(lines: list[str], first: int, later: int) -> bool:
+    """Whether `later` runs after `first` each time `first` runs: in sequence, or in blocks opened since that run
+    each time (a loop's body, a plain scope: `fill<<<...>>>(...); for (...) { radixFindKthValues<<<...>>>(...);
+    }`), not under a test of its own nor in a lambda."""
+    kind = _read(lines, first, later)
+    if kind or not 0 < first < later <= len(lines):
+        return kind == "sequence"
+    return all(_RUNS.match(h) for h in blocks_between(lines, first, first, later)[1])
+
+
+def runs_before(lines: list[str], start: int, first: int, later: int) -> bool:
+    """Whether `first` has run each time `later` runs, in the body from line `start`: no else, case, early return
+    or #else makes them alternatives, and each block that holds `first` but not `later` runs each time (`if (a)
+    { first(); } later();`: first may not have run; a loop's body, a plain scope: it has)."""
+    if not 0 < start <= first < later <= len(lines) or alternatives(lines, first, later):
+        return False
+    return all(_RUNS.match(h) for h in blocks_between(lines, start, first, later)[0])
+
+
+def blocks_between(lines: list[str], start: int, first: int, later: int) -> tuple[list[str], list[str]]:
+    """The headers (the text before each `{`, from the last `;` or brace outside parentheses; comments left out)
+    of the blocks that hold line `first` but not `later`, and of those that hold `later` but not `first`, reading
+    the text from line `start`."""
+    text = "\n".join(lines[start - 1:later - 1])
+    at_first = sum(len(line) + 1 for line in lines[start - 1:first - 1])
+    stack: list[tuple[int, str]] = []
+    held, n, begin, parens, piece = None, 0, 0, 0, []
+    for m in _BLOCK.finditer(text):
+        if held is None and m.start() >= at_first:
+            held = list(stack)
+        tok = m.group()
+        if tok.startswith(("//", "/*")):
+            piece.append(text[begin:m.start()])
+            begin = m.end()
+        elif tok in ("(", ")"):
+            parens += 1 if tok == "(" else -1  # (a `for (...; ...; ...)` header's semicolons)
+        elif tok == "{":
+            n += 1
+            stack.append((n, " ".join(("".join(piece) + text[begin:m.start()]).split())))
+            begin, piece = m.end(), []
+        elif tok == "}" or (tok == ";" and parens <= 0):
+            if tok == "}" and stack:
+                stack.pop()
+            begin, piece = m.end(), []
+    held = list(stack) if held is None else held
+    return [h for _, h in (b for b in held if b not in stack)], [h for _, h in (b for b in stack if b not in held)]
+
+
 def built_lines(lines: list[str], off, first: int = 1, last: int | None = None) -> list[str]:
     """A file's lines as a build compiles them: a line `off(n)` says is under a false #if, and every directive
     line, blank (the same count, so line numbers hold); only lines first..last are read so (the span _read reads)."""
