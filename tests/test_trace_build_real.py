@@ -274,6 +274,27 @@ def test_launches_of_one_body_in_sequence_are_work_beside_the_chain_s_not_other_
         "Randperm.cu:58)" in render(r)
 
 
+def test_work_after_the_chain_s_under_a_test_of_its_own_is_said_with_its_test(real_index):
+    """structured_topk_out_cuda (cuda/TensorTopK.cpp:47) gathers the top k (launch_gather_topk_kernel, :67; the
+    only other way, topk_out_with_sort at :58, needs should_use_sort, false here), then sorts them `if (sorted &&
+    values.numel() > 1)` (:71): sortKeyValueInplace (:76) under should_use_small_sort (:72), else a sort and
+    indices.gather (:90). Those run after the gather, under tests the inputs leave open: no other way, and the text
+    says when they run. torch.topk(torch.randn(16, 30000), 10) ends at mbtopk's gatherTopK (TensorTopK.cu:496)."""
+    t = real_index.trace("torch.topk(torch.randn(16, 30000), 10)", undefines=["USE_MACA"])
+    assert _end(t) == ("__global__ at::native::mbtopk::gatherTopK", "aten/src/ATen/native/cuda/TensorTopK.cu", 496)
+    gather = next(h for h in t.main_chain() if h.name == "at::native::launch_gather_topk_kernel")
+    c = next(c for c in t.to_dict()["choices"] if c["hop"] == gather.id)
+    assert (gather.called_at, c["ways"], c["settled"]) == ("aten/src/ATen/native/cuda/TensorTopK.cpp:67", 2, True)
+    assert [(t.hops[s["hop"]].name, t.hops[s["hop"]].line if s["hop"] else None, s["order"],
+             [k["text"] for k in s["conditions"]]) for s in c["sequence"]] == [
+        ("at::native::sortKeyValueInplace", 390, "after", ["sorted && values.numel() > 1",
+                                                            "should_use_small_sort(values, dim)"]),
+        ("indices.gather", 90, "after", ["sorted && values.numel() > 1", "not (should_use_small_sort(values, dim))"])]
+    assert "       then bitonicSortKVInPlace (if sorted && values.numel() > 1 && should_use_small_sort(values, dim)), " \
+        "_gather_elementwise_kernel_dim2_opt (if sorted && values.numel() > 1 && not (should_use_small_sort(values, " \
+        "dim))) (in sequence, body at TensorTopK.cpp:47)" in render(t).splitlines()
+
+
 def test_an_op_whose_result_another_op_takes_runs_before_it(real_index):
     """cross_entropy_loss_symint's default branch: `at::nll_loss_nd_symint(at::log_softmax(self, ...), ...)`
     (LossNLL.cpp:651-652): log_softmax's hop says it feeds nll_loss_nd_symint, and the chain ends at the loss's

@@ -288,15 +288,19 @@ def _mark(choice: dict, short: bool = False) -> str:
 
 
 def _sequence_note(choice: dict, t: Trace) -> str | None:
-    """`runs after fill, radixFindKthValues (+2 more); then X (in sequence, body at TensorTopK.cu:642)`: the device
-    code of the calls the body makes before and after the main chain's, each time it makes that one (trace/rank.py
-    choices' `sequence`), at most MAX_WAYS named each side and the rest counted."""
+    """`runs after fill, radixFindKthValues (+2 more); then X (if sorted && ...) (in sequence, body at
+    TensorTopK.cu:642)`: the device code of the calls the body makes before and after the main chain's, each time
+    it makes that one or under a test of their own the inputs leave open (trace/rank.py choices' `sequence`), at
+    most MAX_WAYS named each side and the rest counted."""
     parts = []
     for order, said in (("before", "runs after"), ("after", "then")):
         names: list[str] = []
         for s in choice.get("sequence", ()):
             end = s["end"] if s["end"] is not None else s["hop"]
             name = bare_name(t.hops[end]) if 0 <= end < len(t.hops) else None
+            if name and s.get("conditions"):  # under a test of its own the inputs leave open
+                test = " && ".join(c["text"] for c in s["conditions"])
+                name += f" (if {test if len(test) <= MAX_IF else test[:MAX_IF - 1] + '…'})"
             if s["order"] == order and name and name not in names:
                 names.append(name)
         if names:
@@ -355,6 +359,7 @@ MAX_TEST = 120  # characters of a test shown under a choice (cut with …: the w
 
 
 MAX_WAYS = 4  # device code named per open decision in the text (JSON `open`: every option)
+MAX_IF = 80  # characters of the tests a call in sequence runs under, in the text (JSON: whole)
 
 
 def _open_ways(choice: dict, t: Trace) -> str:

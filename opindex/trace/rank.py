@@ -256,8 +256,8 @@ def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
             continue
         if {best[i].kind, path[i].kind} <= SEQUENCE_KINDS and la < lb and in_sequence(lines, la, lb):
             best = path  # the later of two in sequence
-        elif {best[i].kind, path[i].kind} <= DEVICE_WORK_KINDS and la < lb and runs_after(
-                _built(t, fa, lines, la, lb), la, lb):
+        elif {best[i].kind, path[i].kind} <= DEVICE_WORK_KINDS and la < lb and not _one_kernel(
+                best[i], path[i]) and runs_after(_built(t, fa, lines, la, lb), la, lb):
             # two launches of one body ranked alike, the later one after the first (in a loop of its own, too):
             # mbtopk::launch's `fill<<<>>>` of its counters, its radix passes, then gatherTopK, which writes the
             # result
@@ -268,6 +268,12 @@ def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
             # launches of its else)
             best = path
     return best
+
+
+def _one_kernel(a, b) -> bool:
+    """Two <<<>>> launches of one kernel (1.8's `LAUNCH_SOFTMAX_WARP_FORWARD(0)` ... `(10)`, each a `case` of a
+    switch the macro writes): variants of its template the inputs pick, read as alternatives, never in sequence."""
+    return a.kind == b.kind == "launch" and a.name.split("<")[0].strip() == b.name.split("<")[0].strip()
 
 
 def _built(t, file: str, lines: list[str], first: int, last: int) -> list[str]:
@@ -696,8 +702,10 @@ def choices(t) -> list[dict]:
                         "file": above.file, "line": above.line,
                         "options": [_option(k, kids, ends, chain[-1].id if k is hop else None)
                                     for k in [hop, *others]],
-                        "sequence": [{"hop": k, "order": o, "end": _option(t.hops[k], kids, ends, None)["end"]}
-                                     for k, o in sorted(order.items(), key=lambda kv: _site(t.hops[kv[0]])[1])]})
+                        "sequence": [{"hop": k, "order": o, "end": _option(t.hops[k], kids, ends, None)["end"],
+                                      "conditions": [{"text": c.text, "file": c.file, "line": c.line} for c in under]}
+                                     for k, (o, under) in sorted(order.items(),
+                                                                 key=lambda kv: _site(t.hops[kv[0]])[1])]})
     stop = switch(t)
     if stop is not None:  # the chain ends where its ways part: every way is an option, none taken
         last = chain[-1]
@@ -708,30 +716,39 @@ def choices(t) -> list[dict]:
     return out
 
 
-def _runs_with(t, above, hop, way) -> str | None:
-    """"before" or "after" where `way`, another call of the body `above` that calls `hop`, runs each time `hop` does
-    (trace/sequence.py, as the build compiles the body; its conditions among `hop`'s and none read as false):
-    randperm_out_cuda's `random_` keys and radix sort before randperm_handle_duplicate_keys, mbtopk::launch's radix
-    passes (in a loop) before gatherTopK. Device work done beside the main chain's, not another way it may run;
-    None for an alternative (an else, another case, past an early return, the other side of an #if)."""
+def _runs_with(t, above, hop, way) -> tuple[str, list] | None:
+    """("before" or "after", the tests of its own it runs under) where `way`, another call of the body `above` that
+    calls `hop`, runs beside it (trace/sequence.py, as the build compiles the body; no condition of it read as
+    false): each time `hop` does, where its conditions are among `hop`'s (randperm_out_cuda's `random_` keys and
+    radix sort before randperm_handle_duplicate_keys, mbtopk::launch's radix passes, in a loop, before gatherTopK),
+    else when its own tests the inputs leave open hold (structured_topk_out_cuda sorts what launch_gather_topk_kernel
+    gathered `if (sorted && values.numel() > 1)`). Device work done beside the main chain's, not another way it may
+    run; None for an alternative (an else, another case, past an early return, the other side of an #if, or both
+    under tests of their own)."""
     if not (way.kind in SEQUENCE_KINDS | DEVICE_WORK_KINDS or way.layer in ("stub", "library")) or \
             way.found == "passed_in":  # (kernels handed to a callback are candidates it picks from: cutlassF.h)
         return None
     (fw, lw), (fh, lh) = _site(way), _site(hop)
     if not (fw and fw == fh and lw != lh and fw.endswith(C_FAMILY)) or any(c.assumed is False for c in
-                                                                          way.conditions):
+                                                                          way.conditions) or _one_kernel(hop, way):
         return None
-    if not {(c.text, c.line) for c in way.conditions} <= {(c.text, c.line) for c in hop.conditions}:
-        return None
+    mine, its = {(c.text, c.line) for c in hop.conditions}, {(c.text, c.line) for c in way.conditions}
+    extra = [c for c in way.conditions if (c.text, c.line) not in mine]  # (none read as false)
+    own = [c for c in extra if c.assumed is None]
+    if own and not mine <= its:
+        return None  # each under tests of its own
     lines = file_lines(t.root, fw)
     first, later = min(lw, lh), max(lw, lh)
     if not lines or later > len(lines):
         return None
     start = above.line if above.file == fw and above.line and above.line <= first else first
     built = _built(t, fw, lines, start, later)
-    if lw < lh:  # (`hop` may sit in a block under a test of its own since: `way` has run before it)
-        return "before" if runs_before(built, start, lw, lh) else None
-    return "after" if runs_after(built, lh, lw) else None
+    order = "before" if lw < lh else "after"
+    if extra:  # in a block of its own, under tests that hold or that the inputs leave open (those said)
+        return (order, own) if not alternatives(built, first, later) else None
+    if order == "before":  # (`hop` may sit in a block under a test of its own since: `way` has run before it)
+        return (order, []) if runs_before(built, start, lw, lh) else None
+    return (order, []) if runs_after(built, lh, lw) else None
 
 
 def open_decisions(t, found: list[dict] | None = None) -> list[dict]:
