@@ -242,3 +242,116 @@ def test_a_function_of_a_tensor_s_sizes_is_read_with_the_sizes_a_call_gives(tmp_
     assert read((4, 200000)) is True
     assert read((64, 1000)) is False
     assert read(None) is None
+
+
+SELECT = """\
+struct ConvParams {
+  bool is_depthwise(const at::Tensor& input, const at::Tensor& weight) const  {
+    return input.is_cuda() &&
+           !transposed &&
+           (input.ndimension() == 4 || input.ndimension() == 5) &&
+           at::symint::size<T>(input, 1) == groups &&
+           groups > 1 && // no point if there is only a single group
+           at::symint::size<T>(weight, 0) % at::symint::size<T>(input, 1) == 0;
+  }
+  bool use_cudnn_depthwise(const at::Tensor& input, const at::Tensor& weight) const  {
+    if (input.suggest_memory_format() != at::MemoryFormat::Contiguous) {
+      return true;
+    }
+    if (detail::getCUDAHooks().supportsDepthwiseConvolutionWithCuDNN()) {
+      bool kernel_cond = (input.scalar_type() == kHalf && weight.scalar_type() == kHalf);
+      if (kernel_cond) {
+        return check(input);
+      } else {
+        return false;
+      }
+    } else {
+      return false;
+    }
+  }
+};
+
+ConvBackend select(const Tensor& input, const Tensor& weight, const ConvParams<T>& params) {
+  if (params.is_depthwise(input, weight)) {
+    if (params.use_cudnn_depthwise(input, weight)) {
+      return ConvBackend::Cudnn;
+    } else if (detail::getCUDAHooks().compiledWithMIOpen()) {
+      return ConvBackend::MiopenDepthwise;
+    } else {
+      if (input.ndimension() == 4) {
+        return ConvBackend::CudaDepthwise2d;
+      } else if (input.ndimension() == 5) {
+        return ConvBackend::CudaDepthwise3d;
+      }
+    }
+  } else if (params.use_cudnn(input, weight)) {
+    return ConvBackend::Cudnn;
+  }
+  return ConvBackend::Slow2d;
+}
+"""
+
+
+def test_a_chooser_reads_an_object_s_fields_its_methods_and_the_build_s_hooks(tmp_path):
+    """_select_conv_backend (Convolution.cpp:1207, PyTorch 2.4) in small: ConvParams' methods read its fields
+    (`groups`, `transposed`) and the tensors' sizes (`at::symint::size<T>(input, 1)`, `%`); an open test whose
+    ways return one value is that value (use_cudnn_depthwise is false for float32, whether or not the GPU supports
+    cuDNN's depthwise kernels); a hook of the build's CUDA is read through the caller's reader; an else-if chain
+    is read in order."""
+    from opindex.trace.function_value import Const, Struct
+    (tmp_path / "c.cpp").write_text(SELECT)
+    bodies = {"ConvParams::is_depthwise": (2, 9), "ConvParams::use_cudnn_depthwise": (10, 24)}
+    asked = []
+
+    def calls(name, args, this=None):
+        asked.append(name)
+        if name == "CUDAHooks::compiledWithMIOpen":
+            return False  # AT_ROCM_ENABLED() in a CUDA build
+        if name in bodies:
+            env = {"input": args[0], "weight": args[1], **dict(this.fields)}
+            return body_value(str(tmp_path), "c.cpp", *bodies[name], lambda t: None, env, calls)
+        return None
+
+    def backend(groups, sizes, weight, transposed=False, dtype="float32"):
+        params = Struct("ConvParams", (("groups", groups),) + ((("transposed", transposed),)
+                                                               if transposed is not None else ()))
+        env = {"input": TensorArg("cuda", dtype, sizes), "weight": TensorArg("cuda", dtype, weight),
+               "params": params}
+        return body_value(str(tmp_path), "c.cpp", 27, 44, lambda t: None, env, calls)
+
+    assert backend(32, (8, 32, 56, 56), (32, 1, 3, 3)) == Const("CudaDepthwise2d")
+    assert "CUDAHooks::supportsDepthwiseConvolutionWithCuDNN" in asked  # (unknown: both ways return false)
+    assert backend(32, (8, 32, 8, 56, 56), (32, 1, 3, 3, 3)) == Const("CudaDepthwise3d")
+    assert backend(32, (8, 32, 56, 56), (32, 1, 3, 3), transposed=True) is None  # then use_cudnn: unknown here
+    assert backend(32, (8, 32, 56, 56), (32, 1, 3, 3), transposed=None) is None  # transposed not known
+    assert backend(32, (8, 32, 56, 56), (32, 1, 3, 3), dtype="float16") is None  # check(input): unknown
+    assert backend(1, (8, 32, 56, 56), (64, 32, 3, 3)) is None  # groups=1: not depthwise, use_cudnn unknown
+
+
+def test_locals_a_body_sets_before_a_call_whatever_the_inputs():
+    """_convolution (Convolution.cpp:1521) before `_select_conv_backend(input, weight, ..., params)`: `auto input =
+    input_r;`, the fields of `ConvParams<int64_t> params`, and `input = view4d(input)` under `if (k == 3 && ...)`,
+    false for a 4-D weight; a local set under a test the values leave open is unknown after it."""
+    from opindex.trace.function_value import Struct, settle_locals
+    body = """auto input = input_r;
+  auto weight = weight_r;
+  auto k = weight.ndimension();
+  ConvParams<int64_t> params;
+  params.groups = groups_;
+  params.transposed = transposed_;
+  if (k == 3 && !input.is_mkldnn()) {
+    input = view4d(input);
+  }
+  if (unknown_flag) {
+    params.benchmark = true;
+  }
+  Tensor output;
+"""
+    x, w = TensorArg("cuda", "float32", (8, 32, 56, 56)), TensorArg("cuda", "float32", (32, 1, 3, 3))
+    env = settle_locals(body, {"input_r": x, "weight_r": w, "groups_": 32.0, "transposed_": False})
+    assert (env["input"], env["k"]) == (x, 4)
+    assert env["params"] is None  # (assigned under an open test: unknown after it)
+    env = settle_locals(body.replace("unknown_flag", "false"), {"input_r": x, "weight_r": w, "groups_": 32.0,
+                                                                 "transposed_": False})
+    assert env["params"] == Struct("ConvParams", (("groups", 32), ("transposed", False)))
+    assert "output" not in env  # (a Tensor is a value, not an object of fields)

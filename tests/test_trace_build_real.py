@@ -114,7 +114,7 @@ def test_a_header_s_call_reaches_the_definition_its_translation_unit_reads(real_
 
 def test_a_forward_trace_does_not_end_in_a_backward_function(real_index):
     """F.conv2d on a stock CUDA build (-U USE_MACA): _convolution (Convolution.cpp:1521) switches over the backend
-    _select_conv_backend chose, which the index cannot evaluate (an open choice); its CudnnTranspose case calls
+    _select_conv_backend chose, which a name trace's values leave open (an open choice); its CudnnTranspose case calls
     cudnn_convolution_transpose (:1617), whose cuDNN work is cudnn_convolution_backward_input (cudnn/ConvShared.cpp
     :365): a backward function, ranked after the forward ways. The chain takes the Cudnn case's cudnn_convolution
     (:1605) -> cudnn_convolution_forward_out (ConvShared.cpp:205) -> raw_cudnn_convolution_forward_out
@@ -126,8 +126,8 @@ def test_a_forward_trace_does_not_end_in_a_backward_function(real_index):
     assert chain[-4:] == [("raw_cudnn_convolution_forward_out", v8, 1172), ("run_single_conv", v8, 974),
                           ("run_conv_plan", v8, 358), ("cudnnBackendExecute", v8, 400)]
     assert not any("backward" in name for name, _, _ in chain)
-    # the choice is the ranking's, and says so
-    assert any(c["ways"] == 7 and not c["settled"] for c in t.to_dict()["choices"])
+    # the choice is the ranking's, and says so (6 ways: the bias's add after the cuDNN call, :1609, is no way)
+    assert any(c["ways"] == 6 and not c["settled"] for c in t.to_dict()["choices"])
 
 
 def test_a_parameter_compared_with_a_constant_its_file_defines(real_index):
@@ -672,3 +672,27 @@ def test_an_up_walk_states_the_build_and_marks_what_it_does_not_compile(real_ind
     assert {"name": "USE_MACA", "value": None, "source": "-U"} in stock.build
     fork = real_index.trace("vectorized_elementwise_kernel_unary_opt")
     assert not any(c.assumed is False for h in fork.main_chain() for c in h.conditions)
+
+
+def test_a_depthwise_convolution_s_backend_is_read_from_the_chooser(real_index):
+    """_convolution (Convolution.cpp:1521) switches on `backend = _select_conv_backend(input, weight, bias, ...,
+    params)` (:1577). For `F.conv2d(torch.randn(8, 16, 32, 32), torch.randn(16, 1, 3, 3), padding=1, groups=16)`
+    the chooser is read with the call's values: ConvParams::is_depthwise (:610) holds (groups 16 == the input's 16
+    channels, 4-D, not transposed: conv2d passes `false`, :965), use_cudnn_depthwise (:463) is false for float32
+    (its fp16-only tests), ConvParams::use_miopen (:509) is false (CUDAHooks::compiledWithMIOpen is
+    AT_ROCM_ENABLED()), so `CudaDepthwise2d` (:1230): the chain takes at::_conv_depthwise2d (:1588) as a settled
+    choice, not the ranked cuDNN case. The kernel size (3x3) then picks conv_depthwise2d_forward_kernel<3> (what
+    the H200 ran); the trace leaves that test open and names it."""
+    t = real_index.trace("F.conv2d(torch.randn(8, 16, 32, 32), torch.randn(16, 1, 3, 3), padding=1, groups=16)")
+    chain = t.main_chain()
+    hop = next(h for h in chain if h.name == "at::_conv_depthwise2d")
+    assert (hop.file, hop.line) == ("aten/src/ATen/native/Convolution.cpp", 1588)
+    c = next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)
+    assert c["settled"] is True
+    cudnn = next(h for h in t.hops if h.name == "at::cudnn_convolution" and h.parent == hop.parent)
+    assert [(k.text, k.assumed) for k in cudnn.conditions] == [("backend == ConvBackend::Cudnn", False)]
+    assert _end(t)[1:] == ("aten/src/ATen/native/cuda/DepthwiseConv2d.cu", 33)
+    assert "or conv_depthwise2d_forward_kernel" in render(t)
+    # by name (groups=1): not depthwise; use_cudnn reads what a name trace does not know: the choice stays ranked
+    c = next(c for c in real_index.trace("F.conv2d").to_dict()["choices"] if c["ways"] >= 5)
+    assert c["settled"] is False

@@ -219,7 +219,7 @@ def test_choices_say_what_the_call_settled_and_what_it_did_not(real_index):
     """F.conv2d in float32 (read from Convolution.cpp): at :962 `if (at::isComplexType(input_.scalar_type()))`
     takes complex_convolution only for complex inputs, so the main chain's at::convolution_symint (:965) is
     settled by the dtype; at _convolution's `switch (backend)` the backend comes from select_conv_backend at run
-    time, so the choice among cudnn_convolution (:1605), cudnn_convolution_transpose (:1617) and five more is the
+    time, so the choice among cudnn_convolution (:1605), cudnn_convolution_transpose (:1617) and four more is the
     ranking's, and the trace says so."""
     t = real_index.trace("F.conv2d")
     hops = t.hops
@@ -230,12 +230,15 @@ def test_choices_say_what_the_call_settled_and_what_it_did_not(real_index):
         ("at::native::complex_convolution", "aten/src/ATen/native/Convolution.cpp", 850)]
     chosen = next(c for (name, line), c in found.items() if hops[c["hop"]].file == "aten/src/ATen/native/Convolution.cpp"
                   and line in (1605, 1617))
-    assert chosen["settled"] is False and chosen["ways"] == 7
+    assert chosen["settled"] is False and chosen["ways"] == 6
+    # (the bias's `output.add_(...)` under `if (bias.defined())`, :1609, runs after the cuDNN call: no seventh way)
+    assert [(hops[s["hop"]].line, s["order"], [k["text"] for k in s["conditions"]]) for s in chosen["sequence"]] == [
+        (1609, "after", ["bias.defined()"])]
     assert ("at::cudnn_convolution", 1605) in {(hops[o].name, hops[o].line) for o in chosen["others"]} | {
         (hops[chosen["hop"]].name, hops[chosen["hop"]].line)}
     text = t.to_text()
     assert re.search(r"at::convolution_symint +aten/src/ATen/native/Convolution\.cpp:965  ◆ default of 2\n", text)
-    assert re.search(r"Convolution\.cpp:16(05|17)  ◆ default of 7, ranked\n", text)
+    assert re.search(r"Convolution\.cpp:16(05|17)  ◆ default of 6, ranked\n", text)
 
 
 def test_a_switch_on_the_input_s_memory_format_takes_the_contiguous_case(real_index):

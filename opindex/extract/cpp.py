@@ -47,7 +47,7 @@ _SKIP_SITE_PARENTS = {"preproc_function_def", "preproc_def"}
 _MAX_RECEIVER = 120
 _MAX_ARGUMENT = 120
 _JSON = json.JSONEncoder().encode  # json.dumps' own encoder, without its per-call set-up
-_NESTED = re.compile(rb"[(\"'/]")  # what only cpp_macros.arguments splits right
+_NESTED = re.compile(rb"[({\"'/]")  # what only cpp_macros.arguments splits right
 _SITE_NODES = {"identifier", "type_identifier", "field_identifier", "namespace_identifier"}
 # The tables this extractor fills. Rows are built by keyword through their row types, except the two hot ones: a
 # symbols row (_File._definition) and a calls row (_File.calls) are tuple literals in these orders.
@@ -666,8 +666,8 @@ def argument_texts(data: bytes, at: int) -> str | None:
             return "[]"
         # (blanks collapsed only where a run or a line break is: most arguments have none)
         args = [" ".join(a.split()) if "  " in a or "\n" in a or "\t" in a else a.strip() for a in text.split(",")]
-    else:
-        args = arguments(data, at)[0]
+    else:  # (a braced initializer is one argument: `at::convolution_symint(..., false, {{0, 0}}, groups)`)
+        args = arguments(data, at, braces=True)[0]
     return _JSON([a if len(a) <= _MAX_ARGUMENT else a[:_MAX_ARGUMENT] + "..." for a in args])
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 # Tokens the argument scanner cares about: literals and comments are skipped whole.
 _TOKENS = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|[(),]', re.S)
+_BRACED = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|[(),{}]', re.S)
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 # A macro body that declares/defines/registers stubs, defines structured kernels, kernels or functions.
 EXPANDABLE = re.compile(
@@ -35,13 +36,14 @@ def macro_body(raw: str) -> str:
     return collapse(_COMMENT.sub(" ", raw.replace("\\\r\n", " ").replace("\\\n", " ")))
 
 
-def arguments(data: bytes, open_paren: int, limit: int | None = None) -> tuple[list[str], int]:
+def arguments(data: bytes, open_paren: int, limit: int | None = None, braces: bool = False) -> tuple[list[str], int]:
     """Split `(a, f(b, c), d)` starting at data[open_paren] == '('; returns (args, index after ')').
 
     Stops after ``limit`` arguments when given (the rest of a long lambda need not be scanned). Unbalanced
-    input returns what was found and len(data)."""
-    depth, start, args = 0, open_paren + 1, []
-    for m in _TOKENS.finditer(data, open_paren):
+    input returns what was found and len(data). With `braces` (a C++ call's arguments, not a macro's: the
+    preprocessor splits `{0, 0}` at its comma, C++ does not), commas inside braces do not split."""
+    depth, inner, start, args = 0, 0, open_paren + 1, []
+    for m in (_BRACED if braces else _TOKENS).finditer(data, open_paren):
         tok = m.group()
         if tok == b"(":
             depth += 1
@@ -50,7 +52,9 @@ def arguments(data: bytes, open_paren: int, limit: int | None = None) -> tuple[l
             if depth == 0:
                 args.append(data[start:m.start()])
                 return _clean(args), m.end()
-        elif tok == b"," and depth == 1:
+        elif tok in (b"{", b"}"):
+            inner += 1 if tok == b"{" else -1
+        elif tok == b"," and depth == 1 and inner <= 0:
             args.append(data[start:m.start()])
             start = m.end()
             if limit is not None and len(args) >= limit:

@@ -912,6 +912,24 @@ def _schema_parameters(schema: str) -> list[tuple[str]]:
     return out
 
 
+def _depth(text: str) -> int:
+    """The brace depth at the end of `text` (its strings and comments aside)."""
+    text = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', "", text, flags=re.S)
+    return text.count("{") - text.count("}")
+
+
+def _as_value(value, defaults: dict):
+    """A body's known value as function_value reads one: a traced call's tensor as a TensorArg on the traced
+    device, an undefined one as NULL, a whole float (`groups=32`) as an int."""
+    if isinstance(value, Tensor):
+        device = defaults.get(DEVICE)
+        return function_value.TensorArg(device if isinstance(device, str) and device != "all" else None, value.dtype,
+                                        value.sizes)
+    if value is None:
+        return function_value.NULL
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _argument_value(text: str, values: dict[str, object]):
     """The value of an argument a condition's call passes: a name the trace knows the value of (None: an undefined
     tensor; a traced call's tensor as a TensorArg of its dtype), a literal, else _UNKNOWN."""
@@ -1067,6 +1085,8 @@ class BodyGuards:
                 defaults.update({k: v for k, v in device_props.capability_locals(_body_text(*span), props,
                                                                                  cc).items()
                                  if k not in defaults})
+        if d.get("file") and d.get("end_line") and d["file"] in q.resident(self.con).chooser_files:
+            defaults.update(self.chosen(d, defaults))
         defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
                                         if not _plain_parameter(d.get("signature"), n))
         for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
@@ -1076,6 +1096,36 @@ class BodyGuards:
             rows = [{**r, "condition": typeids.written(r["condition"], types)} for r in rows]
         return Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device, defaults,
                       d.get("file"), self.build)
+
+    def chosen(self, d: dict, defaults: dict) -> dict:
+        """The value of each chooser local of body `d` (`ConvBackend backend = _select_conv_backend(input, weight,
+        bias, ..., params);`, then `switch (backend)`) that the values known settle, as a Constant (its last name):
+        the chooser is read with the arguments its call passes, valued by the body's statements above it
+        (function_value.settle_locals: `auto input = input_r;`, the fields of `ConvParams<int64_t> params`)."""
+        out: dict[str, object] = {}
+        lines = function_value._read(os.path.join(self.builder.trace.root or "", d["file"]), d["line"],
+                                     d["end_line"]) if self.builder.trace.root else None
+        if not lines:
+            return out
+        for choice in q.rows(self.con, "SELECT * FROM backend_choices WHERE file = ? AND line BETWEEN ? AND ?",
+                             (d["file"], d["line"], d["end_line"])):
+            texts = q.arguments_of_call(self.con, d["file"], choice["line"], choice["callee"])
+            prefix = lines[:choice["line"] - d["line"]]
+            text = "\n".join(function_value._active(prefix, self.build.holds) or [])
+            if texts is None or "{" not in text or _depth(text[text.index("{") + 1:]) != 0:
+                continue  # (a chooser called inside a block of the body: its locals there are not read)
+            env = {k: _as_value(v, defaults) for k, v in defaults.items() if isinstance(k, str) and k.isidentifier()}
+            env[function_value.BUILD] = self.build.holds
+            env[function_value.CALLS] = functools.partial(self._nested, d["file"], 1)
+            env = function_value.settle_locals(text[text.index("{") + 1:], env)
+            args = [env.get(a.strip(), _UNKNOWN) if a.strip().isidentifier() else function_value._eval(a, env)
+                    for a in texts]
+            value = self.function_value(choice["callee"], d["file"],
+                                        [_UNKNOWN if a is None or a is function_value.UNKNOWN else
+                                         None if a is function_value.NULL else a for a in args])
+            if isinstance(value, function_value.Const):
+                out[choice["variable"]] = Constant(value.name)
+        return out
 
     def with_values(self, row: dict, file: str, values: dict | None = None) -> dict:
         """A condition row with the functions it calls written as the value they return in the build traced
@@ -1128,12 +1178,13 @@ class BodyGuards:
         return value, ", ".join(f"{d['file']}:{d['line']}" for d in self.read_from.get(self._key(name, file, args),
                                                                                         ()))
 
-    def function_value(self, name: str, file: str, args: list | None = None, depth: int = 0):
+    def function_value(self, name: str, file: str, args: list | None = None, depth: int = 0, this=None):
         """What the function or op `name` (qualified as written) returns, read from the definitions the call may
         reach in the build traced (definitions()); `args`: the values the call passes, in order (_UNKNOWN where it
-        does not say), bound to each definition's parameters. Several definitions answer when all that the call's
-        arguments fit read the same value."""
-        key = self._key(name, file, args)
+        does not say), bound to each definition's parameters; `this`: the function_value.Struct whose method
+        `name` (`ConvParams::is_depthwise`) is, its fields read by name in the body. Several definitions answer
+        when all that the call's arguments fit read the same value."""
+        key = self._key(name, file, args) + ((repr(this),) if this is not None else ())
         if key not in self.functions:
             self.functions[key] = None  # (a function that calls itself reads unknown)
             values, read = [], []
@@ -1141,6 +1192,8 @@ class BodyGuards:
                 env = _bind_parameters(d.get("signature"), args, self.tensor()) if args else {}
                 if env is None:
                     continue  # another overload: the arguments do not fit its parameters
+                if this is not None:
+                    env = {**dict(this.fields), **env, function_value.THIS: this}
                 calls = None if depth >= function_value.MAX_CALL_DEPTH else functools.partial(
                     self._nested, d["file"], depth + 1)
                 macro = q.function_macro(self.con, d["from_macro"], d["file"]) if d.get("from_macro") else None
@@ -1157,9 +1210,10 @@ class BodyGuards:
             self.read_from[key] = read
         return self.functions[key]
 
-    def _nested(self, file: str, depth: int, name: str, args: list):
+    def _nested(self, file: str, depth: int, name: str, args: list, this=None):
         """A call inside a function body read for its value (function_value._call)."""
-        return self.function_value(name, file, [_UNKNOWN if a is function_value.UNKNOWN else a for a in args], depth)
+        return self.function_value(name, file, [_UNKNOWN if a is function_value.UNKNOWN else a for a in args], depth,
+                                   this)
 
     @staticmethod
     def _key(name: str, file: str, args: list | None) -> tuple:
@@ -1179,8 +1233,9 @@ class BodyGuards:
                          for row in q.rows_for_device(q.dispatch_rows(self.con, n["id"]), self.device)
                          for link in q.kernel_links(self.con, row["id"]) if link["symbol_id"] is not None]
             else:
-                found = [s for s in q.symbols_named(self.con, name.rpartition("::")[2]) if s["kind"] == "function"
-                         and s["qualified_name"].endswith(name)]
+                kinds = ("function", "method") if "::" in name else ("function",)  # (`ConvParams::use_miopen`,
+                found = [s for s in q.symbols_named(self.con, name.rpartition("::")[2])  # `CUDAHooks::...`)
+                         if s["kind"] in kinds and s["qualified_name"].endswith(name)]
                 found = [s for s in found if s["file"] == file] or found
             found = [s for s in found if self.build.false_at(s["file"], s["line"]) is None]
             found = self.defs[(name, file)] = found if len(found) <= MAX_DEFINITIONS else []

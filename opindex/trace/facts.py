@@ -195,6 +195,11 @@ class Resident:
         return {}
 
     @functools.cached_property
+    def chooser_files(self) -> frozenset[str]:
+        """The files with a backend_choices row (a body there may hold a chooser local: Guards read it)."""
+        return frozenset(r[0] for r in self.con.execute("SELECT DISTINCT file FROM backend_choices"))
+
+    @functools.cached_property
     def choices(self) -> frozenset[tuple[str, int, str]]:
         """(file, line, callee) of backend_choices: a few thousand rows, asked of every helper call."""
         return frozenset(tuple(r) for r in self.con.execute("SELECT file, line, callee FROM backend_choices"))

@@ -39,10 +39,11 @@ _LOCAL = re.compile(r"^(?:static\s+)?(?:const\s+)?(?:bool|int|auto|char\s*\*|con
                     r"int64_t)\s*"
                     r"(?:const\s+)?\*?\s*([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
 _ENV = re.compile(r"^(?:std::)?getenv\s*\(|^c10::utils::check_env\s*\(|^check_env\s*\(")
-MAX_LINES = 80  # a longer body is not read (the functions this serves are a few lines)
-MAX_CALL_DEPTH = 3  # calls read through other functions' bodies (a deeper one is unknown)
+MAX_LINES = 120  # a longer body is not read (the functions this serves are a few lines; _select_conv_backend 106)
+MAX_CALL_DEPTH = 4  # calls read through other functions' bodies (a deeper one is unknown)
 CALLS = "(calls)"  # the key of env that holds the reader of a call's value (never a C++ name)
 BUILD = "(build)"  # ... and the build's reader of a test (a config macro `CUB_SUPPORTS_SCAN_BY_KEY()` the body returns)
+THIS = "(this)"  # ... and the Struct whose method the body is (its other methods are called by bare name)
 # The dtype a C++ ScalarType constant names (`at::kFloat`, `ScalarType::Half`); a test against any other one (kInt,
 # kLong) stays unknown, for conditions rows (trace/conditions.py) and function bodies alike
 SCALAR_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
@@ -100,6 +101,15 @@ class Typed:
 class Const:
     """A named constant a function returns (`return BatchNormBackend::Native;`), by its last name."""
     name: str
+
+
+@dataclass(frozen=True)
+class Struct:
+    """An object whose fields a body sets one by one (`ConvParams<int64_t> params; params.groups = groups_; ...`):
+    its type's name (`ConvParams`) and the fields' values known ((name, value) pairs); its methods are read with
+    them (`params.is_depthwise(input, weight)` reads `groups`, `transposed`)."""
+    type: str
+    fields: tuple[tuple[str, object], ...]
 
 
 def body_value(root: str | None, file: str, line: int, end_line: int, build_holds,
@@ -208,51 +218,114 @@ def _statements(body: str) -> list[str]:
     return [s for s in out if s]
 
 
+MAX_WAYS = 32  # ways through a body's open tests read for one value (past them: unknown)
+
+
 def _run(body: str, env: dict | None = None) -> bool | None:
-    env = {} if env is None else env
-    for st in _statements(body):
+    """The value the body returns on every way the values known let it take (None: unknown, or ways that differ)."""
+    status, value = _exec(_statements(body), {} if env is None else env, [MAX_WAYS])
+    return value if status == "return" else None
+
+
+def _exec(sts: list[str], env: dict, budget: list[int]) -> tuple[str, object]:
+    """("return", value) where the statements return a value known, ("fall", None) where they run to their end,
+    ("unknown", None) otherwise. An `if` whose test the values leave open and whose blocks return is read both
+    ways, each with what follows it: where both return one value, that is the value (use_cudnn_depthwise returns
+    false whether or not the GPU supports cuDNN's depthwise kernels, for a float32 input); `budget` counts the
+    ways read so."""
+    for i, st in enumerate(sts):
         if st.startswith("return"):
             value = _eval(st[len("return"):].rstrip(";").strip(), env)
-            return value if isinstance(value, Const) else _truth(value)
-        branch = _if_block(st)
-        if branch is not None:
-            test, block = _truth(_eval(branch[0], env)), branch[1]
-            if test is True:
-                found = _run(block, env)
-                if found is not None or "return" in block:
-                    return found
-            elif test is None:
-                if "return" in block and not branch[2]:
-                    return None  # a return the test may or may not reach
-                # (a one-line `if (curDevice == -1) return false;` whose test is open is read as not taken, as
-                # before such ifs were read at all: PyTorch writes its error and sentinel returns so)
-                _forget_assigned(block, env)  # a block that may or may not run
-            continue
+            value = value if isinstance(value, Const) else _truth(value)
+            return ("return", value) if value is not None else ("unknown", None)
+        if _if_block(st) is not None:
+            chain, n = _if_chain(sts, i)
+            return _exec_chain(chain, sts[i + n:], env, budget)
         if st.startswith(("for", "while", "do", "switch", "else")) or "{" in st:
             if "return" in st:
-                return None
+                return "unknown", None
             _forget_assigned(st, env)
             continue
-        local = _LOCAL.match(st.rstrip(";"))
-        if local is not None:
-            env[local.group(1)] = _eval(local.group(2).strip(), env)
+        _assign(st, env)
+    return "fall", None
+
+
+def _exec_chain(chain: list[tuple], rest: list[str], env: dict, budget: list[int]) -> tuple[str, object]:
+    """An if/else-if/else chain (_if_chain), then `rest`."""
+    for n, (test, block, one) in enumerate(chain):
+        held = True if test is None else _truth(_eval(test, env))
+        if held is False:
             continue
-        assigned = _ASSIGN.match(st.rstrip(";"))
-        if assigned is not None and assigned.group(1) in env:  # `use_cudnn = use_cudnn && ...;`
-            name, op, expr = assigned.groups()
-            value = _eval(expr, env)
-            if op in ("&", "|"):  # `x &= y`: as `x && y`, `x |= y` as `x || y` (for the bools read here)
-                joined = [_truth(env[name]), _truth(value)]
-                value = (False if False in joined else None if None in joined else True) if op == "&" else \
-                    (True if True in joined else None if None in joined else False)
-            elif op:
-                value = None
-            env[name] = value
-            continue
-        typed = _TYPED.match(st.rstrip(";"))
-        if typed is not None and typed.group(1) not in ("auto", "return", "else"):
-            env[typed.group(2)] = Typed(_type_name(typed.group(1)))
-    return None
+        if held is True:
+            status, value = _exec(_statements(block), env, budget)
+            return (status, value) if status != "fall" else _exec(rest, env, budget)
+        blocks = [b for _, b, _ in chain[n:]]
+        if not any("return" in b for b in blocks) or (one and len(chain) == 1):
+            # a block that may or may not run and returns nothing: its locals are unknown after it. (A one-line
+            # `if (curDevice == -1) return false;` whose test is open is read as not taken, as before such ifs
+            # were read at all: PyTorch writes its error and sentinel returns so)
+            for b in blocks:
+                _forget_assigned(b, env)
+            return _exec(rest, env, budget)
+        budget[0] -= 1
+        if budget[0] < 0:
+            return "unknown", None
+        taken = _exec(_statements(block) + rest, dict(env), budget)
+        other = _exec_chain(chain[n + 1:], rest, dict(env), budget)
+        return taken if taken == other and taken[0] == "return" else ("unknown", None)
+    return _exec(rest, env, budget)
+
+
+def _if_chain(sts: list[str], i: int) -> tuple[list[tuple], int]:
+    """The `if` at sts[i] and the `else if` / `else` statements after it: [(test or None, block, one statement
+    without braces)], and how many statements they are."""
+    chain, n = [_if_block(sts[i])], 1
+    while i + n < len(sts) and re.match(r"else\b", sts[i + n]):
+        tail = sts[i + n][4:].strip()
+        branch = _if_block(tail)
+        if branch is None:
+            inner = re.fullmatch(r"\{(.*)\}", tail, re.S)
+            branch = (None, inner.group(1), False) if inner else (None, tail, True)
+        chain.append(branch)
+        n += 1
+        if branch[0] is None:
+            break
+    return chain, n
+
+
+def _assign(st: str, env: dict) -> None:
+    """A declaration or assignment statement, read into `env`."""
+    field = _FIELD.match(st.rstrip(";"))
+    if field is not None:  # `params.groups = groups_;` of an object declared above: that field's value
+        this = env.get(field.group(1))
+        if isinstance(this, Struct):
+            fields = dict(this.fields)
+            fields[field.group(2)] = _whole(_eval(field.group(3), env))
+            env[field.group(1)] = Struct(this.type, tuple(fields.items()))
+        return
+    declared = _DECLARED.match(st.rstrip(";"))
+    if declared is not None and declared.group(1) not in _NOT_TYPES:  # `ConvParams<int64_t> params;`
+        env[declared.group(2)] = Struct(declared.group(1).rpartition("::")[2], ())
+        return
+    local = _LOCAL.match(st.rstrip(";"))
+    if local is not None:
+        env[local.group(1)] = _eval(local.group(2).strip(), env)
+        return
+    assigned = _ASSIGN.match(st.rstrip(";"))
+    if assigned is not None and assigned.group(1) in env:  # `use_cudnn = use_cudnn && ...;`
+        name, op, expr = assigned.groups()
+        value = _eval(expr, env)
+        if op in ("&", "|"):  # `x &= y`: as `x && y`, `x |= y` as `x || y` (for the bools read here)
+            joined = [_truth(env[name]), _truth(value)]
+            value = (False if False in joined else None if None in joined else True) if op == "&" else \
+                (True if True in joined else None if None in joined else False)
+        elif op:
+            value = None
+        env[name] = value
+        return
+    typed = _TYPED.match(st.rstrip(";"))
+    if typed is not None and typed.group(1) not in ("auto", "return", "else"):
+        env[typed.group(2)] = Typed(_type_name(typed.group(1)))
 
 
 def _if_block(st: str) -> tuple[str, str, bool] | None:
@@ -273,11 +346,56 @@ def _if_block(st: str) -> tuple[str, str, bool] | None:
     return None
 
 
+_FIELD = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s*=(?!=)\s*(.+)$", re.S)
+# an object declared without a value (its fields set one by one after): a struct's name, optionally a template's
+_DECLARED = re.compile(r"^((?:[A-Za-z_]\w*::)*[A-Z]\w*)(?:<[^;{}()]*>)?\s+([A-Za-z_]\w*)$")
+_NOT_TYPES = frozenset({"return", "else", "auto", "const", "static", "Tensor", "TensorBase", "Scalar", "Device",
+                        "Generator", "Storage", "TensorOptions", "DimVector"})  # (values, not structs)
+
+
+def _whole(value):
+    """A number read from Python or C++ text as a float that is whole (`groups=32` -> 32.0) as the int it is."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def settle_locals(body: str, env: dict) -> dict:
+    """`env` with the locals the statements of `body` (a function body's first part, cut at a statement) set where
+    they run whatever the inputs, or under tests the values known settle: `auto input = input_r;`, `ConvParams<
+    int64_t> params; params.groups = groups_;`, not `input = view4d(input);` under `if (k == 3 && ...)` with k 4.
+    One set under a test the values leave open, or in a loop, is unknown after it."""
+    _settle(_statements(body), env)
+    return env
+
+
+def _settle(sts: list[str], env: dict) -> None:
+    i = 0
+    while i < len(sts):
+        st = sts[i]
+        if _if_block(st) is not None:
+            chain, n = _if_chain(sts, i)
+            i += n
+            for test, block, _ in chain:
+                held = True if test is None else _truth(_eval(test, env))
+                if held is True:
+                    _settle(_statements(block), env)
+                elif held is None:
+                    for _, b, _ in chain:
+                        _forget_assigned(b, env)
+                if held is not False:
+                    break
+            continue
+        if st.startswith(("for", "while", "do", "switch", "else")) or "{" in st:
+            _forget_assigned(st, env)
+        elif not st.startswith("return"):
+            _assign(st, env)
+        i += 1
+
+
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*([-+*/|&^])?=(?!=)\s*(.+)$", re.S)
 # a local of a named type not valued here: `IntArrayRef il(ilc.data_ptr<int64_t>(), ilc.numel())`, `Tensor t = ...`
 _TYPED = re.compile(r"^(?:const\s+)?((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*(?:<[^;{}()]*>)?)\s*&?\s+([A-Za-z_]\w*)\s*[({=]",
                     re.S)
-_ASSIGNED = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*(?:[-+*/|&^]|<<|>>)?=(?!=)")
+_ASSIGNED = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)(?:\.\w+)?\s*(?:[-+*/|&^]|<<|>>)?=(?!=)")
 
 
 def _forget_assigned(block: str, env: dict) -> None:
@@ -302,6 +420,8 @@ def _truth(value) -> bool | None:
 def _eval(expr: str, env: dict):
     """A value: True/False, an int, NULL, or None (unknown)."""
     expr = expr.strip()
+    if "symint::" in expr:
+        expr = _SYMINT.sub(lambda m: f"{m.group(2)}.{m.group(1)}({m.group(3) or ''})", expr)
     while expr.startswith("(") and expr.endswith(")") and closes_at_end(expr):
         expr = expr[1:-1].strip()
     for op in ("||", "&&"):
@@ -360,9 +480,17 @@ def _eval(expr: str, env: dict):
                     out = out + v if op == "+" else out - v if op == "-" else out * v if op == "*" else \
                         int(out / v)  # C++ integer division truncates toward zero
                 return out
+    if "%" in expr:  # `size(weight, 0) % size(input, 1)`: ints only
+        parts = split_top_level(expr, "%", "(")
+        if len(parts) == 2:
+            a, b = _eval(parts[0], env), _eval(parts[1], env)
+            return a % b if _is_int(a) and _is_int(b) and b > 0 and a >= 0 else None
     sized = _tensor_size(expr, env) if "." in expr else _NO
     if sized is not _NO:
         return sized
+    suggested = re.fullmatch(r"([A-Za-z_]\w*)\.suggest_memory_format\(\s*\)", expr)
+    if suggested is not None:  # a tensor of the trace is contiguous (as the conditions rows read it)
+        return Const("Contiguous") if isinstance(env.get(suggested.group(1)), TensorArg) else None
     is_cuda = re.fullmatch(r"([A-Za-z_]\w*)\.is_(cuda|cpu)\(\s*\)", expr)
     if is_cuda is not None:
         tensor = env.get(is_cuda.group(1))
@@ -375,6 +503,8 @@ def _eval(expr: str, env: dict):
 
 
 _NO = object()  # not a test of a tensor argument
+# `at::symint::size<T>(input, 1)`: input.size(1) (its template argument would read as a comparison)
+_SYMINT = re.compile(r"(?:at::)?symint::(size|numel|dim)<\w+>\(\s*([A-Za-z_]\w*)\s*(?:,\s*([^()]+?))?\s*\)")
 _SIZE = re.compile(r"^([A-Za-z_]\w*)\.(dim|ndimension|numel|size)\(\s*([^()]*?)\s*\)$")
 
 
@@ -430,6 +560,13 @@ def _call(expr: str, env: dict):
     """A call of a free function or op (`at::_use_cudnn_ctc_loss(log_probs, targets, il, tl, BLANK)`), read by the
     caller's reader (env[CALLS]) with the values of its arguments; None when there is none or it does not say."""
     calls = env.get(CALLS)
+    method = _METHOD.match(expr) or _HOOKS.match(expr)
+    if method is not None and calls is not None:  # `params.is_depthwise(input, weight)`, a hook of the build's
+        this = env.get(method.group(1)) if method.re is _METHOD else None  # CUDA (`detail::getCUDAHooks().
+        if method.re is _HOOKS or isinstance(this, Struct):  # compiledWithMIOpen()`: CUDAHooks.cpp)
+            owner = this.type if this is not None else "CUDAHooks"
+            return calls(f"{owner}::{method.group(2)}", _values(method.group(3), env), this)
+        return None
     m = _CALL_ARGS.match(expr)
     if m is not None and not m.group(2).strip() and env.get(BUILD) is not None and "::" not in m.group(1):
         # a function-like config macro of the build (`return CUB_SUPPORTS_SCAN_BY_KEY();` in TensorTopK.cu's
@@ -439,12 +576,23 @@ def _call(expr: str, env: dict):
             return held
     if calls is None or m is None or not closes_at_end(expr[m.start(2) - 1:]):
         return None
-    texts = _arguments(m.group(2))
+    this = env.get(THIS)
+    if isinstance(this, Struct) and "::" not in m.group(1):  # another method of the object, by bare name
+        return calls(f"{this.type}::{m.group(1)}", _values(m.group(2), env), this)
+    return calls(m.group(1), _values(m.group(2), env))
+
+
+def _values(text: str, env: dict) -> list:
+    """The values of a call's arguments (UNKNOWN where not known, None for nullptr/nullopt)."""
     values = []
-    for text in texts:
-        value = env.get(text, UNKNOWN) if re.fullmatch(r"[A-Za-z_]\w*", text) else _eval(text, env)
+    for arg in _arguments(text):
+        value = env.get(arg, UNKNOWN) if re.fullmatch(r"[A-Za-z_]\w*", arg) else _eval(arg, env)
         values.append(UNKNOWN if value is None else None if value is NULL else value)
-    return calls(m.group(1), values)
+    return values
+
+
+_METHOD = re.compile(r"^([A-Za-z_]\w*)\s*(?:\.|->)\s*([A-Za-z_]\w*)\s*\((.*)\)$", re.S)
+_HOOKS = re.compile(r"^()(?:at::)?(?:detail::)?getCUDAHooks\(\)\s*\.\s*([A-Za-z_]\w*)\s*\((.*)\)$", re.S)
 
 
 UNKNOWN = object()  # an argument whose value a call does not know (a reader of calls binds none to it)
