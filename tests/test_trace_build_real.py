@@ -696,3 +696,26 @@ def test_a_depthwise_convolution_s_backend_is_read_from_the_chooser(real_index):
     # by name (groups=1): not depthwise; use_cudnn reads what a name trace does not know: the choice stays ranked
     c = next(c for c in real_index.trace("F.conv2d").to_dict()["choices"] if c["ways"] >= 5)
     assert c["settled"] is False
+
+
+def test_a_depthwise_conv3d_call_read_hop_by_hop(real_index):
+    """`F.conv3d(torch.randn(2, 8, 8, 16, 16), torch.randn(8, 1, 3, 3, 3), groups=8)` (not tuned for): conv3d_symint
+    (Convolution.cpp:970) passes `false` for transposed (:990); _select_conv_backend reads is_depthwise true (5-D,
+    8 groups of the 8 channels), use_cudnn_depthwise false (its kernels need 4-D fp16), use_miopen false, then
+    `input.ndimension() == 5` -> CudaDepthwise3d (:1232): the chain takes at::conv_depthwise3d (:1592), settled, to
+    conv_depthwise3d_cuda (cuda/DepthwiseConv3d.cu:390), whose first specialization, (3, 3, 3, 1, 1, 1) at :452,
+    is the one a 3x3x3 kernel of stride 1 takes, launching conv_depthwise3d_cuda_kernel (:28)."""
+    t = real_index.trace("F.conv3d(torch.randn(2, 8, 8, 16, 16), torch.randn(8, 1, 3, 3, 3), groups=8)",
+                         undefines=["USE_MACA"])
+    dw = "aten/src/ATen/native/cuda/DepthwiseConv3d.cu"
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    assert chain[-6:] == [
+        ("at::conv_depthwise3d", "aten/src/ATen/native/Convolution.cpp", 1592),
+        ("aten::conv_depthwise3d", "aten/src/ATen/native/native_functions.yaml", 12955),
+        ("CUDA: conv_depthwise3d_cuda", "aten/src/ATen/native/native_functions.yaml", 12958),
+        ("at::native::conv_depthwise3d_cuda", dw, 390),
+        ("conv_depthwise3d_cuda_kernel<scalar_t, accscalar_t, (3), (3), (3), (1), (1), (1)><<<grid, block, (smem), "
+         "at::cuda::getCurrentCUDAStream()>>>", dw, 452),
+        ("__global__ at::native::conv_depthwise3d_cuda_kernel", dw, 28)]
+    hop = t.main_chain()[-6]
+    assert next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)["settled"] is True
