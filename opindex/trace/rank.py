@@ -280,7 +280,17 @@ def _built(t, file: str, lines: list[str], first: int, last: int) -> list[str]:
     """`file`'s lines first..last as the trace's build compiles them (Trace.unbuilt, set after the walk: the
     build's false #if spans), else as written."""
     off = t.__dict__.get("unbuilt")
-    return built_lines(lines, lambda n: off(file, n) is not None, first, last) if off else lines
+    if not off:
+        return lines
+    kept = t.__dict__.setdefault("_built_lines", {})  # (one list per first line, file and trace: sequence._read
+    held = kept.get((file, first))  # reads one launch against each later one of its body in one pass)
+    if held is None or held[0] < last:
+        hi = max(last, first + BUILT_AHEAD)
+        held = kept[(file, first)] = (hi, built_lines(lines, lambda n: off(file, n) is not None, first, hi))
+    return held[1]
+
+
+BUILT_AHEAD = 512  # lines past the first one made as the build compiles them (one list for the later lines asked)
 
 
 SEQUENCE_KINDS = frozenset({"calls", "calls_op"})  # a C++ body's helper calls and op calls

@@ -102,18 +102,49 @@ def alternatives(lines: list[str], first: int, later: int) -> bool:
 
 def _read(lines: list[str], first: int, later: int) -> str:
     """"sequence", "alternatives" or "" (later runs under a test of its own opened since, or the lines are out of
-    range) for the statements at lines `first` < `later`."""
+    range) for the statements at lines `first` < `later`. Read once per list of lines and `first` for every later
+    line up to SCAN_AHEAD past the farthest asked (the main chain's tie-break asks of one launch against each later
+    one: host_softmax's 30 launches)."""
     if not 0 < first < later <= len(lines):
         return ""
-    text = "\n".join(lines[first - 1:later - 1])
-    depth, alt, kind, low = 0, None, "", 0
+    key = (id(lines), first)
+    kept = _RELATIONS.get(key)
+    if kept is None or kept[0] is not lines or len(kept[1]) < later - first:
+        if len(_RELATIONS) >= MAX_RELATIONS:
+            _RELATIONS.clear()
+        kept = _RELATIONS[key] = (lines, _relations(lines, first, min(len(lines), later + SCAN_AHEAD)))
+    return kept[1][later - first - 1]
+
+
+SCAN_AHEAD = 256  # lines read past a later line asked of, for the next ask with the same first line
+MAX_RELATIONS = 2048  # (lines, first) readings kept (past it: all dropped, then read again as asked)
+_RELATIONS: dict = {}
+
+
+def _relations(lines: list[str], first: int, last: int) -> list[str]:
+    """_read of each later line first+1..last, in one pass over the text between."""
+    text = "\n".join(lines[first - 1:last - 1])
+    ends, at = [], -1  # the offset where each line first..last-1 ends
+    for line in lines[first - 1:last - 1]:
+        at += len(line) + 1
+        ends.append(at)
+    out: list[str] = []
+    depth, alt, kind, low, done = 0, None, "", 0, False
+
+    def said() -> str:
+        return "alternatives" if done or alt is not None else "sequence" if depth == low else ""
+
     for m in _TOKEN.finditer(text):
+        while len(out) < len(ends) and m.start() >= ends[len(out)]:
+            out.append(said())  # (every line before this token read: the relation of the line after it)
+        if done:
+            break
         tok = m.group()
         if tok.startswith(("//", "/*", '"', "'")):
             continue
         if tok.lstrip().startswith("#"):
-            return "alternatives"  # the other side of an #if: a build has one or the other
-        if tok == "{":
+            done = True  # the other side of an #if: a build has one or the other
+        elif tok == "{":
             depth += 1
         elif tok == "}":
             depth -= 1
@@ -122,13 +153,13 @@ def _read(lines: list[str], first: int, later: int) -> str:
                 alt = None  # past the whole if/else or switch: what follows runs after both ways
         elif tok == "return":
             if depth <= 0 and alt is None:
-                return "alternatives"
+                done = True
         elif depth < 0 or (tok != "else" and depth <= 0):
             if alt is None:  # an else of a test around `first`, or a case of a switch around it
                 alt, kind = depth, "else" if tok == "else" else "case"
-    if alt is not None:
-        return "alternatives"
-    return "sequence" if depth == low else ""  # (`later` in a block opened since runs under a test of its own)
+    while len(out) < len(ends):
+        out.append(said())  # (`later` in a block opened since runs under a test of its own: "")
+    return out
 
 
 @functools.lru_cache(maxsize=64)
