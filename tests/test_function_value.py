@@ -346,6 +346,7 @@ def test_locals_a_body_sets_before_a_call_whatever_the_inputs():
     params.benchmark = true;
   }
   Tensor output;
+  at::Tensor result;
 """
     x, w = TensorArg("cuda", "float32", (8, 32, 56, 56)), TensorArg("cuda", "float32", (32, 1, 3, 3))
     env = settle_locals(body, {"input_r": x, "weight_r": w, "groups_": 32.0, "transposed_": False})
@@ -354,4 +355,4 @@ def test_locals_a_body_sets_before_a_call_whatever_the_inputs():
     env = settle_locals(body.replace("unknown_flag", "false"), {"input_r": x, "weight_r": w, "groups_": 32.0,
                                                                  "transposed_": False})
     assert env["params"] == Struct("ConvParams", (("groups", 32), ("transposed", False)))
-    assert "output" not in env  # (a Tensor is a value, not an object of fields)
+    assert "output" not in env and "result" not in env  # (a Tensor is a value, not an object of fields)

@@ -304,7 +304,7 @@ def _assign(st: str, env: dict) -> None:
             env[field.group(1)] = Struct(this.type, tuple(fields.items()))
         return
     declared = _DECLARED.match(st.rstrip(";"))
-    if declared is not None and declared.group(1) not in _NOT_TYPES:  # `ConvParams<int64_t> params;`
+    if declared is not None and declared.group(1).rpartition("::")[2] not in _NOT_TYPES:  # `ConvParams<...> params;`
         env[declared.group(2)] = Struct(declared.group(1).rpartition("::")[2], ())
         return
     local = _LOCAL.match(st.rstrip(";"))
