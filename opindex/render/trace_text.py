@@ -216,7 +216,9 @@ def _chain_section(t: Trace, chain: list[Hop], hidden, paint, width, snippets: b
                   "device code (↳ below); without "
                   "', ranked' the call's arguments, dtype and build rule the others out; with it they do not, and the "
                   "default is ranked: device code that computes, the op's own ops before helpers, a vendor library "
-                  "before own kernels, then source order (fast paths come first)")
+                  "before own kernels, then source order (fast paths come first); ◆ last of N in sequence: the "
+                  "hop's body makes N-1 other calls that reach device code beside it, before or after (the line "
+                  "below names them), not instead of it")
         if width:
             import textwrap
             out += [paint(line, "2") for line in textwrap.wrap(legend, width - 5, initial_indent="     ",
