@@ -257,7 +257,8 @@ def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
         if {best[i].kind, path[i].kind} <= SEQUENCE_KINDS and la < lb and in_sequence(lines, la, lb):
             best = path  # the later of two in sequence
         elif {best[i].kind, path[i].kind} <= DEVICE_WORK_KINDS and la < lb and not _one_kernel(
-                best[i], path[i]) and runs_after(_built(t, fa, lines, la, lb), la, lb):
+                best[i], path[i]) and not _open_between(t, path[i], la, lb) and runs_after(
+                _built(t, fa, lines, la, lb), la, lb):
             # two launches of one body ranked alike, the later one after the first (in a loop of its own, too):
             # mbtopk::launch's `fill<<<>>>` of its counters, its radix passes, then gatherTopK, which writes the
             # result
@@ -268,6 +269,20 @@ def _last_in_sequence(t, tied: list[list], later: list[list] = ()) -> list:
             # launches of its else)
             best = path
     return best
+
+
+def _open_between(t, hop, first: int, later: int) -> bool:
+    """Whether the body launches device work between lines `first` and `later` under a test the inputs leave open
+    (the backward of ctc_loss: its collect kernels under `if (is_large)`, LossCTC.cu:683, between the log_beta
+    kernel and the zeroing of padded gradients): the later launch is then no surer the op's result than the first."""
+    kids = t.__dict__.get("_kids_of")
+    if kids is None or kids[0] != len(t.hops):
+        found: dict = {}
+        for h in t.hops:
+            found.setdefault(h.parent, []).append(h)
+        kids = t.__dict__["_kids_of"] = (len(t.hops), found)
+    return any(k.kind in DEVICE_WORK_KINDS and first < _site(k)[1] < later and
+               any(c.assumed is None for c in k.conditions) for k in kids[1].get(hop.parent, ()))
 
 
 def _one_kernel(a, b) -> bool:
