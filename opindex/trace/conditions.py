@@ -1107,8 +1107,7 @@ class BodyGuards:
                                      d["end_line"]) if self.builder.trace.root else None
         if not lines:
             return out
-        for choice in q.rows(self.con, "SELECT * FROM backend_choices WHERE file = ? AND line BETWEEN ? AND ?",
-                             (d["file"], d["line"], d["end_line"])):
+        for choice in q.choices_within(self.con, d["file"], d["line"], d["end_line"]):
             texts = q.arguments_of_call(self.con, d["file"], choice["line"], choice["callee"])
             prefix = lines[:choice["line"] - d["line"]]
             text = "\n".join(function_value._active(prefix, self.build.holds) or [])

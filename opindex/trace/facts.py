@@ -906,6 +906,11 @@ def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] 
     return within(rows(con, sql, (caller, file)), lines)
 
 
+def choices_within(con, file: str, first: int, last: int) -> list[dict]:
+    """The backend_choices rows of a body's lines (its chooser calls: conditions.BodyGuards.chosen)."""
+    return rows(con, "SELECT * FROM backend_choices WHERE file = ? AND line BETWEEN ? AND ?", (file, first, last))
+
+
 def choice_at(con, call: dict) -> dict | None:
     """The backend_choices row of a call (`ConvBackend backend = _select_conv_backend(...)`), if it is one."""
     if (call["file"], call["line"], call["callee"]) not in resident(con).choices:
