@@ -724,3 +724,20 @@ def test_a_depthwise_conv3d_call_read_hop_by_hop(real_index):
         ("__global__ at::native::conv_depthwise3d_cuda_kernel", dw, 28)]
     hop = t.main_chain()[-6]
     assert next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)["settled"] is True
+
+
+def test_a_float64_multinomial_of_one_sample_read_hop_by_hop(real_index):
+    """`torch.multinomial(torch.rand(8, 100, dtype=torch.float64), 1)` (not tuned for; an H100 ran, in order, the
+    max/min checks, the sum test, the exponential sampler and argmax): multinomial_out (Distributions.cpp:562) takes
+    `if (!with_replacement || n_sample == 1)` (:601); its sampler `at::empty_like(self).exponential_(1, ...)`
+    (:625) is the chain's way, the checks before it said as work in sequence, and the chain ends at the sampler's
+    kernel, distribution_elementwise_grid_stride_kernel (cuda/DistributionTemplates.h:81), which ran."""
+    t = real_index.trace("torch.multinomial(torch.rand(8, 100, dtype=torch.float64), 1)", undefines=["USE_MACA"])
+    hop = next(h for h in t.main_chain() if h.kind == "calls_op")
+    assert (hop.name, hop.file, hop.line) == ("at::empty_like(self).exponential_",
+                                              "aten/src/ATen/native/Distributions.cpp", 625)
+    assert _end(t) == ("__global__ at::native::distribution_elementwise_grid_stride_kernel",
+                       "aten/src/ATen/native/cuda/DistributionTemplates.h", 81)
+    c = next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)
+    assert [(t.hops[s["hop"]].name, s["order"]) for s in c["sequence"]][:2] == [("self.max", "before"),
+                                                                                ("self.min", "before")]
