@@ -1085,7 +1085,7 @@ class BodyGuards:
                 defaults.update({k: v for k, v in device_props.capability_locals(_body_text(*span), props,
                                                                                  cc).items()
                                  if k not in defaults})
-        if d.get("file") and d.get("end_line") and d["file"] in q.resident(self.con).chooser_files:
+        if d.get("file") and d.get("end_line") and d["file"] in q.resident(self.con).chooser_rows:
             defaults.update(self.chosen(d, defaults))
         defaults[OPTIONALS] = frozenset(n for schema, _ in schemas for n in _OPTIONAL_ARG.findall(schema)
                                         if not _plain_parameter(d.get("signature"), n))
@@ -1103,11 +1103,13 @@ class BodyGuards:
         the chooser is read with the arguments its call passes, valued by the body's statements above it
         (function_value.settle_locals: `auto input = input_r;`, the fields of `ConvParams<int64_t> params`)."""
         out: dict[str, object] = {}
+        found = [c for c in q.choices_within(self.con, d["file"], d["line"], d["end_line"])
+                 if c["test"] != "if" and c["variable"]]  # (a chooser in an `if` test is read there)
         lines = function_value._read(os.path.join(self.builder.trace.root or "", d["file"]), d["line"],
-                                     d["end_line"]) if self.builder.trace.root else None
+                                     d["end_line"]) if found and self.builder.trace.root else None
         if not lines:
             return out
-        for choice in q.choices_within(self.con, d["file"], d["line"], d["end_line"]):
+        for choice in found:
             texts = q.arguments_of_call(self.con, d["file"], choice["line"], choice["callee"])
             prefix = lines[:choice["line"] - d["line"]]
             text = "\n".join(function_value._active(prefix, self.build.holds) or [])

@@ -195,9 +195,13 @@ class Resident:
         return {}
 
     @functools.cached_property
-    def chooser_files(self) -> frozenset[str]:
-        """The files with a backend_choices row (a body there may hold a chooser local: Guards read it)."""
-        return frozenset(r[0] for r in self.con.execute("SELECT DISTINCT file FROM backend_choices"))
+    def chooser_rows(self) -> dict[str, list[dict]]:
+        """Each file's backend_choices rows (a few thousand in all; a body over one holds a chooser local: Guards
+        read it, conditions.BodyGuards.chosen)."""
+        out: dict[str, list[dict]] = {}
+        for r in rows(self.con, "SELECT * FROM backend_choices ORDER BY file, line"):
+            out.setdefault(r["file"], []).append(r)
+        return out
 
     @functools.cached_property
     def choices(self) -> frozenset[tuple[str, int, str]]:
@@ -908,7 +912,7 @@ def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] 
 
 def choices_within(con, file: str, first: int, last: int) -> list[dict]:
     """The backend_choices rows of a body's lines (its chooser calls: conditions.BodyGuards.chosen)."""
-    return rows(con, "SELECT * FROM backend_choices WHERE file = ? AND line BETWEEN ? AND ?", (file, first, last))
+    return [r for r in resident(con).chooser_rows.get(file, ()) if first <= r["line"] <= last]
 
 
 def choice_at(con, call: dict) -> dict | None:
