@@ -1103,8 +1103,7 @@ class BodyGuards:
         the chooser is read with the arguments its call passes, valued by the body's statements above it
         (function_value.settle_locals: `auto input = input_r;`, the fields of `ConvParams<int64_t> params`)."""
         out: dict[str, object] = {}
-        found = [c for c in q.choices_within(self.con, d["file"], d["line"], d["end_line"])
-                 if c["test"] != "if" and c["variable"]]  # (a chooser in an `if` test is read there)
+        found = q.choices_within(self.con, d["file"], d["line"], d["end_line"])
         lines = function_value._read(os.path.join(self.builder.trace.root or "", d["file"]), d["line"],
                                      d["end_line"]) if found and self.builder.trace.root else None
         if not lines:

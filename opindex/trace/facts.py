@@ -196,10 +196,12 @@ class Resident:
 
     @functools.cached_property
     def chooser_rows(self) -> dict[str, list[dict]]:
-        """Each file's backend_choices rows (a few thousand in all; a body over one holds a chooser local: Guards
-        read it, conditions.BodyGuards.chosen)."""
+        """Each file's backend_choices rows whose result a switch or a comparison tests (~140 of ~18,000; a body over
+        one holds a chooser local: Guards read it, conditions.BodyGuards.chosen; a chooser in an `if` test is read
+        there)."""
         out: dict[str, list[dict]] = {}
-        for r in rows(self.con, "SELECT * FROM backend_choices ORDER BY file, line"):
+        for r in rows(self.con, "SELECT * FROM backend_choices WHERE test != 'if' AND variable != '' "
+                                "ORDER BY file, line"):
             out.setdefault(r["file"], []).append(r)
         return out
 
@@ -911,7 +913,8 @@ def in_function(con, table: str, caller: str, file: str, lines: tuple[int, int] 
 
 
 def choices_within(con, file: str, first: int, last: int) -> list[dict]:
-    """The backend_choices rows of a body's lines (its chooser calls: conditions.BodyGuards.chosen)."""
+    """The backend_choices rows of a body's lines whose result a switch or a comparison tests (its chooser locals:
+    conditions.BodyGuards.chosen)."""
     return [r for r in resident(con).chooser_rows.get(file, ()) if first <= r["line"] <= last]
 
 

@@ -275,14 +275,9 @@ def _open_between(t, hop, first: int, later: int) -> bool:
     """Whether the body launches device work between lines `first` and `later` under a test the inputs leave open
     (the backward of ctc_loss: its collect kernels under `if (is_large)`, LossCTC.cu:683, between the log_beta
     kernel and the zeroing of padded gradients): the later launch is then no surer the op's result than the first."""
-    kids = t.__dict__.get("_kids_of")
-    if kids is None or kids[0] != len(t.hops):
-        found: dict = {}
-        for h in t.hops:
-            found.setdefault(h.parent, []).append(h)
-        kids = t.__dict__["_kids_of"] = (len(t.hops), found)
+    kids, _ = _kids_and_ends(t)
     return any(k.kind in DEVICE_WORK_KINDS and first < _site(k)[1] < later and
-               any(c.assumed is None for c in k.conditions) for k in kids[1].get(hop.parent, ()))
+               any(c.assumed is None for c in k.conditions) for k in kids.get(hop.parent, ()))
 
 
 def _one_kernel(a, b) -> bool:
