@@ -337,6 +337,42 @@ void launch() {
     assert runs_before(src, 1, 2, 16) is False  # past the early return
 
 
+def test_the_else_of_a_later_if_is_no_way_instead_of_the_first_call():
+    """multinomial_out (Distributions.cpp:625-637, PyTorch 2.4): the sampler, then `if (n_sample == 1) { argmax }
+    else { topk }`. The else there is that later test's, not one of a test around the sampler (the else-if chain
+    around a call is); and a block whose test the trace read as true (`held`, its `if` or `else` line) runs each
+    time the body does."""
+    from opindex.trace.sequence import alternatives, blocks_between, runs_after, runs_before
+    src = """\
+Tensor& multinomial_out(int64_t n_sample) {
+  if (self.dim() == 1) {
+    zero = self.sum();
+  } else if (self.dim() == 2) {
+    zero = self.sum(1);
+  } else {
+    zero = other();
+  }
+  q.exponential_();
+  if (n_sample == 1) {
+    at::argmax_out(result, q);
+  } else {
+    at::topk_out(vals, result, q, n_sample);
+  }
+  switch (mode) {
+    case 0: a(); break;
+    default: b();
+  }
+}""".splitlines()
+    assert [alternatives(src, 9, n) for n in (11, 13, 16, 17)] == [False, False, False, False]
+    assert [alternatives(src, 3, n) for n in (5, 7, 9)] == [True, True, False]  # (the chain around sum())
+    assert [runs_after(src, 9, n) for n in (11, 13)] == [False, False]  # (each under a test of its own) ...
+    assert [runs_after(src, 9, n, held={10}) for n in (11, 13)] == [True, False]  # ... but n_sample == 1 held
+    assert [runs_after(src, 9, n, held={12}) for n in (11, 13)] == [False, True]  # (the else's line)
+    assert blocks_between(src, 1, 5, 9) == (["else if (self.dim() == 2)"], [])
+    assert runs_before(src, 1, 5, 9) is False
+    assert runs_before(src, 1, 5, 9, held={4}) is True
+
+
 def test_a_call_under_a_test_that_closes_before_a_later_one_may_not_have_run():
     """THC_pointwiseApply2 (1.8, THCApply.cuh:335): `if (aType == ReadWrite && ...) { a = THCTensor_newContiguous(
     ...); }`, later the launches (:447): the copy runs only under its test, so it is no work done before each
@@ -364,8 +400,9 @@ bool apply(T* a) {
 def test_device_work_after_an_if_the_build_leaves_out_runs_in_sequence():
     """group_norm_kernel.cu:610-637 (PyTorch 2.4 fork): `#ifdef USE_MACA if (opt) { ... } else { #endif
     RowwiseMoments<<<...>>>; #ifdef USE_MACA } #endif if (HxW == 1) {...} else if (...) { gpu_kernel(iter) }`.
-    Read as written, the directives make the two alternatives; read as a -U USE_MACA build compiles it (false #if
-    lines and directives blank, line numbers kept), the TensorIterator launch may follow the launch."""
+    Read as a -U USE_MACA build compiles it (false #if lines and directives blank, line numbers kept), or as
+    written, the TensorIterator launch may follow the launch: the `else` at :13 is the later test's, not one of
+    `if (opt)` (read as one before, the launches were alternatives)."""
     from opindex.trace.sequence import built_lines, may_follow
     src = """\
 void GroupNormKernelImplInternal() {
@@ -384,7 +421,7 @@ void GroupNormKernelImplInternal() {
     gpu_kernel(iter, f);
   }
 }""".splitlines()
-    assert may_follow(src, 7, 14) is False
+    assert may_follow(src, 7, 14) is True
     off = lambda n: n in (3, 4, 5, 9)  # noqa: E731
     built = built_lines(src, off)
     assert len(built) == len(src) and built[1] == built[2] == built[8] == built[9] == ""

@@ -356,3 +356,36 @@ def test_locals_a_body_sets_before_a_call_whatever_the_inputs():
                                                                  "transposed_": False})
     assert env["params"] == Struct("ConvParams", (("groups", 32), ("transposed", False)))
     assert "output" not in env and "result" not in env  # (a Tensor is a value, not an object of fields)
+
+
+def test_a_local_computed_with_c_math_and_the_locals_other_statements_may_set():
+    """randperm_out_cuda (Randperm.cu:82-89, PyTorch 2.4): `int bits = std::min(64, static_cast<int>(std::ceil(
+    std::log2(nd - (6 * nd * nd + 1) / log_threshold_12))));` is 23 for n = 1024, 32 for 30000 and 36 for 100000
+    (`bits <= 32` picks int32 or int64 keys); a local stepped in a loop (flip's `n++`, TensorTransformations.cpp:48)
+    or whose address a call takes (THC_pointwiseApply1's `cudaGetDevice(&curDevice)`, 1.4) is unknown after it; a
+    top-level `k++` steps a known int."""
+    from opindex.trace.function_value import _eval, settle_locals
+    body = """const double log_threshold_12 = std::log(0.9) * 12;
+  double nd = static_cast<double>(n);
+  int bits = std::min(64,
+    static_cast<int>(std::ceil(std::log2(nd - (6 * nd * nd + 1) / log_threshold_12))));
+"""
+    assert [settle_locals(body, {"n": n})["bits"] for n in (1024, 30000, 100000)] == [23, 32, 36]
+    assert settle_locals(body, {"n": None})["bits"] is None  # (n unknown: so is bits)
+    assert [_eval(e, {}) for e in ("7 / 2", "7.0 / 2", "std::floor(2.5)", "static_cast<int>(2.9)", "1e-3 < 0.01",
+                                   "std::max(2, 5) * 2", "std::log(0)")] == [3, 3.5, 2.0, 2, True, 10, None]
+    env = settle_locals("""int n = 0;
+  for (const auto i : c10::irange(total_dims)) {
+    if (flip_dims_b[i] && self.size(i) > 1) {
+      n++;
+    }
+  }
+  int curDevice = -1;
+  cudaGetDevice(&curDevice);
+  int k = 3;
+  k++;
+  --k;
+  --k;
+  double delta = 2.5;
+""", {})
+    assert (env["n"], env["curDevice"], env["k"], env["delta"]) == (None, None, 2, 2.5)

@@ -252,7 +252,9 @@ def test_launches_of_one_body_in_sequence_are_work_beside_the_chain_s_not_other_
     the first launch, fill. The launches before are listed as work done in sequence, not as other ways: the
     hop's only other way is the `#else` gatherTopK (:754), which this build (CUB_SUPPORTS_SCAN_BY_KEY()) leaves
     out. randperm_out_cuda (cuda/Randperm.cu:58) makes random keys (:93) and radix-sorts them (:101) before
-    randperm_handle_duplicate_keys (:106); its other way is the `bits > 32` side's radix sort (:117)."""
+    randperm_handle_duplicate_keys (:106). Its `bits` (:85-86, C++ math of n) is 23 for n = 1024: `bits <= 32`
+    (:89) holds, and the `bits > 32` side's keys (:109) and radix sort (:117) are ruled out; for n = 100000 `bits`
+    is 36, and the chain takes that side's randperm_handle_duplicate_keys (:122) after its keys and sort."""
     tk = "aten/src/ATen/native/cuda/TensorTopK.cu"
     t = real_index.trace("torch.multinomial", undefines=["USE_MACA"])
     assert _end(t) == ("__global__ at::native::mbtopk::gatherTopK", tk, 496)
@@ -274,9 +276,14 @@ def test_launches_of_one_body_in_sequence_are_work_beside_the_chain_s_not_other_
     hop = next(h for h in r.main_chain() if h.name == "randperm_handle_duplicate_keys")
     c = next(c for c in r.to_dict()["choices"] if c["hop"] == hop.id)
     assert [(r.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [(93, "before"), (101, "before")]
-    assert (c["ways"], [r.hops[k].line for k in c["others"]]) == (2, [117])
+    assert (c["ways"], c["settled"], [r.hops[k].line for k in c["others"]]) == (3, True, [117, 109])
     assert "runs after distribution_elementwise_grid_stride_kernel, SortPairs (in sequence, body at " \
         "Randperm.cu:58)" in render(r)
+    r = real_index.trace("torch.randperm(100000, device='cuda')", undefines=["USE_MACA"])
+    hop = next(h for h in r.main_chain() if h.name == "randperm_handle_duplicate_keys")
+    c = next(c for c in r.to_dict()["choices"] if c["hop"] == hop.id)
+    assert (hop.called_at, c["settled"]) == ("aten/src/ATen/native/cuda/Randperm.cu:122", True)
+    assert [(r.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [(109, "before"), (117, "before")]
 
 
 def test_work_after_the_chain_s_under_a_test_of_its_own_is_said_with_its_test(real_index):
@@ -739,5 +746,9 @@ def test_a_float64_multinomial_of_one_sample_read_hop_by_hop(real_index):
     assert _end(t) == ("__global__ at::native::distribution_elementwise_grid_stride_kernel",
                        "aten/src/ATen/native/cuda/DistributionTemplates.h", 81)
     c = next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)
-    assert [(t.hops[s["hop"]].name, s["order"]) for s in c["sequence"]][:2] == [("self.max", "before"),
-                                                                                ("self.min", "before")]
+    # the sum test of the 2-d input's `else` (:612) runs before, argmax under `if (n_sample == 1)` (:632, held)
+    # after: work in sequence (the tests the call settles as true hold their blocks), not other ways
+    assert [(t.hops[s["hop"]].name, t.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [
+        ("self.max", 603, "before"), ("self.min", 603, "before"), ("self.sum", 612, "before"),
+        ("at::div_out", 631, "after"), ("at::argmax_out", 633, "after")]
+    assert c["settled"] is True and [t.hops[k].line for k in c["others"]] == [641, 610, 610, 636]

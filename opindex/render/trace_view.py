@@ -13,8 +13,10 @@ class TraceView(Trace):
     @classmethod
     def of(cls, t: Trace) -> "TraceView":
         view = cls(**{f.name: getattr(t, f.name) for f in fields(t)})
-        for kept in ("_main", "_ruled_out", "_switch"):  # the main chain chosen when the walk ended (main_chain keeps
-            if kept in t.__dict__:  # it), and where it stopped short
+        # the main chain chosen when the walk ended (main_chain keeps it), where it stopped short, and what the
+        # ranking reads of the walk (the build's false #if spans, the tests read as true: rank.choices asks again)
+        for kept in ("_main", "_ruled_out", "_switch", "unbuilt", "held"):
+            if kept in t.__dict__:
                 view.__dict__[kept] = t.__dict__[kept]
         return view
 

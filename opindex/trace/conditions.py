@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
 import functools
 import operator
@@ -71,6 +72,9 @@ class Guards:
         self.values = defaults  # the names' values the tests were read with (a call's arguments pass them on)
         # (first, last, off, note, condition)
         self.spans: list[tuple[int, int, bool, str | None, Condition | None]] = []
+        # the lines of the `if`/`else` tests read as true: a call in such a block runs each time the body does
+        # (trace/rank.py _runs_with: multinomial's argmax under `if (n_sample == 1)`, runs after its sampler)
+        held: set[int] = set()
         uncompiled: set[str] = set()  # tests of `if`s the build leaves out: no else after them negates them
         # the #if spans this build does not compile, read first: an `if` on the line of an `#if` (`#if X` then
         # `} else if (y) {`) comes before it in the rows
@@ -112,6 +116,9 @@ class Guards:
                 elif value is None:  # undecided: kept as data (a choice's condition, JSON `open`), not in detail
                     self.spans.append((start, r["end_line"], False, None,
                                        Condition(r["kind"], shown, file, r["line"])))
+                elif r["kind"] == "if":
+                    held.add(r["line"])
+        self.held = frozenset(held)
         self.cache: dict[int, Under] = {}
 
     def at(self, line: int) -> Under:
@@ -912,6 +919,25 @@ def _schema_parameters(schema: str) -> list[tuple[str]]:
     return out
 
 
+_ELSE_IF = re.compile(r"\s*\}\s*else\s+if\b")
+DEVICE_CODE = frozenset({"global_kernel", "device_function"})  # bodies whose locals locals_tested leaves alone
+MAX_TESTED_KEPT = 8192  # bodies split into statements kept by a process (_TESTED; past it: all dropped)
+_TESTED: dict[tuple, tuple | None] = {}
+_SLICES: dict[tuple, object] = {}  # (body, test, names[, values read]) -> its slice, then the names' values
+MAX_TESTED_LOCALS = 16  # tests of a body's locals read per body (BodyGuards.locals_tested; past them: unknown)
+_IDENT = re.compile(r"(?<![\w.>:])[A-Za-z_]\w*(?![\w(])")  # a bare name (not a member, a call or a qualified name)
+_NUMERIC_LOCAL = re.compile(r"^[ \t]*(?:static\s+)?(?:const(?:expr)?\s+)?(?:bool|int|auto|u?int(?:8|16|32|64)_t|"
+                            r"unsigned|long|size_t|double|float|(?:c10::)?SymInt)\s+(?:const\s+)?([A-Za-z_]\w*)\s*=(?!=)",
+                            re.M)
+
+
+@functools.lru_cache(maxsize=8192)
+def _numeric_locals(root: str, file: str, line: int, end_line: int) -> tuple[str, ...]:
+    """The names a body declares as a number or bool with a value (`int bits = ...;`, `const auto n = ...;`)."""
+    lines = file_lines(root, file)
+    return tuple(dict.fromkeys(_NUMERIC_LOCAL.findall("\n".join(lines[line:end_line])))) if lines else ()
+
+
 def _depth(text: str) -> int:
     """The brace depth at the end of `text` (its strings and comments aside)."""
     text = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', "", text, flags=re.S)
@@ -1018,6 +1044,8 @@ class BodyGuards:
         found = self.cache.get(key)
         if found is None:
             found = self.cache[key] = self._kept(key, d, schemas, given, types, strided)
+            if found.held and d.get("file"):  # (the trace's record of tests read as true, per file: rank.py)
+                self.builder.trace.__dict__.setdefault("held", {}).setdefault(d["file"], set()).update(found.held)
         return found
 
     def _kept(self, key: tuple, d: dict, schemas: tuple, given: tuple, types: dict, strided) -> Guards:
@@ -1092,6 +1120,11 @@ class BodyGuards:
         for name in self.build.unknown_arguments:  # given, value unknown (trace/__init__._given_not_default)
             defaults.pop(name, None)
         rows = q.conditions_over(self.con, d["file"], q.span(d)) if d.get("file") else []
+        if rows and call is not None and d.get("end_line") and self.builder.trace.root and not (
+                d.get("kind") in DEVICE_CODE or d.get("device_function")):
+            # (a traced call's values: a name's defaults settle no local a test reads on the three trees, and
+            # reading them cost a first trace 1.35x; device code's locals come from thread indices)
+            defaults.update(self.locals_tested(d, defaults, rows))
         if types:  # `typeid(f) == typeid(TensorAssign)` with f a ReduceAdd: false
             rows = [{**r, "condition": typeids.written(r["condition"], types)} for r in rows]
         return Guards([self.with_values(r, d["file"], defaults) for r in rows], self.device, defaults,
@@ -1126,6 +1159,69 @@ class BodyGuards:
             if isinstance(value, function_value.Const):
                 out[choice["variable"]] = Constant(value.name)
         return out
+
+    def locals_tested(self, d: dict, defaults: dict, rows: list[dict]) -> dict:
+        """The value of each local of body `d` that a test of it reads, computed from the values known by the
+        statements above the test at the body's top level (function_value.settle_locals, with C++'s math:
+        randperm_out_cuda's `int bits = std::min(64, static_cast<int>(std::ceil(std::log2(nd - ...))));` is 23
+        for n=1024, and `bits <= 32` holds). A local the tests read with different values is left unknown."""
+        declared = set(_numeric_locals(self.builder.trace.root, d["file"], d["line"], d["end_line"])) - set(defaults)
+        wanted: dict[int, set[str]] = {}
+        for r in rows:
+            if r["kind"] == "if" and r["line"] > d["line"]:
+                names = declared.intersection(_IDENT.findall(r["condition"]))
+                if names:
+                    wanted.setdefault(r["line"], set()).update(names)
+        lines = file_lines(self.builder.trace.root, d["file"]) if wanted else None
+        if not lines:
+            return {}
+        key = (self.builder.trace.root, d["file"], d["line"], d["end_line"], self.build.key())
+        top = _TESTED.get(key, _TESTED)
+        if top is _TESTED:  # (a body's statements, split once per process and build)
+            if len(_TESTED) >= MAX_TESTED_KEPT:
+                _TESTED.clear()
+            top = _TESTED[key] = function_value.top_statements(lines[d["line"] - 1:d["end_line"]], d["line"],
+                                                               self.build.holds)
+        if not top:
+            return {}
+        out: dict[str, object] = {}
+        env0 = {k: _as_value(v, defaults) for k, v in defaults.items() if isinstance(k, str) and k.isidentifier()}
+        starts = [s.start for s in top]
+        for line, names in sorted(wanted.items())[:MAX_TESTED_LOCALS]:
+            i = bisect.bisect_right(starts, line) - 1  # the statement holding the test
+            if i < 0 or not (top[i].start == line or (top[i].text.startswith("if") and line <= top[i].end and
+                                                      _ELSE_IF.match(lines[line - 1]))):
+                continue  # (a test inside a block: its locals there are not read; an else-if of a test at the top
+                # level is read after the statements above the chain)
+            found = self._settled(key, top, i, line, frozenset(names), env0)
+            for name in names:
+                value = found.get(name)
+                if not isinstance(value, (int, float)) or out.get(name, value) != value:
+                    out[name] = None  # (unknown, or read with two values)
+                else:
+                    out[name] = value
+        return {k: v for k, v in out.items() if v is not None}
+
+    def _settled(self, key: tuple, top: tuple, i: int, line: int, names: frozenset, env0: dict) -> dict:
+        """The values of `names` after the statements top[:i] that set them (function_value.slice_setting), read
+        once per body, test and values of the names those statements read (a body is read again for each op and
+        call that reaches it, mostly with the same values)."""
+        kept = _SLICES.get((key, line, names))
+        if kept is None:
+            sl = function_value.slice_setting(top[:i], names)
+            reads = frozenset(n for st in sl for n in function_value.names_in(st))
+            kept = _SLICES[(key, line, names)] = (sl, reads)
+        sl, reads = kept
+        if not sl:
+            return {}
+        memo_key = (key, line, names, tuple(sorted((n, repr(env0[n])) for n in reads if n in env0)))
+        found = _SLICES.get(memo_key)
+        if found is None:
+            if len(_SLICES) >= MAX_TESTED_KEPT:
+                _SLICES.clear()
+            env = function_value.settle_statements(sl, {**env0, function_value.BUILD: self.build.holds})
+            found = _SLICES[memo_key] = {n: env.get(n) for n in names}
+        return found
 
     def with_values(self, row: dict, file: str, values: dict | None = None) -> dict:
         """A condition row with the functions it calls written as the value they return in the build traced

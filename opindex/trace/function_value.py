@@ -35,8 +35,8 @@ from ..pytorch.syntax import closes_at_end, split_top_level
 NULL = object()  # nullptr / nullopt: an unset environment variable
 _CALL = re.compile(r"(?<![\w.>:])((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\(\s*\)(?!\s*(?:\.|->|\(|\w))")
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
-_LOCAL = re.compile(r"^(?:static\s+)?(?:const\s+)?(?:bool|int|auto|char\s*\*|const\s+char\s*\*|char\s+const\s*\*|uint8_t|"
-                    r"int64_t)\s*"
+_LOCAL = re.compile(r"^(?:static\s+)?(?:const(?:expr)?\s+)?(?:bool|int|auto|char\s*\*|const\s+char\s*\*|char\s+const\s*\*|"
+                    r"u?int(?:8|16|32|64)_t|unsigned|long|size_t|double|float|(?:c10::)?SymInt)\s*"
                     r"(?:const\s+)?\*?\s*([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
 _ENV = re.compile(r"^(?:std::)?getenv\s*\(|^c10::utils::check_env\s*\(|^check_env\s*\(")
 MAX_LINES = 120  # a longer body is not read (the functions this serves are a few lines; _select_conv_backend 106)
@@ -172,15 +172,20 @@ def expansion_value(root: str | None, file: str, line: int, macro: dict, build_h
     return _run(body[body.index("{") + 1:body.rindex("}")], env)
 
 
-def _active(lines: list[str], build_holds) -> list[str] | None:
-    """The lines the build compiles; None when an #if around a line cannot be decided."""
+def _active(lines: list[str], build_holds, blank: bool = False) -> list[str] | None:
+    """The lines the build compiles (with `blank`, every other line kept as "", so line numbers hold); None when
+    an #if around a line cannot be decided."""
     out, stack = [], []  # stack: (this branch on, some branch taken)
     for text in lines:
         m = _DIRECTIVE.match(text)
         if m is None:
             if all(on for on, _ in stack):
                 out.append(re.sub(r"//.*$", "", text))
+            elif blank:
+                out.append("")
             continue
+        if blank:
+            out.append("")
         kind, rest = m.group(1), m.group(2).strip()
         test = {"ifdef": f"defined({rest})", "ifndef": f"!defined({rest})"}.get(kind, rest)
         if kind in ("if", "ifdef", "ifndef"):
@@ -241,13 +246,16 @@ def _exec(sts: list[str], env: dict, budget: list[int]) -> tuple[str, object]:
         if _if_block(st) is not None:
             chain, n = _if_chain(sts, i)
             return _exec_chain(chain, sts[i + n:], env, budget)
-        if st.startswith(("for", "while", "do", "switch", "else")) or "{" in st:
+        if _BLOCK_STATEMENT.match(st) or "{" in st:
             if "return" in st:
                 return "unknown", None
             _forget_assigned(st, env)
             continue
         _assign(st, env)
     return "fall", None
+
+
+_BLOCK_STATEMENT = re.compile(r"(?:for|while|do|switch|else)\b")  # (not `double nd = ...;`)
 
 
 def _exec_chain(chain: list[tuple], rest: list[str], env: dict, budget: list[int]) -> tuple[str, object]:
@@ -294,7 +302,27 @@ def _if_chain(sts: list[str], i: int) -> tuple[list[tuple], int]:
 
 
 def _assign(st: str, env: dict) -> None:
-    """A declaration or assignment statement, read into `env`."""
+    """A declaration or assignment statement, read into `env`; a local another statement may set (`n++;`,
+    `cudaGetDevice(&curDevice);`) is unknown after it."""
+    _set(st, env)
+    step = _STEP.fullmatch(st.rstrip(";").strip())
+    if step is not None:  # `n++;`, `--n;`: a known int stepped
+        name = step.group(1) or step.group(4)
+        sign = step.group(2) or step.group(3)
+        value = env.get(name)
+        if name in env:
+            env[name] = value + (1 if sign == "++" else -1) if _is_int(value) else None
+        return
+    for address in _ADDRESS.findall(st):
+        if address in env and address not in (CALLS, BUILD):
+            env[address] = None
+
+
+_STEP = re.compile(r"([A-Za-z_]\w*)\s*(\+\+|--)|(\+\+|--)\s*([A-Za-z_]\w*)")
+_ADDRESS = re.compile(r"(?<![&\w])&\s*([A-Za-z_]\w*)(?!\s*[(\[.]|\s*->)")
+
+
+def _set(st: str, env: dict) -> None:
     field = _FIELD.match(st.rstrip(";"))
     if field is not None:  # `params.groups = groups_;` of an object declared above: that field's value
         this = env.get(field.group(1))
@@ -367,6 +395,80 @@ def settle_locals(body: str, env: dict) -> dict:
     return env
 
 
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A top-level statement of a body (top_statements): its first and last line and its text."""
+    start: int
+    end: int
+    text: str
+
+
+_BRACE_OR_END = re.compile(r"[{};]")
+
+
+def top_statements(lines: list[str], first: int, build_holds) -> tuple[Statement, ...] | None:
+    """The top-level statements of the body whose text is `lines` (from its line `first`), as the build compiles
+    it; None when an #if in it cannot be decided or it has no body."""
+    kept = _active(lines, build_holds, blank=True)
+    if kept is None:
+        return None
+    text = "\n".join(kept)
+    begin = text.find("{")
+    if begin < 0:
+        return None
+    out, depth, start, line, seen = [], 0, begin + 1, first + text.count("\n", 0, begin), begin
+    for m in _BRACE_OR_END.finditer(text, begin + 1):
+        ch, i = m.group(), m.start()
+        if ch == "{":
+            depth += 1
+            continue
+        if ch == "}":
+            depth -= 1
+            if depth < 0:
+                break  # (the body's own closing brace)
+        if depth == 0:
+            body = text[start:i + 1]
+            st = body.strip()
+            if st:
+                line += text.count("\n", seen, start + len(body) - len(body.lstrip()))
+                seen = start + len(body) - len(body.lstrip())
+                out.append(Statement(line, line + st.count("\n"), st))
+            start = i + 1
+    return tuple(out)
+
+
+def settle_statements(sts, env: dict) -> dict:
+    """settle_locals of statements already split (top_statements, slice_setting)."""
+    _settle([s.text if isinstance(s, Statement) else s for s in sts], env)
+    return env
+
+
+def slice_setting(statements, names) -> list[Statement]:
+    """Of `statements` (top_statements, in source order), those that set `names` or, in turn, what those are
+    computed from (a backward slice, by name: the rest cannot change their values as this module reads them)."""
+    want, kept = set(names), []
+    for st in reversed(statements):
+        sets, mentions = _sets_and_names(st.text)
+        if not want.isdisjoint(sets):
+            kept.append(st)
+            want.update(mentions)
+    return kept[::-1]
+
+
+@functools.lru_cache(maxsize=65536)
+def _sets_and_names(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a statement may set (assigned, stepped, passed by address) and every name it mentions."""
+    return frozenset(n for found in _ASSIGNED.findall(text) for n in found if n), frozenset(_NAME.findall(text))
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def names_in(st: Statement) -> frozenset[str]:
+    """Every name a statement mentions."""
+    return _sets_and_names(st.text)[1]
+
+
 def _settle(sts: list[str], env: dict) -> None:
     i = 0
     while i < len(sts):
@@ -384,7 +486,7 @@ def _settle(sts: list[str], env: dict) -> None:
                 if held is not False:
                     break
             continue
-        if st.startswith(("for", "while", "do", "switch", "else")) or "{" in st:
+        if _BLOCK_STATEMENT.match(st) or "{" in st:
             _forget_assigned(st, env)
         elif not st.startswith("return"):
             _assign(st, env)
@@ -395,14 +497,17 @@ _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*([-+*/|&^])?=(?!=)\s*(.+)$", re.S)
 # a local of a named type not valued here: `IntArrayRef il(ilc.data_ptr<int64_t>(), ilc.numel())`, `Tensor t = ...`
 _TYPED = re.compile(r"^(?:const\s+)?((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*(?:<[^;{}()]*>)?)\s*&?\s+([A-Za-z_]\w*)\s*[({=]",
                     re.S)
-_ASSIGNED = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)(?:\.\w+)?\s*(?:[-+*/|&^]|<<|>>)?=(?!=)")
+_ASSIGNED = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)(?:\.\w+)?\s*(?:(?:[-+*/|&^]|<<|>>)?=(?!=)|\+\+|--)|"
+                       r"(?:\+\+|--)\s*([A-Za-z_]\w*)|(?<![&\w])&\s*([A-Za-z_]\w*)")
+# (an assignment, `n++` or `--n`, or its address taken: `cudaGetDevice(&curDevice)` sets it)
 
 
 def _forget_assigned(block: str, env: dict) -> None:
-    """The locals a block that may or may not run assigns are unknown after it."""
-    for name in _ASSIGNED.findall(block):
-        if name in env and name not in (CALLS, BUILD):
-            env[name] = None
+    """The locals a block that may or may not run assigns (or passes by address) are unknown after it."""
+    for names in _ASSIGNED.findall(block):
+        for name in names:
+            if name in env and name not in (CALLS, BUILD):
+                env[name] = None
 
 
 def _type_name(declared: str) -> str:
@@ -451,16 +556,28 @@ def _eval(expr: str, env: dict):
         return NULL
     if re.fullmatch(r"-?\d+[uUlL]*", expr):
         return int(re.sub(r"[uUlL]+$", "", expr))
+    if _FLOAT.fullmatch(expr):  # `0.9`, `1e-5`, `2.0f`
+        return float(expr.rstrip("fFlL"))
     if _ENV.match(expr):
         return NULL
     present = re.fullmatch(r"([A-Za-z_]\w*)\.(?:defined|has_value)\(\s*\)", expr)
     if present is not None:  # an undefined tensor or empty optional the call passes
         return False if env.get(present.group(1)) is NULL else None
-    for op in ("<=", ">=", "<", ">") if "<" in expr or ">" in expr else ():  # sizes compared, ints only
+    if expr.startswith("static_cast<"):  # (its `<...>` is no comparison)
+        cast = _math(expr, env)
+        if cast is not _NO:
+            return cast
+    whole = _ONE_CALL.match(expr)
+    if whole is not None and closes_at_end(expr[whole.end() - 1:]):  # one call, no operator around it (read
+        # without splitting it at every operator first: a body's locals are mostly such calls)
+        if whole.group(1):
+            return None  # `getVectorizedAlignment<res_t>(...)`: a template's call (static_cast read above)
+        return NULL if _ENV.match(expr) else _call(expr, env)
+    for op in ("<=", ">=", "<", ">") if "<" in expr or ">" in expr else ():  # numbers compared
         parts = split_top_level(expr, op, "(")
         if len(parts) == 2 and "->" not in expr and "<<" not in expr and ">>" not in expr:
             a, b = _eval(parts[0], env), _eval(parts[1], env)
-            if not (_is_int(a) and _is_int(b)):
+            if not (_is_number(a) and _is_number(b)):
                 return None
             return {"<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b}[op]
     for ops in (("+", "-"), ("*", "/")):  # (left to right within a level: `a - b + c` is read as a - (b + c) only
@@ -471,14 +588,15 @@ def _eval(expr: str, env: dict):
                 if any(o != op and len(split_top_level(expr, o, "(")) > 1 for o in ops):
                     return None
                 values = [_eval(p, env) for p in parts]
-                if not all(_is_int(v) for v in values):
+                if not all(_is_number(v) for v in values):
                     return None
                 out = values[0]
                 for v in values[1:]:
                     if op == "/" and v == 0:
                         return None
                     out = out + v if op == "+" else out - v if op == "-" else out * v if op == "*" else \
-                        int(out / v)  # C++ integer division truncates toward zero
+                        int(out / v) if _is_int(out) and _is_int(v) else out / v  # (C++ integer division
+                    # truncates toward zero)
                 return out
     if "%" in expr:  # `size(weight, 0) % size(input, 1)`: ints only
         parts = split_top_level(expr, "%", "(")
@@ -503,6 +621,7 @@ def _eval(expr: str, env: dict):
 
 
 _NO = object()  # not a test of a tensor argument
+_ONE_CALL = re.compile(r"(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*(<[\w:,\s*]*>)?\s*\(")
 # `at::symint::size<T>(input, 1)`: input.size(1) (its template argument would read as a comparison)
 _SYMINT = re.compile(r"(?:at::)?symint::(size|numel|dim)<\w+>\(\s*([A-Za-z_]\w*)\s*(?:,\s*([^()]+?))?\s*\)")
 _SIZE = re.compile(r"^([A-Za-z_]\w*)\.(dim|ndimension|numel|size)\(\s*([^()]*?)\s*\)$")
@@ -510,6 +629,43 @@ _SIZE = re.compile(r"^([A-Za-z_]\w*)\.(dim|ndimension|numel|size)\(\s*([^()]*?)\
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return _is_int(value) or (isinstance(value, float) and math.isfinite(value))
+
+
+_FLOAT = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?[fFlL]?")
+# C++'s math a body computes a local with (randperm_out_cuda's `bits`, from std::log2 of n): each of numbers only
+_MATH = {"log": math.log, "log2": math.log2, "log10": math.log10, "exp": math.exp, "sqrt": math.sqrt,
+         "ceil": math.ceil, "floor": math.floor, "abs": abs, "fabs": abs, "pow": math.pow, "min": min, "max": max}
+_CAST_TO = re.compile(r"^static_cast<\s*(?:const\s+)?(?:std::)?(\w+)\s*>\s*\((.*)\)$", re.S)
+_INTEGRAL = re.compile(r"^(?:u?int(?:8|16|32|64)?(?:_t)?|unsigned|long|short|size_t|SymInt|char)$")
+
+
+def _math(expr: str, env: dict):
+    """`std::min(64, static_cast<int>(std::ceil(std::log2(x))))`: the value, _NO where this is no such call, None
+    where an argument is unknown or the math fails (a log of 0). A float made whole by ceil/floor stays a float
+    until a cast to an integral type, as in C++."""
+    cast = _CAST_TO.match(expr)
+    if cast is not None and closes_at_end(expr[expr.index("(", cast.start(2) - 1):]):
+        value = _eval(cast.group(2), env)
+        if not _is_number(value):
+            return None if cast.group(1) in ("double", "float") or _INTEGRAL.match(cast.group(1)) else _NO
+        return float(value) if cast.group(1) in ("double", "float") else \
+            int(value) if _INTEGRAL.match(cast.group(1)) else _NO
+    m = _CALL_ARGS.match(expr)
+    if m is None or m.group(1).removeprefix("std::") not in _MATH or not closes_at_end(expr[m.start(2) - 1:]):
+        return _NO
+    values = [_eval(a, env) for a in _arguments(m.group(2))]
+    if not values or not all(_is_number(v) for v in values):
+        return None
+    name = m.group(1).removeprefix("std::")
+    try:
+        out = _MATH[name](*values)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return float(out) if name in ("ceil", "floor") else out
 
 
 def _tensor_size(expr: str, env: dict):
@@ -559,6 +715,9 @@ _CALL_ARGS = re.compile(r"^((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\s*\((.*)\)$", re.S)
 def _call(expr: str, env: dict):
     """A call of a free function or op (`at::_use_cudnn_ctc_loss(log_probs, targets, il, tl, BLANK)`), read by the
     caller's reader (env[CALLS]) with the values of its arguments; None when there is none or it does not say."""
+    found = _math(expr, env) if ("std::" in expr or "static_cast" in expr) else _NO
+    if found is not _NO:
+        return found
     calls = env.get(CALLS)
     method = _METHOD.match(expr) or _HOOKS.match(expr)
     if method is not None and calls is not None:  # `params.is_depthwise(input, weight)`, a hook of the build's

@@ -764,11 +764,12 @@ def _runs_with(t, above, hop, way) -> tuple[str, list] | None:
     start = above.line if above.file == fw and above.line and above.line <= first else first
     built = _built(t, fw, lines, start, later)
     order = "before" if lw < lh else "after"
+    held = t.__dict__.get("held", {}).get(fw, frozenset())  # (the body's tests read as true: their blocks run)
     if extra:  # in a block of its own, under tests that hold or that the inputs leave open (those said)
         return (order, own) if not alternatives(built, first, later) else None
     if order == "before":  # (`hop` may sit in a block under a test of its own since: `way` has run before it)
-        return (order, []) if runs_before(built, start, lw, lh) else None
-    return (order, []) if runs_after(built, lh, lw) else None
+        return (order, []) if runs_before(built, start, lw, lh, held) else None
+    return (order, []) if runs_after(built, lh, lw, held) else None
 
 
 def open_decisions(t, found: list[dict] | None = None) -> list[dict]:

@@ -37,52 +37,75 @@ _BLOCK = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])
 _RUNS = re.compile(r"(?:for|while|do)\b|$")
 
 
-def runs_after(lines: list[str], first: int, later: int) -> bool:
+def runs_after(lines: list[str], first: int, later: int, held: frozenset[int] | set[int] = frozenset()) -> bool:
     """Whether `later` runs after `first` each time `first` runs: in sequence, or in blocks opened since that run
     each time (a loop's body, a plain scope: `fill<<<...>>>(...); for (...) { radixFindKthValues<<<...>>>(...);
-    }`), not under a test of its own nor in a lambda."""
+    }`, an `if` or `else` whose test starts on a line of `held`, the tests the trace read as true), not under a
+    test of its own nor in a lambda."""
     kind = _read(lines, first, later)
     if kind or not 0 < first < later <= len(lines):
         return kind == "sequence"
-    return all(_RUNS.match(h) for h in blocks_between(lines, first, first, later)[1])
+    return all(_runs(h, at, held) for h, at in _blocks(lines, first, first, later)[1])
 
 
-def runs_before(lines: list[str], start: int, first: int, later: int) -> bool:
+def runs_before(lines: list[str], start: int, first: int, later: int,
+                held: frozenset[int] | set[int] = frozenset()) -> bool:
     """Whether `first` has run each time `later` runs, in the body from line `start`: no else, case, early return
     or #else makes them alternatives, and each block that holds `first` but not `later` runs each time (`if (a)
-    { first(); } later();`: first may not have run; a loop's body, a plain scope: it has)."""
+    { first(); } later();`: first may not have run; a loop's body, a plain scope, a test of `held`: it has)."""
     if not 0 < start <= first < later <= len(lines) or alternatives(lines, first, later):
         return False
-    return all(_RUNS.match(h) for h in blocks_between(lines, start, first, later)[0])
+    return all(_runs(h, at, held) for h, at in _blocks(lines, start, first, later)[0])
+
+
+_HELD = re.compile(r"(?:\}\s*)?(?:else\b\s*)?(?:if\b|$)")  # (an `if`, `else if` or `else` block's header)
+
+
+def _runs(header: str, line: int, held) -> bool:
+    """A block that runs each time the code around it does: a loop's body, a plain scope, or a test's block
+    whose test (its header's line) the trace read as true."""
+    return bool(_RUNS.match(header)) or (line in held and bool(_HELD.match(header)))
 
 
 def blocks_between(lines: list[str], start: int, first: int, later: int) -> tuple[list[str], list[str]]:
     """The headers (the text before each `{`, from the last `;` or brace outside parentheses; comments left out)
     of the blocks that hold line `first` but not `later`, and of those that hold `later` but not `first`, reading
     the text from line `start`."""
+    held, opened = _blocks(lines, start, first, later)
+    return [h for h, _ in held], [h for h, _ in opened]
+
+
+def _blocks(lines: list[str], start: int, first: int, later: int) -> tuple[list[tuple[str, int]],
+                                                                          list[tuple[str, int]]]:
+    """blocks_between, each header with the line it starts on."""
     text = "\n".join(lines[start - 1:later - 1])
     at_first = sum(len(line) + 1 for line in lines[start - 1:first - 1])
     stack: list[tuple[int, str]] = []
-    held, n, begin, parens, piece = None, 0, 0, 0, []
+    held, n, begin, parens, piece, opened = None, 0, 0, 0, [], 0
     for m in _BLOCK.finditer(text):
         if held is None and m.start() >= at_first:
             held = list(stack)
         tok = m.group()
         if tok.startswith(("//", "/*")):
             piece.append(text[begin:m.start()])
+            if not text[opened:m.start()].strip():
+                opened = m.end()  # (a header starts after the comments above it)
             begin = m.end()
         elif tok in ("(", ")"):
             parens += 1 if tok == "(" else -1  # (a `for (...; ...; ...)` header's semicolons)
         elif tok == "{":
             n += 1
-            stack.append((n, " ".join(("".join(piece) + text[begin:m.start()]).split())))
-            begin, piece = m.end(), []
+            head = "".join(piece) + text[begin:m.start()]
+            lead = opened + len(text[opened:m.start()]) - len(text[opened:m.start()].lstrip())
+            stack.append((n, " ".join(head.split()), start + text.count("\n", 0, lead)))
+            begin, piece, opened = m.end(), [], m.end()
         elif tok == "}" or (tok == ";" and parens <= 0):
             if tok == "}" and stack:
                 stack.pop()
-            begin, piece = m.end(), []
+            begin, piece, opened = m.end(), [], m.end()
     held = list(stack) if held is None else held
-    return [h for _, h in (b for b in held if b not in stack)], [h for _, h in (b for b in stack if b not in held)]
+    return [(h, at) for _, h, at in (b for b in held if b not in stack)], \
+        [(h, at) for _, h, at in (b for b in stack if b not in held)]
 
 
 def built_lines(lines: list[str], off, first: int = 1, last: int | None = None) -> list[str]:
@@ -130,6 +153,11 @@ def _relations(lines: list[str], first: int, last: int) -> list[str]:
         ends.append(at)
     out: list[str] = []
     depth, alt, kind, low, done = 0, None, "", 0, False
+    # an `else` is one of a test around `first` only right after a `}` that closed a block holding `first`, or one
+    # of that test's else-if blocks (`fresh`); not the else of an `if` written after `first` (multinomial_out's
+    # `if (n_sample == 1) {...} else {...}` after its sampler): `chained` marks each open block begun right after
+    # such an else
+    fresh, chained, after_else = False, [], False
 
     def said() -> str:
         return "alternatives" if done or alt is not None else "sequence" if depth == low else ""
@@ -146,17 +174,28 @@ def _relations(lines: list[str], first: int, last: int) -> list[str]:
             done = True  # the other side of an #if: a build has one or the other
         elif tok == "{":
             depth += 1
+            chained.append(after_else)
+            fresh = False
         elif tok == "}":
             depth -= 1
+            fresh = depth < low or (chained.pop() if chained else False)
             low = min(low, depth)
             if alt is not None and (depth == alt if kind == "else" else depth < alt):
                 alt = None  # past the whole if/else or switch: what follows runs after both ways
         elif tok == "return":
+            fresh = False
             if depth <= 0 and alt is None:
                 done = True
-        elif depth < 0 or (tok != "else" and depth <= 0):
-            if alt is None:  # an else of a test around `first`, or a case of a switch around it
-                alt, kind = depth, "else" if tok == "else" else "case"
+        elif tok == "else" and depth < 0 and fresh:
+            if alt is None:  # an else of a test around `first`
+                alt, kind = depth, "else"
+        elif tok != "else" and depth <= 0 and depth == low:
+            fresh = False
+            if alt is None:  # a case of a switch around `first`
+                alt, kind = depth, "case"
+        else:
+            fresh = False
+        after_else = tok == "else" and depth < 0 and (alt is not None or fresh)
     while len(out) < len(ends):
         out.append(said())  # (`later` in a block opened since runs under a test of its own: "")
     return out
