@@ -693,8 +693,10 @@ def test_a_depthwise_convolution_s_backend_is_read_from_the_chooser(real_index):
     channels, 4-D, not transposed: conv2d passes `false`, :965), use_cudnn_depthwise (:463) is false for float32
     (its fp16-only tests), ConvParams::use_miopen (:509) is false (CUDAHooks::compiledWithMIOpen is
     AT_ROCM_ENABLED()), so `CudaDepthwise2d` (:1230): the chain takes at::_conv_depthwise2d (:1588) as a settled
-    choice, not the ranked cuDNN case. The kernel size (3x3) then picks conv_depthwise2d_forward_kernel<3> (what
-    the H200 ran); the trace leaves that test open and names it."""
+    choice, not the ranked cuDNN case. The kernel size, `auto kernel_size = weight.sizes().slice(2);` (:1585, (3, 3)),
+    is passed to at::_conv_depthwise2d and on, as `kernel_size[1], kernel_size[0]` (DepthwiseConv2d.cu:665), to
+    conv_depthwise2d_forward_out's kW, kH: `kW == 3 && kH == 3` (:435) picks conv_depthwise2d_forward_kernel<3>
+    (:436, what the H200 ran), settled; a 5x5 weight picks the `<5>` launch (:430)."""
     t = real_index.trace("F.conv2d(torch.randn(8, 16, 32, 32), torch.randn(16, 1, 3, 3), padding=1, groups=16)")
     chain = t.main_chain()
     hop = next(h for h in chain if h.name == "at::_conv_depthwise2d")
@@ -703,8 +705,14 @@ def test_a_depthwise_convolution_s_backend_is_read_from_the_chooser(real_index):
     assert c["settled"] is True
     cudnn = next(h for h in t.hops if h.name == "at::cudnn_convolution" and h.parent == hop.parent)
     assert [(k.text, k.assumed) for k in cudnn.conditions] == [("backend == ConvBackend::Cudnn", False)]
-    assert _end(t)[1:] == ("aten/src/ATen/native/cuda/DepthwiseConv2d.cu", 33)
-    assert "or conv_depthwise2d_forward_kernel" in render(t)
+    dw = "aten/src/ATen/native/cuda/DepthwiseConv2d.cu"
+    assert _end(t) == ("__global__ at::native::conv_depthwise2d_forward_kernel", dw, 141)
+    launch = chain[-2]
+    assert (launch.name, launch.line) == ("conv_depthwise2d_forward_kernel<3><<<grid, block, 0, stream>>>", 436)
+    c = next(c for c in t.to_dict()["choices"] if c["hop"] == launch.id)
+    assert (c["ways"], c["settled"]) == (4, True)
+    five = real_index.trace("F.conv2d(torch.randn(8, 16, 32, 32), torch.randn(16, 1, 5, 5), padding=2, groups=16)")
+    assert (five.main_chain()[-2].file, five.main_chain()[-2].line) == (dw, 430)
     # by name (groups=1): not depthwise; use_cudnn reads what a name trace does not know: the choice stays ranked
     c = next(c for c in real_index.trace("F.conv2d").to_dict()["choices"] if c["ways"] >= 5)
     assert c["settled"] is False

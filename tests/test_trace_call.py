@@ -388,3 +388,19 @@ def test_a_tensor_made_like_another_has_its_sizes():
     text = ("Tensor q = at::empty_like(self).exponential_(1, std::move(gen));\n"
             "auto input = input_.contiguous();\nauto z = at::zeros_like(x, options);\n")
     assert _ALIAS_LOCAL.findall(text) == [("q", "", "self"), ("input", "input_", "")]
+
+
+def test_a_tensor_s_sizes_pass_on_as_an_int_list_and_its_elements():
+    """_convolution's `auto kernel_size = weight.sizes().slice(2);` (Convolution.cpp:1585) is the weight's trailing
+    sizes; an op call passes that list on (walk/sites._known_literal), and a helper call one element of it
+    (`kernel_size[1]` as conv_depthwise2d_forward_out's `kW`)."""
+    from opindex.trace.call import _SIZES_LOCAL
+    from opindex.trace.walk.bodies import _ITEM
+    from opindex.trace.walk.sites import _known_literal, int_list
+    body = "auto kernel_size = weight.sizes().slice(2);\n  IntArrayRef all = input.sizes();\n  auto n = x.size(0);"
+    assert _SIZES_LOCAL.findall(body) == [("kernel_size", "weight", "2", ""), ("all", "input", "", "")]
+    assert _known_literal("kernel_size", {"kernel_size": [3, 3]}) == (3, 3)
+    assert _known_literal("kernel_size", {"kernel_size": [3.0, 5.0]}) == (3, 5)
+    assert _known_literal("flags", {"flags": [True, False]}) == "flags"  # (bools are no sizes)
+    assert [int_list(v) for v in ([1, 2], (), [1.5], "ab", [2.0])] == [True, False, False, False, True]
+    assert _ITEM.fullmatch("kernel_size[1]").groups() == ("kernel_size", "1")

@@ -1006,6 +1006,9 @@ def _pass(defaults: dict[str, object], name: str, arg: str) -> None:
     if isinstance(arg, Tensor):  # a tensor the caller knows (walk/sites._known_literal)
         defaults[name] = arg
         return
+    if isinstance(arg, tuple):  # an int list the caller knows (a weight's sizes: the kernel size)
+        defaults[name] = list(arg)
+        return
     value = _literal(arg.strip())
     if value is not _UNKNOWN and not isinstance(value, Constant):
         defaults[name] = value
@@ -1086,7 +1089,8 @@ class BodyGuards:
             defaults[CONSTANT] = functools.partial(call.constant, d.get("file"))
             for name, arg in dict(schemas[-1][1] if schemas else ()).items():
                 # ... but a literal (or a tensor) the innermost op call passes is exact
-                value = arg if isinstance(arg, Tensor) else _literal(arg.strip())
+                value = arg if isinstance(arg, Tensor) else list(arg) if isinstance(arg, tuple) else \
+                    _literal(arg.strip())
                 if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
                     defaults[name] = value
         for e in self.builder.defaults:  # an output its meta function sizes like an input (walk/ops.py)
@@ -1096,11 +1100,14 @@ class BodyGuards:
         if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:
             _by_position(defaults, schemas[-1][0], d.get("signature"))
         for name, text in given:  # literals the call that reached this body passes (walk/bodies.py), and a
-            value = text if isinstance(text, Tensor) else _literal(text)  # traced call's tensor passed on
+            value = text if isinstance(text, Tensor) else list(text) if isinstance(text, tuple) else \
+                _literal(text)  # traced call's tensor (or int list) passed on
             if value is not _UNKNOWN:
                 defaults[name] = value
         if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
             defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
+        if call is not None:  # a tensor's sizes as a list (`auto kernel_size = weight.sizes().slice(2);`)
+            defaults.update(call.list_locals(d, defaults))
         defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         for name in format_locals(*span) if defaults.get(MEMORY_FORMAT) == INPUT_MEMORY_FORMAT else ():

@@ -14,7 +14,7 @@ from ...pytorch.receivers import split_parameters, takes_arguments
 from ..conditions import MAYBE_STRIDED
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
-from .sites import BodyCalls
+from .sites import BodyCalls, int_list
 from .specializations import not_taken
 from .template_values import template_arguments
 from ..sequence import file_lines, strided_operands_at
@@ -480,7 +480,17 @@ def literal_arguments(con, d: dict, call_site: tuple[str, int] | None, known: di
             # a traced call's tensor passed on by name (matmul -> _matmul_impl(out, tensor1, tensor2)): its rank and
             # sizes decide the helper's tests (`dim_tensor1 == 3`)
             out[name.group(1)] = known[arg]
+        elif name is not None and known and int_list(known.get(arg)):
+            out[name.group(1)] = tuple(int(v) for v in known[arg])  # an int list (conv's kernel_size) passed on
+        elif name is not None and known and (item := _ITEM.fullmatch(arg.strip())) and int_list(
+                known.get(item.group(1))) and -len(known[item.group(1)]) <= int(item.group(2)) < len(
+                known[item.group(1)]):
+            # one element of it (`kernel_size[1], kernel_size[0]` as conv_depthwise2d_forward_out's kW, kH)
+            out[name.group(1)] = repr(int(known[item.group(1)][int(item.group(2))]))
     return out
+
+
+_ITEM = re.compile(r"([A-Za-z_]\w*)\s*\[\s*(-?\d+)\s*\]")
 
 
 @functools.lru_cache(maxsize=4096)

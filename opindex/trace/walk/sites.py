@@ -546,11 +546,19 @@ def _known_literal(text: str, known: dict | None) -> str | Tensor:
     value = known.get(text.strip()) if known and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", text) else None
     if isinstance(value, Tensor):  # a tensor of the traced call's, or one made like it: its sizes go on
         return value
+    if int_list(value):  # a tensor's sizes (the kernel size _convolution passes at::_conv_depthwise2d)
+        return tuple(int(v) for v in value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return repr(value) if isinstance(value, int) else text
+
+
+def int_list(value) -> bool:
+    """An int list a body knows (whole floats count: a literal read from C++ text is one)."""
+    return isinstance(value, (list, tuple)) and bool(value) and all(
+        isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float) and v.is_integer() for v in value)
 
 
 def global_call(root: str | None, call: dict, name: str) -> bool:
