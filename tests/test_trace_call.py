@@ -404,3 +404,21 @@ def test_a_tensor_s_sizes_pass_on_as_an_int_list_and_its_elements():
     assert _known_literal("flags", {"flags": [True, False]}) == "flags"  # (bools are no sizes)
     assert [int_list(v) for v in ([1, 2], (), [1.5], "ab", [2.0])] == [True, False, False, False, True]
     assert _ITEM.fullmatch("kernel_size[1]").groups() == ("kernel_size", "1")
+
+
+def test_a_string_fits_only_a_str_parameter_of_a_schema():
+    """Python's argument parser tells conv2d (`SymInt[2] padding=0`) from conv2d.padding (`str padding="valid"`) by
+    the value's type: bind_schema refuses a str for a non-str type and a number or list for a str (None fits an
+    optional one), and _no_fit says which parameter."""
+    from opindex.trace.call import _no_fit, bind_schema
+    ints = "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0) -> Tensor"
+    text = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding=\"valid\")" \
+        " -> Tensor"
+    assert bind_schema(ints, [], {"padding": 1}) is not None and bind_schema(text, [], {"padding": 1}) is None
+    assert bind_schema(ints, [], {"padding": "same"}) is None and bind_schema(text, [], {"padding": "same"})
+    assert bind_schema("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", [],
+                       {"rounding_mode": None}) is not None
+    assert _no_fit(text, [], {"padding": (1, 1)}) == "padding of type str (the call passes padding=(1, 1))"
+    randperm = "randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None) -> Tensor"
+    assert bind_schema(randperm, [1024], {"device": "cuda"}) is not None  # (a str is a Device too)
+    assert bind_schema(randperm, ["1024"], {}) is None

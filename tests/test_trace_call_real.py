@@ -306,3 +306,23 @@ def test_a_call_s_tensors_reach_the_helper_they_are_passed_to(real_index):
     assert [(h.name, h.line) for h in mm.main_chain()[4:6]] == [("at::native::_matmul_impl", 2007),
                                                                 ("at::mm_out", 2042)]
     assert mm.main_chain()[-1].name == "cublasSgemm"
+
+
+def test_a_string_argument_picks_the_overload_that_takes_one(real_index):
+    """torch.nn.functional.conv2d is torch.conv2d (functional.py:87), bound to two overloads: conv2d (`SymInt[2]
+    padding=0`, native_functions.yaml:1707) and conv2d.padding (`str padding="valid"`, :1720). As Python's argument
+    parser does, an int padding fits only the first, a string only the second: each is a settled way, its other
+    overload ruled out with the reason, and padding='same' goes on to conv2d_padding_symint (Convolution.cpp:1093)."""
+    yaml = "aten/src/ATen/native/native_functions.yaml"
+    ints = real_index.trace(f"F.conv2d({X}, torch.randn(16, 16, 3, 3), padding=1)")
+    same = real_index.trace(f"F.conv2d({X}, torch.randn(16, 16, 3, 3), padding='same')")
+    for t, (name, line) in ((ints, ("aten::conv2d", 1707)), (same, ("aten::conv2d.padding", 1720))):
+        entry = t.main_chain()[2]
+        assert (entry.name, entry.file, entry.line) == (name, yaml, line)
+        assert all(c["settled"] for c in t.to_dict()["choices"] if c["hop"] == entry.id)
+    c = next(c for c in ints.to_dict()["choices"] if c["hop"] == ints.main_chain()[2].id)
+    assert [ints.hops[k].line for k in c["others"]] == [1720]  # (for 'same', conv2d's way repeats what is above)
+    unfit = next(h for h in ints.hops if h.parent == ints.main_chain()[1].id and h.line == 1720)
+    assert [(c.kind, c.text, c.assumed) for c in unfit.conditions] == [
+        ("overload", "padding of type str (the call passes padding=1)", False)]
+    assert _on_chain(same, "aten/src/ATen/native/Convolution.cpp", 1093)

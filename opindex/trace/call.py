@@ -437,6 +437,23 @@ def _known(v):
     return Unknown("?") if v is pyflow.UNKNOWN else v
 
 
+def _wrong_kind(kind: str, value) -> bool:
+    """Whether a known value cannot be an argument of schema type `kind`: a str for a number, list, bool or tensor
+    type, or a number, list or tensor for a `str` (None fits an optional one; a str also fits a Device, `'cuda'`,
+    and a Dimname)."""
+    if isinstance(value, Unknown) or value is None:
+        return False
+    base = re.sub(r"\(\w!?\)|\[\d*\]|\?", "", kind).strip()
+    if isinstance(value, str):
+        return base in _NO_STR
+    return base in ("str", "c10::string_view")
+
+
+# the schema types Python's argument parser takes no string for
+_NO_STR = frozenset({"Tensor", "int", "SymInt", "float", "bool", "Scalar", "ScalarType", "Layout", "MemoryFormat",
+                     "Generator", "Storage"})
+
+
 def _no_fit(schema: str, args: list, kwargs: dict) -> str:
     """Why a call's values do not bind to `schema` (bind_schema gave None)."""
     params = schema_parameters(schema)
@@ -444,6 +461,13 @@ def _no_fit(schema: str, args: list, kwargs: dict) -> str:
     extra = [k for k in kwargs if k not in names]
     if extra:
         return f"a parameter named {extra[0]} (the call passes {extra[0]}=)"
+    positional = [p for p in params if not p[2]]
+    kinds = {p[0]: p[3] for p in params}
+    given = [*zip((p[0] for p in positional), _packed_sizes(positional, args)),
+             *(("self" if k == "input" and "input" not in kinds else k, v) for k, v in kwargs.items())]
+    wrong = next(((k, v) for k, v in given if k in kinds and _wrong_kind(kinds[k], v)), None)
+    if wrong is not None:
+        return f"{wrong[0]} of type {kinds[wrong[0]]} (the call passes {wrong[0]}={wrong[1]!r})"
     return f"more than {sum(1 for p in params if not p[2])} positional arguments (the call gives {len(args)})"
 
 
@@ -513,6 +537,9 @@ def bind_schema(schema: str, args: list, kwargs: dict) -> tuple[dict, list[Argum
         if k not in names:
             return None
         bound[k] = _fixed_list(names[k], v)
+    if any(_wrong_kind(names[k], v) for k, v in bound.items()):
+        return None  # (a string where the schema takes no str, or the reverse: F.conv2d's padding=(1, 1) is not
+        # conv2d.padding's `str padding`, as Python's argument parser tells the overloads apart)
     arguments = []
     for name, default, _, _ in params:
         if name in bound:

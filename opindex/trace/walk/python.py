@@ -108,7 +108,10 @@ class PythonWalk(Step):
         if not entries:
             self.b.add(hop, "native", "note", f"no native_functions.yaml entry named {b['op']}", absent=True)
         call = self.build.call
-        unfit = call.bridge_unfit if call is not None else {}
+        unfit = dict(call.bridge_unfit) if call is not None else {}
+        if call is not None and parent.parent is None:  # the binding a traced alias names (`conv2d =
+            # _add_docstr(torch.conv2d, ...)`): the call's own values fit its overloads or not (call.py bind)
+            unfit.update({(b["file"], b["line"], schema): why for schema, why in call.unfit.items()})
         # the overloads the values fit walked first: what they share (a helper both reach) is shown with the
         # values of the one the call takes
         entries = sorted(entries, key=lambda e: (b["file"], b["line"], e["schema"]) in unfit)
