@@ -389,3 +389,5 @@ def test_a_local_computed_with_c_math_and_the_locals_other_statements_may_set():
   double delta = 2.5;
 """, {})
     assert (env["n"], env["curDevice"], env["k"], env["delta"]) == (None, None, 2, 2.5)
+    y = TensorArg("cuda", "float32", (64, 100))  # (trapezoid's `y.sym_size(dim) == 0`, Integration.cpp:124)
+    assert [_eval(e, {"y": y, "dim": -1}) for e in ("y.sym_size(dim) == 0", "y.sym_numel() > 6000")] == [False, True]

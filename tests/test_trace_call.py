@@ -422,3 +422,15 @@ def test_a_string_fits_only_a_str_parameter_of_a_schema():
     randperm = "randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None) -> Tensor"
     assert bind_schema(randperm, [1024], {"device": "cuda"}) is not None  # (a str is a Device too)
     assert bind_schema(randperm, ["1024"], {}) is None
+
+
+def test_the_built_in_number_type_of_an_argument_and_a_parameter():
+    """C++ overloads told apart by a number argument (trapezoid's `do_trapezoid(y, dx.toDouble(), dim)`): the
+    argument's type where it is written as a number, and whether a parameter takes a built-in number."""
+    from opindex.trace.walk.bodies import _builtin_number, _number_type
+    assert [_number_type(a) for a in ("dx.toDouble()", "s.toLong()", "0.5", "2", "true", "static_cast<int64_t>(n)",
+                                      "static_cast<int64_t>(n) + 1", "dx", "f(x)")] == [
+        "double", "int64_t", "double", "int", "bool", "int64_t", None, None, None]
+    assert [_builtin_number(p) for p in ("double dx", "const Tensor& dx", "int64_t dim = 0", "const scalar_t x",
+                                         "unsigned int n", "at::IntArrayRef sizes")] == [
+        True, False, True, None, True, False]

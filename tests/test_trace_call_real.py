@@ -326,3 +326,15 @@ def test_a_string_argument_picks_the_overload_that_takes_one(real_index):
     assert [(c.kind, c.text, c.assumed) for c in unfit.conditions] == [
         ("overload", "padding of type str (the call passes padding=1)", False)]
     assert _on_chain(same, "aten/src/ATen/native/Convolution.cpp", 1093)
+
+
+def test_a_number_argument_picks_the_c_overload_that_takes_a_number(real_index):
+    """trapezoid (Integration.cpp:122) calls `do_trapezoid(y, dx.toDouble(), dim)` (:129); C++ has two overloads,
+    `do_trapezoid(const Tensor& y, const Tensor& dx, int64_t dim)` (:32) and `do_trapezoid(const Tensor& y, double
+    dx, int64_t dim)` (:42). A double argument binds the `double dx` one (no conversion makes a Tensor of it): the
+    chain takes :42, and :32 is marked not taken, with why."""
+    t = real_index.trace("torch.trapezoid(torch.randn(64, 100))")
+    hop = next(h for h in t.main_chain() if h.name == "at::native::do_trapezoid")
+    assert (hop.file, hop.line) == ("aten/src/ATen/native/Integration.cpp", 42)
+    other = next(h for h in t.hops if h.name == "at::native::do_trapezoid" and h.line == 32 and h.parent == hop.parent)
+    assert [(c.text, c.line, c.assumed) for c in other.conditions] == [("dx.toDouble() is Tensor", 129, False)]

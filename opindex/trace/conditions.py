@@ -418,12 +418,12 @@ _HINT = re.compile(r"^(!\s*)?(?:(\w*?(un)?likely\w*)\s*\(.*\)|__builtin_expect\s
 # a size local): each `t.numel()`, `t.dim()`, `t.size(d)` and name written as its integer, then + - * / and one
 # comparison evaluated. A name with no integer value, a negative one (a dim the C++ may wrap first) or a tensor
 # without sizes leaves it unknown.
-_SIZE_WORD = re.compile(r"\.(?:numel|dim|size)\(|sizeof\s*\(|[A-Za-z_]\w*\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*/]")
+_SIZE_WORD = re.compile(r"\.(?:sym_)?(?:numel|dim|size)\(|sizeof\s*\(|[A-Za-z_]\w*\s*(?:==|!=|<=|>=|<|>)\s*[A-Za-z_]\w*\s*[-+*/]")
 _SIZEOF = re.compile(r"\bsizeof\s*\(\s*scalar_t\s*\)")
 # bytes of an element of each dtype a trace takes (sizeof(scalar_t) inside AT_DISPATCH)
 _ELEMENT_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "complex64": 8, "complex128": 16,
                   "complex32": 4, "int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
-_SIZE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*(numel|dim|size)\(\s*([^()]*?)\s*\)")
+_SIZE_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*(?:sym_)?(numel|dim|size)\(\s*([^()]*?)\s*\)")  # (sym_size too)
 _SIZE_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _SIZE_ARITHMETIC = re.compile(r"^[\d\s+\-*/()]*(?:==|!=|<=|>=|<|>)[\d\s+\-*/()]*$")
 

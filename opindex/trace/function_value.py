@@ -624,7 +624,7 @@ _NO = object()  # not a test of a tensor argument
 _ONE_CALL = re.compile(r"(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*(<[\w:,\s*]*>)?\s*\(")
 # `at::symint::size<T>(input, 1)`: input.size(1) (its template argument would read as a comparison)
 _SYMINT = re.compile(r"(?:at::)?symint::(size|numel|dim)<\w+>\(\s*([A-Za-z_]\w*)\s*(?:,\s*([^()]+?))?\s*\)")
-_SIZE = re.compile(r"^([A-Za-z_]\w*)\.(dim|ndimension|numel|size)\(\s*([^()]*?)\s*\)$")
+_SIZE = re.compile(r"^([A-Za-z_]\w*)\.(?:sym_)?(dim|ndimension|numel|size)\(\s*([^()]*?)\s*\)$")
 
 
 def _is_int(value) -> bool:

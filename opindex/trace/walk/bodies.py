@@ -11,6 +11,7 @@ from ...pytorch.call_expr import Tensor
 from ...pytorch.devices import CPP_HEADERS, CPP_SOURCES, op_api_call, runs_on
 from ...pytorch.plumbing import PLUMBING_OPS
 from ...pytorch.receivers import split_parameters, takes_arguments
+from ...pytorch.syntax import closes_at_end
 from ..conditions import MAYBE_STRIDED
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
@@ -336,6 +337,17 @@ class BodyWalk(Step):
         per_link = {ln["id"]: split_parameters(ln["signature"]) for ln in typed}
         out: dict[int, tuple[str, str, str]] = {}
         for i, arg in enumerate(a.strip() for a in args):
+            number = _number_type(arg)
+            if number is not None:  # `dx.toDouble()`, `0.5`: an overload taking a built-in number there wins over
+                # one taking a class (a user-defined conversion ranks after an arithmetic one; a Tensor takes
+                # none): trapezoid's `do_trapezoid(y, dx.toDouble(), dim)` is the `double dx` overload
+                # (Integration.cpp:42), not the `const Tensor& dx` one (:32)
+                builtin = {ln["id"]: _builtin_number(per_link[ln["id"]][i]) if i < len(per_link[ln["id"]]) else None
+                           for ln in typed}
+                if True in builtin.values():
+                    out.update({sid: (arg, number, parameter_class(per_link[sid][i], ()) or "")
+                                for sid, is_number in builtin.items() if is_number is False})
+                continue
             if not re.fullmatch(r"[A-Za-z_]\w*", arg):
                 continue
             cls = theirs.get(arg)
@@ -488,6 +500,41 @@ def literal_arguments(con, d: dict, call_site: tuple[str, int] | None, known: di
             # one element of it (`kernel_size[1], kernel_size[0]` as conv_depthwise2d_forward_out's kW, kH)
             out[name.group(1)] = repr(int(known[item.group(1)][int(item.group(2))]))
     return out
+
+
+_NUMBER_CALL = re.compile(r"\.\s*(toDouble|toFloat|toLong|toInt|toBool)\s*\(\s*\)$")
+_NUMBER_CAST = re.compile(r"^static_cast<\s*((?:u?int(?:8|16|32|64)_t)|int|long|double|float|bool|size_t)\s*>\s*\(")
+_BUILTIN = frozenset({"double", "float", "int", "long", "bool", "size_t", "int8_t", "int16_t", "int32_t", "int64_t",
+                      "uint8_t", "uint16_t", "uint32_t", "uint64_t", "unsigned", "short"})
+
+
+def _number_type(arg: str) -> str | None:
+    """The built-in number type of a call argument written as one (`dx.toDouble()`, `0.5`, `static_cast<int64_t>
+    (n)`, a bool or int literal); None for anything else."""
+    m = _NUMBER_CALL.search(arg)
+    if m is not None:
+        return {"toDouble": "double", "toFloat": "float", "toLong": "int64_t", "toInt": "int", "toBool": "bool"}[
+            m.group(1)]
+    m = _NUMBER_CAST.match(arg)
+    if m is not None and closes_at_end(arg[m.end() - 1:]):
+        return m.group(1)
+    if re.fullmatch(r"-?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?", arg):
+        return "double"
+    if re.fullmatch(r"-?\d+[lL]*", arg):
+        return "int"
+    return "bool" if arg in ("true", "false") else None
+
+
+def _builtin_number(param: str) -> bool | None:
+    """Whether a parameter is declared with a built-in number type (`double dx`); False for a class (`const
+    Tensor& dx`), None where this reading cannot say (a template parameter, `auto`)."""
+    words = re.sub(r"\b(?:const|volatile)\b|[&*]|=.*$", " ", param, flags=re.S).split()
+    if len(words) < 2:
+        return None
+    kind = " ".join(words[:-1])
+    if all(w in _BUILTIN for w in kind.split()):
+        return True
+    return False if re.fullmatch(r"(?:[A-Za-z_]\w*::)*[A-Z]\w*(?:<.*>)?", kind) else None
 
 
 _ITEM = re.compile(r"([A-Za-z_]\w*)\s*\[\s*(-?\d+)\s*\]")
