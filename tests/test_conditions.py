@@ -900,3 +900,34 @@ def test_a_local_holding_a_suggested_memory_format_reads_as_the_input_s(tmp_path
     assert format_locals(str(tmp_path), "k.cu", 1, 5) == ("memory_format", "fmt")
     assert format_locals(str(tmp_path), "k.cu", 1, 1) == ()
 
+
+
+def test_an_optional_string_compared_and_the_input_dtype_s_integer_tests():
+    """div_out_mode (BinaryOps.cpp:450, PyTorch 2.4): `if (!rounding_mode.has_value()) ... else if (*rounding_mode
+    == "trunc") ... else if (*rounding_mode == "floor")`: each test is a row, and rounding_mode='floor' takes the
+    last. div_floor_kernel_cuda (BinaryDivFloorKernel.cu:23-24): `const auto dtype = iter.common_dtype(); if (dtype
+    == kByte)` is false for a float32 input, as the iterator's dtype is the input's; an index tensor's
+    `indices.scalar_type() == kLong` is not read so."""
+    rows = conditions("""\
+        namespace at::native {
+        void div_out_mode(const Tensor& self, std::optional<c10::string_view> rounding_mode) {
+          if (!rounding_mode.has_value()) {
+            div_true(self);
+          } else if (*rounding_mode == "trunc") {
+            div_trunc(self);
+          } else if (*rounding_mode == "floor") {
+            div_floor(self);
+          }
+        }
+        }
+        """)
+    assert [r[:4] for r in rows if r[2] == "if"] == [
+        (3, 5, "if", "!rounding_mode.has_value()"), (5, 9, "if", "not (!rounding_mode.has_value())"),
+        (5, 7, "if", '*rounding_mode == "trunc"'), (7, 9, "if", 'not (*rounding_mode == "trunc")'),
+        (7, 9, "if", '*rounding_mode == "floor"')]
+    floor = {"rounding_mode": "floor", OPTIONALS: frozenset({"rounding_mode"})}
+    assert [holds(r[3], floor) for r in rows if r[2] == "if"] == [False, True, False, True, True]
+    assert holds("*flag", {"flag": False, OPTIONALS: frozenset({"flag"})}) is False  # (the value, not presence)
+    assert [holds(t, {DTYPE: "float32"}) for t in ("dtype == kByte", "iter.common_dtype() != kLong",
+                                                   "indices.scalar_type() == kLong")] == [False, True, None]
+    assert holds("dtype == kLong", {DTYPE: "int64"}) is True

@@ -338,3 +338,21 @@ def test_a_number_argument_picks_the_c_overload_that_takes_a_number(real_index):
     assert (hop.file, hop.line) == ("aten/src/ATen/native/Integration.cpp", 42)
     other = next(h for h in t.hops if h.name == "at::native::do_trapezoid" and h.line == 32 and h.parent == hop.parent)
     assert [(c.text, c.line, c.assumed) for c in other.conditions] == [("dx.toDouble() is Tensor", 129, False)]
+
+
+def test_a_rounding_mode_string_reaches_its_stub_and_the_input_dtype_its_branch(real_index):
+    """div_out_mode (BinaryOps.cpp:450): `if (!rounding_mode.has_value())` (:453) `else if (*rounding_mode ==
+    "trunc")` (:455) `else if (*rounding_mode == "floor")` (:457): rounding_mode='floor' takes div_floor_stub (:458)
+    as a settled way. div_floor_kernel_cuda (BinaryDivFloorKernel.cu:21) reads `const auto dtype =
+    iter.common_dtype();` then `if (dtype == kByte)` (:24, the trunc kernel) and `isIntegralType(dtype, false)`
+    (:29): both false for float32, so the chain launches the float branch's gpu_kernel_with_scalars (:72) and ends
+    at vectorized_elementwise_kernel (CUDALoops.cuh:63)."""
+    t = real_index.trace("torch.div(torch.randn(1024, 1024), torch.randn(1024, 1024), rounding_mode='floor')")
+    stub = next(h for h in t.main_chain() if h.layer == "stub")
+    assert (stub.name, stub.file, stub.line) == ("div_floor_stub", "aten/src/ATen/native/BinaryOps.cpp", 458)
+    c = next(c for c in t.to_dict()["choices"] if c["hop"] == stub.id)
+    assert c["settled"] is True
+    assert not any("div_trunc" in h.name for h in t.main_chain())
+    launch = next(h for h in t.main_chain() if h.file == CUDA + "BinaryDivFloorKernel.cu" and h.layer == "cuda")
+    assert (launch.name, launch.line) == ("gpu_kernel_with_scalars", 72)
+    assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)

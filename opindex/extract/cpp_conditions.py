@@ -21,8 +21,9 @@ _DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]
 # would keep the engine from skipping to each "if"), the character before is checked per hit
 # (or a global setting: `if (globalContext().deterministicAlgorithms())`, `if (at::globalContext().blasPreferredBackend()
 # == BlasBackend::Cublaslt)`, whose default PyTorch documents)
-_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|[A-Za-z_]\w*(?:\[\s*\d+\s*\])?(?:\.\w+\((?:\s*[\w:]+\s*)?\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
-             rb"-?[\w.:]+\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
+_ONE_TEST = (rb"(!\s*)?(?:(?:at::)?globalContext\(\)\.[A-Za-z_]\w*\(\)\s*(?:[!=]=\s*[\w:]+\s*)?|(?:\*\s*)?[A-Za-z_]\w*(?:\[\s*\d+\s*\])?(?:\.\w+\((?:\s*[\w:]+\s*)?\))?\s*(?:(?:==|!=|>=|<=|>|<)\s*"
+             rb"(?:-?[\w.:]+|\"[^\"\\\n]*\")\s*|\.\s*(?:has_value|defined)\s*\(\s*\)\s*)?)")
+# (an optional's value compared with a string too: `} else if (*rounding_mode == "trunc") {`, BinaryOps.cpp:455)
 # the device a tensor is on (the traced device decides it): `self.device().type() == DeviceType::CUDA`, 1.4's
 # `self.type().device_type() == kCUDA`, `x.is_cuda()`, `self.device().is_cpu()`
 _DEVICE_TEST = rb"(?:!\s*)?[\w.]+(?:(?:\.device\(\)\.type|\.type\(\)\.device_type|\.device_type)\(\)\s*[!=]=\s*(?:c10::|at::)?(?:DeviceType::|k)\w+|(?:\.device\(\))?\.is_(?:cuda|cpu)\(\))\s*"

@@ -32,7 +32,8 @@ from .model import NOT_DEFAULT, Condition
 from .rank import is_test
 from .sequence import file_lines
 
-_TEST = re.compile(r"^(!\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+)|\.\s*(has_value|defined)\s*\(\s*\))?$")
+_TEST = re.compile(r"^(!\s*)?(\*\s*)?([A-Za-z_]\w*)\s*(?:(==|!=|>=|<=|>|<)\s*(-?[\w.:]+|\"[^\"\\]*\")|"
+                   r"\.\s*(has_value|defined)\s*\(\s*\))?$")  # (`*rounding_mode == "trunc"`: an optional's value)
 # Python: `if max_norm is not None:`, `if not train:`, `if p > 0.0:` (extract/python.py keeps the test as written)
 _PY_TEST = re.compile(r"^(not\s+)?([A-Za-z_]\w*)(?:\s+is(\s+not)?\s+None|\s*(==|!=|>=|<=|>|<)\s*"
                       r"(-?[\w.]+|\"[^\"\\]*\"|'[^'\\]*'))?$")
@@ -276,7 +277,13 @@ _DTYPE_CLASSES = {"isComplexType": ("complex64", "complex128", "complex32"),
 _DTYPE_CALL = re.compile(r"^(!\s*)?(?:at::|c10::)?(isComplexType|isFloatingType|isReducedFloatingType|isIntegralType)"
                          r"\s*\((.*)\)$|^(!\s*)?[\w.]+\.(is_complex|is_floating_point)\(\s*\)$")
 _DYNAMIC_CAST = re.compile(r"^(!\s*)?\(?\s*needs_dynamic_casting<.*>::check\(.*\)\s*\)?$")
-_DTYPE_COMPARE = re.compile(r"^[\w.]+(?:\(\))?\s*([!=]=)\s*(?:at::|c10::)?(?:ScalarType::|k)(\w+)$")
+_DTYPE_COMPARE = re.compile(r"^([\w.]+(?:\(\))?)\s*([!=]=)\s*(?:at::|c10::)?(?:ScalarType::|k)(\w+)$")
+# the integer dtypes, read only where the test's left side is the input's dtype by how PyTorch names it (an index
+# tensor's `indices.scalar_type() == kLong` is not): div_floor_kernel_cuda's `const auto dtype = iter.common_dtype();
+# if (dtype == kByte)` (BinaryDivFloorKernel.cu:23-24) is false for float32
+_INTEGER_TYPES = {"Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64", "Bool": "bool"}
+_INPUT_DTYPE = re.compile(r"^(?:iter\.(?:common_dtype|dtype|input_dtype)\(\)|common_dtype|dtype|"
+                          r"(?:self|input)\.scalar_type\(\))$")
 
 
 DEVICE = "(device)"  # the traced device: the tensors a kernel tests are on it
@@ -596,8 +603,10 @@ def dtype_holds(condition: str, dtype: str) -> bool | None:
     if m is not None:  # the call's tensors are all of the input's dtype: TensorIterator needs no dynamic cast
         return bool(m.group(1)) != negate
     m = _DTYPE_COMPARE.match(test)
-    if m is not None and m.group(2) in _SCALAR_TYPES:
-        result = (_SCALAR_TYPES[m.group(2)] == dtype) == (m.group(1) == "==")
+    named = None if m is None else _SCALAR_TYPES.get(m.group(3)) or (
+        _INTEGER_TYPES.get(m.group(3)) if _INPUT_DTYPE.match(m.group(1)) else None)
+    if named is not None:
+        result = (named == dtype) == (m.group(2) == "==")
         return result != negate
     return None
 
@@ -732,8 +741,9 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         result = value if not bang else not value
         return not result if negate else result
     m = _TEST.match(test)
+    deref = False
     if m is not None:
-        bang, name, op, literal, presence = m.groups()
+        bang, deref, name, op, literal, presence = m.groups()
     else:
         m = _PY_TEST.match(test)
         if m is None:
@@ -769,8 +779,8 @@ def _holds(condition: str, defaults: dict[str, object]) -> bool | None:
         compare = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
                    "<": operator.lt}[op]
         result = compare(value, right)
-    elif name in defaults.get(OPTIONALS, ()):  # C++ `if (min)` of a `Scalar? min`: whether it has a value
-        result = value is not None
+    elif name in defaults.get(OPTIONALS, ()) and not deref:  # C++ `if (min)` of a `Scalar? min`: whether it has
+        result = value is not None  # a value (`if (*flag)` reads the value)
     else:
         result = bool(value)
     result = not result if bang else result
