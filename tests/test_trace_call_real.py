@@ -356,3 +356,19 @@ def test_a_rounding_mode_string_reaches_its_stub_and_the_input_dtype_its_branch(
     launch = next(h for h in t.main_chain() if h.file == CUDA + "BinaryDivFloorKernel.cu" and h.layer == "cuda")
     assert (launch.name, launch.line) == ("gpu_kernel_with_scalars", 72)
     assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
+
+
+def test_an_op_reserved_for_a_call_the_values_rule_out_is_walked_where_the_default_path_calls_it(real_index):
+    """_convolution_mode_symint (Convolution.cpp:1061) calls at::convolution_symint itself (:1073) under
+    `not (padding == "same")`, and convolution_same (:996), called under `padding == "same"` (:1072), calls it too
+    (:1037, `if (symmetric_padding)`). For padding='same' the first call is ruled out, so the op is walked at the
+    second: the chain goes on through convolution_same's call to cuDNN (cudnnBackendExecute, cudnn/Conv_v8.cpp:400,
+    what the H100 ran for this call), not into the zero-padded copy of the asymmetric case (:1055)."""
+    t = real_index.trace(f"F.conv2d({X}, torch.randn(16, 16, 3, 3), padding='same')", undefines=["USE_MACA"])
+    conv = "aten/src/ATen/native/Convolution.cpp"
+    assert [(h.name, h.line) for h in t.main_chain() if h.file == conv][:3] == [
+        ("at::native::conv2d_padding_symint", 1093), ("at::_convolution_mode_symint", 1102),
+        ("at::native::_convolution_mode_symint", 1061)]
+    assert [(h.name, h.line) for h in t.main_chain() if h.file == conv][3:5] == [
+        ("at::native::convolution_same", 996), ("at::convolution_symint", 1037)]
+    assert _end(t) == ("cudnnBackendExecute", "aten/src/ATen/native/cudnn/Conv_v8.cpp", 400)

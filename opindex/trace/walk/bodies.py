@@ -207,16 +207,21 @@ class BodyWalk(Step):
 
     def direct_ops(self, d: dict, skip: set[str]) -> list[str]:
         """The ops this body calls by their API (at::x(...), not a method: its receiver may not be a Tensor) that
-        the walk has not shown yet."""
-        out = []
-        for name, ids in self.api_ops(d):
-            if name not in skip and name not in out and not all(i in self.b.seen_native for i in ids):
+        the walk has not shown yet, at a call the values do not rule out (_convolution_mode's at::convolution under
+        `not (padding == "same")`, Convolution.cpp:1073, is no default path for padding='same': convolution_same's
+        own call, :1037, walks the op)."""
+        out, guards = [], None
+        for name, ids, line in self.api_ops(d):
+            if name in skip or name in out or all(i in self.b.seen_native for i in ids):
+                continue
+            guards = guards or self.conditions.over(d)
+            if not any(c.assumed is False for c in guards.at(line).conditions):
                 out.append(name)
         return out
 
     def api_ops(self, d: dict) -> tuple[tuple[str, tuple[int, ...]], ...]:
-        """(name, its native entries' ids) of each op this body calls by its API, in order (read once per process
-        and index, as direct_helpers)."""
+        """(name, its native entries' ids, the call's line) of each op call this body makes by its API, in order
+        (read once per process and index, as direct_helpers)."""
         key = ("api_ops", d["qualified_name"], d["file"], q.span(d))
         kept = q.resident(self.con).bodies
         if key not in kept:
@@ -229,7 +234,7 @@ class BodyWalk(Step):
                                (call["qualifier"], name) in q.linked_callees(self.con, call["file"])):
                     entries = q.native_for_cpp_api(self.con, name)
                     if entries:
-                        out.append((name, tuple(e["id"] for e in entries)))
+                        out.append((name, tuple(e["id"] for e in entries), call["line"]))
             kept[key] = tuple(out)
         return kept[key]
 
