@@ -391,3 +391,25 @@ def test_a_local_computed_with_c_math_and_the_locals_other_statements_may_set():
     assert (env["n"], env["curDevice"], env["k"], env["delta"]) == (None, None, 2, 2.5)
     y = TensorArg("cuda", "float32", (64, 100))  # (trapezoid's `y.sym_size(dim) == 0`, Integration.cpp:124)
     assert [_eval(e, {"y": y, "dim": -1}) for e in ("y.sym_size(dim) == 0", "y.sym_numel() > 6000")] == [False, True]
+
+
+def test_a_tensor_s_kind_and_its_views_are_read_for_a_tensor_of_the_trace():
+    """_convolution (Convolution.cpp:1565) `if (k == 3 && !input.is_mkldnn() && !input.is_xpu())` for a 1-d
+    convolution's 3-d weight, then `weight = view4d(weight);`, whose body (:33) returns `tensor.unsqueeze(2)`: a
+    tensor of the trace is dense (not MKL-DNN, sparse, quantized, ...), and its sizes after unsqueeze/squeeze are
+    known; a helper returning such a tensor gives it back (read through the caller's reader)."""
+    from opindex.trace.function_value import CALLS, _eval, settle_statements, top_statements
+    x = TensorArg("cuda", "float32", (16, 1, 3))
+    assert [_eval(e, {"w": x}) for e in ("w.is_mkldnn()", "w.is_sparse()", "w.unsqueeze(2)", "w.unsqueeze(-1)",
+                                         "w.squeeze(1)", "w.contiguous()", "u.is_mkldnn()")] == [
+        False, False, TensorArg("cuda", "float32", (16, 1, 1, 3)), TensorArg("cuda", "float32", (16, 1, 3, 1)),
+        TensorArg("cuda", "float32", (16, 3)), x, None]
+    lines = ["Tensor f(const Tensor& weight_r) {", "  auto weight = weight_r;", "  auto k = weight.ndimension();",
+             "  if (k == 3 && !weight.is_mkldnn()) {", "    weight = view4d(weight);", "  }",
+             "  auto kernel_size = weight.sizes().slice(2);", "}"]
+    top = top_statements(lines, 1, lambda c: None)
+    assert [(s.start, s.end) for s in top] == [(2, 2), (3, 3), (4, 6), (7, 7)]
+    view4d = lambda name, args, this=None: TensorArg("cuda", "float32", args[0].sizes[:2] + (1,) + args[0].sizes[2:])
+    env = settle_statements(top[:3], {"weight_r": x, CALLS: view4d})
+    assert env["weight"] == TensorArg("cuda", "float32", (16, 1, 1, 3))
+    assert settle_statements(top[:3], {"weight_r": x})["weight"] is None  # (view4d not read: unknown)

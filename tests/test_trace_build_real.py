@@ -713,6 +713,12 @@ def test_a_depthwise_convolution_s_backend_is_read_from_the_chooser(real_index):
     assert (c["ways"], c["settled"]) == (4, True)
     five = real_index.trace("F.conv2d(torch.randn(8, 16, 32, 32), torch.randn(16, 1, 5, 5), padding=2, groups=16)")
     assert (five.main_chain()[-2].file, five.main_chain()[-2].line) == (dw, 430)
+    # a depthwise conv1d: `weight = view4d(weight);` (:1570, under `k == 3 && !input.is_mkldnn() && ...`, true for
+    # its 3-d weight; view4d, :33, returns `tensor.unsqueeze(2)`) makes the kernel size (1, 3): kW 3, kH 1, neither
+    # 5x5, 3x3 nor 1x1, so the generic launch (:448), what the H100 ran
+    one = real_index.trace("F.conv1d(torch.randn(8, 16, 100), torch.randn(16, 1, 3), groups=16)")
+    assert (one.main_chain()[-2].file, one.main_chain()[-2].line) == (dw, 448)
+    assert next(c for c in one.to_dict()["choices"] if c["hop"] == one.main_chain()[-2].id)["settled"] is True
     # by name (groups=1): not depthwise; use_cudnn reads what a name trace does not know: the choice stays ranked
     c = next(c for c in real_index.trace("F.conv2d").to_dict()["choices"] if c["ways"] >= 5)
     assert c["settled"] is False

@@ -172,19 +172,6 @@ class CallValues:
                 out[name] = found
         return out
 
-    def list_locals(self, d: dict, values: dict) -> dict:
-        """Locals of a body that are a tensor argument's sizes, or a slice of them (`auto kernel_size =
-        weight.sizes().slice(2);`, Convolution.cpp:1585: (3, 3) for a 3x3 weight): an int list, passed on to the
-        ops and helpers the body calls (conv_depthwise2d_cuda's `kernel_size[1]` is conv_depthwise2d_forward_out's
-        `kW`)."""
-        out: dict = {}
-        for name, tensor, start, stop in _list_locals(self.root, d.get("file"), d.get("line"), d.get("end_line")):
-            t = values.get(tensor)
-            if isinstance(t, Tensor) and t.sizes is not None and name not in values:
-                sizes = list(t.sizes)
-                out[name] = sizes[int(start or 0):int(stop) if stop else None]
-        return out
-
     def constant(self, file: str | None, name: str) -> int | None:
         """The integer a C++ constant the tests compare with stands for: `constexpr int MODE_MAX = 2;` in the
         test's own file, else, for a qualified enum member (`Reduction::Mean`, `at::Reduction::Mean`), its value in
@@ -694,10 +681,13 @@ _SIZES_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|(?:at::|c10::)?(?:Sym)?IntArr
 
 
 @functools.lru_cache(maxsize=4096)
-def _list_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
-    """(name, tensor, start, stop) of each `auto name = tensor.sizes()[.slice(start[, stop])];` of a body."""
+def list_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
+    """(name, tensor, start, stop, line) of each `auto name = tensor.sizes()[.slice(start[, stop])];` of a body
+    (trace/conditions.py BodyGuards.list_locals values them)."""
     text = _body_text(root, {"file": file, "line": line, "end_line": end_line}) or ""
-    return tuple(_SIZES_LOCAL.findall(text)) if "sizes()" in text else ()
+    if "sizes()" not in text:
+        return ()
+    return tuple((*m.groups(), line + text.count("\n", 0, m.start())) for m in _SIZES_LOCAL.finditer(text))
 
 
 def _size_product(tensor, start: str, stop: str, values: dict) -> int | None:

@@ -24,6 +24,7 @@ from ..pytorch.devices import CPP_HEADERS, platform_off
 from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import closes_at_end, schema_arguments, split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
+from . import call as call_module
 from . import facts as q
 from . import function_value
 from . import pyflow
@@ -1116,8 +1117,8 @@ class BodyGuards:
                 defaults[name] = value
         if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
             defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
-        if call is not None:  # a tensor's sizes as a list (`auto kernel_size = weight.sizes().slice(2);`)
-            defaults.update(call.list_locals(d, defaults))
+        if call is not None and d.get("end_line") and self.builder.trace.root:
+            defaults.update(self.list_locals(d, defaults))  # (`auto kernel_size = weight.sizes().slice(2);`)
         defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         for name in format_locals(*span) if defaults.get(MEMORY_FORMAT) == INPUT_MEMORY_FORMAT else ():
@@ -1192,13 +1193,7 @@ class BodyGuards:
         lines = file_lines(self.builder.trace.root, d["file"]) if wanted else None
         if not lines:
             return {}
-        key = (self.builder.trace.root, d["file"], d["line"], d["end_line"], self.build.key())
-        top = _TESTED.get(key, _TESTED)
-        if top is _TESTED:  # (a body's statements, split once per process and build)
-            if len(_TESTED) >= MAX_TESTED_KEPT:
-                _TESTED.clear()
-            top = _TESTED[key] = function_value.top_statements(lines[d["line"] - 1:d["end_line"]], d["line"],
-                                                               self.build.holds)
+        key, top = self._top(d, lines)
         if not top:
             return {}
         out: dict[str, object] = {}
@@ -1219,10 +1214,51 @@ class BodyGuards:
                     out[name] = value
         return {k: v for k, v in out.items() if v is not None}
 
-    def _settled(self, key: tuple, top: tuple, i: int, line: int, names: frozenset, env0: dict) -> dict:
+    def _top(self, d: dict, lines: list[str]) -> tuple[tuple, tuple | None]:
+        """(its key, the top-level statements of body `d` as the build compiles it), split once per process and
+        build."""
+        key = (self.builder.trace.root, d["file"], d["line"], d["end_line"], self.build.key())
+        top = _TESTED.get(key, _TESTED)
+        if top is _TESTED:
+            if len(_TESTED) >= MAX_TESTED_KEPT:
+                _TESTED.clear()
+            top = _TESTED[key] = function_value.top_statements(lines[d["line"] - 1:d["end_line"]], d["line"],
+                                                               self.build.holds)
+        return key, top
+
+    def list_locals(self, d: dict, defaults: dict) -> dict:
+        """Locals of body `d` that are a tensor's sizes, or a slice of them (`auto kernel_size =
+        weight.sizes().slice(2);`, Convolution.cpp:1585: [3, 3] for a 3x3 weight), as an int list passed on to
+        the ops and helpers the body calls (conv_depthwise2d_cuda's `kernel_size[1]` is
+        conv_depthwise2d_forward_out's `kW`). The tensor is valued by the statements above (a top-level one
+        only): `weight = view4d(weight);` under `if (k == 3 && ...)` runs for a 1-d convolution's 3-d weight, and
+        then its sizes are not known (view4d is not read), for a 2-d one it does not."""
+        found = [f for f in call_module.list_locals(self.builder.trace.root, d["file"], d["line"], d["end_line"])
+                 if f[0] not in defaults]
+        lines = file_lines(self.builder.trace.root, d["file"]) if found else None
+        if not lines:
+            return {}
+        key, top = self._top(d, lines)
+        if not top:
+            return {}
+        env0 = {k: _as_value(v, defaults) for k, v in defaults.items() if isinstance(k, str) and k.isidentifier()}
+        starts = [s.start for s in top]
+        out: dict[str, object] = {}
+        for name, tensor, start, stop, line in found:
+            i = bisect.bisect_right(starts, line) - 1
+            if i < 0 or top[i].start != line:
+                continue  # (declared inside a block)
+            t = self._settled(key, top, i, line, frozenset({tensor}), env0, d["file"]).get(tensor)
+            if isinstance(t, function_value.TensorArg) and t.sizes is not None:
+                out[name] = list(t.sizes)[int(start or 0):int(stop) if stop else None]
+        return out
+
+    def _settled(self, key: tuple, top: tuple, i: int, line: int, names: frozenset, env0: dict,
+                 calls_from: str | None = None) -> dict:
         """The values of `names` after the statements top[:i] that set them (function_value.slice_setting), read
         once per body, test and values of the names those statements read (a body is read again for each op and
-        call that reaches it, mostly with the same values)."""
+        call that reaches it, mostly with the same values). With `calls_from` (the body's file), a helper those
+        statements call is read from its body (`weight = view4d(weight);`: `return tensor.unsqueeze(2);`)."""
         kept = _SLICES.get((key, line, names))
         if kept is None:
             sl = function_value.slice_setting(top[:i], names)
@@ -1231,12 +1267,15 @@ class BodyGuards:
         sl, reads = kept
         if not sl:
             return {}
-        memo_key = (key, line, names, tuple(sorted((n, repr(env0[n])) for n in reads if n in env0)))
+        memo_key = (key, line, names, tuple(sorted((n, repr(env0[n])) for n in reads if n in env0)), calls_from)
         found = _SLICES.get(memo_key)
         if found is None:
             if len(_SLICES) >= MAX_TESTED_KEPT:
                 _SLICES.clear()
-            env = function_value.settle_statements(sl, {**env0, function_value.BUILD: self.build.holds})
+            env = {**env0, function_value.BUILD: self.build.holds}
+            if calls_from is not None:
+                env[function_value.CALLS] = functools.partial(self._nested, calls_from, 1)
+            env = function_value.settle_statements(sl, env)
             found = _SLICES[memo_key] = {n: env.get(n) for n in names}
         return found
 

@@ -174,7 +174,7 @@ def expansion_value(root: str | None, file: str, line: int, macro: dict, build_h
 
 def _active(lines: list[str], build_holds, blank: bool = False) -> list[str] | None:
     """The lines the build compiles (with `blank`, every other line kept as "", so line numbers hold); None when
-    an #if around a line cannot be decided."""
+    an #if around a line cannot be decided (with `blank`: the lines before that #if)."""
     out, stack = [], []  # stack: (this branch on, some branch taken)
     for text in lines:
         m = _DIRECTIVE.match(text)
@@ -191,13 +191,13 @@ def _active(lines: list[str], build_holds, blank: bool = False) -> list[str] | N
         if kind in ("if", "ifdef", "ifndef"):
             value = build_holds(test)
             if value is None:
-                return None
+                return out[:-1] if blank else None
             stack.append((value, value))
         elif kind == "elif" and stack:
             taken = stack[-1][1]
             value = False if taken else build_holds(test)
             if value is None:
-                return None
+                return out[:-1] if blank else None
             stack[-1] = (value, taken or value)
         elif kind == "else" and stack:
             stack[-1] = (not stack[-1][1], True)
@@ -241,7 +241,8 @@ def _exec(sts: list[str], env: dict, budget: list[int]) -> tuple[str, object]:
     for i, st in enumerate(sts):
         if st.startswith("return"):
             value = _eval(st[len("return"):].rstrip(";").strip(), env)
-            value = value if isinstance(value, Const) else _truth(value)
+            value = value if isinstance(value, (Const, TensorArg)) else _truth(value)  # (view4d returns a
+            # tensor: `return tensor.unsqueeze(2);`)
             return ("return", value) if value is not None else ("unknown", None)
         if _if_block(st) is not None:
             chain, n = _if_chain(sts, i)
@@ -609,6 +610,12 @@ def _eval(expr: str, env: dict):
     suggested = re.fullmatch(r"([A-Za-z_]\w*)\.suggest_memory_format\(\s*\)", expr)
     if suggested is not None:  # a tensor of the trace is contiguous (as the conditions rows read it)
         return Const("Contiguous") if isinstance(env.get(suggested.group(1)), TensorArg) else None
+    kind = _TENSOR_KIND.fullmatch(expr)
+    if kind is not None:  # a tensor of the trace is dense and strided: not MKL-DNN, sparse, quantized, meta, nested
+        return False if isinstance(env.get(kind.group(1)), TensorArg) else None
+    reshaped = _TENSOR_VIEW.fullmatch(expr)
+    if reshaped is not None:  # `tensor.unsqueeze(2)` (Convolution.cpp's view4d), `.contiguous()`: the sizes after it
+        return _view(env.get(reshaped.group(1)), reshaped.group(2), reshaped.group(3), env)
     is_cuda = re.fullmatch(r"([A-Za-z_]\w*)\.is_(cuda|cpu)\(\s*\)", expr)
     if is_cuda is not None:
         tensor = env.get(is_cuda.group(1))
@@ -618,6 +625,30 @@ def _eval(expr: str, env: dict):
     if re.fullmatch(r"[A-Za-z_]\w*", expr):
         return env.get(expr)
     return _call(expr, env)
+
+
+_TENSOR_KIND = re.compile(r"([A-Za-z_]\w*)\.is_(?:mkldnn|sparse|sparse_csr|quantized|meta|nested|mps|xpu)\(\s*\)")
+_TENSOR_VIEW = re.compile(r"([A-Za-z_]\w*)\.(unsqueeze|squeeze|contiguous|expect_contiguous)\(\s*([^()]*?)\s*\)")
+
+
+def _view(tensor, how: str, arg: str, env: dict):
+    """A tensor argument after `unsqueeze(d)`, `squeeze(d)` or `contiguous()`: a TensorArg with those sizes; None
+    where the sizes or the dim are not known."""
+    if not isinstance(tensor, TensorArg):
+        return None
+    if how in ("contiguous", "expect_contiguous"):
+        return tensor
+    d = _eval(arg, env) if arg else None
+    sizes = tensor.sizes
+    if sizes is None or not _is_int(d):
+        return None
+    if how == "unsqueeze" and -len(sizes) - 1 <= d <= len(sizes):
+        d = d % (len(sizes) + 1)
+        return TensorArg(tensor.device, tensor.dtype, sizes[:d] + (1,) + sizes[d:])
+    if how == "squeeze" and -len(sizes) <= d < len(sizes):
+        d = d % len(sizes)
+        return TensorArg(tensor.device, tensor.dtype, sizes[:d] + sizes[d + 1:] if sizes[d] == 1 else sizes)
+    return None
 
 
 _NO = object()  # not a test of a tensor argument
