@@ -394,7 +394,7 @@ def test_a_tensor_s_sizes_pass_on_as_an_int_list_and_its_elements():
     """_convolution's `auto kernel_size = weight.sizes().slice(2);` (Convolution.cpp:1585) is the weight's trailing
     sizes; an op call passes that list on (walk/sites._known_literal), and a helper call one element of it
     (`kernel_size[1]` as conv_depthwise2d_forward_out's `kW`)."""
-    from opindex.trace.call import _SIZES_LOCAL
+    from opindex.trace.conditions import _SIZES_LOCAL
     from opindex.trace.walk.bodies import _ITEM
     from opindex.trace.walk.sites import _known_literal, int_list
     body = "auto kernel_size = weight.sizes().slice(2);\n  IntArrayRef all = input.sizes();\n  auto n = x.size(0);"

@@ -676,20 +676,6 @@ def _body_locals(root: str | None, file: str | None, line: int | None, end_line:
             _PRODUCT_LOCAL.findall(text) if "*=" in text else [])
 
 
-_SIZES_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|(?:at::|c10::)?(?:Sym)?IntArrayRef)\s*&?\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
-                          r"(?:sym_)?sizes\(\s*\)(?:\s*\.\s*slice\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*;")
-
-
-@functools.lru_cache(maxsize=4096)
-def list_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
-    """(name, tensor, start, stop, line) of each `auto name = tensor.sizes()[.slice(start[, stop])];` of a body
-    (trace/conditions.py BodyGuards.list_locals values them)."""
-    text = _body_text(root, {"file": file, "line": line, "end_line": end_line}) or ""
-    if "sizes()" not in text:
-        return ()
-    return tuple((*m.groups(), line + text.count("\n", 0, m.start())) for m in _SIZES_LOCAL.finditer(text))
-
-
 def _size_product(tensor, start: str, stop: str, values: dict) -> int | None:
     """The product of `tensor`'s sizes from dim `start` (`0`, `dim`, `dim + 1`) up to `stop` (`dim`,
     `input.dim()`); None unless the tensor's sizes and each bound are known. (The local starts at 1: a loop that

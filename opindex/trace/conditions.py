@@ -24,7 +24,6 @@ from ..pytorch.devices import CPP_HEADERS, platform_off
 from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import closes_at_end, schema_arguments, split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
-from . import call as call_module
 from . import facts as q
 from . import function_value
 from . import pyflow
@@ -367,6 +366,20 @@ def _body_text(root: str | None, file: str | None, line: int | None, end_line: i
     """A body's lines as one text, read once per body (count_locals and the device-properties reading share it)."""
     lines = file_lines(root, file) if root and file and line and end_line else None
     return "\n".join(lines[line - 1:end_line]) if lines else ""
+
+
+_SIZES_LOCAL = re.compile(r"\b(?:const\s+)?(?:auto|(?:at::|c10::)?(?:Sym)?IntArrayRef)\s*&?\s+(\w+)\s*=\s*(\w+)\s*\.\s*"
+                          r"(?:sym_)?sizes\(\s*\)(?:\s*\.\s*slice\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*;")
+
+
+@functools.lru_cache(maxsize=4096)
+def sizes_locals(root: str | None, file: str | None, line: int | None, end_line: int | None) -> tuple:
+    """(name, tensor, start, stop, line) of each `auto name = tensor.sizes()[.slice(start[, stop])];` of a body
+    (BodyGuards.list_locals values them)."""
+    text = _body_text(root, file, line, end_line)
+    if "sizes()" not in text:
+        return ()
+    return tuple((*m.groups(), line + text.count("\n", 0, m.start())) for m in _SIZES_LOCAL.finditer(text))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1233,7 +1246,7 @@ class BodyGuards:
         conv_depthwise2d_forward_out's `kW`). The tensor is valued by the statements above (a top-level one
         only): `weight = view4d(weight);` under `if (k == 3 && ...)` runs for a 1-d convolution's 3-d weight, and
         then its sizes are not known (view4d is not read), for a 2-d one it does not."""
-        found = [f for f in call_module.list_locals(self.builder.trace.root, d["file"], d["line"], d["end_line"])
+        found = [f for f in sizes_locals(self.builder.trace.root, d["file"], d["line"], d["end_line"])
                  if f[0] not in defaults]
         lines = file_lines(self.builder.trace.root, d["file"]) if found else None
         if not lines:
