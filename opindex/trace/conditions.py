@@ -1203,15 +1203,12 @@ class BodyGuards:
                 names = declared.intersection(_IDENT.findall(r["condition"]))
                 if names:
                     wanted.setdefault(r["line"], set()).update(names)
-        lines = file_lines(self.builder.trace.root, d["file"]) if wanted else None
-        if not lines:
+        read = self._statements_and_values(d, defaults) if wanted else None
+        if read is None:
             return {}
-        key, top = self._top(d, lines)
-        if not top:
-            return {}
+        key, top, starts, env0 = read
+        lines = file_lines(self.builder.trace.root, d["file"])
         out: dict[str, object] = {}
-        env0 = {k: _as_value(v, defaults) for k, v in defaults.items() if isinstance(k, str) and k.isidentifier()}
-        starts = [s.start for s in top]
         for line, names in sorted(wanted.items())[:MAX_TESTED_LOCALS]:
             i = bisect.bisect_right(starts, line) - 1  # the statement holding the test
             if i < 0 or not (top[i].start == line or (top[i].text.startswith("if") and line <= top[i].end and
@@ -1226,6 +1223,18 @@ class BodyGuards:
                 else:
                     out[name] = value
         return {k: v for k, v in out.items() if v is not None}
+
+    def _statements_and_values(self, d: dict, defaults: dict) -> tuple | None:
+        """(its key, the top-level statements of body `d`, their first lines, the values known as function_value
+        reads them), or None where the body's text is not at hand."""
+        lines = file_lines(self.builder.trace.root, d["file"])
+        if not lines:
+            return None
+        key, top = self._top(d, lines)
+        if not top:
+            return None
+        env0 = {k: _as_value(v, defaults) for k, v in defaults.items() if isinstance(k, str) and k.isidentifier()}
+        return key, top, [s.start for s in top], env0
 
     def _top(self, d: dict, lines: list[str]) -> tuple[tuple, tuple | None]:
         """(its key, the top-level statements of body `d` as the build compiles it), split once per process and
@@ -1244,18 +1253,15 @@ class BodyGuards:
         weight.sizes().slice(2);`, Convolution.cpp:1585: [3, 3] for a 3x3 weight), as an int list passed on to
         the ops and helpers the body calls (conv_depthwise2d_cuda's `kernel_size[1]` is
         conv_depthwise2d_forward_out's `kW`). The tensor is valued by the statements above (a top-level one
-        only): `weight = view4d(weight);` under `if (k == 3 && ...)` runs for a 1-d convolution's 3-d weight, and
-        then its sizes are not known (view4d is not read), for a 2-d one it does not."""
+        only), the helpers they call read from their bodies: `weight = view4d(weight);` under `if (k == 3 && ...)`
+        runs for a 1-d convolution's 3-d weight (view4d returns `tensor.unsqueeze(2)`), for a 2-d one it does
+        not."""
         found = [f for f in sizes_locals(self.builder.trace.root, d["file"], d["line"], d["end_line"])
                  if f[0] not in defaults]
-        lines = file_lines(self.builder.trace.root, d["file"]) if found else None
-        if not lines:
+        read = self._statements_and_values(d, defaults) if found else None
+        if read is None:
             return {}
-        key, top = self._top(d, lines)
-        if not top:
-            return {}
-        env0 = {k: _as_value(v, defaults) for k, v in defaults.items() if isinstance(k, str) and k.isidentifier()}
-        starts = [s.start for s in top]
+        key, top, starts, env0 = read
         out: dict[str, object] = {}
         for name, tensor, start, stop, line in found:
             i = bisect.bisect_right(starts, line) - 1
