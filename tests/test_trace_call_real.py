@@ -372,3 +372,18 @@ def test_an_op_reserved_for_a_call_the_values_rule_out_is_walked_where_the_defau
     assert [(h.name, h.line) for h in t.main_chain() if h.file == conv][3:5] == [
         ("at::native::convolution_same", 996), ("at::convolution_symint", 1037)]
     assert _end(t) == ("cudnnBackendExecute", "aten/src/ATen/native/cudnn/Conv_v8.cpp", 400)
+
+
+def test_calls_read_hop_by_hop_without_tuning_for_them(real_index):
+    """Read against the source on 2026-12-06, no rule written for them. A 1-d float16 cumsum: scan_dim's
+    `self.numel() == self.size(dim)` (ScanUtils.cuh:452) holds, so cub's inclusive_scan (:451), then
+    DeviceScan::InclusiveScan (cuda/cub.cuh:250), the `!CUB_SUPPORTS_FUTURE_VALUE()` side ruled out by the build.
+    avg_pool2d with ceil_mode (which sizes the output only): the contiguous case's launch of
+    avg_pool2d_out_cuda_frame (AveragePool2d.cu:331, __global__ at :33), not the ChannelsLast one (:305)."""
+    scan = real_index.trace("torch.cumsum(torch.randn(1024, dtype=torch.float16), 0)", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in scan.main_chain()[-3:]] == [
+        ("cuda::cub::inclusive_scan", 451), ("at::cuda::cub::inclusive_scan", 235),
+        ("cub::DeviceScan::InclusiveScan", 250)]
+    pool = real_index.trace(f"F.avg_pool2d({X}, 3, stride=2, ceil_mode=True)", undefines=["USE_MACA"])
+    assert [(h.file, h.line) for h in pool.main_chain()[-2:]] == [
+        (CUDA + "AveragePool2d.cu", 331), (CUDA + "AveragePool2d.cu", 33)]
