@@ -950,9 +950,8 @@ _TESTED: dict[tuple, tuple | None] = {}
 _SLICES: dict[tuple, object] = {}  # (body, test, names[, values read]) -> its slice, then the names' values
 MAX_TESTED_LOCALS = 16  # tests of a body's locals read per body (BodyGuards.locals_tested; past them: unknown)
 _IDENT = re.compile(r"(?<![\w.>:])[A-Za-z_]\w*(?![\w(])")  # a bare name (not a member, a call or a qualified name)
-_NUMERIC_LOCAL = re.compile(r"^[ \t]*(?:static\s+)?(?:const(?:expr)?\s+)?(?:bool|int|auto|u?int(?:8|16|32|64)_t|"
-                            r"unsigned|long|size_t|double|float|(?:c10::)?SymInt)\s+(?:const\s+)?([A-Za-z_]\w*)\s*=(?!=)",
-                            re.M)
+_NUMERIC_LOCAL = re.compile(r"^[ \t]*(?:static\s+)?(?:const(?:expr)?\s+)?" + function_value.NUMBER_TYPE +
+                            r"\s+(?:const\s+)?([A-Za-z_]\w*)\s*=(?!=)", re.M)
 
 
 @functools.lru_cache(maxsize=8192)

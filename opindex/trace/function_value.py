@@ -35,9 +35,10 @@ from ..pytorch.syntax import closes_at_end, split_top_level
 NULL = object()  # nullptr / nullopt: an unset environment variable
 _CALL = re.compile(r"(?<![\w.>:])((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\(\s*\)(?!\s*(?:\.|->|\(|\w))")
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
-_LOCAL = re.compile(r"^(?:static\s+)?(?:const(?:expr)?\s+)?(?:bool|int|auto|char\s*\*|const\s+char\s*\*|char\s+const\s*\*|"
-                    r"u?int(?:8|16|32|64)_t|unsigned|long|size_t|double|float|(?:c10::)?SymInt)\s*"
-                    r"(?:const\s+)?\*?\s*([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
+# the C++ types of a local this module values (numbers and bools; `auto`), one pattern for every reader of them
+NUMBER_TYPE = r"(?:bool|int|auto|u?int(?:8|16|32|64)_t|unsigned|long|size_t|double|float|(?:c10::)?SymInt)"
+_LOCAL = re.compile(r"^(?:static\s+)?(?:const(?:expr)?\s+)?(?:char\s*\*|const\s+char\s*\*|char\s+const\s*\*|"
+                    + NUMBER_TYPE + r")\s*(?:const\s+)?\*?\s*([A-Za-z_]\w*)\s*=\s*(.+)$", re.S)
 _ENV = re.compile(r"^(?:std::)?getenv\s*\(|^c10::utils::check_env\s*\(|^check_env\s*\(")
 MAX_LINES = 120  # a longer body is not read (the functions this serves are a few lines; _select_conv_backend 106)
 MAX_CALL_DEPTH = 4  # calls read through other functions' bodies (a deeper one is unknown)
