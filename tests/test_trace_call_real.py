@@ -358,6 +358,42 @@ def test_a_rounding_mode_string_reaches_its_stub_and_the_input_dtype_its_branch(
     assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
 
 
+def test_a_python_number_is_a_cpu_scalar_of_the_ops_iterator(real_index):
+    """torch.div(x, 2.0): the Python number is div.Tensor's `other`, a wrapped CPU scalar; structured_div_out hands
+    its own iterator (outputs, then self, other) to div_true_kernel_cuda (BinaryDivTrueKernel.cu:20), whose
+    `iter.is_cpu_scalar(2)` (:35) holds: it multiplies by the reciprocal through gpu_kernel_maca_arity1 (:44), a
+    settled choice. Two tensors take the else's gpu_kernel_with_scalars_arity2 (:54), and the iterator reaches
+    opmath_gpu_kernel_with_scalars_arity2 (Loops.cuh:275) through the launchers: neither operand is a CPU scalar,
+    so its BinaryFunctor launch (:300), not the AUnary/BUnary ones (:294, :298)."""
+    div = CUDA + "BinaryDivTrueKernel.cu"
+    t = real_index.trace("torch.div(torch.randn(1024, 1024), 2.0)")
+    launch = next(h for h in t.main_chain() if h.file == div and h.layer == "cuda")
+    assert (launch.name, launch.line) == ("gpu_kernel_maca_arity1", 44)
+    assert next(c for c in t.to_dict()["choices"] if c["hop"] == launch.id)["settled"] is True
+    both = real_index.trace("torch.div(torch.randn(1024, 1024), torch.randn(1024, 1024))")
+    assert [(h.name, h.line) for h in both.main_chain() if h.layer == "cuda"][:3] == [
+        ("gpu_kernel_with_scalars_arity2", 54), ("opmath_gpu_kernel_with_scalars_arity2", 410),
+        ("gpu_kernel_maca_arity2", 300)]
+    inner = next(h for h in both.main_chain() if h.name == "gpu_kernel_maca_arity2")
+    assert next(c for c in both.to_dict()["choices"] if c["hop"] == inner.id)["settled"] is True
+    assert _end(t) == _end(both) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh",
+                                     63)
+
+
+def test_a_python_number_is_a_cpu_scalar_of_a_factory_made_iterator(real_index_1_8):
+    """1.8's mul builds `TensorIterator::binary_op(result, self, other)` itself (BinaryOps.cpp:346); mul_kernel_cuda
+    (BinaryMulDivKernel.cu:171) tests `!isIntegralType(...) && (iter.is_cpu_scalar(1) || iter.is_cpu_scalar(2))`
+    (:172-173): for x * 2.0 it holds, gpu_kernel with MulScalarFunctor (:183); for two tensors the else's
+    gpu_kernel_with_scalars (:188), then its `else` gpu_kernel (Loops.cuh:169), not the scalar sides (:163, :167)."""
+    t = real_index_1_8.trace("torch.mul(torch.randn(1024, 1024), 2.0)")
+    mul = CUDA + "BinaryMulDivKernel.cu"
+    assert [(h.name, h.line) for h in t.main_chain() if h.file == mul and h.layer == "cuda"] == [("gpu_kernel", 183)]
+    both = real_index_1_8.trace("torch.mul(torch.randn(1024, 1024), torch.randn(1024, 1024))")
+    assert [(h.name, h.file, h.line) for h in both.main_chain() if h.layer == "cuda"][:2] == [
+        ("gpu_kernel_with_scalars", mul, 188), ("gpu_kernel", CUDA + "Loops.cuh", 169)]
+    assert all(c["settled"] for c in both.to_dict()["choices"] if c["file"] in (mul, CUDA + "Loops.cuh"))
+
+
 def test_an_op_reserved_for_a_call_the_values_rule_out_is_walked_where_the_default_path_calls_it(real_index):
     """_convolution_mode_symint (Convolution.cpp:1061) calls at::convolution_symint itself (:1073) under
     `not (padding == "same")`, and convolution_same (:996), called under `padding == "same"` (:1072), calls it too

@@ -26,6 +26,7 @@ from ..pytorch.syntax import closes_at_end, schema_arguments, split_top_level
 from ..pytorch.settings import CONTEXT_DEFAULTS
 from . import facts as q
 from . import function_value
+from . import iterators
 from . import pyflow
 from . import typeids
 from .model import NOT_DEFAULT, Condition
@@ -195,7 +196,9 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     if bang is not None:  # `!(a && b)`, `!(false)`
         inner = holds(bang, defaults)
         return None if inner is None else not inner
-    found = _holds(condition, defaults)
+    found = iterators.cpu_scalar_holds(condition, defaults) if "is_cpu_scalar" in condition else None
+    if found is None:
+        found = _holds(condition, defaults)
     if found is None and "=" in condition:
         found = nan_test_holds(condition)
     if found is None and _reads_sizes(condition):
@@ -1123,14 +1126,19 @@ class BodyGuards:
         if schemas and (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places:
             _by_position(defaults, schemas[-1][0], d.get("signature"))
         for name, text in given:  # literals the call that reached this body passes (walk/bodies.py), and a
-            value = text if isinstance(text, Tensor) else list(text) if isinstance(text, tuple) else \
-                _literal(text)  # traced call's tensor (or int list) passed on
+            value = text if isinstance(text, (Tensor, iterators.Operands)) else list(text) if isinstance(
+                text, tuple) else _literal(text)  # traced call's tensor (int list, iterator) passed on
             if value is not _UNKNOWN:
                 defaults[name] = value
         if call is not None and given:  # the size locals those values decide (host_softmax's dim_ -> dim_size)
             defaults.update({k: v for k, v in call.size_locals(d, defaults).items() if k not in defaults})
         if call is not None and d.get("end_line") and self.builder.trace.root:
             defaults.update(self.list_locals(d, defaults))  # (`auto kernel_size = weight.sizes().slice(2);`)
+        if d.get("end_line") and self.builder.trace.root:
+            body = _body_text(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
+            if "TensorIterator::" in body:  # (`auto iter = TensorIterator::binary_op(result, self, other);`; a
+                # name trace's tensors are of the traced device)
+                defaults.update(iterators.factory_locals(body, defaults, None if call is not None else False))
         defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         for name in format_locals(*span) if defaults.get(MEMORY_FORMAT) == INPUT_MEMORY_FORMAT else ():

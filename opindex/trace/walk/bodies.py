@@ -13,6 +13,7 @@ from ...pytorch.plumbing import PLUMBING_OPS
 from ...pytorch.receivers import split_parameters, takes_arguments
 from ...pytorch.syntax import closes_at_end
 from ..conditions import MAYBE_STRIDED
+from ..iterators import Operands
 from ..model import DEVICE_LAYERS, Condition, Found, Hop
 from .step import Step
 from .sites import BodyCalls, int_list
@@ -35,7 +36,10 @@ class BodyWalk(Step):
         self.leaf_hops: dict[int, Hop] = {}  # helper id -> the leaf hop showing it (once per trace; see leaf_shown)
 
     def cpp(self, d: dict, parent: Hop, depth: int, kind: str | None = None,
-            call_site: tuple[str, int] | None = None, caller: dict | None = None) -> Hop | None:
+            call_site: tuple[str, int] | None = None, caller: dict | None = None,
+            passed: dict | None = None) -> Hop | None:
+        """`passed`: values a stub call hands the kernel it registers, by the parameter's place (the iterators
+        whose operands the trace knows: StubWalk.passed_iterators)."""
         key = d["id"]  # by definition: the gemm<float> and gemm<double> specialisations are two
         if parent is not None and q.runs_what_it_is_passed(self.con, key):  # (a trace that starts here: once)
             # split_batch_dim_to_32bit_out calls the worker its caller passes (the forward one from Conv_v7.cpp:791,
@@ -66,6 +70,8 @@ class BodyWalk(Step):
         known = self.conditions.over(caller).values if caller is not None else {}
         given = {} if self.b.ruled_out(parent) else {**template_arguments(self.con, self.trace.root, d, call_site, known),
                                                      **literal_arguments(self.con, d, call_site, known)}
+        if passed and not self.b.ruled_out(parent):
+            given.update(by_place(d, passed))
         self.body({**d, **({"call_values": given} if given else {}), **({"call_types": types} if types else {})},
                   hop, depth)
         if any(h.layer in DEVICE_LAYERS for h in self.trace.hops[mark:]):
@@ -130,7 +136,7 @@ class BodyWalk(Step):
             under = guards.at(launch["line"])
             if launch["kernel"] != d["name"] and not under.off:  # gpu_kernel(sub_iter, f) in gpu_kernel: a recursion
                 with self.b.noted(hop, under):
-                    self.launches.launch(launch, hop)
+                    self.launches.launch(launch, hop, d)
         wrappers = set()
         for lib in q.in_function(self.con, "library_calls", caller, file, lines):
             under = guards.at(lib["line"])
@@ -238,7 +244,8 @@ class BodyWalk(Step):
             kept[key] = tuple(out)
         return kept[key]
 
-    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, kind: str = "calls", leaves: bool = False) -> None:
+    def local_call(self, call: dict, d: dict, hop: Hop, depth: int, kind: str = "calls", leaves: bool = False,
+                   passed: dict | None = None) -> None:
         """A helper the kernel calls (LayerNormKernelImpl, addmm_out_cuda_impl): followed through any number of
         levels when device code or an op is reachable from it (device_reach), and shown only if it leads on. With
         `leaves`, one that leads to no device code is kept for helper_leaves. A call that may reach several C++
@@ -275,7 +282,7 @@ class BodyWalk(Step):
                 continue
             mark = len(self.trace.hops)
             self.cpp(target, hop, depth, kind=kind, call_site=(call["file"], call["line"]),
-                     caller=d if d.get("file") else None)
+                     caller=d if d.get("file") else None, passed=passed)
             if len(links) > 1 and target is not stand_in:
                 self.trace.hops[mark].detail += f" [one of {len(links)} overloads the call may reach]"
                 self.trace.hops[mark].found = Found.OVERLOADS
@@ -473,6 +480,13 @@ _LITERAL_ARGUMENT = re.compile(r"^(?:/\*.*?\*/\s*)?(true|false|nullptr|-?\d+(?:\
 _PARAMETER_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=.*)?$", re.S)
 
 
+def by_place(d: dict, passed: dict[int, object]) -> dict[str, object]:
+    """`passed` (values by parameter place) by `d`'s parameter names."""
+    params = split_parameters(d.get("signature") or "()")
+    names = [_PARAMETER_NAME.search(p.strip()) if i < len(params) else None for i, p in enumerate(params)]
+    return {names[i].group(1): v for i, v in passed.items() if i < len(names) and names[i] is not None}
+
+
 def literal_arguments(con, d: dict, call_site: tuple[str, int] | None, known: dict | None = None) -> dict[str, str]:
     """The parameters of `d` its call at `call_site` passes a literal for (`/*promotes_integer_to_float=*/false`,
     `0`, `at::Reduction::Mean`), or a name whose value the caller's tests know (`known`), by name, as written: the
@@ -497,6 +511,8 @@ def literal_arguments(con, d: dict, call_site: tuple[str, int] | None, known: di
             # a traced call's tensor passed on by name (matmul -> _matmul_impl(out, tensor1, tensor2)): its rank and
             # sizes decide the helper's tests (`dim_tensor1 == 3`)
             out[name.group(1)] = known[arg]
+        elif name is not None and known and isinstance(known.get(arg), Operands):
+            out[name.group(1)] = known[arg]  # an iterator whose operands the trace knows (trace/iterators.py)
         elif name is not None and known and int_list(known.get(arg)):
             out[name.group(1)] = tuple(int(v) for v in known[arg])  # an int list (conv's kernel_size) passed on
         elif name is not None and known and (item := _ITEM.fullmatch(arg.strip())) and int_list(

@@ -6,6 +6,7 @@ import re
 
 from ...pytorch import jiterator
 from .. import facts as q
+from ..iterators import passed_iterators
 from ..model import Found, Hop
 from ..sequence import file_lines
 from .step import Step
@@ -15,7 +16,7 @@ MAX_DEVICE_CALLS = 8  # __device__ functions shown per kernel or device function
 
 
 class LaunchWalk(Step):
-    def launch(self, launch: dict, parent: Hop) -> None:
+    def launch(self, launch: dict, parent: Hop, caller: dict | None = None) -> None:
         if launch["kind"] in ("chevron", "handed"):
             targs = launch.get("template_args") or ""
             if launch["kind"] == "chevron":
@@ -41,7 +42,7 @@ class LaunchWalk(Step):
                            f"{launch['kind']} launch via {launch['kernel']}: the op's own body is the functor or "
                            f"lambda passed at {launch['file']}:{launch['line']}")
             first = len(self.trace.hops)
-            self.launcher(launch, hop)
+            self.launcher(launch, hop, caller)
             if launch["kernel"] in jiterator.JITTED_LAUNCHERS:
                 self.jitted(launch, hop, first)
 
@@ -77,11 +78,16 @@ class LaunchWalk(Step):
             hop.detail = (f"kernel launch of `{launch['kernel']}`, a parameter of the lambda at "
                           f"{launch['file']}:{at}: it runs the kernel its caller hands in (the handed hops beside it)")
 
-    def launcher(self, launch: dict, hop: Hop) -> None:
+    def launcher(self, launch: dict, hop: Hop, caller: dict | None = None) -> None:
         """The shared TensorIterator machinery a launcher call goes through (gpu_kernel -> gpu_kernel_impl ->
-        launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>), followed to its launches."""
+        launch_vectorized_kernel -> <<<vectorized_elementwise_kernel>>>), followed to its launches; an iterator
+        whose operands the trace knows is handed on (opmath_gpu_kernel_with_scalars' `iter.is_cpu_scalar(2)`)."""
         for call in q.calls_at(self.con, launch["file"], launch["line"], launch["kernel"], launch.get("caller")):
-            self.bodies.local_call(call, {}, hop, self.depth, kind="launcher")
+            passed = {}
+            if caller is not None:
+                passed = passed_iterators(q.arguments_of_call(self.con, call["file"], call["line"], call["callee"]),
+                                          self.conditions.over(caller).values)
+            self.bodies.local_call(call, {}, hop, self.depth, kind="launcher", passed=passed)
             return
 
     def device_calls(self, d: dict, hop: Hop) -> None:

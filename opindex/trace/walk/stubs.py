@@ -6,6 +6,7 @@ from .. import facts as q
 from ...extract.native_yaml import UFUNC_CODEGEN
 from ...pytorch.devices import runs_on
 from ...pytorch.stubs import is_stub_call
+from .. import iterators
 from ..model import Found, Hop
 from .step import Step
 
@@ -68,11 +69,26 @@ class StubWalk(Step):
                      absent=True)
             return
         shown = set()
+        passed = self.passed_iterators(s, d)
         for r in regs:
             if (r["kernel"], r["cpu_capability"]) in shown:
                 continue
             shown.add((r["kernel"], r["cpu_capability"]))
-            self.registration(r, hop, depth)
+            self.registration(r, hop, depth, passed)
+
+    def passed_iterators(self, s: dict, d: dict | None) -> dict[int, iterators.Operands]:
+        """The iterators a stub call passes whose operands the trace knows, by the kernel parameter's place (the
+        stub's device argument aside): a structured impl's `*this`, the op's own iterator (trace/iterators.py), or
+        a local iterator its body made."""
+        args = q.arguments_of_call(self.con, s["file"], s["line"], s["stub"]) if d is not None else None
+        if not args:
+            return {}
+        known = self.conditions.over(d).values
+        if "*this" in args and self.b.defaults:  # a structured impl hands on the op's own iterator (a name trace's
+            # tensors are of the traced device)
+            own = iterators.structured(self.b.defaults[-1]["schema"], known, None if self.build.call else False)
+            known = {**known, "*this": own} if own is not None else known
+        return iterators.passed_iterators(args, known, skip=1)
 
     def passed_stub(self, s: dict, parent: Hop) -> str | None:
         """The declared stub a helper's stub parameter stands for at the call that reached it (stub_arguments);
@@ -93,7 +109,7 @@ class StubWalk(Step):
             hop = self.trace.hops[hop.parent] if hop.parent is not None else None
         return None
 
-    def registration(self, r: dict, parent: Hop, depth: int) -> None:
+    def registration(self, r: dict, parent: Hop, depth: int, passed: dict | None = None) -> None:
         cap = f" [{r['cpu_capability']}]" if r.get("cpu_capability") else ""
         macro = f" (expanded from {r['from_macro']})" if r.get("from_macro") else ""
         if r["kernel"] is None:
@@ -111,7 +127,7 @@ class StubWalk(Step):
             hop.detail += f" (not run on {self.device.upper()}: {d['file']} is another platform's code)"
             return
         mark = len(self.trace.hops)
-        self.bodies.cpp(d, hop, depth, kind="registered_kernel")
+        self.bodies.cpp(d, hop, depth, kind="registered_kernel", passed=passed)
         if r["device"] != "CPU" and not any(h.layer in ("cuda", "library") for h in self.trace.hops[mark:]):
             self.launches_in_file(d, hop)
 

@@ -1,0 +1,110 @@
+"""A TensorIterator's operands as a traced call makes them: which are CPU scalars (`iter.is_cpu_scalar(2)`).
+
+A Python number given for a Tensor parameter (`torch.div(x, 2.0)`, `x * 2`) reaches C++ as a wrapped number, a
+0-dim CPU tensor; a C++ Scalar overload wraps its number the same way (`wrapped_scalar_tensor(other)`). The tensors
+of a trace are on the traced device. TensorIterator numbers its operands outputs first, then inputs in the order
+they were added, so `iter.is_cpu_scalar(2)` of a one-output binary op is its second input: div_true_kernel_cuda
+multiplies by the reciprocal of a Python number (BinaryDivTrueKernel.cu:35) and divides two device tensors.
+
+Where an iterator comes from:
+- a structured op's own (the impl passes `*this` to its stub: `div_true_stub(device_type(), *this)`): its meta
+  function builds it from the op's outputs, then its Tensor arguments in schema order
+  (`build_borrowing_binary_op(maybe_get_output(), self, other)`); an optional tensor argument ends what is known;
+- a local made by a TensorIterator factory (`auto iter = TensorIterator::binary_op(result, self, other);`, 1.8's
+  non-structured ops): its arguments in order, the first the output.
+A name trace calls the op with its tensors: an operand it gives no value is a tensor of the traced device.
+Passed on by name to the kernels and helpers that take it (walk/bodies.literal_arguments)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..pytorch.call_expr import Tensor
+from ..pytorch.receivers import split_parameters
+from ..pytorch.syntax import schema_arguments, split_top_level
+
+
+@dataclass(frozen=True)
+class Operands:
+    """A TensorIterator's operands in its order, outputs first: True a CPU scalar (a wrapped number), False a
+    tensor of the traced device, None not known."""
+    cpu_scalar: tuple[bool | None, ...]
+
+
+def operand(value) -> bool | None:
+    """Whether a known value is a CPU scalar as an iterator's operand (a number: wrapped), a device tensor (a
+    traced call's tensor), or not known."""
+    if isinstance(value, Tensor) or type(value).__name__ == "TensorArg":
+        return False
+    if isinstance(value, (bool, int, float)):
+        return True
+    return None
+
+
+def structured(schema: str, values: dict, unknown: bool | None = None) -> Operands | None:
+    """The operands of a structured op's own iterator: its outputs (`Tensor(a!) out` arguments, else its Tensor
+    returns) then its Tensor arguments in schema order, up to the first optional or list one; None when the
+    schema has no Tensor argument. `unknown`: an argument the values do not give (a name trace's: False, a tensor
+    of the trace)."""
+    outs, ins = 0, []
+    for part in split_parameters(schema_arguments(schema)):
+        decl = part.partition("=")[0].split()
+        if part.strip() == "*" or len(decl) < 2 or not decl[0].startswith("Tensor"):
+            continue
+        if "!" in decl[0]:
+            outs += 1
+        elif decl[0] != "Tensor":  # `Tensor?`, `Tensor[]`: whether it is an operand is the meta function's say
+            break
+        else:
+            found = operand(values.get(decl[-1]))
+            ins.append(unknown if found is None else found)
+    if not outs:
+        returns = schema.rpartition("->")[2]
+        outs = max(1, len(re.findall(r"\bTensor\b", returns)))
+    return Operands((False,) * outs + tuple(ins)) if ins else None
+
+
+# `auto iter = TensorIterator::binary_op(result, self, other);` (one output, the first argument)
+_FACTORY = re.compile(r"(?:auto|(?:at::)?TensorIterator)\s+([A-Za-z_]\w*)\s*=\s*(?:at::)?TensorIterator::"
+                      r"(?:borrowing_)?(binary|binary_float|comparison|unary|unary_float|nullary)_op\s*\(")
+_FACTORY_OPERANDS = {"binary": 3, "binary_float": 3, "comparison": 3, "unary": 2, "unary_float": 2, "nullary": 1}
+# (the arguments after them are flags: 1.8's `binary_op(result, self, other, /*check_mem_overlap=*/true)`)
+
+
+def factory_locals(body: str, values: dict, unknown: bool | None = None) -> dict[str, Operands]:
+    """The iterators a body makes with a TensorIterator factory, by local name, their operands valued by
+    `values` (a name the trace knows: a tensor, a number), one it does not know by `unknown`."""
+    out = {}
+    for m in _FACTORY.finditer(body):
+        depth, end = 1, m.end()
+        while end < len(body) and depth:
+            depth += (body[end] == "(") - (body[end] == ")")
+            end += 1
+        args = [a.strip() for a in split_top_level(body[m.end():end - 1])][:_FACTORY_OPERANDS[m.group(2)]]
+        if len(args) == _FACTORY_OPERANDS[m.group(2)]:
+            found = (operand(values.get(a)) for a in args[1:])
+            out[m.group(1)] = Operands((False,) + tuple(unknown if f is None else f for f in found))
+    return out
+
+
+_CPU_SCALAR = re.compile(r"^(!\s*)?\(?\s*([A-Za-z_]\w*)\.is_cpu_scalar\(\s*(\d+)\s*\)\s*\)?$")
+
+
+def cpu_scalar_holds(condition: str, values: dict) -> bool | None:
+    """`iter.is_cpu_scalar(2)` (or its negation, `not (...)` around it) with `iter` an iterator the trace knows
+    the operands of; None otherwise."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    m = _CPU_SCALAR.match(condition[5:-1].strip() if negate else condition.strip())
+    if m is None or not isinstance(values.get(m.group(2)), Operands):
+        return None
+    ops, i = values[m.group(2)].cpu_scalar, int(m.group(3))
+    if i >= len(ops) or ops[i] is None:
+        return None
+    result = ops[i] != bool(m.group(1))  # (`!iter.is_cpu_scalar(2)`)
+    return result != negate
+
+
+def passed_iterators(args: list[str] | None, known: dict, skip: int = 0) -> dict[int, Operands]:
+    """The iterators among a call's arguments whose operands the trace knows (`known`, the caller's values), by
+    the callee parameter's place (the first `skip` arguments aside: a stub's device argument)."""
+    return {i: known[a] for i, a in enumerate((args or [])[skip:]) if isinstance(known.get(a), Operands)}

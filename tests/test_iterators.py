@@ -1,0 +1,73 @@
+"""A TensorIterator's operands as a traced call makes them (trace/iterators.py): a Python number given for a Tensor
+parameter is a CPU scalar, a traced call's tensor is on the device, outputs come first."""
+from __future__ import annotations
+
+from opindex.pytorch.call_expr import Tensor
+from opindex.trace.conditions import holds
+from opindex.trace.iterators import Operands, cpu_scalar_holds, factory_locals, passed_iterators, structured
+
+X = Tensor("float32", (1024, 1024), "torch.randn(1024, 1024)")
+DIV_OUT = "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+
+
+def test_a_structured_ops_iterator_is_its_outputs_then_its_tensor_arguments():
+    assert structured(DIV_OUT, {"self": X, "other": 2.0}) == Operands((False, False, True))
+    assert structured(DIV_OUT, {"self": X, "other": X}) == Operands((False, False, False))
+    assert structured(DIV_OUT, {"self": X}) == Operands((False, False, None))  # other not known
+    # a functional schema: its Tensor returns are the outputs
+    assert structured("mul.Tensor(Tensor self, Tensor other) -> Tensor", {"self": X, "other": 3}) == \
+        Operands((False, False, True))
+    # two outputs; a Scalar is no operand
+    assert structured("frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) "
+                      "mantissa, Tensor(b!) exponent)", {"self": X}) == Operands((False, False, False))
+    assert structured("lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)",
+                      {"self": X, "end": X, "weight": 0.5}) == Operands((False, False, False))
+    # an optional tensor ends what is known: whether it is an operand is the meta function's say
+    assert structured("clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> "
+                      "Tensor(a!)", {"self": X}) == Operands((False, False))
+    assert structured("randperm(SymInt n) -> Tensor", {"n": 4}) is None
+
+
+def test_a_local_a_factory_makes_is_its_arguments_the_first_the_output():
+    body = """void div(const Tensor& self, const Tensor& other) {
+      Tensor result;
+      auto iter = TensorIterator::binary_op(result, self, other,
+          /*check_mem_overlap=*/true);
+      div_stub(iter.device_type(), iter);
+    }"""
+    assert factory_locals(body, {"self": X, "other": 2.0}) == {"iter": Operands((False, False, True))}
+    assert factory_locals("auto it = at::TensorIterator::unary_op(out, self);", {"self": X}) == \
+        {"it": Operands((False, False))}
+    assert factory_locals("auto iter = TensorIterator::binary_op(result, self);", {"self": X}) == {}
+    assert factory_locals("auto iter = TensorIteratorConfig().add_output(out).build();", {}) == {}
+
+
+def test_is_cpu_scalar_reads_the_operand_and_says_nothing_of_one_not_known():
+    values = {"iter": Operands((False, False, True)), "self": X}
+    assert cpu_scalar_holds("iter.is_cpu_scalar(2)", values) is True
+    assert cpu_scalar_holds("iter.is_cpu_scalar(1)", values) is False
+    assert cpu_scalar_holds("!iter.is_cpu_scalar(2)", values) is False
+    assert cpu_scalar_holds("not (iter.is_cpu_scalar(2))", values) is False
+    assert cpu_scalar_holds("not (!iter.is_cpu_scalar(1))", values) is False
+    assert cpu_scalar_holds("iter.is_cpu_scalar(3)", values) is None  # no such operand
+    assert cpu_scalar_holds("iter.is_cpu_scalar(2)", {"iter": Operands((False, False, None))}) is None
+    assert cpu_scalar_holds("other.is_cpu_scalar(2)", values) is None  # not an iterator the trace knows
+    # through holds(), parts of a test too (1.8's mul_kernel_cuda, BinaryMulDivKernel.cu:172-173)
+    assert holds("iter.is_cpu_scalar(1) || iter.is_cpu_scalar(2)", values) is True
+    assert holds("not (iter.is_cpu_scalar(1) || iter.is_cpu_scalar(2))", values) is False
+    assert holds("iter.is_cpu_scalar(2)", {}) is None
+
+
+def test_an_iterator_is_handed_on_by_the_callees_parameter_place():
+    known = {"iter": Operands((False, False, True)), "n": 3}
+    assert passed_iterators(["device_type()", "iter"], known, skip=1) == {0: Operands((False, False, True))}
+    assert passed_iterators(["iter", "f"], known) == {0: Operands((False, False, True))}
+    assert passed_iterators(["sub_iter", "f"], known) == {}
+    assert passed_iterators(None, known) == {}
+
+
+def test_a_name_trace_gives_its_tensors_so_an_operand_not_known_is_on_the_device():
+    assert structured(DIV_OUT, {}, unknown=False) == Operands((False, False, False))
+    assert structured(DIV_OUT, {"other": 2}, unknown=False) == Operands((False, False, True))
+    assert factory_locals("auto iter = TensorIterator::binary_op(result, self, other);", {}, unknown=False) == \
+        {"iter": Operands((False, False, False))}
