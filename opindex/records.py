@@ -201,10 +201,10 @@ class ConditionRow(NamedTuple):
     kind: str
     # as written, continuation lines joined: `CUDNN_VERSION >= 7400`; `#ifdef X` reads `defined(X)`, `#ifndef X`
     # `!defined(X)`, an #else `not (A || B)` of the branches before it; for if: `label_smoothing > 0.0`,
-    # `weight.defined()`, `!train`, `max_norm is not None`, `globalContext().deterministicAlgorithms()`, an else block
-    # `not (...)`; for switch: `E == X` (`E == X || E == Y` for labels sharing statements, `not (...)` of the others for
-    # default; a switch on a local `auto E = init;` tests init: `input_.suggest_memory_format() ==
-    # MemoryFormat::ChannelsLast`); for #error: the line as written
+    # `weight.defined()`, `!train`, `max_norm is not None`, `globalContext().deterministicAlgorithms()`, an optional's
+    # value against a string `*rounding_mode == "trunc"`, an else block `not (...)`; for switch: `E == X` (`E == X || E
+    # == Y` for labels sharing statements, `not (...)` of the others for default; a switch on a local `auto E = init;`
+    # tests init: `input_.suggest_memory_format() == MemoryFormat::ChannelsLast`); for #error: the line as written
     condition: str
     caller: str  # qualified name of the enclosing function, '' at file level
 

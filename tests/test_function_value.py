@@ -393,6 +393,47 @@ def test_a_local_computed_with_c_math_and_the_locals_other_statements_may_set():
     assert [_eval(e, {"y": y, "dim": -1}) for e in ("y.sym_size(dim) == 0", "y.sym_numel() > 6000")] == [False, True]
 
 
+def test_a_range_loop_whose_bounds_are_known_is_run_to_value_what_it_sets():
+    """constant_pad_nd (PadNd.cpp:33-59, PyTorch 2.4): `bool all_pads_non_positive = true;` then `for (const auto i :
+    c10::irange(l_diff, l_inp))` over the padded dims, reading `pad[pad_idx]` and `pad[pad_idx + 1]`: false once a
+    pad is positive, true for zero or negative pads. A loop whose bounds are not known, that runs more than
+    MAX_LOOP times or leaves early (break) sets what it assigns to unknown; its variable is not left behind."""
+    from opindex.trace.function_value import MAX_LOOP, _eval, settle_locals
+    body = """auto l_inp = self.dim();
+    auto l_pad = pad.size() / 2;
+    auto l_diff = l_inp - l_pad;
+    bool all_pads_non_positive = true;
+    for (const auto i : c10::irange(l_diff, l_inp)) {
+        auto pad_idx = 2 * (l_inp - i - 1);
+        if (pad[pad_idx] < 0) {
+            c_input = c_input.narrow(i, -pad[pad_idx], c_input.size(i) + pad[pad_idx]);
+        } else if (pad[pad_idx] != 0) {
+            all_pads_non_positive = false;
+        }
+        if (pad[pad_idx + 1] < 0) {
+            c_input = c_input.narrow(i, 0, c_input.size(i) + pad[pad_idx + 1]);
+        } else if (pad[pad_idx + 1] != 0) {
+            all_pads_non_positive = false;
+        }
+    }
+"""
+    x = TensorArg("cuda", "float32", (8, 16, 32, 32))
+    got = {tuple(pad): settle_locals(body, {"self": x, "pad": pad}) for pad in ([1, 1, 1, 1], [0, 0, 0, 0],
+                                                                             [-1, 0, 0, -2], [0, 0, 0, 3])}
+    assert {k: v["all_pads_non_positive"] for k, v in got.items()} == {
+        (1, 1, 1, 1): False, (0, 0, 0, 0): True, (-1, 0, 0, -2): True, (0, 0, 0, 3): False}
+    assert "i" not in got[(1, 1, 1, 1)] and got[(1, 1, 1, 1)]["l_diff"] == 2
+    assert settle_locals(body, {"self": TensorArg("cuda", "float32", None), "pad": [1, 1]})[
+        "all_pads_non_positive"] is None  # (the input's rank unknown: so are the bounds)
+    loop = "int n = 0;\nfor (const auto i : c10::irange(%s)) {\n  n++;%s\n}\n"
+    assert settle_locals(loop % ("4", ""), {})["n"] == 4
+    assert settle_locals(loop % ("2, size.size()", ""), {"size": [3, 3, 3, 3]})["n"] == 2
+    assert settle_locals(loop % (str(MAX_LOOP + 1), ""), {})["n"] is None
+    assert settle_locals(loop % ("4", "\n  if (n > 1) break;"), {})["n"] is None
+    assert [_eval(e, {"pad": (1, 2)}) for e in ("pad[1]", "pad[2]", "pad[1 - 1] + pad[1]", "pad.size()")] == \
+        [2, None, 3, 2]
+
+
 def test_a_tensor_s_kind_and_its_views_are_read_for_a_tensor_of_the_trace():
     """_convolution (Convolution.cpp:1565) `if (k == 3 && !input.is_mkldnn() && !input.is_xpu())` for a 1-d
     convolution's 3-d weight, then `weight = view4d(weight);`, whose body (:33) returns `tensor.unsqueeze(2)`: a

@@ -71,3 +71,35 @@ def test_a_name_trace_gives_its_tensors_so_an_operand_not_known_is_on_the_device
     assert structured(DIV_OUT, {"other": 2}, unknown=False) == Operands((False, False, True))
     assert factory_locals("auto iter = TensorIterator::binary_op(result, self, other);", {}, unknown=False) == \
         {"iter": Operands((False, False, False))}
+
+
+def test_a_meta_functions_build_gives_the_operands_in_its_order():
+    """threshold's meta function (Activation.cpp:86-97, PyTorch 2.4) adds `self` twice, so its iterator has three
+    operands and `iter.is_cpu_scalar(2)` is false for a tensor; a Scalar overload's `wrapped_scalar_tensor(other)`
+    (the comparison ops' meta, BinaryOps.cpp:359-363) is a CPU scalar; div.Tensor's
+    `build_borrowing_binary_float_op(maybe_get_output(), self, other)` is the schema's order."""
+    from opindex.trace.iterators import built
+    threshold = """TORCH_META_FUNC(threshold)(const Tensor& self, const Scalar& threshold, const Scalar& value) {
+  const Tensor& result = maybe_get_output();
+  build(TensorIteratorConfig()
+    .set_check_mem_overlap(false)  // threshold is idempotent, so overlap is okay
+    .add_output(result)
+    .add_const_input(self)
+    .add_const_input(self) // other
+    .allow_cpu_scalars(true)
+    .enforce_safe_casting_to_output(true));
+}"""
+    assert built(threshold, {"self": X}) == Operands((False, False, False))
+    compare = """TORCH_META_FUNC2(eq, Scalar)(const Tensor& self, const Scalar& other) {
+    auto other_tensor =
+        native::wrapped_scalar_tensor(other);
+    build_borrowing_except_last_argument_comparison_op(maybe_get_output(), self, other_tensor);
+  }"""
+    assert built(compare, {}, unknown=False) == Operands((False, False, True))
+    div = "TORCH_META_FUNC2(div, Tensor) (const Tensor& self, const Tensor& other) {\n" \
+          "  build_borrowing_binary_float_op(maybe_get_output(), self, other);\n}"
+    assert built(div, {"self": X, "other": 2.0}) == Operands((False, False, True))
+    assert built(div, {"self": X}) == Operands((False, False, None))
+    assert built("TORCH_META_FUNC(sum)(...) { auto iter = make_reduction(...); }", {}) is None
+    two = div.replace("}", "  build_borrowing_unary_op(maybe_get_output(), self);\n}")
+    assert built(two, {"self": X}) is None  # (two builds: which one the kernel gets is not said here)

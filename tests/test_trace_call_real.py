@@ -380,6 +380,18 @@ def test_a_python_number_is_a_cpu_scalar_of_the_ops_iterator(real_index):
                                      63)
 
 
+def test_the_iterator_a_meta_function_builds_gives_the_operands(real_index):
+    """threshold's meta function builds its iterator from `self` twice (Activation.cpp:90-92: output, self, self),
+    so in opmath_gpu_kernel_with_scalars (Loops.cuh:244), reached from threshold_kernel_impl's
+    gpu_kernel_with_scalars_arity2 (ActivationThresholdKernel.cu:29), neither `iter.is_cpu_scalar(1)` (:254) nor
+    `iter.is_cpu_scalar(2)` (:264) holds: the BinaryFunctor launch (:269), not the AUnary/BUnary ones (:263,
+    :267). Read by the schema alone (one Tensor argument) operand 2 would be unknown."""
+    t = real_index.trace("F.threshold(torch.randn(1024), 0.1, 20.0)", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain() if h.file == CUDA + "Loops.cuh" and h.layer == "cuda"][:2] == [
+        ("opmath_gpu_kernel_with_scalars", 397), ("gpu_kernel", 269)]
+    assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
+
+
 def test_a_python_number_is_a_cpu_scalar_of_a_factory_made_iterator(real_index_1_8):
     """1.8's mul builds `TensorIterator::binary_op(result, self, other)` itself (BinaryOps.cpp:346); mul_kernel_cuda
     (BinaryMulDivKernel.cu:171) tests `!isIntegralType(...) && (iter.is_cpu_scalar(1) || iter.is_cpu_scalar(2))`
@@ -392,6 +404,24 @@ def test_a_python_number_is_a_cpu_scalar_of_a_factory_made_iterator(real_index_1
     assert [(h.name, h.file, h.line) for h in both.main_chain() if h.layer == "cuda"][:2] == [
         ("gpu_kernel_with_scalars", mul, 188), ("gpu_kernel", CUDA + "Loops.cuh", 169)]
     assert all(c["settled"] for c in both.to_dict()["choices"] if c["file"] in (mul, CUDA + "Loops.cuh"))
+
+
+def test_a_flag_a_loop_sets_is_read_by_running_the_loop(real_index):
+    """constant_pad_nd (PadNd.cpp:29) sets `all_pads_non_positive` in a loop over the padded dims (:44-59): for
+    F.pad's (1, 1, 1, 1) a pad is positive, so `if (all_pads_non_positive)` (:63, return c_input.clone()) is false
+    and the chain takes `c_output.copy_(c_input)` (:105) as settled, after `output.fill_(value)` (:93), which runs
+    before it in sequence (not another way). F.pad with (0, 0, 0, 0) takes the clone."""
+    pad = "aten/src/ATen/native/PadNd.cpp"
+    t = real_index.trace("F.pad(torch.randn(8, 16, 32, 32), (1, 1, 1, 1))", undefines=["USE_MACA"])
+    copy = next(h for h in t.main_chain() if h.file == pad and h.line == 105)
+    assert copy.name == "c_output.copy_"
+    c = next(c for c in t.to_dict()["choices"] if c["hop"] == copy.id)
+    assert c["settled"] is True
+    assert [(t.hops[o["hop"]].line, [(x["line"], x["assumed"]) for x in o["conditions"]]) for o in c["options"]] == [
+        (105, []), (64, [(63, False)])]
+    assert [(t.hops[s["hop"]].name, s["order"]) for s in c["sequence"]] == [("output.fill_", "before")]
+    none = real_index.trace("F.pad(torch.randn(8, 16, 32, 32), (0, 0, 0, 0))", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in none.main_chain() if h.file == pad][-1] == ("c_input.clone", 64)
 
 
 def test_an_op_reserved_for_a_call_the_values_rule_out_is_walked_where_the_default_path_calls_it(real_index):

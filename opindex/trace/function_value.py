@@ -488,11 +488,53 @@ def _settle(sts: list[str], env: dict) -> None:
                 if held is not False:
                     break
             continue
+        if st.startswith("for") and _run_loop(st, env):
+            i += 1
+            continue
         if _BLOCK_STATEMENT.match(st) or "{" in st:
             _forget_assigned(st, env)
         elif not st.startswith("return"):
             _assign(st, env)
         i += 1
+
+
+MAX_LOOP = 64  # iterations of a loop run to value the locals it sets (past them: unknown after it)
+_RANGE_FOR = re.compile(r"for\s*\(\s*(?:const\s+)?(?:auto|int|int64_t|size_t|unsigned|long|uint64_t)\s*&?\s*"
+                        r"([A-Za-z_]\w*)\s*:\s*(?:c10::)?irange\s*\(")
+_LEAVES = re.compile(r"\b(?:break|continue|return|goto|throw)\b")
+
+
+def _run_loop(st: str, env: dict) -> bool:
+    """`for (const auto i : c10::irange(a, b)) { ... }` whose bounds the values know, run once per i (at most
+    MAX_LOOP times; none that leaves early: break, continue, return): constant_pad_nd's `all_pads_non_positive`
+    (PadNd.cpp:44-59) is false once a pad is positive. False where it is not such a loop (the caller then reads
+    what it sets as unknown)."""
+    m = _RANGE_FOR.match(st)
+    if m is None:
+        return False
+    close = m.end()
+    depth = 1
+    while close < len(st) and depth:
+        depth += (st[close] == "(") - (st[close] == ")")
+        close += 1
+    rest = st[close:].strip()
+    if depth or not rest.startswith(")") or not rest.endswith("}") or "{" not in rest or _LEAVES.search(rest):
+        return False
+    bounds = [_whole(_eval(b, env)) for b in split_top_level(st[m.end():close - 1], ",", "(")]
+    if len(bounds) == 1:
+        bounds = [0, bounds[0]]
+    if len(bounds) != 2 or not all(_is_int(b) for b in bounds) or not 0 <= bounds[1] - bounds[0] <= MAX_LOOP:
+        return False
+    name, block = m.group(1), rest[rest.index("{") + 1:-1]
+    before = env.get(name, _NO)
+    for value in range(bounds[0], bounds[1]):
+        env[name] = value
+        _settle(_statements(block), env)
+    if before is _NO:
+        env.pop(name, None)
+    else:
+        env[name] = before
+    return True
 
 
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*([-+*/|&^])?=(?!=)\s*(.+)$", re.S)
@@ -531,6 +573,10 @@ def _eval(expr: str, env: dict):
         expr = _SYMINT.sub(lambda m: f"{m.group(2)}.{m.group(1)}({m.group(3) or ''})", expr)
     while expr.startswith("(") and expr.endswith(")") and closes_at_end(expr):
         expr = expr[1:-1].strip()
+    item = _ITEM.fullmatch(expr)
+    if item is not None:  # `pad[pad_idx + 1]`: an element of an int list the values know (C++ does not wrap)
+        seq, at = env.get(item.group(1)), _whole(_eval(item.group(2), env))
+        return _whole(seq[at]) if isinstance(seq, (list, tuple)) and _is_int(at) and 0 <= at < len(seq) else None
     for op in ("||", "&&"):
         parts = split_top_level(expr, op, "(")
         if len(parts) > 1:
@@ -585,9 +631,9 @@ def _eval(expr: str, env: dict):
     for ops in (("+", "-"), ("*", "/")):  # (left to right within a level: `a - b + c` is read as a - (b + c) only
         # where both are +, so a level with both kinds of sign is left unknown)
         for op in ops if any(o in expr for o in ops) else ():
-            parts = split_top_level(expr, op, "(")
+            parts = split_top_level(expr, op, "([")  # (not inside a subscript: `pad[pad_idx + 1]`)
             if len(parts) > 1 and all(p.strip() for p in parts) and "->" not in expr:
-                if any(o != op and len(split_top_level(expr, o, "(")) > 1 for o in ops):
+                if any(o != op and len(split_top_level(expr, o, "([")) > 1 for o in ops):
                     return None
                 values = [_eval(p, env) for p in parts]
                 if not all(_is_number(v) for v in values):
@@ -628,6 +674,7 @@ def _eval(expr: str, env: dict):
     return _call(expr, env)
 
 
+_ITEM = re.compile(r"([A-Za-z_]\w*)\s*\[([^\[\]]+)\]")
 _TENSOR_KIND = re.compile(r"([A-Za-z_]\w*)\.is_(?:mkldnn|sparse|sparse_csr|quantized|meta|nested|mps|xpu)\(\s*\)")
 _TENSOR_VIEW = re.compile(r"([A-Za-z_]\w*)\.(unsqueeze|squeeze|contiguous|expect_contiguous)\(\s*([^()]*?)\s*\)")
 
@@ -707,6 +754,8 @@ def _tensor_size(expr: str, env: dict):
     if m is None:
         return _NO
     tensor = env.get(m.group(1))
+    if isinstance(tensor, (list, tuple)) and m.group(2) == "size" and not m.group(3):
+        return len(tensor)  # an int list's element count (`pad.size()`)
     if not isinstance(tensor, TensorArg) or tensor.sizes is None:
         return None
     sizes, what = tensor.sizes, m.group(2)

@@ -7,9 +7,10 @@ they were added, so `iter.is_cpu_scalar(2)` of a one-output binary op is its sec
 multiplies by the reciprocal of a Python number (BinaryDivTrueKernel.cu:35) and divides two device tensors.
 
 Where an iterator comes from:
-- a structured op's own (the impl passes `*this` to its stub: `div_true_stub(device_type(), *this)`): its meta
-  function builds it from the op's outputs, then its Tensor arguments in schema order
-  (`build_borrowing_binary_op(maybe_get_output(), self, other)`); an optional tensor argument ends what is known;
+- a structured op's own (the impl passes `*this` to its stub: `div_true_stub(device_type(), *this)`): as its meta
+  function builds it (`build_borrowing_binary_op(maybe_get_output(), self, other)`, a TensorIteratorConfig chain),
+  else (a meta function a macro writes) from the op's outputs, then its Tensor arguments in schema order; an
+  optional tensor argument ends what is known;
 - a local made by a TensorIterator factory (`auto iter = TensorIterator::binary_op(result, self, other);`, 1.8's
   non-structured ops): its arguments in order, the first the output.
 A name trace calls the op with its tensors: an operand it gives no value is a tensor of the traced device.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from ..pytorch.call_expr import Tensor
 from ..pytorch.receivers import split_parameters
-from ..pytorch.syntax import schema_arguments, split_top_level
+from ..pytorch.syntax import parenthesized, schema_arguments, split_top_level
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,50 @@ def structured(schema: str, values: dict, unknown: bool | None = None) -> Operan
         returns = schema.rpartition("->")[2]
         outs = max(1, len(re.findall(r"\bTensor\b", returns)))
     return Operands((False,) * outs + tuple(ins)) if ins else None
+
+
+# A meta function's build of the op's iterator: TensorIteratorBase's build_*_op(out, a[, b[, c]]) (its operand
+# count by its kind), or a TensorIteratorConfig chain's add_*output / add_*input calls (outputs first, as
+# TensorIterator numbers them)
+_BUILD_OP = re.compile(r"\bbuild_(?:borrowing_)?(?:except_last_argument_)?(binary|binary_float|comparison|ternary|unary|"
+                       r"unary_float|unary_force_boolean)_op\s*\(")
+_BUILD_OPERANDS = {"binary": 3, "binary_float": 3, "comparison": 3, "ternary": 4, "unary": 2, "unary_float": 2,
+                   "unary_force_boolean": 2}
+_CONFIG = re.compile(r"TensorIteratorConfig\s*\(\s*\)")
+_CONFIG_OPERAND = re.compile(r"\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?(input|output)\s*\(")
+_WRAPPED = re.compile(r"^(?:(?:at::)?native::)?wrapped_scalar_tensor\s*\(")
+_LOCAL_WRAPPED = re.compile(r"\b(?:auto|(?:at::)?Tensor)\s*&?\s+([A-Za-z_]\w*)\s*=\s*(?:(?:at::)?native::)?"
+                            r"wrapped_scalar_tensor\s*\(")
+
+
+def built(body: str, values: dict, unknown: bool | None = None) -> Operands | None:
+    """The operands of the iterator a structured op's meta function builds (its body's text), in TensorIterator's
+    order: threshold's TensorIteratorConfig adds `self` twice (Activation.cpp:91-92), so `iter.is_cpu_scalar(2)`
+    is false for a tensor; a `wrapped_scalar_tensor(other)` operand (a Scalar overload's, or a local made so) is
+    a CPU scalar. None when the body builds no iterator this reads, or more than one."""
+    wrapped = set(_LOCAL_WRAPPED.findall(body))
+
+    def value(arg: str) -> bool | None:
+        arg = arg.strip()
+        if _WRAPPED.match(arg) or arg in wrapped:
+            return True
+        found = operand(values.get(arg))
+        return unknown if found is None else found
+
+    found = []
+    for m in _BUILD_OP.finditer(body):
+        args = split_top_level(parenthesized(body, m.end()))
+        n = _BUILD_OPERANDS[m.group(1)]
+        if len(args) >= n:
+            found.append(Operands((False,) + tuple(value(a) for a in args[1:n])))
+    for m in _CONFIG.finditer(body):
+        end = body.find(".build()", m.end())
+        chain = body[m.end():end if end > 0 else len(body)]
+        kinds = [(op.group(1), parenthesized(chain, op.end())) for op in _CONFIG_OPERAND.finditer(chain)]
+        outs = sum(k == "output" for k, _ in kinds)
+        if outs:
+            found.append(Operands((False,) * outs + tuple(value(a) for k, a in kinds if k == "input")))
+    return found[0] if len(found) == 1 else None
 
 
 # `auto iter = TensorIterator::binary_op(result, self, other);` (one output, the first argument)

@@ -745,7 +745,7 @@ def _runs_with(t, above, hop, way) -> tuple[str, list] | None:
     gathered `if (sorted && values.numel() > 1)`). Device work done beside the main chain's, not another way it may
     run; None for an alternative (an else, another case, past an early return, the other side of an #if, or both
     under tests of their own)."""
-    if not (way.kind in SEQUENCE_KINDS | DEVICE_WORK_KINDS or way.layer in ("stub", "library")) or \
+    if not (way.kind in SEQUENCE_KINDS | DEVICE_WORK_KINDS | {"writes"} or way.layer in ("stub", "library")) or \
             way.found == "passed_in":  # (kernels handed to a callback are candidates it picks from: cutlassF.h)
         return None
     (fw, lw), (fh, lh) = _site(way), _site(hop)

@@ -8,6 +8,7 @@ from ...pytorch.devices import runs_on
 from ...pytorch.stubs import is_stub_call
 from .. import iterators
 from ..model import Found, Hop
+from ..sequence import file_lines
 from .step import Step
 
 
@@ -85,8 +86,15 @@ class StubWalk(Step):
             return {}
         known = self.conditions.over(d).values
         if "*this" in args and self.b.defaults:  # a structured impl hands on the op's own iterator (a name trace's
-            # tensors are of the traced device)
-            own = iterators.structured(self.b.defaults[-1]["schema"], known, None if self.build.call else False)
+            # tensors are of the traced device): as its meta function builds it, else by the schema
+            unknown = None if self.build.call else False
+            own = None
+            for meta in self.ops.meta_definitions(self.b.defaults[-1]) if self.trace.root else ():
+                lines = file_lines(self.trace.root, meta["file"]) if meta.get("end_line") else None
+                if lines:
+                    own = iterators.built("\n".join(lines[meta["line"] - 1:meta["end_line"]]), known, unknown)
+            if own is None:
+                own = iterators.structured(self.b.defaults[-1]["schema"], known, unknown)
             known = {**known, "*this": own} if own is not None else known
         return iterators.passed_iterators(args, known, skip=1)
 
