@@ -482,8 +482,7 @@ _PARAMETER_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=.*)?$", re.S)
 
 def by_place(d: dict, passed: dict[int, object]) -> dict[str, object]:
     """`passed` (values by parameter place) by `d`'s parameter names."""
-    params = split_parameters(d.get("signature") or "()")
-    names = [_PARAMETER_NAME.search(p.strip()) if i < len(params) else None for i, p in enumerate(params)]
+    names = [_PARAMETER_NAME.search(p.strip()) for p in split_parameters(d.get("signature") or "()")]
     return {names[i].group(1): v for i, v in passed.items() if i < len(names) and names[i] is not None}
 
 
