@@ -12,6 +12,10 @@ benchmarks/runtime_record.py ran each on an H200 under torch.profiler and wrote 
   functor  of the hits, those whose main chain also names the function the kernel's functor comes from
            (`vectorized_elementwise_kernel<4, at::native::exp_kernel_cuda(...)::{lambda}>`: exp_kernel_cuda): a
            shared launcher reached through the right body
+  wrapper  of the hits whose kernel runs a binary op's functor wrapper (AUnaryFunctor: the first operand a CPU
+           scalar, BUnaryFunctor: the second, BinaryFunctor: neither; Loops.cuh), those whose main chain's
+           TensorIterator launch passes that wrapper (read from the checkout at the launch's line); counted apart
+           where no launch of the chain names one
   open     a miss whose trace states an open decision (the JSON's `choices` with `settled` false) and names a ran
            kernel somewhere: the inputs could not settle it, and the trace says so
   absent   every kernel that ran is missing from the checkout (a 2.11 kernel the tree's version lacks: the
@@ -58,8 +62,46 @@ def ran_kernels(call: dict) -> list[dict]:
             continue
         kind, target = classify(k["name"])
         m = _FUNCTOR_FN.search(k["name"])
-        out.append({"name": k["name"], "kind": kind, "target": target, "functor": m.group(2) if m else None})
+        w = _WRAPPER.search(k["name"])
+        out.append({"name": k["name"], "kind": kind, "target": target, "functor": m.group(2) if m else None,
+                    "wrapper": w.group(1) if w else None})
     return out
+
+
+# The functor wrapper a TensorIterator launch of a binary op runs (Loops.cuh): a CPU scalar first operand
+# (AUnaryFunctor), second (BUnaryFunctor), or two device tensors (BinaryFunctor)
+_WRAPPER = re.compile(r"\b(AUnaryFunctor|BUnaryFunctor|BinaryFunctor)<")
+_WRAPPER_LOCAL = re.compile(r"\b(AUnaryFunctor|BUnaryFunctor|BinaryFunctor)<.*>\s*([A-Za-z_]\w*)\s*[({]")
+
+
+def chain_wrappers(tr: dict) -> set[str]:
+    """The functor wrappers the main chain's TensorIterator launches pass (Loops.cuh:269's `gpu_kernel(iter,
+    BinaryFunctor<...>(f))`; `gpu_kernel(iter, bf)` with `BUnaryFunctor<...> bf(...)` declared in the lines just
+    above), read from the checkout's source."""
+    root = (tr.get("index") or {}).get("checkout")
+    by_id = {h.get("id"): h for h in tr.get("hops", [])}
+    found: set[str] = set()
+    for i in tr.get("main_chain") or []:
+        h = by_id.get(i) or {}
+        if str(h.get("kind")) not in ("tensor_iterator", "Kind.TENSOR_ITERATOR") or not root or not h.get("line"):
+            continue
+        try:
+            lines = open(Path(root) / h["file"], encoding="utf-8", errors="replace").read().splitlines()
+        except OSError:
+            continue
+        at = h["line"] - 1
+        end = next((j for j in range(at, min(at + 6, len(lines))) if ";" in lines[j]), at)
+        call = " ".join(lines[at:end + 1])
+        named = set(_WRAPPER.findall(call))
+        if not named:
+            names = set(re.findall(r"[A-Za-z_]\w*", call))
+            for line in reversed(lines[max(0, at - 8):at]):
+                m = _WRAPPER_LOCAL.search(line)
+                if m and m.group(2) in names:
+                    named.add(m.group(1))
+                    break
+        found |= named
+    return found
 
 
 def callee_name(call: str) -> str:
@@ -153,6 +195,9 @@ def score(tracer: CallTracer, calls: list[dict], con, built: set[str] | None = N
         if hit:
             row["status"] = "hit"
             row["functor"] = hit["functor"] is None or hit["functor"] in chain_names(tr)
+            if hit["wrapper"]:  # the chain's launch passes the wrapper that ran (None: it names none)
+                wrappers = chain_wrappers(tr)
+                row["wrapper"] = (hit["wrapper"] in wrappers) if wrappers else None
         elif all(k["kind"] == "source" and not in_index(k["target"]) for k in kernels):
             row["status"] = "absent"
         elif built and end_kernel(end) and end_kernel(end) not in built:
@@ -175,8 +220,9 @@ def report(rows: list[dict], verbose: bool) -> dict:
     chooses = [r for r in scored if r["chooses"] in ("argument", "dtype")]
     pct = lambda a, b: round(100.0 * a / b, 1) if b else 0.0  # noqa: E731
     for r in rows:
-        if verbose or r["status"] != "hit" or not r.get("functor", True):
+        if verbose or r["status"] != "hit" or not r.get("functor", True) or r.get("wrapper") is False:
             mark = r["status"] + ("" if r.get("functor", True) else " (functor not on the chain)") + (
+                " (another functor wrapper)" if r.get("wrapper") is False else "") + (
                 " (build lacks it)" if r.get("unbuildable") else "")
             print(f"{mark:<34} {r['call'][:70]}\n{'':34} ended at {r.get('end')}; ran {', '.join(r['ran'][:4])}")
     differs = [r for r in rows if r["status"] == "differs"]
@@ -184,6 +230,9 @@ def report(rows: list[dict], verbose: bool) -> dict:
            "differs": [r["call"] for r in differs],
            "percent_with_differs": pct(len(hits), len(scored) + len(differs)),
            "functor": sum(1 for r in hits if r.get("functor")),
+           "wrapper": {"ran": sum(1 for r in hits if "wrapper" in r),
+                       "named": sum(1 for r in hits if r.get("wrapper") is not None),
+                       "right": sum(1 for r in hits if r.get("wrapper"))},
            "open": sum(1 for r in scored if r["status"] == "open"),
            "unbuildable": sum(1 for r in scored if r.get("unbuildable")),
            "absent": [r["call"] for r in rows if r["status"] == "absent"],
@@ -196,6 +245,9 @@ def report(rows: list[dict], verbose: bool) -> dict:
           f"every kernel that ran, {len(differs)} where the chain ends at a kernel the profiled build does not "
           f"contain ({sum(1 for r in differs if r['open'])} of them with an open decision naming a ran kernel); "
           f"counted as misses: {out['hit']}/{len(scored) + len(differs)} = {out['percent_with_differs']}%")
+    w = out["wrapper"]
+    print(f"binary functor wrappers (AUnary/BUnary/BinaryFunctor) of the hits: {w['ran']} ran one, the chain's "
+          f"launch names one for {w['named']}, the one that ran for {w['right']}")
     print(f"calls where an argument or the dtype chooses: {out['chooses']['hit']}/{out['chooses']['scored']}; "
           f"traced by name only (the call not read): {out['traced_as_name']}")
     return out

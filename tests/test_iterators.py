@@ -19,7 +19,7 @@ def test_a_structured_ops_iterator_is_its_outputs_then_its_tensor_arguments():
         Operands((False, False, True))
     # two outputs; a Scalar is no operand
     assert structured("frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) "
-                      "mantissa, Tensor(b!) exponent)", {"self": X}) == Operands((False, False, False))
+                      "mantissa, Tensor(b!) exponent)", {"self": X}) == Operands((False, False, False), outputs=2)
     assert structured("lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)",
                       {"self": X, "end": X, "weight": 0.5}) == Operands((False, False, False))
     # an optional tensor ends what is known: whether it is an operand is the meta function's say
@@ -103,3 +103,52 @@ def test_a_meta_functions_build_gives_the_operands_in_its_order():
     assert built("TORCH_META_FUNC(sum)(...) { auto iter = make_reduction(...); }", {}) is None
     two = div.replace("}", "  build_borrowing_unary_op(maybe_get_output(), self);\n}")
     assert built(two, {"self": X}) is None  # (two builds: which one the kernel gets is not said here)
+
+
+SYMMETRIC = """void opmath_symmetric_gpu_kernel_with_scalars(TensorIteratorBase& iter, const func_t& f) {
+  opmath_arg_t scalar_val{};
+  if (iter.is_cpu_scalar(1)) {
+    scalar_val = iter.scalar_value<opmath_arg_t>(1);
+    iter.remove_operand(1);
+    device_guard.reset_device(iter.device(1));
+  } else if (iter.is_cpu_scalar(2)) {
+    scalar_val = iter.scalar_value<opmath_arg_t>(2);
+    iter.remove_operand(2);
+  }
+  if (iter.ninputs() == 2) {
+    gpu_kernel(iter, BinaryFunctor<scalar_t, scalar_t, return_t, func_t>(f));
+  } else {
+    AUnaryFunctor<scalar_t, scalar_t, return_t, func_t> unary_f(f, scalar_val);
+    gpu_kernel(iter, unary_f);
+  }
+}"""
+
+
+def test_a_body_that_removes_its_cpu_scalar_counts_the_inputs_left():
+    """opmath_symmetric_gpu_kernel_with_scalars (Loops.cuh:305-341, PyTorch 2.4) removes the first CPU scalar of
+    operands 1, 2, then `iter.ninputs() == 2` picks BinaryFunctor, else AUnaryFunctor with the scalar: x * 2.0
+    runs the AUnaryFunctor, x * y the BinaryFunctor. Where a removed operand is not known, neither is the count,
+    and an iterator whose operands a body removes is not handed on (they differ after the removal)."""
+    from opindex.trace.iterators import after_removals, ninputs_holds
+    scalar = after_removals(SYMMETRIC, "iter", Operands((False, False, True)))
+    assert scalar == Operands((False, False, True), 1, 1)
+    assert [ninputs_holds(c, {"iter": scalar}) for c in ("iter.ninputs() == 2", "not (iter.ninputs() == 2)")] == \
+        [False, True]
+    both = after_removals(SYMMETRIC, "iter", Operands((False, False, False)))
+    assert both.ninputs == 2 and ninputs_holds("iter.ninputs() == 2", {"iter": both}) is True
+    first = after_removals(SYMMETRIC, "iter", Operands((False, True, None)))
+    assert first.ninputs == 1  # (operand 1 is removed first: operand 2 is not tested)
+    open_ = after_removals(SYMMETRIC, "iter", Operands((False, None, False)))
+    assert open_.ninputs == -1 and ninputs_holds("iter.ninputs() == 2", {"iter": open_}) is None
+    assert after_removals("gpu_kernel(iter, f);", "iter", Operands((False, False, True))) == \
+        Operands((False, False, True))  # (no removal: unchanged, and its count is its inputs)
+    assert ninputs_holds("iter.ninputs() == 2", {"iter": Operands((False, False, True))}) is True
+    assert passed_iterators(["iter", "f"], {"iter": scalar}) == {}
+    # (a body whose test removes nothing for these operands hands the iterator on unchanged)
+    assert passed_iterators(["iter"], {"iter": both}) == {0: Operands((False, False, False))}
+    assert passed_iterators(["iter"], {"iter": open_}) == {}
+    # PyTorch removes only a CPU scalar: with none, nothing is removed however the body writes it (1.8's
+    # mul_kernel_cuda: `int scalar_arg = iter.is_cpu_scalar(1) ? 1 : 2; ... iter.remove_operand(scalar_arg);`)
+    mul18 = "int scalar_arg = iter.is_cpu_scalar(1) ? 1 : 2;\n  iter.remove_operand(scalar_arg);"
+    assert after_removals(mul18, "iter", Operands((False, False, False))).ninputs == 2
+    assert after_removals(mul18, "iter", Operands((False, False, True))).ninputs == -1

@@ -392,6 +392,20 @@ def test_the_iterator_a_meta_function_builds_gives_the_operands(real_index):
     assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
 
 
+def test_the_inputs_left_after_a_cpu_scalar_is_removed_pick_the_functor(real_index):
+    """The fork's opmath_symmetric_gpu_kernel_with_scalars_arity3 (BinaryMulKernel.cu:22) removes a CPU scalar
+    operand (`iter.remove_operand(2)` under `iter.is_cpu_scalar(2)`, :48-50), then `if (iter.ninputs() == 2)`
+    (:53): x * 2.0 leaves one input, so the AUnaryFunctor launch (:57), what an H200 ran for this call; x * y keeps
+    two, the BinaryFunctor launch (:54). Each a settled choice."""
+    mul = CUDA + "BinaryMulKernel.cu"
+    for call, line in (("torch.mul(torch.randn(1024, 1024), 2.0)", 57),
+                       ("torch.mul(torch.randn(1024, 1024), torch.randn(1024, 1024))", 54)):
+        t = real_index.trace(call, undefines=["USE_MACA"])
+        hop = next(h for h in t.main_chain() if h.file == mul and h.layer == "cuda" and h.line in (54, 57))
+        assert hop.line == line, call
+        assert next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)["settled"] is True
+
+
 def test_a_python_number_is_a_cpu_scalar_of_a_factory_made_iterator(real_index_1_8):
     """1.8's mul builds `TensorIterator::binary_op(result, self, other)` itself (BinaryOps.cpp:346); mul_kernel_cuda
     (BinaryMulDivKernel.cu:171) tests `!isIntegralType(...) && (iter.is_cpu_scalar(1) || iter.is_cpu_scalar(2))`

@@ -196,7 +196,8 @@ def holds(condition: str, defaults: dict[str, object]) -> bool | None:
     if bang is not None:  # `!(a && b)`, `!(false)`
         inner = holds(bang, defaults)
         return None if inner is None else not inner
-    found = iterators.cpu_scalar_holds(condition, defaults) if "is_cpu_scalar" in condition else None
+    found = iterators.cpu_scalar_holds(condition, defaults) if "is_cpu_scalar" in condition else \
+        iterators.ninputs_holds(condition, defaults) if "ninputs()" in condition else None
     if found is None:
         found = _holds(condition, defaults)
     if found is None and "=" in condition:
@@ -1139,6 +1140,8 @@ class BodyGuards:
             if "TensorIterator::" in body:  # (`auto iter = TensorIterator::binary_op(result, self, other);`; a
                 # name trace's tensors are of the traced device)
                 defaults.update(iterators.factory_locals(body, defaults, None if call is not None else False))
+            for name in [k for k, v in defaults.items() if isinstance(v, iterators.Operands)]:
+                defaults[name] = iterators.after_removals(body, name, defaults[name])  # (`iter.ninputs() == 2`)
         defaults[COUNTS] = count_locals(self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         span = (self.builder.trace.root, d.get("file"), d.get("line"), d.get("end_line"))
         for name in format_locals(*span) if defaults.get(MEMORY_FORMAT) == INPUT_MEMORY_FORMAT else ():

@@ -28,8 +28,12 @@ from ..pytorch.syntax import parenthesized, schema_arguments, split_top_level
 @dataclass(frozen=True)
 class Operands:
     """A TensorIterator's operands in its order, outputs first: True a CPU scalar (a wrapped number), False a
-    tensor of the traced device, None not known."""
+    tensor of the traced device, None not known; `outputs` of them outputs. `ninputs`: the inputs left where a
+    body removes its CPU scalar (`iter.remove_operand(2)` under `if (iter.is_cpu_scalar(2))`, after_removals),
+    None where it removes none, -1 where which it removes is not known: such an iterator is not handed on."""
     cpu_scalar: tuple[bool | None, ...]
+    outputs: int = 1
+    ninputs: int | None = None
 
 
 def operand(value) -> bool | None:
@@ -62,7 +66,7 @@ def structured(schema: str, values: dict, unknown: bool | None = None) -> Operan
     if not outs:
         returns = schema.rpartition("->")[2]
         outs = max(1, len(re.findall(r"\bTensor\b", returns)))
-    return Operands((False,) * outs + tuple(ins)) if ins else None
+    return Operands((False,) * outs + tuple(ins), outs) if ins else None
 
 
 # A meta function's build of the op's iterator: TensorIteratorBase's build_*_op(out, a[, b[, c]]) (its operand
@@ -105,7 +109,7 @@ def built(body: str, values: dict, unknown: bool | None = None) -> Operands | No
         kinds = [(op.group(1), parenthesized(chain, op.end())) for op in _CONFIG_OPERAND.finditer(chain)]
         outs = sum(k == "output" for k, _ in kinds)
         if outs:
-            found.append(Operands((False,) * outs + tuple(value(a) for k, a in kinds if k == "input")))
+            found.append(Operands((False,) * outs + tuple(value(a) for k, a in kinds if k == "input"), outs))
     return found[0] if len(found) == 1 else None
 
 
@@ -151,5 +155,63 @@ def cpu_scalar_holds(condition: str, values: dict) -> bool | None:
 
 def passed_iterators(args: list[str] | None, known: dict, skip: int = 0) -> dict[int, Operands]:
     """The iterators among a call's arguments whose operands the trace knows (`known`, the caller's values), by
-    the callee parameter's place (the first `skip` arguments aside: a stub's device argument)."""
-    return {i: known[a] for i, a in enumerate((args or [])[skip:]) if isinstance(known.get(a), Operands)}
+    the callee parameter's place (the first `skip` arguments aside: a stub's device argument); not one the caller
+    removes an operand of, or may (its operands differ after that)."""
+    out = {}
+    for i, a in enumerate((args or [])[skip:]):
+        ops = known.get(a)
+        if isinstance(ops, Operands) and ops.ninputs in (None, len(ops.cpu_scalar) - ops.outputs):
+            out[i] = Operands(ops.cpu_scalar, ops.outputs)
+    return out
+
+
+def _removal_chain(body: str, name: str) -> list[int] | None:
+    """The operands a body removes, each under its own test in one if/else-if chain (`if (iter.is_cpu_scalar(1))
+    { ... iter.remove_operand(1); ... } else if (iter.is_cpu_scalar(2)) { ... iter.remove_operand(2); }`), in
+    the chain's order; None when it removes operands otherwise."""
+    tests = [int(k) for k in re.findall(r"\bif\s*\(\s*%s\.is_cpu_scalar\(\s*(\d+)\s*\)\s*\)" % re.escape(name),
+                                        body)]
+    removed = [int(k) for k in re.findall(r"\b%s\.remove_operand\(\s*(\d+)\s*\)" % re.escape(name), body)]
+    return tests if tests and removed == tests else None
+
+
+def after_removals(body: str, name: str, ops: Operands) -> Operands:
+    """`ops` as the body leaves them where it removes its CPU scalar operand before testing `iter.ninputs()`
+    (opmath_symmetric_gpu_kernel_with_scalars, Loops.cuh:321-340: the first of operands 1, 2 that is a CPU scalar
+    is removed, then `if (iter.ninputs() == 2)` picks BinaryFunctor, else AUnaryFunctor with the scalar)."""
+    if f"{name}.remove_operand(" not in body:
+        return ops
+    inputs = len(ops.cpu_scalar) - ops.outputs
+    if not any(v is not False for v in ops.cpu_scalar[ops.outputs:]):
+        # PyTorch removes an operand only once it has read it as a CPU scalar (`iter.scalar_value<T>(k)`, then
+        # `iter.remove_operand(k)`, however the test is written: 1.8's mul_kernel_cuda, BinaryMulDivKernel.cu:178)
+        return Operands(ops.cpu_scalar, ops.outputs, inputs)
+    chain = _removal_chain(body, name)
+    for k in chain or ():
+        scalar = ops.cpu_scalar[k] if k < len(ops.cpu_scalar) else None
+        if scalar is None:
+            break
+        if scalar:
+            return Operands(ops.cpu_scalar, ops.outputs, inputs - 1)
+    else:
+        if chain:
+            return Operands(ops.cpu_scalar, ops.outputs, inputs)
+    return Operands(ops.cpu_scalar, ops.outputs, -1)
+
+
+_NINPUTS = re.compile(r"^(!\s*)?\(?\s*([A-Za-z_]\w*)\.ninputs\(\)\s*(==|!=|>|<|>=|<=)\s*(\d+)\s*\)?$")
+
+
+def ninputs_holds(condition: str, values: dict) -> bool | None:
+    """`iter.ninputs() == 2` of an iterator whose inputs the trace counts after the body's removals (None where
+    it does not)."""
+    negate = condition.startswith("not (") and condition.endswith(")")
+    m = _NINPUTS.match(condition[5:-1].strip() if negate else condition.strip())
+    ops = values.get(m.group(2)) if m is not None else None
+    if not isinstance(ops, Operands) or ops.ninputs == -1:
+        return None
+    n = len(ops.cpu_scalar) - ops.outputs if ops.ninputs is None else ops.ninputs
+    want = int(m.group(4))
+    result = {"==": n == want, "!=": n != want, ">": n > want, "<": n < want, ">=": n >= want,
+              "<=": n <= want}[m.group(3)] != bool(m.group(1))
+    return result != negate
