@@ -152,3 +152,16 @@ def test_a_body_that_removes_its_cpu_scalar_counts_the_inputs_left():
     mul18 = "int scalar_arg = iter.is_cpu_scalar(1) ? 1 : 2;\n  iter.remove_operand(scalar_arg);"
     assert after_removals(mul18, "iter", Operands((False, False, False))).ninputs == 2
     assert after_removals(mul18, "iter", Operands((False, False, True))).ninputs == -1
+
+
+def test_a_scalar_overloads_wrapped_operand_is_a_cpu_scalar():
+    """mul_.Scalar calls `self.mul_(wrapped_scalar_tensor(other))` (BinaryOps.cpp): mul_.Tensor's `other` is then
+    a 0-dim CPU tensor, a CPU scalar of the iterator, not a tensor of the trace (hamming_window's
+    `window.mul_(c10::pi<double> * 2. / ...)` runs the AUnaryFunctor launch)."""
+    from opindex.trace.conditions import _pass
+    from opindex.trace.iterators import CPU_SCALAR
+    values: dict = {}
+    _pass(values, "other", "wrapped_scalar_tensor(other)")
+    _pass(values, "alpha", "at::native::wrapped_scalar_tensor(alpha)")
+    assert values == {"other": CPU_SCALAR, "alpha": CPU_SCALAR}
+    assert structured(DIV_OUT, {"self": X, **values}, unknown=False) == Operands((False, False, True))

@@ -1036,6 +1036,9 @@ def _pass(defaults: dict[str, object], name: str, arg: str) -> None:
     if isinstance(arg, tuple):  # an int list the caller knows (a weight's sizes: the kernel size)
         defaults[name] = list(arg)
         return
+    if iterators.WRAPPED.match(arg.strip()):
+        defaults[name] = iterators.CPU_SCALAR  # a Scalar overload's `wrapped_scalar_tensor(other)` (mul_.Scalar)
+        return
     value = _literal(arg.strip())
     if value is not _UNKNOWN and not isinstance(value, Constant):
         defaults[name] = value
@@ -1117,7 +1120,7 @@ class BodyGuards:
             for name, arg in dict(schemas[-1][1] if schemas else ()).items():
                 # ... but a literal (or a tensor) the innermost op call passes is exact
                 value = arg if isinstance(arg, Tensor) else list(arg) if isinstance(arg, tuple) else \
-                    _literal(arg.strip())
+                    iterators.CPU_SCALAR if iterators.WRAPPED.match(arg.strip()) else _literal(arg.strip())
                 if value is not _UNKNOWN and (not isinstance(value, Constant) or "::" in arg):
                     defaults[name] = value
         for e in self.builder.defaults:  # an output its meta function sizes like an input (walk/ops.py)

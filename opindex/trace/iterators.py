@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..pytorch.call_expr import Tensor
 from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import parenthesized, schema_arguments, split_top_level
+from .function_value import TensorArg
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,17 @@ class Operands:
     ninputs: int | None = None
 
 
+# A Scalar overload's operand: `self.mul_(wrapped_scalar_tensor(other))` (mul_.Scalar) passes a 0-dim CPU tensor
+WRAPPED = re.compile(r"^(?:(?:at::)?native::)?wrapped_scalar_tensor\s*\(")
+CPU_SCALAR = TensorArg("cpu", None, ())
+
+
 def operand(value) -> bool | None:
-    """Whether a known value is a CPU scalar as an iterator's operand (a number: wrapped), a device tensor (a
-    traced call's tensor), or not known."""
-    if isinstance(value, Tensor) or type(value).__name__ == "TensorArg":
+    """Whether a known value is a CPU scalar as an iterator's operand (a number: wrapped; a wrapped scalar
+    tensor), a device tensor (a traced call's tensor), or not known."""
+    if value == CPU_SCALAR:
+        return True
+    if isinstance(value, (Tensor, TensorArg)):
         return False
     if isinstance(value, (bool, int, float)):
         return True
@@ -78,7 +86,6 @@ _BUILD_OPERANDS = {"binary": 3, "binary_float": 3, "comparison": 3, "ternary": 4
                    "unary_force_boolean": 2}
 _CONFIG = re.compile(r"TensorIteratorConfig\s*\(\s*\)")
 _CONFIG_OPERAND = re.compile(r"\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?(input|output)\s*\(")
-_WRAPPED = re.compile(r"^(?:(?:at::)?native::)?wrapped_scalar_tensor\s*\(")
 _LOCAL_WRAPPED = re.compile(r"\b(?:auto|(?:at::)?Tensor)\s*&?\s+([A-Za-z_]\w*)\s*=\s*(?:(?:at::)?native::)?"
                             r"wrapped_scalar_tensor\s*\(")
 
@@ -92,7 +99,7 @@ def built(body: str, values: dict, unknown: bool | None = None) -> Operands | No
 
     def value(arg: str) -> bool | None:
         arg = arg.strip()
-        if _WRAPPED.match(arg) or arg in wrapped:
+        if WRAPPED.match(arg) or arg in wrapped:
             return True
         found = operand(values.get(arg))
         return unknown if found is None else found
