@@ -59,3 +59,35 @@ def test_the_kernel_a_chain_ends_at():
     assert end({"layer": "library", "kind": "cublas", "name": "cublasSgemm"}) is None
     assert end({"layer": "cpp", "kind": "calls", "name": "at::native::launcher"}) is None
     assert end(None) is None
+
+
+def test_the_functor_wrapper_a_chains_launch_passes(tmp_path):
+    """A hit whose kernel runs a binary op's functor wrapper (BUnaryFunctor: the second operand a CPU scalar) is
+    checked against the wrapper the chain's TensorIterator launch passes, read from the checkout: written in the
+    call, or a local the lines just above declare (`BUnaryFunctor<...> bf(...); gpu_kernel(iter, bf);`)."""
+    src = tmp_path / "Loops.cuh"
+    src.write_text("void f(TensorIteratorBase& iter) {\n"
+                   "  if (iter.is_cpu_scalar(2)) {\n"
+                   "    BUnaryFunctor<arg1_t, arg2_t, return_t, func_t> bf(f, iter.scalar_value<T>(2));\n"
+                   "    iter.remove_operand(2);\n"
+                   "    gpu_kernel(iter, bf);\n"
+                   "  } else {\n"
+                   "    gpu_kernel(iter,\n"
+                   "               BinaryFunctor<arg1_t, arg2_t, return_t, func_t>(f));\n"
+                   "  }\n"
+                   "}\n")
+
+    def trace(line: int) -> dict:
+        hops = [{"id": 0, "kind": "tensor_iterator", "name": "gpu_kernel", "file": "Loops.cuh", "line": line},
+                {"id": 1, "kind": "global_kernel", "layer": "cuda",
+                 "name": "__global__ at::native::vectorized_elementwise_kernel"}]
+        return {"hops": hops, "main_chain": [0, 1], "index": {"checkout": str(tmp_path)}}
+
+    assert runtime_calls.chain_wrappers(trace(5)) == {"BUnaryFunctor"}
+    assert runtime_calls.chain_wrappers(trace(7)) == {"BinaryFunctor"}
+    assert runtime_calls.chain_wrappers({**trace(5), "index": {}}) == set()  # (no checkout: nothing read)
+    ran = runtime_calls.ran_kernels({"kernels": [{"name": "void at::native::vectorized_elementwise_kernel<4, "
+                                                          "at::native::BUnaryFunctor<float, float, float, "
+                                                          "at::native::binary_internal::MulFunctor<float> >, "
+                                                          "std::array<char*, 2ul> >(int)", "us": 1.0}]})
+    assert [(k["target"], k["wrapper"]) for k in ran] == [("vectorized_elementwise_kernel", "BUnaryFunctor")]
