@@ -559,15 +559,16 @@ OUTER_LINES = 6  # how far above a call the call holding it as an argument may s
 
 
 def arguments_of_call(con, file: str, line: int, callee: str) -> list[str] | None:
-    """The argument texts of the one call of `callee` at file:line (calls.arguments); None when there is not
-    exactly one such call or it has no argument list."""
+    """The argument texts of the one call of `callee` at file:line (calls.arguments); None when there is none, or
+    several with other arguments (a macro's use line holds each call its body writes: eq's Tensor and Scalar
+    impls, both `eq_stub(device_type(), *this)`), or it has no argument list."""
     kept = resident(con).call_arguments
     key = (file, line, callee)
     if key not in kept:  # by callee (an indexed column), then the place
         kept[key] = [r["arguments"] for r in rows(
             con, "SELECT arguments FROM calls WHERE callee = ? AND file = ? AND line = ?", (callee, file, line))]
     found = kept[key]
-    if len(found) != 1 or not found[0]:
+    if not found or len(set(found)) != 1 or not found[0]:
         return None
     try:
         args = json.loads(found[0])
