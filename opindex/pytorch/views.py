@@ -24,8 +24,9 @@ _VIEW_LOCAL = re.compile(r"\b(?:const\s+)?(?:at::)?(?:Tensor|auto)\s*&?\s+(\w+)\
 _ITER_BUILD = re.compile(r"(\bbuild_\w*op|\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?input)\s*\(")
 
 
-_CONFIG = re.compile(r"TensorIteratorConfig\s*\(\s*\)")
-_OPERAND = re.compile(r"\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?(?:input|output)\s*\(")
+# a TensorIteratorConfig chain and its operands (group 1: input or output; trace/iterators.py numbers them)
+CONFIG = re.compile(r"TensorIteratorConfig\s*\(\s*\)")
+CONFIG_OPERAND = re.compile(r"\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?(input|output)\s*\(")
 _SHAPED = re.compile(r"\.\s*(?:view|reshape)\s*\(\s*\{([^{}]*)\}")
 
 
@@ -34,11 +35,11 @@ def broadcast_operands(text: str) -> list[str]:
     `.reshape({...})`, and one has a literal 1 where another has a size (group_norm's `mean.view({N * G, 1})`
     beside `X.view({N * G, D * HxW})`, group_norm_kernel.cu:633): stride 0 along that dimension."""
     found: list[str] = []
-    for m in _CONFIG.finditer(text):
+    for m in CONFIG.finditer(text):
         end = text.find(".build()", m.end())
         chain = text[m.end():end if end > 0 else len(text)]
         shapes = []
-        for op in _OPERAND.finditer(chain):
+        for op in CONFIG_OPERAND.finditer(chain):
             arg = parenthesized(chain, op.end()).strip()
             shaped = _SHAPED.search(arg)
             if shaped is None:

@@ -30,7 +30,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..pytorch.syntax import closes_at_end, split_top_level
+from ..pytorch.syntax import closes_at_end, parenthesized, split_top_level
 
 NULL = object()  # nullptr / nullopt: an unset environment variable
 _CALL = re.compile(r"(?<![\w.>:])((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)\(\s*\)(?!\s*(?:\.|->|\(|\w))")
@@ -512,15 +512,11 @@ def _run_loop(st: str, env: dict) -> bool:
     m = _RANGE_FOR.match(st)
     if m is None:
         return False
-    close = m.end()
-    depth = 1
-    while close < len(st) and depth:
-        depth += (st[close] == "(") - (st[close] == ")")
-        close += 1
-    rest = st[close:].strip()
-    if depth or not rest.startswith(")") or not rest.endswith("}") or "{" not in rest or _LEAVES.search(rest):
+    args = parenthesized(st, m.end())
+    rest = st[m.end() + len(args) + 1:].strip()
+    if not rest.startswith(")") or not rest.endswith("}") or "{" not in rest or _LEAVES.search(rest):
         return False
-    bounds = [_whole(_eval(b, env)) for b in split_top_level(st[m.end():close - 1], ",", "(")]
+    bounds = [_whole(_eval(b, env)) for b in split_top_level(args, ",", "(")]
     if len(bounds) == 1:
         bounds = [0, bounds[0]]
     if len(bounds) != 2 or not all(_is_int(b) for b in bounds) or not 0 <= bounds[1] - bounds[0] <= MAX_LOOP:

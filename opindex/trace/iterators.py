@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..pytorch.call_expr import Tensor
 from ..pytorch.receivers import split_parameters
 from ..pytorch.syntax import parenthesized, schema_arguments, split_top_level
+from ..pytorch.views import CONFIG, CONFIG_OPERAND
 from .function_value import TensorArg
 
 
@@ -84,8 +85,6 @@ _BUILD_OP = re.compile(r"\bbuild_(?:borrowing_)?(?:except_last_argument_)?(binar
                        r"unary_float|unary_force_boolean)_op\s*\(")
 _BUILD_OPERANDS = {"binary": 3, "binary_float": 3, "comparison": 3, "ternary": 4, "unary": 2, "unary_float": 2,
                    "unary_force_boolean": 2}
-_CONFIG = re.compile(r"TensorIteratorConfig\s*\(\s*\)")
-_CONFIG_OPERAND = re.compile(r"\.\s*add_(?:const_|owned_|borrowed_|owned_const_)?(input|output)\s*\(")
 _LOCAL_WRAPPED = re.compile(r"\b(?:auto|(?:at::)?Tensor)\s*&?\s+([A-Za-z_]\w*)\s*=\s*(?:(?:at::)?native::)?"
                             r"wrapped_scalar_tensor\s*\(")
 
@@ -110,10 +109,10 @@ def built(body: str, values: dict, unknown: bool | None = None) -> Operands | No
         n = _BUILD_OPERANDS[m.group(1)]
         if len(args) >= n:
             found.append(Operands((False,) + tuple(value(a) for a in args[1:n])))
-    for m in _CONFIG.finditer(body):
+    for m in CONFIG.finditer(body):
         end = body.find(".build()", m.end())
         chain = body[m.end():end if end > 0 else len(body)]
-        kinds = [(op.group(1), parenthesized(chain, op.end())) for op in _CONFIG_OPERAND.finditer(chain)]
+        kinds = [(op.group(1), parenthesized(chain, op.end())) for op in CONFIG_OPERAND.finditer(chain)]
         outs = sum(k == "output" for k, _ in kinds)
         if outs:
             found.append(Operands((False,) * outs + tuple(value(a) for k, a in kinds if k == "input"), outs))
@@ -132,11 +131,7 @@ def factory_locals(body: str, values: dict, unknown: bool | None = None) -> dict
     `values` (a name the trace knows: a tensor, a number), one it does not know by `unknown`."""
     out = {}
     for m in _FACTORY.finditer(body):
-        depth, end = 1, m.end()
-        while end < len(body) and depth:
-            depth += (body[end] == "(") - (body[end] == ")")
-            end += 1
-        args = [a.strip() for a in split_top_level(body[m.end():end - 1])][:_FACTORY_OPERANDS[m.group(2)]]
+        args = [a.strip() for a in split_top_level(parenthesized(body, m.end()))][:_FACTORY_OPERANDS[m.group(2)]]
         if len(args) == _FACTORY_OPERANDS[m.group(2)]:
             found = (operand(values.get(a)) for a in args[1:])
             out[m.group(1)] = Operands((False,) + tuple(unknown if f is None else f for f in found))
