@@ -37,3 +37,26 @@ def test_hardswish_in_bfloat16(real_index):
     assert (CUDA + "ActivationHardswishKernel.cu", 22) in _chain(t)
     assert t.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel"
     assert (t.main_chain()[-1].file, t.main_chain()[-1].line) == (CUDA + "CUDALoops.cuh", 63)
+
+
+def test_elementwise_calls_read_with_their_operands(real_index):
+    """Three calls not tuned for (session of 2026-12-06 11:22), read hop by hop on the stock build:
+    - torch.maximum of two tensors: maximum_kernel_cuda (MaxMinElementwiseKernel.cu:14), `iter.dtype() ==
+      ScalarType::Bool` (:15) false, so opmath_symmetric_gpu_kernel_with_scalars_arity2 (:29; under #ifdef USE_MACA,
+      so upstream's opmath_symmetric_gpu_kernel_with_scalars, Loops.cuh:305, stands in): no CPU scalar, nothing
+      removed, `iter.ninputs() == 2` (:337) holds: the BinaryFunctor launch (:338), not the AUnary one (:341);
+    - torch.mul in float16 by a Python number (another dtype): `common_dtype == kComplexHalf` (BinaryMulKernel.cu:64)
+      false, the fork's _arity3 (:80) removes the CPU scalar, so the AUnaryFunctor launch (:57);
+    - F.threshold with inplace=True (a non-default argument): threshold_ (functional.py:1468) delegates to
+      threshold.out, whose meta function adds self twice; `maca_likely(!disable_threshold_opt)`
+      (ActivationThresholdKernel.cu:28) holds with the variable unset: gpu_kernel_with_scalars_arity2 (:29), then
+      opmath_gpu_kernel_with_scalars' BinaryFunctor launch (Loops.cuh:269)."""
+    def launches(call):
+        t = real_index.trace(call, undefines=["USE_MACA"])
+        return [(h.file.rpartition("/")[2], h.line) for h in t.main_chain() if h.layer == "cuda"][:3]
+    assert launches("torch.maximum(torch.randn(1024), torch.randn(1024))")[:2] == [
+        ("MaxMinElementwiseKernel.cu", 29), ("Loops.cuh", 338)]
+    assert launches("torch.mul(torch.randn(1024, dtype=torch.float16), 2.0)")[:2] == [
+        ("BinaryMulKernel.cu", 80), ("BinaryMulKernel.cu", 57)]
+    assert launches("F.threshold(torch.randn(1024), 0.5, 1.0, inplace=True)") == [
+        ("ActivationThresholdKernel.cu", 29), ("Loops.cuh", 397), ("Loops.cuh", 269)]
