@@ -252,9 +252,11 @@ def test_launches_of_one_body_in_sequence_are_work_beside_the_chain_s_not_other_
     the first launch, fill. The launches before are listed as work done in sequence, not as other ways: the
     hop's only other way is the `#else` gatherTopK (:754), which this build (CUB_SUPPORTS_SCAN_BY_KEY()) leaves
     out. randperm_out_cuda (cuda/Randperm.cu:58) makes random keys (:93) and radix-sorts them (:101) before
-    randperm_handle_duplicate_keys (:106). Its `bits` (:85-86, C++ math of n) is 23 for n = 1024: `bits <= 32`
-    (:89) holds, and the `bits > 32` side's keys (:109) and radix sort (:117) are ruled out; for n = 100000 `bits`
-    is 36, and the chain takes that side's randperm_handle_duplicate_keys (:122) after its keys and sort."""
+    randperm_handle_duplicate_keys (:106), whose kernel returns unless a thread's key equals the next
+    (Randperm.cuh:18) and shuffles in place: a fix-up, so the chain ends at the sort (cub-RadixSortPairs.cu:46)
+    and names it after. Its `bits` (:85-86, C++ math of n) is 23 for n = 1024: `bits <= 32` (:89) holds, and the
+    `bits > 32` side's keys (:109) and radix sort (:117) are ruled out; for n = 100000 `bits` is 36, and the chain
+    takes that side's sort (:117), after its keys and before its randperm_handle_duplicate_keys (:122)."""
     tk = "aten/src/ATen/native/cuda/TensorTopK.cu"
     t = real_index.trace("torch.multinomial", undefines=["USE_MACA"])
     assert _end(t) == ("__global__ at::native::mbtopk::gatherTopK", tk, 496)
@@ -273,17 +275,30 @@ def test_launches_of_one_body_in_sequence_are_work_beside_the_chain_s_not_other_
     assert _end(real_index.trace("aten::_ctc_loss_backward")) == (
         "__global__ at::native::ctc_loss_backward_log_beta_gpu_kernel", "aten/src/ATen/native/cuda/LossCTC.cu", 329)
     r = real_index.trace("torch.randperm(1024, device='cuda')", undefines=["USE_MACA"])
-    hop = next(h for h in r.main_chain() if h.name == "randperm_handle_duplicate_keys")
+    sort = ("cub::DeviceRadixSort::SortPairs", "aten/src/ATen/cuda/cub-RadixSortPairs.cu", 46)
+    assert _end(r) == sort
+    hop = next(h for h in r.main_chain() if h.name == "at::cuda::cub::radix_sort_pairs")
     c = next(c for c in r.to_dict()["choices"] if c["hop"] == hop.id)
-    assert [(r.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [(93, "before"), (101, "before")]
-    assert (c["ways"], c["settled"], [r.hops[k].line for k in c["others"]]) == (3, True, [117, 109])
-    assert "runs after distribution_elementwise_grid_stride_kernel, SortPairs (in sequence, body at " \
-        "Randperm.cu:58)" in render(r)
+    assert [(_site_of(r.hops[s["hop"]]), s["order"], s["fix_up"]) for s in c["sequence"]] == [
+        (93, "before", None), (106, "after", "aten/src/ATen/native/cuda/Randperm.cuh:18")]
+    assert (hop.line, c["ways"], c["settled"], [_site_of(r.hops[k]) for k in c["others"]]) == (
+        101, 3, True, [117, 109])
+    assert "runs after distribution_elementwise_grid_stride_kernel; then randperm_handle_duplicate_keys_kernel " \
+        "(a fix-up: writes where the data test at Randperm.cuh:18 holds) (in sequence, body at Randperm.cu:58)" \
+        in render(r)
     r = real_index.trace("torch.randperm(100000, device='cuda')", undefines=["USE_MACA"])
-    hop = next(h for h in r.main_chain() if h.name == "randperm_handle_duplicate_keys")
+    assert _end(r) == sort
+    hop = next(h for h in r.main_chain() if h.name == "at::cuda::cub::radix_sort_pairs")
     c = next(c for c in r.to_dict()["choices"] if c["hop"] == hop.id)
-    assert (hop.called_at, c["settled"]) == ("aten/src/ATen/native/cuda/Randperm.cu:122", True)
-    assert [(r.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [(109, "before"), (117, "before")]
+    assert (hop.line, c["settled"]) == (117, True)
+    # the fix-up at :122 is a repeat of the one at :106 (walked there): it runs after the sort all the same
+    assert [(_site_of(r.hops[s["hop"]]), s["order"], s["fix_up"]) for s in c["sequence"]] == [
+        (109, "before", None), (122, "after", "aten/src/ATen/native/cuda/Randperm.cuh:18")]
+
+
+def _site_of(hop) -> int:
+    """The line a hop is called from in its parent's body (its own line where it has no call site)."""
+    return int(hop.called_at.rpartition(":")[2]) if hop.called_at else hop.line
 
 
 def test_work_after_the_chain_s_under_a_test_of_its_own_is_said_with_its_test(real_index):

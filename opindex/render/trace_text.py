@@ -303,6 +303,8 @@ def _sequence_note(choice: dict, t: Trace) -> str | None:
             if name and s.get("conditions"):  # under a test of its own the inputs leave open
                 test = " && ".join(c["text"] for c in s["conditions"])
                 name += f" (if {test if len(test) <= MAX_IF else test[:MAX_IF - 1] + '…'})"
+            if name and s.get("fix_up"):  # its threads return on a test of the data: the data says where it writes
+                name += f" (a fix-up: writes where the data test at {s['fix_up'].rpartition('/')[2]} holds)"
             if s["order"] == order and name and name not in names:
                 names.append(name)
         if names:

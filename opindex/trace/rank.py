@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..pytorch.fix_ups import data_test_line
 from ..pytorch.plumbing import WRITING_PLUMBING
 from ..pytorch.syntax import closes_at_end, split_top_level
 from .sequence import C_FAMILY, alternatives, built_lines, file_lines, in_sequence, may_follow, runs_after, runs_before
@@ -549,8 +550,9 @@ def rank_end(t, end, tokens: set[str], path: list | None = None, natural: bool |
     """How likely `end` is where the op's work runs on the device, smaller first:
     1. what the end is: a __global__ kernel, a <<<>>> launch or a library call that computes, then the shared
        elementwise machinery a TensorIterator launcher leads to (F.interpolate's upsample kernels before the floor
-       of its size computation), then a library call that only sets up (descriptors, handles) or a launch of one
-       thread (`<<<1, 1>>>`);
+       of its size computation), then a library call that only sets up (descriptors, handles), a launch of one
+       thread (`<<<1, 1>>>`) or a fix-up kernel, whose threads return on a test of the data before they write
+       (pytorch/fix_ups.py);
     2. whether the path to it holds a guess of the walk (a launch found in the same file, a test's kernel) or an op
        that only initialises its output (fill_, zero_);
     3. the share of the path's ops named like the traced name (the op's own work before helpers such as pad, zeros
@@ -580,7 +582,7 @@ def _rank_end(t, end, tokens: set[str], path: list) -> tuple:
 
 
 def _rank(t, end, tokens, path: list, agg: "_Along") -> tuple:
-    kind = _end_kind(end, path, agg.tensor_iterator)
+    kind = _end_kind(end, path, agg.tensor_iterator) if not _fix_up(t, end) else 2
     guesses = agg.guesses + _other_arity(end, [agg.last_entry] if agg.last_entry is not None else [])
     share = agg.named_entries / (agg.entries or 1)
     # a fill/copy a kernel makes besides its own work (down.write_call) is never the op's work while there is other
@@ -650,6 +652,29 @@ def _step(up: _Along, h, tokens) -> _Along:
 _ROOT = _Along()
 
 
+def _fix_up(t, end) -> bool:
+    """A __global__ kernel (or its <<<>>> launch) whose threads return on a test of the data before they write
+    (pytorch/fix_ups.py: randperm_handle_duplicate_keys_kernel, Randperm.cuh:18): where it writes, the data
+    decides; the work before it makes the result, so it ranks as a one-thread launch does."""
+    return fix_up_test(t, end) is not None
+
+
+def fix_up_test(t, end) -> str | None:
+    """"file:line" of the data test that makes `end` a fix-up kernel (_fix_up), else None."""
+    if end.kind == "launch":
+        end = next((k for k in _kids_and_ends(t)[0].get(end.id, ()) if k.kind == "global_kernel"), None)
+    if end is None or end.kind != "global_kernel" or not end.file or not end.line:
+        return None
+    line = _fix_up_at(t.root, end.file, end.line)
+    return f"{end.file}:{line}" if line else None
+
+
+@lru_cache(maxsize=4096)
+def _fix_up_at(root: str | None, file: str, line: int) -> int | None:
+    lines = file_lines(root, file)
+    return data_test_line(lines, line) if lines else None
+
+
 def _end_kind(end, path: list, tensor_iterator: bool) -> float:
     if end.layer == "library":
         return 2 if _SETUP_CALL.search(end.name.split("::")[-1]) else 0
@@ -713,8 +738,11 @@ def choices(t) -> list[dict]:
         # (a fill or copy the body makes besides its work, `input_.contiguous()`, is no way instead of it)
         others = [k for k in kids.get(above.id, ()) if k.id != hop.id and k.layer not in TAIL_LAYERS
                   and (k.kind != "writes" or hop.kind == "writes") and _leads_to(k, kids, ends)]
-        # device work done beside the way taken, no way instead of it
-        order = {k.id: o for k in others if (o := _runs_with(t, above, hop, k))}
+        # device work done beside the way taken, no way instead of it; a repeat too, which does what the hop it
+        # repeats does (randperm(100000)'s randperm_handle_duplicate_keys at Randperm.cu:122, walked at :106)
+        repeats = [k for k in kids.get(above.id, ()) if k.id != hop.id and k.shown_above and k.repeats is not None
+                   and k.id not in kids and _leads_to(t.hops[k.repeats], kids, ends)]
+        order = {k.id: o for k in [*others, *repeats] if (o := _runs_with(t, above, hop, k))}
         others = [k for k in others if k.id not in order]
         if others or order:
             out.append({"hop": hop.id, "ways": len(others) + 1, "others": [k.id for k in others],
@@ -722,10 +750,8 @@ def choices(t) -> list[dict]:
                         "file": above.file, "line": above.line,
                         "options": [_option(k, kids, ends, chain[-1].id if k is hop else None)
                                     for k in [hop, *others]],
-                        "sequence": [{"hop": k, "order": o, "end": _option(t.hops[k], kids, ends, None)["end"],
-                                      "conditions": [{"text": c.text, "file": c.file, "line": c.line} for c in under]}
-                                     for k, (o, under) in sorted(order.items(),
-                                                                 key=lambda kv: _site(t.hops[kv[0]])[1])]})
+                        "sequence": [_beside(t, k, o, under, kids, ends) for k, (o, under) in sorted(
+                            order.items(), key=lambda kv: _site(t.hops[kv[0]])[1])]})
     stop = switch(t)
     if stop is not None:  # the chain ends where its ways part: every way is an option, none taken
         last = chain[-1]
@@ -734,6 +760,17 @@ def choices(t) -> list[dict]:
                     "file": last.file, "line": last.line,
                     "options": [_option(t.hops[w], kids, ends, None) for w in stop["ways"]]})
     return out
+
+
+def _beside(t, way: int, order: str, under: list, kids: dict, ends: set[int]) -> dict:
+    """A `sequence` entry of choices: device work done before or after the chain's, with the device code it ends
+    at, the tests of its own it runs under, and where that code is a fix-up kernel, its data test ("file:line")."""
+    hop = t.hops[way]
+    end = _option(t.hops[hop.repeats] if hop.id not in kids and hop.repeats is not None else hop, kids, ends,
+                  None)["end"]
+    return {"hop": way, "order": order, "end": end,
+            "conditions": [{"text": c.text, "file": c.file, "line": c.line} for c in under],
+            "fix_up": fix_up_test(t, t.hops[end]) if end is not None else None}
 
 
 def _runs_with(t, above, hop, way) -> tuple[str, list] | None:
