@@ -481,14 +481,17 @@ def test_operators_on_tensors_are_calls_of_their_ops():
         }
         }
         """)
-    ops = [(r[1], r[4], r[5]) for r in facts.rows["calls"] if r[4].startswith(("operator", "unary operator"))]
+    # the arguments: the right operand where the receiver is the left one (as `x.mul(y)` has), none of a unary
+    # operator, unknown (null) where the Tensor is the right operand (`(1 - ls) * nllloss`)
+    ops = [(r[1], r[4], r[5], r[8]) for r in facts.rows["calls"] if r[4].startswith(("operator", "unary operator"))]
     assert sorted(ops) == sorted([
-        (7, "unary operator-", "(input * weight_).sum(1)"), (7, "operator*", "input"),
-        (8, "operator==", "target"),
-        (9, "unary operator~", "ignore_mask"),
-        (12, "operator*=", "smooth_loss"),
-        (13, "operator+", "(1 - ls) * nllloss"), (13, "operator*", "nllloss"),
-        (13, "operator/", "smooth_loss.sum()")])
+        (7, "unary operator-", "(input * weight_).sum(1)", "[]"), (7, "operator*", "input", '["weight_"]'),
+        (8, "operator==", "target", '["n"]'),
+        (9, "unary operator~", "ignore_mask", "[]"),
+        (12, "operator*=", "smooth_loss", '["scale"]'),
+        (13, "operator+", "(1 - ls) * nllloss", '["smooth_loss.sum() / true_mask.sum()"]'),
+        (13, "operator*", "nllloss", None),
+        (13, "operator/", "smooth_loss.sum()", '["true_mask.sum()"]')])
     assert all(r[6] == 1 and r[3] == "at::native::smooth" for r in facts.rows["calls"]
                if r[4].startswith(("operator", "unary operator")))
 

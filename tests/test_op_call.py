@@ -72,3 +72,30 @@ def test_an_op_call_s_overloads_that_need_their_defaults_rank_after_the_one_taki
                      "Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"}
     topk_out = {"qualifier": "at", "callee": "topk_out", "is_method": 0}
     assert not_exact([out], ["vals", "result", "q", "n_sample", "-1", "true", "true"], topk_out) == {}
+
+
+def test_an_overload_takes_a_call_s_tensors_and_numbers_only_where_its_types_can():
+    """C++ converts a number to a Scalar, never to a Tensor, and a Tensor to nothing but a Tensor: isnan's
+    `self != self` (PyTorch 2.4 TensorCompare.cpp:363, `self` a `const Tensor&` parameter) calls ne.Tensor, not
+    ne.Scalar; relu's `at::clamp_min(self, 0)` calls clamp_min, not clamp_min.Tensor. An _out call's outputs come
+    first (the C++ API's order); an argument the caller does not declare, or unknown arguments, fit anything."""
+    from opindex.trace.walk.sites import fits, tensor_parameters
+    tensors = tensor_parameters("(const Tensor& self, const std::optional<Tensor>& weight, TensorList rest, "
+                                "at::Tensor& out, const Scalar& alpha, Tensor other = {})")
+    assert tensors == {"self", "out", "other"}
+    ne_scalar = "ne.Scalar(Tensor self, Scalar other) -> Tensor"
+    ne_tensor = "ne.Tensor(Tensor self, Tensor other) -> Tensor"
+    operator = {"qualifier": "self", "callee": "ne", "is_method": 1}
+    assert [fits(s, ["self"], operator, tensors) for s in (ne_scalar, ne_tensor)] == [False, True]
+    assert [fits(s, ["alpha"], operator, tensors) for s in (ne_scalar, ne_tensor)] == [True, True]
+    assert [fits(s, ["self"], operator) for s in (ne_scalar, ne_tensor)] == [True, True]  # (types unknown)
+    assert fits(ne_scalar, None, operator, tensors)
+    clamp = {"qualifier": "at", "callee": "clamp_min", "is_method": 0}
+    assert [fits(s, ["self", "0"], clamp, tensors) for s in (
+        "clamp_min(Tensor self, Scalar min) -> Tensor", "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor")] == [
+        True, False]
+    # at::add_out(out, self, alpha): `out` is the output, first in C++; alpha a Scalar, no Tensor
+    add_out = {"qualifier": "at", "callee": "add_out", "is_method": 0}
+    schema = "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+    assert fits(schema, ["out", "self", "other"], add_out, tensors)
+    assert not fits(schema, ["out", "self", "other", "self"], add_out, tensors)

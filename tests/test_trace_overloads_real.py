@@ -142,3 +142,44 @@ def test_two_untuned_calls_of_the_session_of_21_08_read_hop_by_hop(real_index):
     other = next(h for h in gelu.hops if h.parent == impl.id and h.line == 35)
     assert any(c.line == 33 and c.assumed is False for c in other.conditions)
     assert gelu.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel"
+
+
+def test_an_operator_s_tensor_operand_takes_the_tensor_overload(real_index):
+    """isnan (TensorCompare.cpp:362) is `return self != self;` (:363), `self` a `const Tensor&`: C++ calls
+    operator!=(const Tensor&, const Tensor&), ne.Tensor (native_functions.yaml:8797), never ne.Scalar (:8779), to
+    which no Tensor converts. Its kernel, compare_eq_ne_kernel (CompareEQKernel.cu:32), launches
+    opmath_symmetric_gpu_kernel_with_scalars_arity2 (:34; on the stock build its stand-in, Loops.cuh:306), where
+    neither operand of two device tensors is a CPU scalar and `iter.ninputs() == 2` (:337) holds: gpu_kernel with
+    the BinaryFunctor (:338), down to vectorized_elementwise_kernel (CUDALoops.cuh:63). __and__.Tensor's
+    `at::bitwise_and(self, other)` (BinaryOps.cpp:1208) is bitwise_and.Tensor (:8263), not bitwise_and.Scalar."""
+    t = real_index.trace("torch.isnan(torch.randn(1024))", undefines=["USE_MACA"])
+    chain = [(h.name, h.file, h.line) for h in t.main_chain()]
+    assert chain[3:6] == [("at::native::isnan", "aten/src/ATen/native/TensorCompare.cpp", 362),
+                          ("operator!= on self", "aten/src/ATen/native/TensorCompare.cpp", 363),
+                          ("aten::ne.Tensor", YAML, 8797)]
+    at = chain.index(("at::native::compare_eq_ne_kernel", CUDA + "CompareEQKernel.cu", 32))
+    assert chain[at + 1:at + 4] == [
+        ("opmath_symmetric_gpu_kernel_with_scalars_arity2", CUDA + "CompareEQKernel.cu", 34),
+        ("at::native::opmath_symmetric_gpu_kernel_with_scalars", CUDA + "Loops.cuh", 306),
+        ("gpu_kernel", CUDA + "Loops.cuh", 338)]
+    assert chain[-1] == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
+    assert not any(name.startswith("aten::ne.Scalar") for name, _, _ in chain)
+    t = real_index.trace("aten::__and__.Tensor", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain()[3:5]] == [
+        ("at::bitwise_and", 1208), ("aten::bitwise_and.Tensor", 8263)]
+
+
+def test_a_kernel_s_method_call_of_another_overload_of_its_op_is_followed(real_index):
+    """index_fill_.int_Tensor's kernel (TensorAdvancedIndexing.cpp:1481) is `return self.index_fill_(dim, index,
+    source.item());` (:1484): a method call of its own op's name that a Scalar, `source.item()`, makes the overload
+    index_fill_.int_Scalar (native_functions.yaml:8074), whose kernel (:1408) calls index_fill_stub (:1470), CUDA's
+    index_fill_kernel (IndexKernel.cu:341). is_conj's kernel (TypeProperties.cpp:51) calls `self.is_conj()`, a
+    method of TensorBase and no other overload: nothing is walked below it."""
+    t = real_index.trace("aten::index_fill_.int_Tensor", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain()[2:10]] == [
+        ("at::native::index_fill_", 1481), ("self.index_fill_", 1484), ("aten::index_fill_.int_Scalar", 8074),
+        ("CUDA: index_fill_", 8079), ("at::native::index_fill_", 1408), ("index_fill_stub", 1470),
+        ("CUDA: index_fill_kernel", 593), ("at::native::index_fill_kernel", 341)]
+    t = real_index.trace("aten::is_conj", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain()] == [
+        ("aten::is_conj", 3191), ("CompositeImplicitAutograd: is_conj", 3191), ("at::native::is_conj", 51)]

@@ -1090,7 +1090,8 @@ def _extract(path: str, data: bytes, language: str, within: tuple[int, int] | No
                                                                                          main.caller))
     if b"Tensor" in data:  # `a * b` on Tensors calls at::mul (extract/cpp_operators.py)
         functions = [r for r in main.ranges if within is None or within[0] <= r[0] < within[1]]
-        for line, caller, callee, receiver in operator_calls(main.root, main.data, parser.language, functions,
-                                                             main.line_of):
-            f.rows["calls"].append((path, line, language, caller, callee, receiver, 1, None, None, None))  # _CALL
+        for line, caller, callee, receiver, args in operator_calls(main.root, main.data, parser.language, functions,
+                                                                   main.line_of):
+            f.rows["calls"].append((path, line, language, caller, callee, receiver, 1, None,  # _CALL
+                                    None if args is None else _JSON(args), None))
     return FileFacts(rows=f.rows, parse_errors=parse_errors), macros

@@ -5,7 +5,9 @@ operands is a Tensor by what the function itself says: a parameter or local decl
 target`, `Tensor weight_`), a local `auto` initialised from such an expression (`auto input = at::log_softmax(...)`,
 `auto ignore_mask = target == ignore_index`), an `at::op(...)` call, or a Tensor method's result (`input.sum(1)`;
 not `.size(0)`, `.numel()`: pytorch/tensor_methods.py NON_TENSOR_RESULTS). The call row's receiver (`qualifier`) is
-that operand's text, so the trace's receiver checks apply as for `x.mul(y)`.
+that operand's text, so the trace's receiver checks apply as for `x.mul(y)`; where it is the left operand (or the one
+assigned to), the call's arguments are the right operand's text, as for `x.mul(y)` (`self != self`: ["self"]), and
+a unary operator's are none.
 
 Only functions that declare a Tensor, and use one of those names (or an `auto` made from them) next to an operator,
 are looked at, each with a query limited to its bytes (most C++ of a PyTorch tree is kernels and helpers on numbers;
@@ -45,10 +47,11 @@ def _query(language: ts.Language) -> ts.Query:
 
 
 def operator_calls(root, data: bytes, language: ts.Language, functions: list[tuple[int, int, str]],
-                   line_of) -> list[tuple[int, str, str, str]]:
-    """(line, caller, callee, receiver) of the Tensor operators in `functions` ((start, end, qualified name) byte
-    ranges of the parsed text)."""
-    out: list[tuple[int, str, str, str]] = []
+                   line_of) -> list[tuple[int, str, str, str, list[str] | None]]:
+    """(line, caller, callee, receiver, arguments) of the Tensor operators in `functions` ((start, end, qualified
+    name) byte ranges of the parsed text): the arguments' texts where the receiver is the left operand (or none of
+    a unary operator), else None (`1 - ls`: rsub's, written the other way round)."""
+    out: list[tuple[int, str, str, str, list[str] | None]] = []
     query = None
     for start, end, caller in functions:
         names = {m.group(1).decode() for m in _DECLARED.finditer(data, start, end)
@@ -68,11 +71,10 @@ def operator_calls(root, data: bytes, language: ts.Language, functions: list[tup
                 continue
             found = _operator(node, names)
             if found is not None:
-                callee, operand = found
-                receiver = collapse(operand.text.decode("utf-8", "replace"))
-                if len(receiver) > _MAX_RECEIVER:
-                    receiver = receiver[:_MAX_RECEIVER] + "..."
-                out.append((line_of(node), caller, callee, receiver))
+                callee, operand, other = found
+                receiver = _text(operand)
+                arguments = None if other is False else [] if other is None else [_text(other)]
+                out.append((line_of(node), caller, callee, receiver, arguments))
     return out
 
 
@@ -113,6 +115,12 @@ def _next_to_operator(data: bytes, start: int, end: int, names: set[str]) -> boo
     return False
 
 
+def _text(node) -> str:
+    """An operand's text, blanks collapsed, cut at _MAX_RECEIVER characters."""
+    text = collapse(node.text.decode("utf-8", "replace"))
+    return text if len(text) <= _MAX_RECEIVER else text[:_MAX_RECEIVER] + "..."
+
+
 def _declaration(node, names: set[str]) -> None:
     """`auto x = <a Tensor expression>`: x is a Tensor from here on."""
     name, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
@@ -123,7 +131,9 @@ def _declaration(node, names: set[str]) -> None:
 
 
 def _operator(node, names: set[str]):
-    """(callee, the Tensor operand) when `node` applies a Tensor operator to a Tensor, else None."""
+    """(callee, the Tensor operand, the other operand) when `node` applies a Tensor operator to a Tensor, else None.
+    The other operand is None for a unary operator, False where the Tensor is the right one (no method call of it
+    takes the left as its argument)."""
     op = node.child_by_field_name("operator")
     if op is None:
         return None
@@ -136,11 +146,13 @@ def _operator(node, names: set[str]):
         operands = [node.child_by_field_name("left"), node.child_by_field_name("right")]
     if callee not in TENSOR_OPERATORS:
         return None
-    if node.type == "assignment_expression":
-        operands = operands[:1]  # `x += y` calls x.add_(y): x must be the Tensor
-    for operand in operands:
+    # (`x += y` calls x.add_(y): x must be the Tensor)
+    for i, operand in enumerate(operands[:1] if node.type == "assignment_expression" else operands):
         if operand is not None and _tensor(operand, names):
-            return callee, operand
+            if node.type == "unary_expression":
+                return callee, operand, None
+            right = operands[1] if i == 0 else None
+            return callee, operand, right if right is not None else False
     return None
 
 

@@ -78,6 +78,19 @@ class Resident:
             return frozenset()
 
     @functools.cached_property
+    def ops_at_kernel_place(self) -> dict[tuple[str, int], frozenset[str]]:
+        """(file, line) of a chosen kernel definition -> the full names of the ops whose dispatch rows it serves
+        (index_fill_'s TensorAdvancedIndexing.cpp:1481 -> index_fill_.int_Tensor)."""
+        out: dict[tuple[str, int], set[str]] = {}
+        try:
+            for r in rows(self.con, """SELECT o.def_file, o.def_line, n.full_name FROM op_kernel_links o
+                                       JOIN native_functions n ON n.id = o.native_function_id WHERE o.chosen"""):
+                out.setdefault((r["def_file"], r["def_line"]), set()).add(r["full_name"])
+        except sqlite3.OperationalError:
+            return {}
+        return {k: frozenset(v) for k, v in out.items()}
+
+    @functools.cached_property
     def include_lines(self) -> dict[str, list[str]]:
         """file -> the paths its #include lines name, as written."""
         out: dict[str, list[str]] = {}

@@ -137,13 +137,22 @@ class CallSiteWalk(Step):
             return
         # (a body calls no op of its own name again, except an op's kernel calling another overload of its op
         # through the dispatcher, once: where.ScalarOther's kernel at::native::where calls at::where(...), the
-        # overload where.self; the op walk itself stops a recursion into the same overload)
-        own = name == d.get("name") and qual == "at" and not body.own_op and \
+        # overload where.self, and index_fill_.int_Tensor's calls `self.index_fill_(dim, index, source.item())`,
+        # index_fill_.int_Scalar; the op walk itself stops a recursion into the same overload)
+        own = name == d.get("name") and (qual == "at" or call["is_method"]) and not body.own_op and \
             (d.get("file"), d.get("line")) in q.resident(self.con).op_kernel_places
         if (name in body.seen_ops and not own) or base in PLUMBING_OPS:
             return
-        body.own_op = body.own_op or own
         entries = q.native_for_cpp_api(self.con, name)
+        if own and qual != "at":
+            # a method call of its own name: another overload's (index_fill_.int_Tensor's `self.index_fill_(dim,
+            # index, source.item())`), never the one this body is the kernel of (is_conj's `self.is_conj()`, a
+            # method of TensorBase)
+            mine = q.resident(self.con).ops_at_kernel_place.get((d.get("file"), d.get("line")), frozenset())
+            entries = [e for e in entries if e["full_name"] not in mine]
+            if not entries:
+                return
+        body.own_op = body.own_op or own
         if call["is_method"]:
             entries = [e for e in entries if "method" in e["variants"]]
             if entries and not may_be_tensor(qual, d.get("signature"), q.receiver_type(
@@ -168,7 +177,7 @@ class CallSiteWalk(Step):
             # calls at::sort(self, false, dim, descending), sort.stable; it does not use up --depth)
             guards = self.conditions.over(d)
             self.op_call(call, entries, hop, body.depth, body.forwards or own, known=guards.values,
-                         views=self.passed_views(call, d, guards))
+                         views=self.passed_views(call, d, guards), tensors=tensor_parameters(d.get("signature")))
             if len(self.trace.hops) > mark:  # shown (not pruned): a later call of it points here
                 body.walked_ops[name] = mark
 
@@ -204,7 +213,8 @@ class CallSiteWalk(Step):
             entries = q.native_for_cpp_api(self.con, name)
             if entries and name not in body.seen_ops:
                 body.seen_ops.add(name)
-                self.op_call(call, entries, hop, body.depth, body.forwards)
+                self.op_call(call, entries, hop, body.depth, body.forwards,
+                             tensors=tensor_parameters(d.get("signature")))
             return
         if self.plumbing_kernel(name):
             if name in WRITING_PLUMBING and name not in body.seen_ops:  # addmm_out_cuda_impl's
@@ -333,7 +343,7 @@ class CallSiteWalk(Step):
         views = self.b.defaults[-1].get("views") if self.b.defaults else None
         if not views:
             return None
-        params = set(_TENSOR_PARAMETER.findall(d.get("signature") or ""))
+        params = tensor_parameters(d.get("signature"))
         return views if names & params else None
 
     def write_call(self, call: dict, entries: list[dict], hop: Hop, views: str | None = None) -> None:
@@ -420,7 +430,7 @@ class CallSiteWalk(Step):
         return any(full.split(".")[0] in PLUMBING_OPS for full in q.ops_with_kernel(self.con, name))
 
     def op_call(self, call: dict, entries: list[dict], hop: Hop, depth: int, forwards: bool = False,
-                known: dict | None = None, views: str | None = None) -> None:
+                known: dict | None = None, views: str | None = None, tensors: frozenset[str] = frozenset()) -> None:
         """A kernel calling another op (at::clamp_min): back into the YAML layer. Shown when it leads to device
         code; a composite callee does not use up --depth (its work is in the ops it calls), nor does the op a
         forwarding kernel calls (_scaled_dot_product_flash_attention_cuda -> at::_flash_attention_forward)."""
@@ -433,7 +443,7 @@ class CallSiteWalk(Step):
             self.leaf_op_call(hop, call, entries, "(raise --depth to follow)")
             return
         args = q.arguments_of_call(self.con, call["file"], call["line"], call["callee"])
-        entries = [e for e in entries if fits(e["schema"], args, call)] or entries
+        entries = [e for e in entries if fits(e["schema"], args, call, tensors)] or entries
         inexact = not_exact(entries, args, call)
         entries = sorted(entries, key=lambda e: e["schema"] in inexact)  # (the exact one walked first)
         mark, saved = len(self.trace.hops), self.b.snapshot()
@@ -589,20 +599,38 @@ def not_exact(entries: list[dict], args: list[str] | None, call: dict) -> dict[s
                          f"({written}(...) at its line)" for e in entries if e["schema"] not in exact}
 
 
-def fits(schema: str, args: list[str] | None, call: dict) -> bool:
-    """Whether an overload can take the call's arguments as written: a number literal is no Tensor (relu's
-    `at::clamp_min(self, 0)` calls clamp_min(Tensor self, Scalar min), not clamp_min.Tensor); unknown arguments
-    fit anything."""
+def fits(schema: str, args: list[str] | None, call: dict, tensors: frozenset[str] = frozenset()) -> bool:
+    """Whether an overload can take the call's arguments as written, in its C++ API's order (api_parameters): a
+    number literal is no Tensor (relu's `at::clamp_min(self, 0)` calls clamp_min(Tensor self, Scalar min), not
+    clamp_min.Tensor), and a Tensor the caller declares (`tensors`, its `const Tensor&` parameters) is no Scalar
+    nor any other type but a Tensor (isnan's `self != self`, TensorCompare.cpp:363, calls ne.Tensor, not
+    ne.Scalar: C++ converts no Tensor to a Scalar); unknown arguments fit anything."""
     if args is None:
         return True
-    types = []
-    for part in split_top_level(schema_arguments(schema), ",", "([<"):
-        if part.strip() and part.strip() != "*":
-            types.append(part.strip().split()[0])
+    types = _api_types(schema, call.get("callee", "").endswith("_out"))
     texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
     if len(texts) > len(types):
         return False
-    return not any(_NUMBER.match(text.strip()) and kind.startswith("Tensor") for text, kind in zip(texts, types))
+    return not any(kind.startswith("Tensor") and _NUMBER.match(text.strip()) or
+                   not kind.startswith("Tensor") and text.strip() in tensors for text, kind in zip(texts, types))
+
+
+@functools.lru_cache(maxsize=8192)
+def _api_types(schema: str, out_first: bool) -> tuple[str, ...]:
+    """The types of _api_order's parameters, in its order."""
+    params, outs, keyword = [], [], False
+    for part in split_top_level(schema_arguments(schema), ",", "([<"):
+        keyword = keyword or part.strip() == "*"
+        if part.strip() and part.strip() != "*":
+            (outs if keyword and "!" in part else params).append(part.strip().split()[0])
+    return tuple(outs + params if outs and out_first else params + outs)
+
+
+@functools.lru_cache(maxsize=8192)
+def tensor_parameters(signature: str | None) -> frozenset[str]:
+    """The names a C++ signature declares `Tensor` (`const Tensor& self`, `Tensor& out`; not an optional or a
+    list)."""
+    return frozenset(_TENSOR_PARAMETER.findall(signature or ""))
 
 
 _NUMBER = re.compile(r"^(?:/\*.*?\*/\s*)?-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFlLuU]*$")
