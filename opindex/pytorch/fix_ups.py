@@ -22,7 +22,7 @@ _POINTER = re.compile(r"\*\s*(?:const\s+)?(?:__restrict__\s+|__restrict\s+|RESTR
 _EARLY_RETURN = re.compile(r"if\s*\(")
 _DECLARATION = re.compile(r"(?:const\s+)?(?:auto|int|unsigned|int64_t|int32_t|index_t|size_t|\w+_t|bool)\b[^;{}]*;")
 _ASSIGNED = re.compile(r"\s*((?:[-+*/%|&^]|<<|>>)?)=(?!=)")
-MAX_HEADER = 30  # lines read from the `__global__` line to the body's `{` (a long template parameter list)
+MAX_LINES = 160  # lines of a kernel read from its first line, header and body (a longer kernel is not read: None)
 
 
 def data_test_line(lines: list[str], line: int) -> int | None:
@@ -30,7 +30,7 @@ def data_test_line(lines: list[str], line: int) -> int | None:
     `if (...) return;` among the body's leading statements whose test reads data (an element of a pointer
     parameter, `keys[tid]`, or a local read from one), in a body that updates in place only (_in_place_only);
     None for any other kernel, or where the text is not read so."""
-    text = "\n".join(lines[line - 1:line - 1 + MAX_HEADER * 4])
+    text = "\n".join(lines[line - 1:line - 1 + MAX_LINES])
     text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)  # (offsets and lines kept)
     params = _parameters(text)
     if params is None or not params[0]:
