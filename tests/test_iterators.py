@@ -165,3 +165,27 @@ def test_a_scalar_overloads_wrapped_operand_is_a_cpu_scalar():
     _pass(values, "alpha", "at::native::wrapped_scalar_tensor(alpha)")
     assert values == {"other": CPU_SCALAR, "alpha": CPU_SCALAR}
     assert structured(DIV_OUT, {"self": X, **values}, unknown=False) == Operands((False, False, True))
+
+
+def test_a_meta_function_a_macro_writes_is_read_through_the_macro():
+    """CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt); (PyTorch 2.4 BinaryOps.cpp:369) writes gt.Tensor's and
+    gt.Scalar's meta functions (:353-363): the Scalar one wraps its number as the iterator's third operand."""
+    from opindex.trace.iterators import built, macro_meta_body
+    macro = {"parameters": "(func)", "body": (
+        "TORCH_META_FUNC2(func, Tensor)(const Tensor& self, const Tensor& other) { const Tensor& result = "
+        "maybe_get_output(); build_borrowing_comparison_op(result, self, other); } TORCH_META_FUNC2(func, Scalar)("
+        "const Tensor& self, const Scalar& other) { auto other_tensor = native::wrapped_scalar_tensor(other); "
+        "build_borrowing_except_last_argument_comparison_op(maybe_get_output(), self, other_tensor); }")}
+    use = "CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt);"
+    scalar = macro_meta_body(use, macro, "gt_Scalar")
+    assert scalar == (" auto other_tensor = native::wrapped_scalar_tensor(other); "
+                      "build_borrowing_except_last_argument_comparison_op(maybe_get_output(), self, other_tensor); ")
+    assert built(scalar, {}, False).cpu_scalar == (False, False, True)
+    assert built(macro_meta_body(use, macro, "gt_Tensor"), {}, False).cpu_scalar == (False, False, False)
+    # another op's name, a use with other arguments than the macro's parameters, a token pasted with ##
+    assert macro_meta_body(use, macro, "lt_Scalar") is None
+    assert macro_meta_body("CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt, x);", macro, "gt_Scalar") is None
+    pasted = {"parameters": "(name)", "body": "TORCH_META_FUNC(name ## _out)(const Tensor& self) { "
+                                              "build_borrowing_unary_op(maybe_get_output(), self); }"}
+    assert macro_meta_body("UNARY_META(sin)", pasted, "sin_out") == (
+        " build_borrowing_unary_op(maybe_get_output(), self); ")

@@ -777,7 +777,9 @@ def test_a_float64_multinomial_of_one_sample_read_hop_by_hop(real_index):
     c = next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)
     # the sum test of the 2-d input's `else` (:612) runs before, argmax under `if (n_sample == 1)` (:632, held)
     # after: work in sequence (the tests the call settles as true hold their blocks), not other ways
+    # (:612's `(self.sum(1) == 0).sum()`: its comparison and second sum repeat ops walked before, and run too)
     assert [(t.hops[s["hop"]].name, t.hops[s["hop"]].line, s["order"]) for s in c["sequence"]] == [
         ("self.max", 603, "before"), ("self.min", 603, "before"), ("self.sum", 612, "before"),
+        ("(self.sum(1) == 0).sum", 612, "before"), ("operator== on self.sum(1)", 612, "before"),
         ("at::div_out", 631, "after"), ("at::argmax_out", 633, "after")]
     assert c["settled"] is True and [t.hops[k].line for k in c["others"]] == [641, 610, 610, 636]

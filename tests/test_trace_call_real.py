@@ -392,6 +392,25 @@ def test_the_iterator_a_meta_function_builds_gives_the_operands(real_index):
     assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
 
 
+def test_a_meta_function_a_macro_writes_gives_the_operands(real_index):
+    """gt.Scalar's meta function is written by `CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt);` (BinaryOps.cpp:369):
+    its body (:359-362) wraps the Scalar, `native::wrapped_scalar_tensor(other)`, as the iterator's third operand.
+    So for torch.gt(x, 0.5) compare_kernel_impl (CompareKernels.cu:55) takes `iter.is_cpu_scalar(2)` (:65),
+    compare_scalar_kernel (:47) and its gpu_kernel (:49), settled; two tensors take the else, whose `iter.ninputs()
+    == 2` (:71) holds: the fork's gpu_kernel_maca_arity2 (:72), on the stock build its stand-in gpu_kernel."""
+    compare = CUDA + "CompareKernels.cu"
+    t = real_index.trace("torch.gt(torch.randn(1024), 0.5)", undefines=["USE_MACA"])
+    chain = [(h.name, h.line) for h in t.main_chain() if h.file == compare]
+    assert chain[-3:] == [("at::native::compare_kernel_impl", 55), ("at::native::compare_scalar_kernel", 47),
+                          ("gpu_kernel", 49)]
+    hop = next(h for h in t.main_chain() if h.name == "at::native::compare_scalar_kernel")
+    assert next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)["settled"] is True
+    t = real_index.trace("torch.gt(torch.randn(1024), torch.randn(1024))", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain() if h.file == compare][-2:] == [
+        ("at::native::compare_kernel_impl", 55), ("gpu_kernel_maca_arity2", 72)]
+    assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
+
+
 def test_the_inputs_left_after_a_cpu_scalar_is_removed_pick_the_functor(real_index):
     """The fork's opmath_symmetric_gpu_kernel_with_scalars_arity3 (BinaryMulKernel.cu:22) removes a CPU scalar
     operand (`iter.remove_operand(2)` under `iter.is_cpu_scalar(2)`, :48-50), then `if (iter.ninputs() == 2)`

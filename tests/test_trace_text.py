@@ -101,6 +101,14 @@ def test_a_kernel_named_for_another_arity_than_the_op_s_inputs_is_not_the_defaul
     assert fill.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel_nullary_opt"
     cat = _launcher("aten::cat", "cat(Tensor[] tensors, int dim=0) -> Tensor")  # a list: its count is unknown
     assert cat.main_chain()[-1].line == 85  # source order decides
+    # an in-place op reads the self it writes (its functor takes it); fill_ and a sampler only write theirs
+    relu_ = _launcher("aten::relu_", "relu_(Tensor(a!) self) -> Tensor(a!)")
+    assert relu_.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel"
+    zero_ = _launcher("aten::zero_", "zero_(Tensor(a!) self) -> Tensor(a!)")
+    assert zero_.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel_nullary_opt"
+    normal_ = _launcher("aten::normal_", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? "
+                                         "generator=None) -> Tensor(a!)")
+    assert normal_.main_chain()[-1].name == "__global__ at::native::vectorized_elementwise_kernel_nullary_opt"
 
 
 def test_a_long_trace_fits_a_screen_and_says_what_it_folded():

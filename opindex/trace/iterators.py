@@ -119,6 +119,47 @@ def built(body: str, values: dict, unknown: bool | None = None) -> Operands | No
     return found[0] if len(found) == 1 else None
 
 
+# a meta function's head: TORCH_META_FUNC(name), TORCH_META_FUNC2(name, overload) (its symbol name_overload)
+_META_HEAD = re.compile(r"\bTORCH_META_FUNC(2)?\s*\(\s*(\w+)\s*(?:,\s*(\w+)\s*)?\)")
+_MACRO_USE = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
+
+
+def macro_meta_body(use: str, macro: dict | None, name: str) -> str | None:
+    """The body of the meta function `name` (its symbol name: gt_Scalar) that a macro's use line writes: the
+    macro's body with its parameters replaced by the use's arguments (`##` pasting joined), then the function
+    whose TORCH_META_FUNC head names it. CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt); (BinaryOps.cpp:369)
+    writes gt.Scalar's, which wraps its Scalar (`native::wrapped_scalar_tensor(other)`) as the iterator's third
+    operand (:359-362). None where the use or the macro is not read so."""
+    m = _MACRO_USE.match(use)
+    if m is None or macro is None or not macro.get("parameters") or macro.get("body") is None:
+        return None
+    params = [p.strip() for p in macro["parameters"].strip().strip("()").split(",") if p.strip()]
+    args = [a.strip() for a in split_top_level(parenthesized(use, m.end()))]
+    if len(params) != len(args):
+        return None
+    body = macro["body"]
+    for param, arg in zip(params, args):
+        body = re.sub(r"\b%s\b" % re.escape(param), arg, body)
+    body = re.sub(r"\s*##\s*", "", body)
+    for head in _META_HEAD.finditer(body):
+        if (f"{head.group(2)}_{head.group(3)}" if head.group(1) else head.group(2)) != name:
+            continue
+        return _braced(body, body.find("{", head.end()))
+    return None
+
+
+def _braced(text: str, at: int) -> str | None:
+    """The text inside the braces that open at `at` (None without a `{` there, or an unclosed one)."""
+    if at < 0:
+        return None
+    depth = 0
+    for i in range(at, len(text)):
+        depth += (text[i] == "{") - (text[i] == "}")
+        if depth == 0:
+            return text[at + 1:i]
+    return None
+
+
 # `auto iter = TensorIterator::binary_op(result, self, other);` (one output, the first argument)
 _FACTORY = re.compile(r"(?:auto|(?:at::)?TensorIterator)\s+([A-Za-z_]\w*)\s*=\s*(?:at::)?TensorIterator::"
                       r"(?:borrowing_)?(binary|binary_float|comparison|unary|unary_float|nullary)_op\s*\(")

@@ -477,11 +477,16 @@ _ARITY_WORDS = {"nullary": 0, "unary": 1, "binary": 2, "ternary": 3}
 
 @lru_cache(maxsize=16384)
 def _inputs(schema: str) -> int | None:
-    """The Tensor inputs of a schema (not the ones it writes, `Tensor(a!)`); None with a Tensor list."""
+    """The Tensor inputs of a schema (not the ones it only writes: an out= `Tensor(a!)` after `*`, the `self` of an
+    op that only writes it, fill_, zero_, copy_, or of a sampler, which takes a Generator); an in-place op reads
+    the `self` it writes (gt_.Scalar's comparison runs a one-input functor); None with a Tensor list."""
     tensors = _tensor_arguments(schema)
     if any(t[1] for t in tensors):
         return None
-    return sum(1 for t in tensors if not t[0].endswith("!)"))
+    op = schema.partition("(")[0].partition(".")[0]
+    reads_self = op.endswith("_") and op not in WRITING_PLUMBING and "Generator" not in schema
+    positional = len(_tensor_arguments(schema.partition("*")[0] + ")")) if reads_self else 0
+    return sum(1 for i, t in enumerate(tensors) if not t[0].endswith("!)") or i < positional)
 
 
 def _other_arity(end, entries: list) -> bool:

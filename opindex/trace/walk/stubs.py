@@ -2,6 +2,8 @@
 device and the kernels they register."""
 from __future__ import annotations
 
+import re
+
 from .. import facts as q
 from ...extract.native_yaml import UFUNC_CODEGEN
 from ...pytorch.devices import runs_on
@@ -92,7 +94,13 @@ class StubWalk(Step):
             for meta in self.ops.meta_definitions(self.b.defaults[-1]) if self.trace.root else ():
                 lines = file_lines(self.trace.root, meta["file"]) if meta.get("end_line") else None
                 if lines:
-                    own = iterators.built("\n".join(lines[meta["line"] - 1:meta["end_line"]]), known, unknown)
+                    text = "\n".join(lines[meta["line"] - 1:meta["end_line"]])
+                    own = iterators.built(text, known, unknown)
+                    if own is None and (use := re.match(r"\s*([A-Z][A-Z0-9_]*)\s*\(", text)):
+                        # a meta function a macro writes (CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt);)
+                        body = iterators.macro_meta_body(text, q.function_macro(
+                            self.con, use.group(1), meta["file"]), meta["name"])
+                        own = iterators.built(body, known, unknown) if body else None
             if own is None:
                 own = iterators.structured(self.b.defaults[-1]["schema"], known, unknown)
             known = {**known, "*this": own} if own is not None else known
