@@ -184,15 +184,16 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
     the complex-only branch's, whose launcher hop repeats the first one; a stub call shown above): the path to the
     repeat, then on from the hop it repeats to its best end there, ranked as one path (this path's op, not the op
     the machinery was first walked for, decides by its arity)."""
-    under: dict[int, list] = {}  # hop id -> the ends below it
-    for h in ends:
-        for a in paths[h.id][:-1]:
-            under.setdefault(a.id, []).append(h)
-    out = []
     repeats_of: dict[int, list] = {}
     for r in t.hops:
         if r.shown_above and r.repeats is not None:
             repeats_of.setdefault(r.repeats, []).append(r)
+    under: dict[int, list] = {}  # hop id -> the ends below it (of the hops repeated: the only ones asked)
+    for h in ends:
+        for a in paths[h.id][:-1]:
+            if a.id in repeats_of:
+                under.setdefault(a.id, []).append(h)
+    out = []
     heads: dict[int, list | None] = {}
     for r in t.hops:
         if not r.shown_above or r.repeats not in under:
@@ -209,10 +210,10 @@ def _through_repeats(t, ends: list, ranked: dict, tokens: set[str], paths: dict)
             continue
         # each ranked as this path (its op's arity, its conditions), the best of them kept; the first
         # THROUGH_REPEAT by their own rank only (a copy_ shown above has hundreds; docs/trace.md says so)
-        options = []
+        options, base = [], _along(head, tokens)  # (the head's counts once, each way's tail from them)
         for e in _best_per_way(below, ranked, paths, r.repeats):
-            path = head + _from_repeat(r, paths[e.id])
-            options.append((rank_end(t, e, tokens, path), len(options), path))
+            tail = _from_repeat(r, paths[e.id])
+            options.append((_rank(t, e, tokens, head + tail, _along(tail, tokens, base)), len(options), head + tail))
         key = min(o[0] for o in options)
         out.append((_last_in_sequence(t, [p for k, _, p in options if k == key]), key))
         # and the best way only the build rules out, where the best is ruled out by the inputs: where every way is
@@ -600,9 +601,10 @@ def _rank(t, end, tokens, path: list, agg: "_Along") -> tuple:
             agg.special_shape, -agg.below, agg.ops)
 
 
-def _along(path: list, tokens) -> "_Along":
-    """rank_end's counts along a whole path, each hop's from the one before it (_step)."""
-    agg = _ROOT
+def _along(path: list, tokens, start: "_Along | None" = None) -> "_Along":
+    """rank_end's counts along a whole path, each hop's from the one before it (_step); from `start`, the counts of
+    the hops before `path`, where given."""
+    agg = _ROOT if start is None else start
     for h in path:
         agg = _step(agg, h, tokens)
     return agg
