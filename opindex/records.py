@@ -57,8 +57,10 @@ class CallRow(NamedTuple):
     # (`<float>` for `gemm_internal<float>(...)`); NULL when none are written
     template_args: str | None
     # C++: the call's arguments as written, split at top level, a JSON array of strings (comments dropped, whitespace
-    # collapsed; one longer than 120 characters is cut and ends in '...'): `["iter", "SmallBitonicSort{}"]`; NULL for
-    # Python calls and for calls of a temporary object
+    # collapsed; one longer than 120 characters is cut and ends in '...'): `["iter", "SmallBitonicSort{}"]`; a Tensor
+    # operator's (callee `operator!=`, the receiver its Tensor operand) holds the right operand where the receiver is
+    # the left one (`self != self`: `["self"]`; `x += y`: `["y"]`), `[]` for a unary operator, NULL where the Tensor is
+    # the right operand (`(1 - ls) * nllloss`); NULL for Python calls and for calls of a temporary object
     arguments: str | None
     # C++ method call on a plainly named local variable (not a parameter, `self` or `this`): the type its last
     # declaration above the call in the same function declares, as written (c10::Device), or for `auto x = e;` the text
