@@ -422,6 +422,9 @@ def test_a_string_fits_only_a_str_parameter_of_a_schema():
     randperm = "randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None) -> Tensor"
     assert bind_schema(randperm, [1024], {"device": "cuda"}) is not None  # (a str is a Device too)
     assert bind_schema(randperm, ["1024"], {}) is None
+    # `dtype=torch.int32` is read as its name: a dtype's name fits a ScalarType, no other str does
+    assert bind_schema(randperm, [50000], {"device": "cuda", "dtype": "int32"}) is not None
+    assert bind_schema(randperm, [50000], {"dtype": "cuda"}) is None
 
 
 def test_the_built_in_number_type_of_an_argument_and_a_parameter():

@@ -411,6 +411,30 @@ def test_a_meta_function_a_macro_writes_gives_the_operands(real_index):
     assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
 
 
+def test_three_untuned_calls_of_the_session_of_13_54_read_hop_by_hop(real_index):
+    """Read hop by hop against the source (stock build). `torch.lt(float16[1024], 2)`: lt.Scalar (yaml:9070), whose
+    meta function the comparison macro writes (BinaryOps.cpp:367) wraps the 2 as operand 2; AT_DISPATCH_ALL_TYPES_AND3
+    covers Half; compare_kernel_impl (CompareKernels.cu:55) takes `iter.is_cpu_scalar(2)`: compare_scalar_kernel
+    (:47), gpu_kernel (:49). `torch.randperm(50000, device='cuda', dtype=torch.int32)` (a dtype named, which binds):
+    `bits` is 34, so the int64 keys' radix sort (Randperm.cu:117) to SortPairs (cub-RadixSortPairs.cu:46), the
+    fix-up kernel after it. `F.gelu(x, approximate='tanh')` (a non-default argument): get_gelutype_enum gives Tanh,
+    so GeluCUDAKernelImpl's `approximate == GeluType::Tanh` (ActivationGeluKernel.cu:22) side, the launch at :24."""
+    t = real_index.trace("torch.lt(torch.randn(1024, dtype=torch.float16), 2)", undefines=["USE_MACA"])
+    assert [(h.name, h.line) for h in t.main_chain()[1:3]] == [("aten::lt.Scalar", 9070), ("aten::lt.Scalar_out", 9060)]
+    assert [(h.name, h.line) for h in t.main_chain() if h.file == CUDA + "CompareKernels.cu"][-3:] == [
+        ("at::native::compare_kernel_impl", 55), ("at::native::compare_scalar_kernel", 47), ("gpu_kernel", 49)]
+    t = real_index.trace("torch.randperm(50000, device='cuda', dtype=torch.int32)", undefines=["USE_MACA"])
+    assert t.dtype == "int32" and t.call["args"]
+    hop = next(h for h in t.main_chain() if h.name == "at::cuda::cub::radix_sort_pairs")
+    assert (hop.file, hop.line) == (CUDA + "Randperm.cu", 117)
+    assert _end(t) == ("cub::DeviceRadixSort::SortPairs", "aten/src/ATen/cuda/cub-RadixSortPairs.cu", 46)
+    t = real_index.trace("F.gelu(torch.randn(1024, 1024), approximate='tanh')", undefines=["USE_MACA"])
+    hop = next(h for h in t.main_chain() if h.file == CUDA + "ActivationGeluKernel.cu" and h.layer == "cuda")
+    assert hop.line == 24
+    assert next(c for c in t.to_dict()["choices"] if c["hop"] == hop.id)["settled"] is True
+    assert _end(t) == ("__global__ at::native::vectorized_elementwise_kernel", CUDA + "CUDALoops.cuh", 63)
+
+
 def test_the_inputs_left_after_a_cpu_scalar_is_removed_pick_the_functor(real_index):
     """The fork's opmath_symmetric_gpu_kernel_with_scalars_arity3 (BinaryMulKernel.cu:22) removes a CPU scalar
     operand (`iter.remove_operand(2)` under `iter.is_cpu_scalar(2)`, :48-50), then `if (iter.ninputs() == 2)`

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import OpindexError
+from ..pytorch.build_config import DTYPES
 from ..pytorch.arg_parser import number_for_tensor, numbers_as_tensors, tensor_for_number, zero_dim_tensors
 from ..pytorch.call_expr import Call, CallError, Tensor, Unknown, parse_call
 from ..pytorch.receivers import split_parameters
@@ -431,6 +432,8 @@ def _wrong_kind(kind: str, value) -> bool:
     if isinstance(value, Unknown) or value is None:
         return False
     base = re.sub(r"\(\w!?\)|\[\d*\]|\?", "", kind).strip()
+    if isinstance(value, str) and base == "ScalarType" and value in DTYPES:
+        return False  # `dtype=torch.int32`, read as its name (pytorch/call_expr.py)
     if isinstance(value, str):
         return base in _NO_STR
     return base in ("str", "c10::string_view")
