@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .syntax import split_top_level
+from .syntax import closing_bracket, split_top_level
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _POINTER = re.compile(r"\*\s*(?:const\s+)?(?:__restrict__\s+|__restrict\s+|RESTRICT\s+)?(\w+)\s*$")
@@ -36,7 +36,7 @@ def data_test_line(lines: list[str], line: int) -> int | None:
     if params is None or not params[0]:
         return None
     pointers, body_at = params
-    close = _closing(text, body_at, "{", "}")
+    close = closing_bracket(text, body_at)
     if close is None or not _in_place_only(text[body_at:close], pointers):
         return None
     return _leading_data_test(text, body_at, pointers, line)
@@ -48,7 +48,7 @@ def _parameters(text: str) -> tuple[set[str], int] | None:
     if m is None or re.search(r"[;{}]", text[:m.start()]):
         return None  # (no kernel starts at this line: one below belongs to another definition)
     open_at = text.find("(", _name_end(text, m.end()))
-    close_at = _closing(text, open_at, "(", ")")
+    close_at = closing_bracket(text, open_at)
     if open_at < 0 or close_at is None:
         return None
     body_at = text.find("{", close_at)
@@ -65,21 +65,6 @@ def _name_end(text: str, at: int) -> int:
     return m.end() if m else at
 
 
-def _closing(text: str, at: int, opening: str, closing: str) -> int | None:
-    """The offset of the bracket that closes the one at `at`."""
-    if at < 0:
-        return None
-    depth = 0
-    for i in range(at, len(text)):
-        if text[i] == opening:
-            depth += 1
-        elif text[i] == closing:
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
-
-
 def _in_place_only(body: str, pointers: set[str]) -> bool:
     """Whether the body writes an element of a pointer parameter (`data[i] = ...`, `data[i] += ...`) and reads each
     one it writes before it first writes it (`tmp = data[i]; data[i] = data[r];`): an in-place update of what the
@@ -91,7 +76,7 @@ def _in_place_only(body: str, pointers: set[str]) -> bool:
         name = m.group(1)
         if name not in pointers:
             continue
-        close = _closing(body, m.end() - 1, "[", "]")
+        close = closing_bracket(body, m.end() - 1)
         op = _ASSIGNED.match(body, close + 1) if close is not None else None
         read_first.setdefault(name, op is None or bool(op.group(1)))  # (`data[i] += x` reads it too)
         if op is not None:
@@ -109,7 +94,7 @@ def _leading_data_test(text: str, body_at: int, pointers: set[str], line: int) -
         stripped = rest.lstrip()
         at += len(rest) - len(stripped)
         if _EARLY_RETURN.match(stripped):
-            close = _closing(text, text.find("(", at), "(", ")")
+            close = closing_bracket(text, text.find("(", at))
             if close is None:
                 return None
             after = re.match(r"\s*(?:\{\s*)?return\s*;\s*(?:\}\s*)?", text[close + 1:])

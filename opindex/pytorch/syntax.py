@@ -71,6 +71,23 @@ def parenthesized(text: str, start: int) -> str:
     return text[start:]
 
 
+def closing_bracket(text: str, at: int) -> int | None:
+    """The offset of the bracket that closes the one at text[at] (`(`, `[`, `{` or `<`), None where none does or
+    no bracket is there."""
+    opening = text[at] if 0 <= at < len(text) else ""
+    if opening not in _CLOSING:
+        return None
+    closing, depth = _CLOSING[opening], 0
+    for i in range(at, len(text)):
+        if text[i] == opening:
+            depth += 1
+        elif text[i] == closing:
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
 def closes_at_end(text: str) -> bool:
     """Whether the `(` that starts `text` is closed by its last character (`(a && b)` is, `(a) && (b)` is not)."""
     depth = 0

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..pytorch.call_expr import Tensor
 from ..pytorch.receivers import split_parameters
-from ..pytorch.syntax import parenthesized, schema_arguments, split_top_level
+from ..pytorch.syntax import closing_bracket, parenthesized, schema_arguments, split_top_level
 from ..pytorch.views import CONFIG, CONFIG_OPERAND
 from .function_value import TensorArg
 
@@ -144,19 +144,9 @@ def macro_meta_body(use: str, macro: dict | None, name: str) -> str | None:
     for head in _META_HEAD.finditer(body):
         if (f"{head.group(2)}_{head.group(3)}" if head.group(1) else head.group(2)) != name:
             continue
-        return _braced(body, body.find("{", head.end()))
-    return None
-
-
-def _braced(text: str, at: int) -> str | None:
-    """The text inside the braces that open at `at` (None without a `{` there, or an unclosed one)."""
-    if at < 0:
-        return None
-    depth = 0
-    for i in range(at, len(text)):
-        depth += (text[i] == "{") - (text[i] == "}")
-        if depth == 0:
-            return text[at + 1:i]
+        at = body.find("{", head.end())
+        close = closing_bracket(body, at)
+        return body[at + 1:close] if close is not None else None
     return None
 
 
