@@ -535,14 +535,19 @@ def passed_arguments(schema: str, args: list[str] | None, call: dict, known: dic
 
 
 @functools.lru_cache(maxsize=8192)
-def _api_order(schema: str, out_first: bool) -> tuple[str, ...]:
+def _api_parameters(schema: str, out_first: bool) -> tuple[tuple[str, str], ...]:
+    """(type, name) of each parameter of the C++ API function of `schema`, in its order (api_parameters)."""
     params, outs, keyword = [], [], False
     for part in split_top_level(schema_arguments(schema), ",", "([<"):
         m = _SCHEMA_PARAMETER.search(part.strip())
         keyword = keyword or part.strip() == "*"
         if m is not None and part.strip() != "*":
-            (outs if keyword and "!" in part else params).append(m.group(1))
+            (outs if keyword and "!" in part else params).append((part.strip().split()[0], m.group(1)))
     return tuple(outs + params if outs and out_first else params + outs)
+
+
+def _api_order(schema: str, out_first: bool) -> tuple[str, ...]:
+    return tuple(name for _, name in _api_parameters(schema, out_first))
 
 
 def api_parameters(schema: str, call: dict) -> tuple[str, ...]:
@@ -607,23 +612,12 @@ def fits(schema: str, args: list[str] | None, call: dict, tensors: frozenset[str
     ne.Scalar: C++ converts no Tensor to a Scalar); unknown arguments fit anything."""
     if args is None:
         return True
-    types = _api_types(schema, call.get("callee", "").endswith("_out"))
+    types = [kind for kind, _ in _api_parameters(schema, call.get("callee", "").endswith("_out"))]
     texts = ([call["qualifier"]] if call.get("is_method") else []) + list(args)
     if len(texts) > len(types):
         return False
     return not any(kind.startswith("Tensor") and _NUMBER.match(text.strip()) or
                    not kind.startswith("Tensor") and text.strip() in tensors for text, kind in zip(texts, types))
-
-
-@functools.lru_cache(maxsize=8192)
-def _api_types(schema: str, out_first: bool) -> tuple[str, ...]:
-    """The types of _api_order's parameters, in its order."""
-    params, outs, keyword = [], [], False
-    for part in split_top_level(schema_arguments(schema), ",", "([<"):
-        keyword = keyword or part.strip() == "*"
-        if part.strip() and part.strip() != "*":
-            (outs if keyword and "!" in part else params).append(part.strip().split()[0])
-    return tuple(outs + params if outs and out_first else params + outs)
 
 
 @functools.lru_cache(maxsize=8192)
