@@ -177,15 +177,15 @@ def test_a_meta_function_a_macro_writes_is_read_through_the_macro():
         "const Tensor& self, const Scalar& other) { auto other_tensor = native::wrapped_scalar_tensor(other); "
         "build_borrowing_except_last_argument_comparison_op(maybe_get_output(), self, other_tensor); }")}
     use = "CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt);"
-    scalar = macro_meta_body(use, macro, "gt_Scalar")
+    scalar = macro_meta_body(use, lambda _: macro, "gt_Scalar")
     assert scalar == (" auto other_tensor = native::wrapped_scalar_tensor(other); "
                       "build_borrowing_except_last_argument_comparison_op(maybe_get_output(), self, other_tensor); ")
     assert built(scalar, {}, False).cpu_scalar == (False, False, True)
-    assert built(macro_meta_body(use, macro, "gt_Tensor"), {}, False).cpu_scalar == (False, False, False)
+    assert built(macro_meta_body(use, lambda _: macro, "gt_Tensor"), {}, False).cpu_scalar == (False, False, False)
     # another op's name, a use with other arguments than the macro's parameters, a token pasted with ##
-    assert macro_meta_body(use, macro, "lt_Scalar") is None
-    assert macro_meta_body("CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt, x);", macro, "gt_Scalar") is None
+    assert macro_meta_body(use, lambda _: macro, "lt_Scalar") is None
+    assert macro_meta_body("CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt, x);", lambda _: macro, "gt_Scalar") is None
     pasted = {"parameters": "(name)", "body": "TORCH_META_FUNC(name ## _out)(const Tensor& self) { "
                                               "build_borrowing_unary_op(maybe_get_output(), self); }"}
-    assert macro_meta_body("UNARY_META(sin)", pasted, "sin_out") == (
+    assert macro_meta_body("UNARY_META(sin)", lambda _: pasted, "sin_out") == (
         " build_borrowing_unary_op(maybe_get_output(), self); ")

@@ -124,14 +124,15 @@ _META_HEAD = re.compile(r"\bTORCH_META_FUNC(2)?\s*\(\s*(\w+)\s*(?:,\s*(\w+)\s*)?
 _MACRO_USE = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
 
 
-def macro_meta_body(use: str, macro: dict | None, name: str) -> str | None:
+def macro_meta_body(use: str, macro_of, name: str) -> str | None:
     """The body of the meta function `name` (its symbol name: gt_Scalar) that a macro's use line writes: the
     macro's body with its parameters replaced by the use's arguments (`##` pasting joined), then the function
     whose TORCH_META_FUNC head names it. CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt); (BinaryOps.cpp:369)
     writes gt.Scalar's, which wraps its Scalar (`native::wrapped_scalar_tensor(other)`) as the iterator's third
     operand (:359-362). None where the use or the macro is not read so."""
-    m = _MACRO_USE.match(use)
-    if m is None or macro is None or not macro.get("parameters") or macro.get("body") is None:
+    m = _MACRO_USE.match(use) if "{" not in use else None  # (a use line, not a definition with its body)
+    macro = macro_of(m.group(1)) if m is not None else None  # (the function-like #define it names, or None)
+    if macro is None or not macro.get("parameters") or macro.get("body") is None:
         return None
     params = [p.strip() for p in macro["parameters"].strip().strip("()").split(",") if p.strip()]
     args = [a.strip() for a in split_top_level(parenthesized(use, m.end()))]

@@ -2,7 +2,6 @@
 device and the kernels they register."""
 from __future__ import annotations
 
-import re
 
 from .. import facts as q
 from ...extract.native_yaml import UFUNC_CODEGEN
@@ -96,10 +95,9 @@ class StubWalk(Step):
                 if lines:
                     text = "\n".join(lines[meta["line"] - 1:meta["end_line"]])
                     own = iterators.built(text, known, unknown)
-                    if own is None and (use := re.match(r"\s*([A-Z][A-Z0-9_]*)\s*\(", text)):
-                        # a meta function a macro writes (CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt);)
-                        body = iterators.macro_meta_body(text, q.function_macro(
-                            self.con, use.group(1), meta["file"]), meta["name"])
+                    if own is None:  # a meta function a macro writes (CREATE_COMPARISON_SCALAR_TENSOR_META_FUNC(gt);)
+                        body = iterators.macro_meta_body(text, lambda name, f=meta["file"]: q.function_macro(
+                            self.con, name, f), meta["name"])
                         own = iterators.built(body, known, unknown) if body else None
             if own is None:
                 own = iterators.structured(self.b.defaults[-1]["schema"], known, unknown)
